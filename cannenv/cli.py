@@ -1,0 +1,76 @@
+"""Command-line entry point: the only place that prints errors and chooses exit codes.
+
+Each command family lives in ``cannenv/commands/<family>.py`` and keeps heavy imports (docker,
+torch, jinja2) inside its functions, so ``cannenv doctor`` starts fast and never imports torch or
+docker.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cannenv import __version__
+from cannenv.errors import CannenvError, ExitCode
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cannenv")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors (for bug reports).")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Validated version matrices, host doctor, images and certification for Ascend NPU stacks.
+
+    \b
+    Exit codes: 0 ok · 1 checks failed · 2 bad input · 3 nothing matched ·
+    4 tool or service missing · 5 digest/signature mismatch · 6 external step failed · 70 bug
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def _register() -> None:
+    from cannenv.commands import certify, doctor, fleet, image, matrix
+
+    for module in (matrix, doctor, image, certify, fleet):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; map errors to exit codes. Never shows a traceback for a user error."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        rv = cli.main(args=args, prog_name="cannenv", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(ExitCode.BAD_INPUT)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(ExitCode.BAD_INPUT)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except CannenvError as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        click.secho(f"error: {exc.message}", fg="red", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if debug:
+            raise
+        click.secho(f"internal error: {type(exc).__name__}: {exc}", fg="red", err=True)
+        click.echo("hint: this is a bug in cannenv; rerun with --debug and report the traceback", err=True)
+        sys.exit(ExitCode.INTERNAL)
+    sys.exit(int(rv) if isinstance(rv, int) else 0)

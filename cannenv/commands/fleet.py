@@ -1,0 +1,7 @@
+"""`cannenv fleet` commands (placeholder until implemented)."""
+
+from __future__ import annotations
+
+import click
+
+COMMANDS: list[click.Command] = []

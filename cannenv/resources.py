@@ -1,0 +1,35 @@
+"""The one module that knows where shipped data lives.
+
+In a wheel the repository's data folders are shipped as ``cannenv/_data/<name>``; in a source
+checkout (editable install, tests) they sit at the repository root beside the package.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@cache
+def data_dir(name: str) -> Path:
+    """Directory of one shipped data folder: ``matrices``, ``dockerfiles`` or ``smoke_kernels``."""
+    for candidate in (_PACKAGE_DIR / "_data" / name, _PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    from cannenv.errors import InternalDataError
+
+    raise InternalDataError(name)
+
+
+def matrices_dir() -> Path:
+    return data_dir("matrices")
+
+
+def dockerfiles_dir() -> Path:
+    return data_dir("dockerfiles")
+
+
+def smoke_kernels_dir() -> Path:
+    return data_dir("smoke_kernels")
