@@ -1,0 +1,46 @@
+"""Small file helpers shared by every writer of records (lock files, certificates, reports)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644) -> Path:
+    """Write ``data`` to ``path`` so that readers see either the old file or the whole new one.
+
+    The bytes go to a temporary file in the same directory, are flushed and fsynced, then renamed
+    over the target (atomic on POSIX). On any failure the temporary file is removed and the old
+    file is left untouched.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int = 0o644) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file, streamed (installers are GBs)."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
