@@ -24,11 +24,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int =
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        Path(tmp).chmod(mode)
+        Path(tmp).replace(target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            Path(tmp).unlink()
         raise
     return target
 

@@ -59,7 +59,7 @@ def run(
     args = tuple(str(a) for a in argv)
     start = time.monotonic()
     try:
-        proc = subprocess.run(  # noqa: S603 - argument list, no shell
+        proc = subprocess.run(  # argument list, never a shell
             args,
             capture_output=True,
             text=True,
