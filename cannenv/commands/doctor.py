@@ -1,7 +1,277 @@
-"""`cannenv doctor` commands (placeholder until implemented)."""
+"""`cannenv doctor`, `cannenv facts`, `cannenv env`: inspect a host and judge it against the matrix.
+
+Gather (probes) → judge (checks) → render (report). Nothing here imports torch or docker.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import click
 
-COMMANDS: list[click.Command] = []
+from cannenv.errors import InputError, NotFoundError
+
+_ROOT = click.option(
+    "--root",
+    default="/",
+    show_default=True,
+    metavar="DIR",
+    help="Probe the host tree under DIR (a mounted image, a test tree) instead of this machine.",
+)
+_PYTHON = click.option("--python", "python", metavar="PATH", help="Target interpreter (default: this one).")
+_SITE = click.option(
+    "--site-packages",
+    "site_packages",
+    multiple=True,
+    metavar="DIR",
+    help="Read distributions from DIR (a path on the probed host; repeatable) instead of running an interpreter.",  # noqa: E501
+)
+_ENV_FILE = click.option(
+    "--env-file",
+    metavar="FILE",
+    help="Judge the environment in FILE (KEY=VALUE lines) instead of this process's environment.",
+)
+_TIMEOUT = click.option(
+    "--npu-smi-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Give up on a hung npu-smi after this long.",
+)
+
+
+def read_env_file(path: str) -> dict[str, str]:
+    """Parse ``KEY=VALUE`` lines (``export`` prefix, quotes and ``#`` comments allowed)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"environment file {path!r} does not exist") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read environment file {path!r}: {exc}") from exc
+    env: dict[str, str] = {}
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :].strip()
+        key, sep, value = line.partition("=")
+        if not sep or not key.replace("_", "a").isalnum():
+            raise InputError(
+                f"{path}:{lineno}: expected KEY=VALUE, got {raw.strip()!r}",
+                hint="one variable per line, e.g. ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest",
+            )
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        env[key.strip()] = value
+    return env
+
+
+def make_host(root: str, env_file: str | None, timeout: float) -> object:
+    from cannenv.host import Host
+
+    env = read_env_file(env_file) if env_file else dict(os.environ)
+    if root in ("/", ""):
+        return Host(Path("/"), env, True, timeout)
+    p = Path(root)
+    if not p.exists():
+        raise NotFoundError(f"--root {root!r} does not exist")
+    if not p.is_dir():
+        raise InputError(f"--root {root!r} is not a directory")
+    return Host(p.resolve(), env, True, timeout)
+
+
+def gather(
+    root: str,
+    facts_file: str | None,
+    python: str | None,
+    site_packages: tuple[str, ...],
+    env_file: str | None,
+    timeout: float,
+) -> object:
+    from cannenv.facts import Facts
+    from cannenv.probes import collect
+
+    if facts_file:
+        return Facts.load(facts_file)
+    host = make_host(root, env_file, timeout)
+    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)  # type: ignore[arg-type]
+
+
+def _color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@click.command("doctor")
+@_ROOT
+@click.option(
+    "--facts", "facts_file", metavar="FILE", help="Judge saved facts (from `cannenv facts --json`)."
+)
+@click.option("--stack", "stack_id", metavar="ID", help="Judge against this stack (default: best match).")
+@click.option("--lock", "lock_file", metavar="FILE", help="Judge against the stack named in this lock file.")
+@click.option(
+    "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
+)
+@_PYTHON
+@_SITE
+@_ENV_FILE
+@_TIMEOUT
+@click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
+@click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
+@click.option("--junit", "junit_file", metavar="FILE", help="Also write a JUnit XML report to FILE.")
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("-v", "--verbose", is_flag=True, help="Show passing checks in the table.")
+def doctor(
+    root: str,
+    facts_file: str | None,
+    stack_id: str | None,
+    lock_file: str | None,
+    matrix_paths: tuple[str, ...],
+    python: str | None,
+    site_packages: tuple[str, ...],
+    env_file: str | None,
+    npu_smi_timeout: float,
+    check_ids: tuple[str, ...],
+    list_checks: bool,
+    as_json: bool,
+    junit_file: str | None,
+    strict: bool,
+    verbose: bool,
+) -> int:
+    """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
+
+    \b
+    Exit codes: 0 nothing failed · 1 a check failed (or warned, with --strict) ·
+    2 bad input · 3 unknown stack/check · others per `cannenv --help`.
+    """
+    from cannenv import __version__, checks
+    from cannenv.checks.stack import choose_target, host_summary
+    from cannenv.errors import CannenvError
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.report import Report, render_junit, render_table
+
+    if list_checks:
+        click.echo(render_check_list(as_json=as_json, verbose=verbose), nl=False)
+        return 0
+    if stack_id and lock_file:
+        raise InputError("give either --stack or --lock, not both")
+    selected = checks.select(list(check_ids) or None)
+    facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
+    from cannenv import matrix as matrix_mod
+    from cannenv.facts import Facts
+
+    assert isinstance(facts, Facts)
+    try:
+        m = matrix_mod.load(list(matrix_paths) or None)
+    except CannenvError:
+        if stack_id or lock_file or matrix_paths:
+            raise
+        m = None
+    target = choose_target(facts, m, stack_id=stack_id, lock=lock_file)
+    if m is None:
+        from dataclasses import replace
+
+        from cannenv.report import StackChoice
+
+        target = replace(
+            target, choice=StackChoice(how="none", reason="the shipped matrix could not be loaded")
+        )
+    findings = checks.run(facts, target, selected)
+    report = Report.build(
+        findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
+    )
+    if junit_file:
+        atomic_write_text(junit_file, render_junit(report, strict=strict))
+    if as_json:
+        click.echo(report.to_json())
+    else:
+        click.echo(render_table(report, color=_color(), verbose=verbose), nl=False)
+    return report.exit_code(strict=strict)
+
+
+def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
+    import json
+
+    from cannenv.checks import all_checks
+
+    rows = [{"id": c.id, "severity": c.severity, "title": c.title, "why": c.why} for c in all_checks()]
+    if as_json:
+        return json.dumps(rows, indent=2) + "\n"
+    width = max(len(r["id"]) for r in rows)
+    out = []
+    for r in rows:
+        out.append(f"{r['id']:<{width}}  {r['severity']:<8}  {r['title']}")
+        if verbose:
+            out.append(f"{'':<{width}}  {'':<8}  why: {r['why']}")
+    return "\n".join(out) + "\n"
+
+
+@click.command("facts")
+@_ROOT
+@_PYTHON
+@_SITE
+@_ENV_FILE
+@_TIMEOUT
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")
+def facts_cmd(
+    root: str,
+    python: str | None,
+    site_packages: tuple[str, ...],
+    env_file: str | None,
+    npu_smi_timeout: float,
+    as_json: bool,
+) -> int:
+    """Print what the probes find on this host (or under --root). Read-only."""
+    from cannenv.checks.stack import host_summary
+    from cannenv.facts import Facts
+
+    facts = gather(root, None, python, site_packages, env_file, npu_smi_timeout)
+    assert isinstance(facts, Facts)
+    if as_json:
+        click.echo(facts.to_json())
+        return 0
+    summary = host_summary(facts)
+    width = max(len(k) for k in summary)
+    for k, v in summary.items():
+        if isinstance(v, list):
+            v = ", ".join(str(x) for x in v) or "-"
+        click.echo(f"{k:<{width}}  {v if v not in (None, '') else '-'}")
+    for issue in facts.issues:
+        click.echo(f"issue: {issue.message}")
+    return 0
+
+
+@click.command("env")
+@click.option("--shell", type=click.Choice(["sh", "fish"]), default="sh", show_default=True)
+@_ROOT
+@click.option("--facts", "facts_file", metavar="FILE", help="Use saved facts instead of probing.")
+def env_cmd(shell: str, root: str, facts_file: str | None) -> int:
+    """Print the exports the detected CANN's set_env.sh makes (toolkit, driver, NNAL).
+
+    \b
+    eval "$(cannenv env)"            # sh/bash/zsh
+    cannenv env --shell fish | source
+    """
+    from cannenv import envscript
+    from cannenv.facts import Facts
+    from cannenv.probes import collect
+
+    if facts_file:
+        facts = Facts.load(facts_file)
+    else:
+        host = make_host(root, None, 10.0)
+        facts = collect(host, only=("os", "environ", "driver", "toolkit", "nnal", "python"))  # type: ignore[arg-type]
+    steps = envscript.steps_for(facts)
+    inst = facts.cann.active_install()
+    header = f"cannenv env: CANN {inst.version if inst else '?'} at {inst.path if inst else '?'} ({facts.cann.active_reason})"  # noqa: E501
+    click.echo(envscript.render(steps, shell, header=header), nl=False)  # type: ignore[arg-type]
+    return 0
+
+
+COMMANDS: list[click.Command] = [doctor, facts_cmd, env_cmd]

@@ -1,7 +1,276 @@
-"""`cannenv fleet` commands (placeholder until implemented)."""
+"""`cannenv fleet`: collect facts from many hosts through Ansible, judge them centrally, report drift."""
 
 from __future__ import annotations
 
 import click
 
-COMMANDS: list[click.Command] = []
+from cannenv.errors import InputError
+
+
+@click.group()
+def fleet() -> None:
+    """Collect facts from many hosts (Ansible), report drift per node, render Kubernetes manifests.
+
+    \b
+    cannenv fleet collect -i inventory.ini --out facts/
+    cannenv fleet report facts/ --lock cannenv.lock.json --html fleet.html
+    cannenv fleet diff facts-monday/ facts-friday/ --stack ID
+    """
+
+
+@fleet.command("collect")
+@click.option("-i", "--inventory", required=True, metavar="INVENTORY", help="Ansible inventory (file or directory).")
+@click.option("--limit", metavar="PATTERN", help="Ansible host pattern to restrict the run to.")
+@click.option("--forks", type=click.IntRange(1, 500), default=5, show_default=True, help="Hosts in parallel.")
+@click.option("--out", "out", default="cannenv-facts", show_default=True, metavar="DIR", help="Where facts land.")
+@click.option("--timeout", type=click.IntRange(1), default=120, show_default=True,
+              help="Seconds `cannenv facts` may run on one host.")
+@click.option("--bundle", metavar="FILE", help="Push this bundle (default: build one from this cannenv).")
+@click.option("--no-bundle", is_flag=True, help="Use the `cannenv` installed on each host instead of pushing one.")
+@click.option("--no-login-shell", is_flag=True, help="Do not run through a login shell (/etc/profile not read).")
+@click.option("--facts-arg", "facts_args", multiple=True, metavar="ARG",
+              help="Extra argument for `cannenv facts` on the hosts (repeatable), e.g. --facts-arg=--python=/opt/venv/bin/python.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest (collection.json) instead of a table.")
+def collect_cmd(
+    inventory: str,
+    limit: str | None,
+    forks: int,
+    out: str,
+    timeout: int,
+    bundle: str | None,
+    no_bundle: bool,
+    no_login_shell: bool,
+    facts_args: tuple[str, ...],
+    as_json: bool,
+) -> int:
+    """Run `cannenv facts --json` on every host of INVENTORY through Ansible; one facts file per host.
+
+    Hosts that are unreachable, have no Python >= 3.10, or time out are recorded with the reason in
+    DIR/collection.json; the run carries on. Exit 0 when the run finished (see `fleet report`).
+    """
+    from cannenv.fleet.collect import collect
+
+    if bundle and no_bundle:
+        raise InputError("give either --bundle or --no-bundle, not both")
+    collection = collect(
+        inventory, out, limit=limit, forks=forks, timeout=timeout, bundle=bundle, use_bundle=not no_bundle,
+        login_shell=not no_login_shell, facts_args=facts_args,
+    )
+    if as_json:
+        click.echo(collection.to_json(), nl=False)
+        return 0
+    width = max(len(h.name) for h in collection.hosts)
+    for h in collection.hosts:
+        click.echo(f"{h.name:<{width}}  {h.status:<16} {h.reason}".rstrip())
+    got = sum(1 for h in collection.hosts if h.status == "collected")
+    click.echo(f"{got}/{len(collection.hosts)} hosts collected into {out}")
+    return 0
+
+
+def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    from cannenv import checks
+    from cannenv.fleet.report import judge_with_checks
+
+    judge = judge_with_checks(stack_id, lock)
+    if not check_ids:
+        return judge
+    wanted = {c.id for c in checks.select(list(check_ids))}
+
+    def only(facts):  # type: ignore[no-untyped-def]
+        findings, choice = judge(facts)
+        return [f for f in findings if f.id in wanted], choice
+
+    return only
+
+
+@fleet.command("report")
+@click.argument("directory", metavar="DIR")
+@click.option("--stack", "stack_id", metavar="ID", help="Judge every node against this stack.")
+@click.option("--lock", "lock_file", metavar="FILE", help="Judge every node against the stack of this lock file.")
+@click.option("--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b).")
+@click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON.")
+@click.option("--junit", "junit_file", metavar="FILE", help="Also write JUnit XML (a testsuite per node).")
+@click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML page.")
+@click.option("--strict", is_flag=True, help="Drifting and unreachable nodes also fail.")
+def report_cmd(
+    directory: str,
+    stack_id: str | None,
+    lock_file: str | None,
+    check_ids: tuple[str, ...],
+    as_json: bool,
+    junit_file: str | None,
+    html_file: str | None,
+    strict: bool,
+) -> int:
+    """Judge every facts file of DIR and group the findings by check, observed value and remedy.
+
+    Without --stack/--lock each node is judged against its own best match from the matrix.
+    Exit 1 when any node fails (with --strict also when one drifts or is unreachable).
+    """
+    from cannenv.fleet.report import report_collection
+    from cannenv.fsutil import atomic_write_text
+
+    if stack_id and lock_file:
+        raise InputError("give either --stack or --lock, not both")
+    report = report_collection(directory, _judge(stack_id, lock_file, check_ids))
+    if junit_file:
+        from cannenv.fleet.report import render_junit
+
+        atomic_write_text(junit_file, render_junit(report, strict=strict))
+    if html_file:
+        from cannenv.fleet.html import render_html
+
+        atomic_write_text(html_file, render_html(report))
+    if as_json:
+        click.echo(report.to_json())
+    else:
+        click.echo(render_text(report), nl=False)
+    return report.exit_code(strict=strict)
+
+
+def render_text(report) -> str:  # type: ignore[no-untyped-def]
+    lines = [f"target stack: {report.stack.id or '(per node)'} — {report.stack.reason}"]
+    s = report.summary
+    lines.append(
+        f"{s['nodes']} nodes: {s['compliant']} compliant, {s['drifting']} drifting, "
+        f"{s['failing']} failing, {s['unreachable']} unreachable"
+    )
+    for g in report.groups:
+        lines.append(f"{g.status.upper():5} {g.check}: {len(g.nodes)} node(s): {g.observed}")
+        if g.remedy:
+            lines.append(f"      remedy: {g.remedy}")
+        lines.append(f"      nodes: {', '.join(g.nodes)}")
+    for n in report.nodes:
+        lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
+    return "\n".join(lines) + "\n"
+
+
+@fleet.command("diff")
+@click.argument("old_dir", metavar="OLD_DIR")
+@click.argument("new_dir", metavar="NEW_DIR")
+@click.option("--stack", "stack_id", metavar="ID", help="Also judge both against this stack (new drift, fixed).")
+@click.option("--lock", "lock_file", metavar="FILE", help="Also judge both against this lock file's stack.")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | None, as_json: bool) -> int:
+    """Show what changed between two collections: nodes upgraded, added, removed, new drift.
+
+    Without --stack/--lock only versions and reachability are compared.
+    """
+    from cannenv.fleet.collection import load_collection
+    from cannenv.fleet.diff import diff_collections, render_text as diff_text
+    from cannenv.fleet.report import build_report
+
+    old, new = load_collection(old_dir), load_collection(new_dir)
+    old_r = new_r = None
+    if stack_id or lock_file:
+        judge = _judge(stack_id, lock_file, ())
+        old_r, new_r = build_report(old, judge, source=old_dir), build_report(new, judge, source=new_dir)
+    result = diff_collections(old, new, old_report=old_r, new_report=new_r)
+    click.echo(result.to_json() if as_json else diff_text(result), nl=not as_json)
+    return 0
+
+
+@fleet.command("k8s-manifest")
+@click.option("--image", required=True, metavar="IMAGE", help="An image with cannenv installed.")
+@click.option("--stack", "stack_id", metavar="ID", help="Judge every node against this stack.")
+@click.option("--lock", "lock_file", metavar="PATH", help="Lock file path inside the image.")
+@click.option("--namespace", default="kube-system", show_default=True)
+@click.option("--devices", type=int, default=8, show_default=True, help="NPUs per node (/dev/davinci0..N-1).")
+@click.option("--interval", type=int, default=3600, show_default=True, help="Seconds between two checks.")
+@click.option("--node-selector", "selectors", multiple=True, metavar="KEY=VALUE",
+              help="Run only on nodes with this label (repeatable).")
+@click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
+@click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
+def k8s_manifest_cmd(
+    image: str,
+    stack_id: str | None,
+    lock_file: str | None,
+    namespace: str,
+    devices: int,
+    interval: int,
+    selectors: tuple[str, ...],
+    certificate: str | None,
+    as_json: bool,
+) -> int:
+    """Render a DaemonSet (+ RBAC) running `cannenv doctor --json` on every node and labelling it."""
+    import json
+
+    from cannenv.fleet.k8s import dump_manifest, render_manifest
+
+    node_selector: dict[str, str] = {}
+    for item in selectors:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--node-selector {item!r}: expected KEY=VALUE")
+        node_selector[key] = value
+    if stack_id:
+        from cannenv import matrix
+
+        matrix.load().stack(stack_id)  # unknown id: NotFoundError with a did-you-mean hint
+    objects = render_manifest(
+        image, stack_id=stack_id, lock=lock_file, namespace=namespace, devices=devices, interval=interval,
+        node_selector=node_selector or None, certificate=certificate,
+    )
+    if as_json:
+        click.echo(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
+    else:
+        click.echo(dump_manifest(objects), nl=False)
+    return 0
+
+
+@fleet.command("k8s-label")
+@click.option("--report", "report_file", required=True, metavar="FILE", help="`cannenv doctor --json` output.")
+@click.option("--node", required=True, metavar="NAME", help="This node's name (spec.nodeName).")
+@click.option("--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled).")
+@click.option("--api", metavar="URL", help="API server (default: the in-cluster one).")
+@click.option("--token-file", metavar="FILE", help="Bearer token file (default: the service account's).")
+@click.option("--dry-run", is_flag=True, help="Print the patch instead of sending it.")
+def k8s_label_cmd(
+    report_file: str,
+    node: str,
+    certificate: str | None,
+    api: str | None,
+    token_file: str | None,
+    dry_run: bool,
+) -> int:
+    """Label this node from a doctor report (used inside the DaemonSet)."""
+    import json
+    from pathlib import Path
+
+    from cannenv.fleet.k8s import apply_labels, label_patch, node_labels
+    from cannenv.fsutil import sha256_file
+
+    try:
+        report = json.loads(Path(report_file).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read doctor report {report_file}: {exc}") from None
+    digest = None
+    if certificate and Path(certificate).is_file():
+        digest = "sha256:" + sha256_file(certificate)
+    patch = label_patch(node_labels(report, digest), digest)
+    if dry_run:
+        click.echo(json.dumps(patch, indent=2, sort_keys=True))
+        return 0
+    token = Path(token_file).read_text().strip() if token_file else None
+    apply_labels(node, patch, api=api, token=token)
+    click.echo(f"labelled {node}: " + ", ".join(f"{k}={v}" for k, v in patch["metadata"]["labels"].items()))
+    return 0
+
+
+@fleet.command("bundle")
+@click.option("--out", default="cannenv.pyz", show_default=True, metavar="FILE")
+def bundle_cmd(out: str) -> int:
+    """Build the self-contained cannenv (a zipapp) that `fleet collect` and the Ansible role push.
+
+    It runs on hosts whose Python has the same version, machine and libc as this one
+    (`python3 cannenv.pyz facts --json`); others are told so (exit 3).
+    """
+    from cannenv.fleet.zipapp import build_bundle
+
+    b = build_bundle(out)
+    click.echo(f"{b.path}  {b.size} bytes  tag {b.tag}  sha256 {b.sha256}")
+    click.echo("carries: " + ", ".join(b.modules))
+    return 0
+
+
+COMMANDS: list[click.Command] = [fleet]

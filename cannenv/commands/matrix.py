@@ -1,7 +1,415 @@
-"""`cannenv matrix` commands (placeholder until implemented)."""
+"""`cannenv matrix …`: list, show, lint, query, resolve, schema, import-torch-npu.
+
+Human output with rich, ``--json`` for machines. Core work lives in :mod:`cannenv.matrix`,
+:mod:`cannenv.resolve` and :mod:`cannenv.torch_npu_import`; this module only renders.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
 
-COMMANDS: list[click.Command] = []
+from cannenv.errors import ExitCode, InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cannenv.matrix import Matrix, Stack
+    from cannenv.resolve import Resolution
+
+COMPONENT_KEYS = ("firmware", "driver", "cann", "ops", "nnal", "python", "torch", "torch_npu")
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _matrix(ctx: click.Context) -> Matrix:
+    from cannenv import matrix
+
+    paths = (ctx.obj or {}).get("matrix_paths") or None
+    return matrix.load(list(paths) if paths else None)
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _pins(values: tuple[str, ...], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not value.strip():
+            raise InputError(
+                f"{option} {item!r} is not KEY=VERSION",
+                hint=f"e.g. {option} driver=24.1.rc2; keys: " + ", ".join(COMPONENT_KEYS),
+            )
+        out[key] = value.strip()
+    return out
+
+
+@click.group("matrix")
+@click.option(
+    "--matrix",
+    "matrix_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Matrix file or folder to use instead of the shipped matrices (repeatable).",
+)
+@click.pass_context
+def matrix(ctx: click.Context, matrix_paths: tuple[Path, ...]) -> None:
+    """Validated version matrices: stacks, rules, queries and resolution."""
+    ctx.ensure_object(dict)
+    ctx.obj["matrix_paths"] = matrix_paths
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _stack_row(s: Stack) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "family": s.family,
+        "arches": list(s.arches),
+        "status": s.status,
+        **{k: s.version(k) for k in COMPONENT_KEYS},
+    }
+
+
+@matrix.command("list")
+@click.option("--family", help="a2, a3, 310p, 910, 310b or 950 (also 'Atlas A2', '910b').")
+@click.option("--arch", type=click.Choice(["aarch64", "x86_64"]))
+@click.option("--status", type=click.Choice(["published", "certified", "deprecated", "eol"]))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def list_cmd(ctx: click.Context, family: str | None, arch: str | None, status: str | None, as_json: bool) -> int:
+    """List the stacks of the matrix."""
+    from cannenv.soc import normalize_family
+
+    m = _matrix(ctx)
+    fam = normalize_family(family) if family else None
+    stacks = [s for s in m.find_stacks(family=fam, arch=arch) if status is None or s.status == status]
+    if as_json:
+        _echo_json({"matrix_digest": m.digest, "stacks": [_stack_row(s) for s in stacks]})
+        return 0
+    from rich.table import Table
+
+    table = Table(title=f"{len(stacks)} stacks  (matrix {m.digest[:19]}…)")
+    for col in ("id", "status", "arches", "driver", "cann", "torch", "torch_npu", "python"):
+        table.add_column(col)
+    for s in stacks:
+        table.add_row(
+            s.id, s.status, ",".join(s.arches), *(s.version(k) or "-" for k in ("driver", "cann", "torch", "torch_npu", "python"))
+        )
+    _console().print(table)
+    return 0
+
+
+@matrix.command("show")
+@click.argument("stack_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
+    """Show one stack: every component, its files, sources and rule evidence."""
+    m = _matrix(ctx)
+    s = m.stack(stack_id)
+    problems = m.stack_problems(s)
+    req = m.driver_requirement(s.version("cann") or "", s.family) if s.version("cann") else None
+    if as_json:
+        data = s.model_dump(mode="json")
+        data["matrix_digest"] = m.digest
+        data["driver_requirement"] = req.to_json() if req else None
+        data["problems"] = problems
+        _echo_json(data)
+        return 0
+    from rich.table import Table
+
+    from cannenv.soc import family_title
+
+    con = _console()
+    con.print(f"[bold]{s.id}[/]  {family_title(s.family)} · {', '.join(s.arches)} · {', '.join(s.os) or '-'} · {s.status}")
+    table = Table()
+    for col in ("component", "version", "package", "files (sha256)", "sources"):
+        table.add_column(col)
+    for key, comp in s.components.items():
+        files = "\n".join(
+            f"{arch}: {a.file} ({a.sha256[:12] + '…' if a.sha256 else 'sha256 unknown'})" for arch, a in comp.artifacts.items()
+        )
+        table.add_row(key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
+    con.print(table)
+    if req:
+        con.print(f"driver requirement: {req.range} ({req.evidence}; {', '.join(req.sources)}) — {req.note}")
+    if s.note:
+        con.print(f"note: {s.note}")
+    con.print(f"sources: {', '.join(s.sources)}")
+    for p in problems:
+        con.print(f"[red]rule broken:[/] {p}")
+    return 0
+
+
+@matrix.command("lint")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def lint(files: tuple[Path, ...], as_json: bool) -> int:
+    """Validate matrix files (default: the shipped ones) and check stacks against the rules.
+
+    All problems are reported in one pass with file:line, entry and field. Exit 2 when a file is
+    invalid, 1 when a stack breaks a rule, 0 when clean.
+    """
+    from cannenv import matrix as mx
+
+    try:
+        m = mx.load(list(files) if files else None)
+    except mx.MatrixError as exc:
+        if as_json:
+            _echo_json({"ok": False, "problems": [p.to_json() for p in exc.problems], "rules": []})
+        else:
+            for p in exc.problems:
+                click.echo(str(p))
+            click.echo(f"{len(exc.problems)} problem(s)", err=True)
+        return int(ExitCode.BAD_INPUT)
+    rules = m.lint_problems()
+    if as_json:
+        _echo_json({"ok": not rules, "problems": [], "rules": rules, "matrix_digest": m.digest})
+    else:
+        for r in rules:
+            click.echo(r)
+        click.echo(
+            f"{len(m.files)} file(s), {len(m.stacks)} stacks, {len(m.torch_npu)} torch_npu rows, {len(m.hdk)} HDK rows: "
+            + ("ok" if not rules else f"{len(rules)} rule problem(s)")
+        )
+    return int(ExitCode.CHECKS_FAILED) if rules else 0
+
+
+@matrix.command("query")
+@click.option("--cann", help="CANN toolkit version, e.g. 8.3.RC1")
+@click.option("--torch", help="PyTorch version, e.g. 2.7.1")
+@click.option("--torch-npu", "torch_npu", help="torch_npu version")
+@click.option("--python", help="Python version, e.g. 3.11")
+@click.option("--driver", help="driver/HDK version, e.g. 24.1.rc2")
+@click.option("--family", help="a2, a3, 310p, 910, 310b or 950")
+@click.option("--arch", type=click.Choice(["aarch64", "x86_64"]))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def query(
+    ctx: click.Context,
+    cann: str | None,
+    torch: str | None,
+    torch_npu: str | None,
+    python: str | None,
+    driver: str | None,
+    family: str | None,
+    arch: str | None,
+    as_json: bool,
+) -> int:
+    """Ask the rules: which torch_npu, which HDK, which CANN accepts a driver, which Python.
+
+    \b
+    cannenv matrix query --cann 8.3.RC1 --torch 2.7.1 --python 3.11   # which torch_npu
+    cannenv matrix query --cann 8.2.RC1 --family a2                   # which HDK (driver/firmware)
+    cannenv matrix query --driver 24.1.rc2 [--family a2]              # which CANN accept this driver
+    cannenv matrix query --torch 2.7.1                                # Python support, torch_npu rows
+    """
+    from cannenv.soc import normalize_family
+
+    m = _matrix(ctx)
+    fam = normalize_family(family) if family else None
+    if not any((cann, torch, torch_npu, python, driver)):
+        raise InputError("query needs at least one of --cann, --torch, --torch-npu, --python, --driver",
+                         hint="e.g. cannenv matrix query --cann 8.3.RC1 --torch 2.7.1 --python 3.11")
+    result: dict[str, Any] = {}
+    if cann or torch or torch_npu:
+        rows = m.torch_npu_rows(cann=cann, torch=torch, torch_npu=torch_npu, python=python)
+        result["torch_npu"] = [
+            {**r.model_dump(mode="json", exclude_none=True),
+             **({"wheel_published": m.wheel_published(r.torch_npu, python, arch=arch)} if python else {})}
+            for r in rows
+        ]
+    if torch:
+        ps = m.python_support(torch)
+        result["python_support"] = {"torch": torch, "current": list(ps.current), "older": [list(o) for o in ps.older],
+                                    "sources": sorted({s for r in ps.rows for s in r.sources})}
+    if cann:
+        fams = [fam] if fam else ["a2", "a3", "310p", "910", "310b", "950"]
+        reqs = [r for f in fams if (r := m.driver_requirement(cann, f)) is not None]
+        result["driver_requirement"] = [r.to_json() for r in reqs]
+        result["hdk_pairs"] = [r.model_dump(mode="json", exclude_none=True) for r in m.hdk_pairs(cann, family=fam)]
+        if fam and arch:
+            from cannenv.errors import NotFoundError
+
+            try:
+                ops = m.ops_package(cann, fam, arch)
+                result["ops_package"] = {"package": ops.package, "file": ops.file, "sources": list(ops.sources)}
+            except NotFoundError:
+                result["ops_package"] = None
+    if driver:
+        result["cann_accepting_driver"] = [r.to_json() for r in m.cann_accepting_driver(driver, family=fam)]
+    if as_json:
+        _echo_json(result)
+        return 0 if any(result.values()) else int(ExitCode.NOT_FOUND)
+    _render_query(result)
+    return 0 if any(result.values()) else int(ExitCode.NOT_FOUND)
+
+
+def _render_query(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    con = _console()
+    if "torch_npu" in result:
+        t = Table(title="torch_npu ↔ PyTorch ↔ CANN")
+        for col in ("torch_npu", "torch", "CANN", "branch", "status", "evidence", "sources"):
+            t.add_column(col)
+        for r in result["torch_npu"]:
+            t.add_row(r.get("label") or r["torch_npu"], r["torch"], r["cann"], r.get("branch", "-"), r["status"],
+                      r["evidence"], ", ".join(r["sources"]))
+        con.print(t if result["torch_npu"] else "no torch_npu row matches")
+    if "python_support" in result:
+        ps = result["python_support"]
+        con.print(f"torch {ps['torch']} supports Python {', '.join(ps['current']) or '-'} "
+                  f"(older statements: {'; '.join(', '.join(o) for o in ps['older']) or 'none'}) [{', '.join(ps['sources'])}]")
+    if "driver_requirement" in result:
+        for r in result["driver_requirement"]:
+            con.print(f"CANN {r['cann']} on {r['family']}: driver {r['range']} (HDK {r['hdk'] or r['minimum']}"
+                      f"{', firmware ' + r['firmware'] if r['firmware'] else ''}; {r['evidence']}; "
+                      f"{', '.join(r['sources'])})")
+        if not result["driver_requirement"]:
+            con.print("no HDK pairing known for that CANN version / family")
+        for row in result.get("hdk_pairs", []):
+            con.print(f"  evidence {row['evidence']}: families {','.join(row.get('families') or ['not stated'])}, "
+                      f"driver {', '.join(row.get('driver', [])) or row.get('driver_range', '-')}"
+                      f"{', firmware ' + row['firmware'] if row.get('firmware') else ''} [{', '.join(row['sources'])}]"
+                      f"{' — ' + row['note'] if row.get('note') else ''}")
+    if result.get("ops_package"):
+        ops = result["ops_package"]
+        con.print(f"ops/kernels package: {ops['package']} → {ops['file']} [{', '.join(ops['sources'])}]")
+    if "cann_accepting_driver" in result:
+        rows = result["cann_accepting_driver"]
+        if rows:
+            t = Table(title="CANN releases whose driver requirement accepts this driver")
+            for col in ("CANN", "family", "needs", "evidence", "sources"):
+                t.add_column(col)
+            for r in rows:
+                t.add_row(r["cann"], r["family"], r["range"], r["evidence"], ", ".join(r["sources"]))
+            con.print(t)
+            con.print("note: minimum = oldest paired HDK; newer drivers assumed compatible (no upper bound published)")
+        else:
+            con.print("no CANN release with a known HDK pairing accepts that driver")
+
+
+@matrix.command("resolve")
+@click.option("--keep", multiple=True, help="KEY=VERSION that must stay (e.g. driver=24.1.rc2). Repeatable.")
+@click.option("--want", multiple=True, help="KEY=VERSION wanted (e.g. torch=2.6.0). Repeatable.")
+@click.option("--family", help="a2, a3, 310p, 910, 310b or 950")
+@click.option("--python", help="Python version line, e.g. 3.11")
+@click.option("--limit", type=int, default=10, show_default=True, help="Show at most this many stacks (0 = all).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def resolve_cmd(
+    ctx: click.Context,
+    keep: tuple[str, ...],
+    want: tuple[str, ...],
+    family: str | None,
+    python: str | None,
+    limit: int,
+    as_json: bool,
+) -> int:
+    """Valid stacks that keep what is pinned, nearest first; or which rule blocks the request.
+
+    Works over the listed stacks and over the rules. Exit 3 when nothing is valid.
+    """
+    from cannenv.resolve import resolve
+    from cannenv.soc import normalize_family
+
+    m = _matrix(ctx)
+    fam = normalize_family(family) if family else None
+    res = resolve(m, keep=_pins(keep, "--keep"), want=_pins(want, "--want"), family=fam, python=python,
+                  limit=limit or None)
+    if as_json:
+        data = res.to_json()
+        data["matrix_digest"] = m.digest
+        _echo_json(data)
+    else:
+        _render_resolution(res)
+    return 0 if res.ok else int(ExitCode.NOT_FOUND)
+
+
+def _render_resolution(res: Resolution) -> None:
+    from rich.table import Table
+
+    con = _console()
+    if res.ok:
+        t = Table(title="valid stacks, nearest first")
+        for col in ("id", "listed", "status", "driver needs", "evidence", "cann", "torch", "torch_npu", "python"):
+            t.add_column(col)
+        for c in res.candidates:
+            t.add_row(c.id, "yes" if c.listed else "rules", c.status, c.driver.range, c.driver.evidence, c.cann,
+                      c.torch, c.torch_npu, c.python)
+        con.print(t)
+        return
+    con.print("[red]no valid stack[/] for " + ", ".join(f"{k} {v}" for k, v in {**res.want, **res.keep}.items()))
+    for b in res.blockers:
+        con.print(f"blocked: {b}")
+    for ch in res.changes:
+        con.print(f"nearest valid change: {ch.message}")
+        if ch.candidates:
+            con.print("  e.g. " + ", ".join(c.id for c in ch.candidates[:3]))
+
+
+@matrix.command("schema")
+@click.option("--write", "write", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the schema to this file (e.g. matrices/schema.json) instead of printing it.")
+def schema(write: Path | None) -> int:
+    """Print the JSON Schema of a matrix file (generated from the model)."""
+    from cannenv.matrix import json_schema
+
+    text = json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+    if write:
+        from cannenv.fsutil import atomic_write_text
+
+        atomic_write_text(write, text)
+        click.echo(f"wrote {write}")
+    else:
+        click.echo(text, nl=False)
+    return 0
+
+
+@matrix.command("import-torch-npu")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--merge", "merge", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Add rows missing from this matrix file (the wheel is named as their source).")
+@click.option("--json", "as_json", is_flag=True)
+def import_torch_npu(path: Path, merge: Path | None, as_json: bool) -> int:
+    """Read the "Ascend Auxiliary Software" table from a torch_npu wheel or METADATA file."""
+    from cannenv.torch_npu_import import merge_rows, read_table
+
+    table = read_table(path)
+    added: list[dict[str, Any]] = []
+    if merge is not None:
+        added = merge_rows(merge, table)
+    if as_json:
+        _echo_json({**table.to_json(), **({"merged_into": str(merge), "added": added} if merge else {})})
+        return 0
+    from rich.table import Table
+
+    t = Table(title=f"{table.source_title}: {len(table.rows)} rows")
+    for col in ("CANN", "PyTorch", "torch_npu", "branch", "as written"):
+        t.add_column(col)
+    for r in table.rows:
+        t.add_row(r.cann, r.torch, r.torch_npu, r.branch or "-", r.raw_torch_npu)
+    con = _console()
+    con.print(t)
+    for w in table.warnings:
+        con.print(f"[yellow]warning:[/] {w}")
+    if merge is not None:
+        con.print(f"added {len(added)} row(s) to {merge}")
+    return 0
+
+
+COMMANDS: list[click.Command] = [matrix]

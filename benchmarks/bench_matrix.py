@@ -1,0 +1,97 @@
+"""Matrix load + resolve timings: the shipped data and a generated 10,000-stack matrix.
+
+Run: ``python benchmarks/bench_matrix.py``. Targets (2-core machine): shipped load + resolve
+< 100 ms; 10k-stack load + resolve < 1 s. The reference ("peer") is what a plain approach costs on
+the same files: PyYAML's pure-Python SafeLoader with no validation at all; the ratio is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import yaml  # noqa: E402
+
+from cannenv import matrix  # noqa: E402
+from cannenv.resolve import resolve  # noqa: E402
+from cannenv.resources import matrices_dir  # noqa: E402
+
+
+def _best(fn: object, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()  # type: ignore[operator]
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _files() -> list[Path]:
+    return matrix._matrix_files([matrices_dir()])
+
+
+def shipped() -> tuple[float, float]:
+    files = _files()
+
+    def ours() -> None:
+        matrix._canonical.cache_clear()
+        matrix._parsed.cache_clear()
+        m = matrix.load_files(files)
+        res = resolve(m, keep={"driver": "24.1.rc2"}, want={"torch": "2.6.0"}, family="a2", python="3.11")
+        assert not res.ok and res.blockers
+
+    def peer() -> None:
+        for f in files:
+            yaml.load(f.read_text(), Loader=yaml.SafeLoader)  # noqa: S506
+
+    return _best(ours), _best(peer)
+
+
+def generated(n: int = 10_000) -> tuple[float, float, Path]:
+    base = matrix.load()
+    seeds = [s.model_dump(mode="json", exclude_none=True) for s in base.stacks]
+    stacks = []
+    for i in range(n):
+        s = dict(seeds[i % len(seeds)])
+        s["id"] = f"{s['id']}-gen{i}"
+        stacks.append(s)
+    tmp = Path(tempfile.mkdtemp(prefix="cannenv-bench-"))
+    for f in _files():
+        if f.name != "stacks.yaml":
+            (tmp / f.name).write_bytes(f.read_bytes())
+    (tmp / "stacks.json").write_text(json.dumps({"schema_version": 1, "stacks": stacks}))
+    files = matrix._matrix_files([tmp])
+
+    def ours() -> None:
+        m = matrix.load_files(files)
+        assert len(m.stacks) == n
+        res = resolve(m, want={"cann": "8.3.RC1", "torch": "2.7.1"}, family="a2", python="3.11", limit=10)
+        assert res.ok
+
+    def peer() -> None:
+        for f in files:
+            text = f.read_text()
+            json.loads(text) if f.suffix == ".json" else yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506
+
+    return _best(ours, 3), _best(peer, 3), tmp
+
+
+def main() -> int:
+    ours, peer = shipped()
+    print(f"shipped matrix: load + resolve {ours * 1000:7.1f} ms  (target < 100 ms)   "
+          f"plain PyYAML parse only: {peer * 1000:7.1f} ms  ratio {ours / peer:4.2f}x")
+    ours10, peer10, where = generated()
+    print(f"10,000 stacks : load + resolve {ours10 * 1000:7.1f} ms  (target < 1000 ms)  "
+          f"plain parse only: {peer10 * 1000:7.1f} ms  ratio {ours10 / peer10:4.2f}x   [{where}]")
+    ok = ours < 0.1 and ours10 < 1.0
+    print("targets met" if ok else "TARGETS MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

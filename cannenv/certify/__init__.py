@@ -1,0 +1,1 @@
+"""Certification stages: smoke kernels, LLM forward pass, performance, certificates."""

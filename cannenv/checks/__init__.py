@@ -1,0 +1,124 @@
+"""Checks: pure functions ``(Facts, Target) -> list[Finding]``, kept as records in a plain registry.
+
+Each :class:`Check` has a stable kebab-case ``id`` (used by ``--check``, JSON, JUnit, fleet
+grouping), a one-line ``title``, a ``why`` text and a ``severity``. Checks never touch the host;
+they are tested by building :class:`~cannenv.facts.Facts` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from cannenv.errors import NotFoundError, did_you_mean
+from cannenv.facts import Facts
+from cannenv.report import Finding, Severity, StackChoice, Status
+
+if TYPE_CHECKING:
+    from cannenv.matrix import Matrix, Stack
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the host is judged against: a stack (or none), the matrix, and the product family."""
+
+    matrix: Matrix | None = None
+    stack: Stack | None = None
+    choice: StackChoice = field(default_factory=StackChoice)
+    family: str | None = None
+    family_source: str | None = None
+
+
+CheckFn = Callable[[Facts, Target], list[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    why: str
+    severity: Severity
+    fn: CheckFn
+
+    def finding(
+        self, status: Status, detail: str = "", remedy: str | None = None, *, subject: str | None = None
+    ) -> Finding:
+        return Finding(
+            id=self.id,
+            status=status,
+            severity=self.severity,
+            title=self.title,
+            detail=detail,
+            remedy=remedy,
+            subject=subject,
+        )
+
+    def run(self, facts: Facts, target: Target) -> list[Finding]:
+        """Run the check; a bug inside a check becomes an ``error`` finding, never a traceback."""
+        try:
+            return self.fn(facts, target)
+        except Exception as exc:
+            return [
+                self.finding(
+                    "error",
+                    f"the check itself failed: {type(exc).__name__}: {exc}",
+                    "this is a bug in cannenv; rerun with --debug and report it",
+                )
+            ]
+
+
+def _registry() -> tuple[Check, ...]:
+    from cannenv.checks import cann, hdk, hostenv, python, stack
+
+    return (
+        *cann.CHECKS[:1],  # ascend-software first: on an empty machine it is the headline
+        *hostenv.CHECKS_FIRST,
+        *hdk.CHECKS,
+        *cann.CHECKS[1:],
+        *python.CHECKS,
+        *hostenv.CHECKS,
+        *stack.CHECKS,
+    )
+
+
+def all_checks() -> tuple[Check, ...]:
+    return _REGISTRY
+
+
+def select(ids: Sequence[str] | None) -> tuple[Check, ...]:
+    """The checks named by ``--check`` (all when None); unknown ids raise NotFoundError."""
+    if not ids:
+        return _REGISTRY
+    known = {c.id: c for c in _REGISTRY}
+    out = []
+    for raw in ids:
+        for cid in (p.strip() for p in raw.split(",")):
+            if not cid:
+                continue
+            if cid not in known:
+                raise NotFoundError(
+                    f"no check {cid!r}",
+                    hint=(did_you_mean(cid, list(known)) or "") + " list them with `cannenv doctor --list`",
+                )
+            if known[cid] not in out:
+                out.append(known[cid])
+    return tuple(out)
+
+
+def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> list[Finding]:
+    """Run checks in registry order. On a host with no Ascend software at all, only the checks that
+    say so run; the others are skipped with that reason instead of piling up failures."""
+    from cannenv.checks.cann import has_ascend_software
+
+    findings: list[Finding] = []
+    bare = not has_ascend_software(facts)
+    for check in _REGISTRY if checks is None else checks:
+        if bare and check.id not in ("ascend-software", "probe-files"):
+            findings.append(check.finding("skip", "no Ascend software on this host (see ascend-software)"))
+            continue
+        findings.extend(check.run(facts, target))
+    return findings
+
+
+_REGISTRY: tuple[Check, ...] = _registry()

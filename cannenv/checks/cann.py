@@ -1,0 +1,323 @@
+"""CANN checks: anything installed at all, several installs, ops/kernels and NNAL against the toolkit."""
+
+from __future__ import annotations
+
+import re
+
+from cannenv.checks import Check, Target
+from cannenv.checks._util import cann_v, family_title, same_cann
+from cannenv.errors import CannenvError
+from cannenv.facts import Facts
+from cannenv.report import Finding
+
+# Python packages CANN's own tools import; missing ones give `EH9999 ... init env failed` (research §7).
+CANN_PYTHON_DEPS = (
+    "numpy",
+    "decorator",
+    "sympy",
+    "cffi",
+    "protobuf",
+    "attrs",
+    "pyyaml",
+    "psutil",
+    "scipy",
+    "requests",
+    "absl-py",
+)
+
+
+def _present(facts: Facts) -> list[tuple[str, bool]]:
+    return [
+        ("driver", facts.driver is not None),
+        ("CANN", bool(facts.cann.installs)),
+        ("NNAL", facts.cann.nnal is not None),
+        ("npu-smi", facts.devices.npu_smi_path is not None),
+        ("torch_npu", "torch-npu" in facts.python.packages or facts.python.torch_npu_dir is not None),
+        ("NPU PCI device", bool(facts.devices.pci)),
+        ("/dev/davinci* node", bool(facts.devices.dev_nodes)),
+    ]
+
+
+def has_ascend_software(facts: Facts) -> bool:
+    return any(ok for _, ok in _present(facts))
+
+
+def _ascend_software(facts: Facts, target: Target) -> list[Finding]:
+    c = ASCEND_SOFTWARE
+    has = _present(facts)
+    found = [name for name, ok in has if ok]
+    if found:
+        return [c.finding("pass", "found: " + ", ".join(found))]
+    return [
+        c.finding(
+            "fail",
+            f"no Ascend software at all under {facts.root}: no NPU driver, no CANN toolkit, no torch_npu, "
+            "no NPU device",
+            "install first the NPU driver and firmware (Ascend HDK) on an NPU host, then the CANN toolkit and the "  # noqa: E501
+            "ops/kernels package for your chip, then `pip install torch-npu`; "
+            "`cannenv matrix list` shows the validated stacks",
+        )
+    ]
+
+
+def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
+    c = CANN_INSTALLS
+    installs = facts.cann.installs
+    if not installs:
+        if facts.driver is not None or facts.python.torch_npu_dir is not None:
+            return [
+                c.finding(
+                    "fail",
+                    "no CANN toolkit under /usr/local/Ascend or ~/Ascend",
+                    "install the CANN toolkit: `sh Ascend-cann-toolkit_<ver>_linux-<arch>.run --install`, then the "  # noqa: E501
+                    "ops/kernels package for your chip",
+                )
+            ]
+        return [c.finding("skip", "no CANN toolkit installed")]
+    active = facts.cann.active_install()
+    listing = ", ".join(f"{i.version or '?'} ({i.path})" for i in installs)
+    if len(installs) == 1:
+        return [c.finding("pass", f"CANN {listing}; {facts.cann.active_reason}")]
+    return [
+        c.finding(
+            "warn",
+            f"{len(installs)} CANN installs: {listing}; in use: {active.version if active else '?'} — "
+            f"{facts.cann.active_reason}",
+            f"make one explicit: open a new shell and `source {active.set_env}`"
+            if active and active.set_env
+            else "source exactly one CANN set_env.sh in a fresh shell",
+        )
+    ]
+
+
+def _ops_family(chips: tuple[str, ...]) -> list[str]:
+    from cannenv.probes.ops import family_of_chip
+
+    return [f for f in (family_of_chip(ch) for ch in chips) if f]
+
+
+def _ops_remedy(target: Target, cann: str, family: str | None, arch: str | None) -> str:
+    if target.matrix is not None and family and cann_v(cann) is not None:
+        try:
+            name = target.matrix.ops_package(cann, family, arch or "x86_64")
+            return f"install {name.file} (`sh {name.file} --install`) after sourcing the toolkit's set_env.sh"
+        except CannenvError:
+            pass
+    return (
+        f"install the ops/kernels package of CANN {cann} for {family_title(family)} "
+        "(Ascend-cann-kernels-<chip>_<ver>_linux-<arch>.run up to 8.3, Ascend-cann-<chip>-ops_<ver>_… from 8.5)"  # noqa: E501
+    )
+
+
+def _version_series(text: str | None) -> tuple[int, ...] | None:
+    m = re.match(r"^(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _range_admits(spec: str, series: tuple[int, ...]) -> bool | None:
+    """``>=7.6, <=8.2`` on major.minor (the form in component version.info files)."""
+    ok = True
+    for part in (p.strip() for p in spec.split(",")):
+        m = re.match(r"^(>=|<=|==|>|<)?\s*(\d+)\.(\d+)$", part)
+        if not m:
+            return None
+        op, v = m.group(1) or "==", (int(m.group(2)), int(m.group(3)))
+        ok = (
+            ok
+            and {"<": series < v, "<=": series <= v, ">": series > v, ">=": series >= v, "==": series == v}[
+                op
+            ]
+        )
+    return ok
+
+
+def _toolkit_ops(facts: Facts, target: Target) -> list[Finding]:
+    c = TOOLKIT_OPS
+    inst = facts.cann.active_install()
+    if inst is None:
+        return [c.finding("skip", "no active CANN toolkit")]
+    cann = inst.version or "?"
+    family = target.family
+    remedy = _ops_remedy(target, cann, family, inst.arch or facts.os.arch)
+    if not inst.ops:
+        return [
+            c.finding(
+                "fail",
+                f"no ops/kernels package in {inst.path} (operators fail with "
+                "`binary_info_config.json ... opp_kernel package` errors)",
+                remedy,
+            )
+        ]
+    out: list[Finding] = []
+    tk = next((comp for comp in inst.components if comp.name == "toolkit"), None)
+    allowed: tuple[str, ...] = ()
+    if target.matrix is not None and cann_v(cann) is not None:
+        allowed = target.matrix.companion_versions("ops", cann)
+    for pkg in inst.ops:
+        version = pkg.version_dir or pkg.version
+        problems = []
+        if allowed and version and not any(same_cann(version, a) for a in allowed):
+            problems.append(f"ops {version} does not go with toolkit {cann} (matrix: {', '.join(allowed)})")
+        elif (
+            not allowed and pkg.version_dir and inst.version and not same_cann(pkg.version_dir, inst.version)
+        ):
+            problems.append(f"kernels version_dir {pkg.version_dir} ≠ toolkit {inst.version}")
+        if tk is not None and "opp_kernel" in tk.required and pkg.version:
+            series = _version_series(pkg.version)
+            verdict = _range_admits(tk.required["opp_kernel"], series) if series else None
+            if verdict is False:
+                problems.append(
+                    f"toolkit requires opp_kernel {tk.required['opp_kernel']}, kernels are {pkg.version}"
+                )
+        fams = _ops_family(pkg.chips)
+        if family and pkg.chips and family not in fams:
+            problems.append(
+                f"kernels are for {', '.join(pkg.chips)}, but this host is {family_title(family)}"
+            )
+        label = (
+            f"{pkg.package_name or 'kernels'} {version or '?'} for {', '.join(pkg.chips) or 'unknown chip'}"
+        )
+        if problems:
+            out.append(c.finding("fail", f"{label}: " + "; ".join(problems), remedy, subject=pkg.path))
+        elif family and not pkg.chips:
+            out.append(
+                c.finding("warn", f"{label}: cannot tell which chip the kernels target", subject=pkg.path)
+            )
+        else:
+            out.append(c.finding("pass", f"{label} matches toolkit {cann}", subject=pkg.path))
+    return out
+
+
+def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
+    c = NNAL_CANN
+    nnal = facts.cann.nnal
+    inst = facts.cann.active_install()
+    pinned = target.stack.version("nnal") if target.stack is not None else None
+    if nnal is None:
+        if pinned:
+            explicit = target.choice.how in ("option", "lock")
+            return [
+                c.finding(
+                    "fail" if explicit else "warn",
+                    f"NNAL is not installed; stack {target.stack.id if target.stack else ''} "
+                    f"pins NNAL {pinned} (torch_npu/vllm-ascend need libatb.so)",
+                    f"install Ascend-cann-nnal_{pinned}_linux-<arch>.run "
+                    "(`source <toolkit>/set_env.sh` first, then `--install`)",
+                )
+            ]
+        return [
+            c.finding(
+                "skip", "NNAL/ATB is not installed (only needed for libatb.so users such as vllm-ascend)"
+            )
+        ]
+    out: list[Finding] = []
+    cann = inst.version if inst else None
+    if cann and nnal.version:
+        allowed: tuple[str, ...] = ()
+        if target.matrix is not None and cann_v(cann) is not None:
+            allowed = target.matrix.companion_versions("nnal", cann)
+        ok = any(same_cann(nnal.version, a) for a in allowed) if allowed else same_cann(nnal.version, cann)
+        if ok:
+            out.append(c.finding("pass", f"NNAL {nnal.version} goes with CANN {cann}", subject="version"))
+        else:
+            want = allowed[0] if allowed else cann
+            out.append(
+                c.finding(
+                    "fail",
+                    f"NNAL {nnal.version} does not go with CANN {cann}",
+                    f"install Ascend-cann-nnal_{want}_linux-<arch>.run",
+                    subject="version",
+                )
+            )
+    elif nnal.version is None:
+        out.append(c.finding("error", f"cannot tell the NNAL version under {nnal.path}", subject="version"))
+    atb_home = facts.env.vars.get("ATB_HOME_PATH")
+    torch_abi = facts.python.torch_cxx11_abi
+    m = re.search(r"cxx_abi_([01])", atb_home or "")
+    set_env = nnal.set_env or f"{nnal.path}/set_env.sh"
+    if torch_abi is not None:
+        want = 1 if torch_abi else 0
+        if m is None:
+            out.append(
+                c.finding(
+                    "warn",
+                    "ATB_HOME_PATH is not set: NNAL's environment is not sourced",
+                    f"source {set_env} --cxx_abi={want}",
+                    subject="abi",
+                )
+            )
+        elif int(m.group(1)) != want:
+            out.append(
+                c.finding(
+                    "fail",
+                    f"ATB_HOME_PATH selects cxx_abi_{m.group(1)} but torch is built with "
+                    f"_GLIBCXX_USE_CXX11_ABI={want} (`undefined symbol …__cxx11…` at import)",
+                    f"source {set_env} --cxx_abi={want}",
+                    subject="abi",
+                )
+            )
+        elif nnal.abis and f"cxx_abi_{want}" not in nnal.abis:
+            out.append(
+                c.finding(
+                    "fail",
+                    f"NNAL has no cxx_abi_{want} variant ({', '.join(nnal.abis)})",
+                    "reinstall NNAL (it ships both ABIs)",
+                    subject="abi",
+                )
+            )
+        else:
+            out.append(c.finding("pass", f"ATB cxx_abi_{want} matches torch's C++ ABI", subject="abi"))
+    return out
+
+
+def _cann_python_deps(facts: Facts, target: Target) -> list[Finding]:
+    c = CANN_PYTHON_DEPS_CHECK
+    if not facts.cann.installs:
+        return [c.finding("skip", "no CANN toolkit installed")]
+    if facts.python.source == "none" or not facts.python.packages:
+        return [c.finding("skip", "the Python environment could not be read")]
+    missing = [p for p in CANN_PYTHON_DEPS if p not in facts.python.packages]
+    if not missing:
+        return [c.finding("pass", "CANN's Python dependencies are installed")]
+    return [c.finding("warn", "missing: " + ", ".join(missing), "pip install " + " ".join(missing))]
+
+
+ASCEND_SOFTWARE = Check(
+    "ascend-software",
+    "Ascend software present",
+    "Nothing else can be judged on a host with no driver, no CANN and no torch_npu; say so plainly.",
+    "critical",
+    _ascend_software,
+)
+CANN_INSTALLS = Check(
+    "cann-installs",
+    "one CANN toolkit, clearly selected",
+    "With several CANN versions side by side, the one in use depends on links and the sourced set_env.sh; "
+    "mixing them gives version-mismatch errors that are hard to trace.",
+    "medium",
+    _cann_installs,
+)
+TOOLKIT_OPS = Check(
+    "toolkit-ops",
+    "ops/kernels package matches the toolkit (version and chip)",
+    "Operators ship in a separate per-chip package; a missing, older or other-chip package fails at the first "  # noqa: E501
+    "operator call (`aclnn… failed`, `binary_info_config.json`).",
+    "critical",
+    _toolkit_ops,
+)
+NNAL_CANN = Check(
+    "nnal-cann",
+    "NNAL/ATB matches CANN and torch's C++ ABI",
+    "NNAL must be the CANN's version, and its cxx_abi_0/1 variant must match torch; otherwise "
+    "`undefined symbol` errors at import (research §7).",
+    "high",
+    _nnal_cann,
+)
+CANN_PYTHON_DEPS_CHECK = Check(
+    "cann-python-deps",
+    "CANN's Python dependencies installed",
+    "CANN's compiler imports numpy, sympy, decorator … at run time; missing ones give `EH9999 init env failed`.",  # noqa: E501
+    "medium",
+    _cann_python_deps,
+)
+CHECKS = (ASCEND_SOFTWARE, CANN_INSTALLS, TOOLKIT_OPS, NNAL_CANN, CANN_PYTHON_DEPS_CHECK)

@@ -1,0 +1,181 @@
+"""Driver and firmware (Ascend HDK) checks: installed, new enough for the CANN, firmware paired."""
+
+from __future__ import annotations
+
+import re
+
+from cannenv.checks import Check, Target
+from cannenv.checks._util import cann_v, driver_v, family_title
+from cannenv.facts import Facts
+from cannenv.report import Finding
+
+_C_CODE_RE = re.compile(r"C(\d+)")
+
+
+def _driver_installed(facts: Facts, target: Target) -> list[Finding]:
+    c = DRIVER_INSTALLED
+    drv = facts.driver
+    if drv is None:
+        if facts.container.in_container:
+            return [
+                c.finding(
+                    "fail",
+                    "/usr/local/Ascend/driver/version.info is missing inside the container; the driver comes from the host",  # noqa: E501
+                    "add -v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
+                    "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info to `docker run`",  # noqa: E501
+                )
+            ]
+        if not facts.cann.installs and facts.python.torch_npu_dir is None:
+            return [c.finding("skip", "no Ascend software on this host (see ascend-software)")]
+        return [
+            c.finding(
+                "fail",
+                "no NPU driver: /usr/local/Ascend/driver/version.info does not exist",
+                "install the Ascend HDK driver and firmware matching your CANN: "
+                "`sh Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run --full --install-for-all`, then the firmware "  # noqa: E501
+                "`sh Ascend-hdk-<chip>-npu-firmware_<ver>.run --full`",
+            )
+        ]
+    if drv.version is None:
+        return [
+            c.finding(
+                "error", f"{drv.path} exists but gives no driver version (see probe-files)", subject=drv.path
+            )
+        ]
+    return [c.finding("pass", f"driver {drv.version} ({drv.path})")]
+
+
+def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
+    c = DRIVER_CANN
+    drv = facts.driver.version if facts.driver else None
+    inst = facts.cann.active_install()
+    if drv is None or inst is None or inst.version is None:
+        return [c.finding("skip", "needs both a readable driver version and an active CANN toolkit")]
+    cann = inst.version
+    family = target.family
+    out: list[Finding] = []
+    req = None
+    if target.matrix is not None and family is not None and cann_v(cann) is not None:
+        req = target.matrix.driver_requirement(cann, family)
+    if req is not None and driver_v(drv) is not None:
+        if req.accepts(drv):
+            out.append(
+                c.finding(
+                    "pass",
+                    f"driver {drv} is within {req.range} for CANN {cann} on "
+                    f"{family_title(family)} ({req.evidence}: {', '.join(req.sources)})",
+                )
+            )
+        else:
+            hdk = (req.hdk or req.minimum or req.range).removeprefix("Ascend HDK ")
+            out.append(
+                c.finding(
+                    "fail",
+                    f"driver {drv} is outside {req.range}, which CANN {cann} needs on {family_title(family)} "
+                    f"({req.evidence}: {', '.join(req.sources)})",
+                    f"install Ascend HDK ≥ {hdk} for CANN {cann} on {family_title(family)}"
+                    + (f" (firmware {req.firmware})" if req.firmware else "")
+                    + ", or use a CANN version your driver supports",
+                )
+            )
+        return out
+    # No matrix answer: fall back to the install files' own compatibility lists (research §2.6:
+    # in every paired sample the driver Innerversion C-code is in the toolkit's compatible_version).
+    why = (
+        "product family unknown (no npu-smi answer, no PCI device); pass --stack to judge against a stack"
+        if family is None
+        else f"the matrix has no HDK pairing for CANN {cann} on {family_title(family)}"
+    )
+    inner = facts.driver.innerversion if facts.driver else None
+    m = _C_CODE_RE.search(inner or "")
+    if m and inst.compatible_version:
+        code = f"V100R001C{m.group(1)}"
+        if any(e.strip() == code for e in inst.compatible_version):
+            return [
+                c.finding(
+                    "pass",
+                    f"{why}; the toolkit's compatible_version lists the driver's {code} "
+                    "(local install files; semantics UNVERIFIED)",
+                )
+            ]
+        return [
+            c.finding(
+                "warn",
+                f"{why}; driver {drv} ({code}) is not in CANN {cann}'s compatible_version "
+                f"{', '.join(inst.compatible_version)} (install files; semantics UNVERIFIED)",
+                f"install an Ascend HDK whose driver is listed for CANN {cann} (see `cannenv matrix query --cann {cann}`)",  # noqa: E501
+            )
+        ]
+    return [c.finding("skip", f"{why}; and the install files carry no compatibility list")]
+
+
+def _in_fw_range(fw: str, entry: str) -> bool | None:
+    """``7.0.0,7.2.99`` inclusive range on dotted numbers; None when unparsable."""
+    try:
+        lo, hi = (tuple(int(x) for x in part.strip().split(".")) for part in entry.split(","))
+        v = tuple(int(x) for x in fw.split(".")[: max(len(lo), len(hi))])
+    except ValueError:
+        return None
+    return lo <= v <= hi
+
+
+def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
+    c = FIRMWARE_DRIVER
+    fw = facts.firmware.version if facts.firmware else None
+    drv = facts.driver
+    if facts.firmware is None:
+        if drv is not None and not facts.container.in_container:
+            return [
+                c.finding(
+                    "warn",
+                    "no /usr/local/Ascend/firmware/version.info next to the driver",
+                    "install the Ascend HDK firmware: `sh Ascend-hdk-<chip>-npu-firmware_<ver>.run --full`",
+                )
+            ]
+        return [c.finding("skip", "no firmware version file (normal inside a container)")]
+    if fw is None:
+        return [c.finding("error", f"{facts.firmware.path} gives no firmware version (see probe-files)")]
+    if drv is None or not drv.compatible_version_fw:
+        return [c.finding("skip", "the driver's version.info has no compatible_version_fw to compare with")]
+    verdicts = [_in_fw_range(fw, e) for e in drv.compatible_version_fw]
+    ranges = ", ".join(f"[{e}]" for e in drv.compatible_version_fw)
+    if any(v is True for v in verdicts):
+        return [c.finding("pass", f"firmware {fw} is within the driver's compatible_version_fw {ranges}")]
+    if all(v is None for v in verdicts):
+        return [c.finding("skip", f"cannot read the driver's compatible_version_fw {ranges}")]
+    # warn, not fail: the range semantics of compatible_version_fw are UNVERIFIED (research §2.6)
+    return [
+        c.finding(
+            "warn",
+            f"firmware {fw} is outside driver {drv.version}'s compatible_version_fw {ranges} "
+            "(install files; research §2.6)",
+            f"install the firmware of the same Ascend HDK as driver {drv.version} "
+            "(`sh Ascend-hdk-<chip>-npu-firmware_<ver>.run --full`, then reboot)",
+        )
+    ]
+
+
+DRIVER_INSTALLED = Check(
+    "driver-installed",
+    "NPU driver installed",
+    "Every CANN runtime call goes through the driver (libascend_hal.so); without it nothing runs on the NPU.",
+    "critical",
+    _driver_installed,
+)
+DRIVER_CANN = Check(
+    "driver-cann",
+    "driver new enough for the CANN toolkit",
+    "A CANN release needs a minimum Ascend HDK; an older driver gives hangs or `561103`/`507018` errors "
+    "(research §7).",
+    "critical",
+    _driver_cann,
+)
+FIRMWARE_DRIVER = Check(
+    "firmware-driver",
+    "firmware matches the driver",
+    "Driver and firmware ship together as an Ascend HDK; a firmware outside the driver's range can fail "
+    "device initialisation.",
+    "high",
+    _firmware_driver,
+)
+CHECKS = (DRIVER_INSTALLED, DRIVER_CANN, FIRMWARE_DRIVER)

@@ -1,0 +1,293 @@
+"""Python stack checks: torch ↔ torch_npu ↔ CANN ↔ Python, and the ABI preflight."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from cannenv.checks import Check, Target
+from cannenv.checks._util import cann_v, pep_v
+from cannenv.facts import Facts
+from cannenv.report import Finding
+
+
+def _versions(facts: Facts) -> tuple[str | None, str | None, str | None]:
+    p = facts.python.packages
+
+    def plain(v: str | None) -> str | None:  # drop a local label: 2.13.0+cpu -> 2.13.0
+        return v.split("+")[0] if v else None
+
+    return plain(p.get("torch")), plain(p.get("torch-npu")), facts.python.version
+
+
+def _torch_torch_npu(facts: Facts, target: Target) -> list[Finding]:
+    c = TORCH_TORCH_NPU
+    torch, tnpu, _ = _versions(facts)
+    pinned = target.stack.version("torch_npu") if target.stack is not None else None
+    if tnpu is None:
+        if pinned:
+            return [
+                c.finding(
+                    "fail",
+                    f"torch_npu is not installed in {_where(facts)}",
+                    f"pip install torch-npu=={pinned}",
+                )
+            ]
+        return [c.finding("skip", f"torch_npu is not installed in {_where(facts)}")]
+    if torch is None:
+        want = _torch_for(target, tnpu)
+        return [
+            c.finding(
+                "fail",
+                f"torch_npu {tnpu} is installed without torch",
+                f"pip install torch=={want} --index-url https://download.pytorch.org/whl/cpu",
+            )
+        ]
+    vt, vn = pep_v(torch), pep_v(tnpu)
+    if vt is None or vn is None:
+        return [c.finding("error", f"cannot read versions torch {torch!r} / torch_npu {tnpu!r}")]
+    rows = target.matrix.torch_npu_rows(torch_npu=tnpu, include_superseded=True) if target.matrix else []
+    if rows:
+        ok = any(pep_v(r.torch) is not None and pep_v(r.torch).release[:3] == vt.release[:3] for r in rows)
+        basis = "matrix torch_npu rows [PT-COMPAT]"
+    else:
+        # every published pairing has the same X.Y.Z (torch_npu 2.1.0.post17 ↔ torch 2.1.0) [PT-COMPAT]
+        ok = vn.release[:3] == vt.release[:3]
+        basis = "same X.Y.Z rule [PT-COMPAT]"
+    if ok:
+        return [c.finding("pass", f"torch {torch} with torch_npu {tnpu} ({basis})")]
+    want = _torch_for(target, tnpu)
+    return [
+        c.finding(
+            "fail",
+            f"torch_npu {tnpu} is built for torch {want}, torch {torch} is installed "
+            "(`undefined symbol` at import)",
+            f"pip install torch=={want} --index-url https://download.pytorch.org/whl/cpu",
+        )
+    ]
+
+
+def _torch_for(target: Target, tnpu: str) -> str:
+    if target.matrix is not None:
+        rows = target.matrix.torch_npu_rows(torch_npu=tnpu, include_superseded=True)
+        if rows:
+            return rows[0].torch
+    v = pep_v(tnpu)
+    return ".".join(str(x) for x in v.release[:3]) if v is not None else "?"
+
+
+def _where(facts: Facts) -> str:
+    return facts.python.interpreter or ", ".join(facts.python.site_dirs) or "the target Python"
+
+
+def _torch_npu_cann(facts: Facts, target: Target) -> list[Finding]:
+    c = TORCH_NPU_CANN
+    torch, tnpu, _ = _versions(facts)
+    inst = facts.cann.active_install()
+    if tnpu is None or inst is None or inst.version is None:
+        return [c.finding("skip", "needs torch_npu installed and an active CANN toolkit")]
+    cann = inst.version
+    if target.matrix is None or cann_v(cann) is None:
+        return [c.finding("skip", f"no matrix to judge torch_npu {tnpu} against CANN {cann}")]
+    m = target.matrix
+    mine = m.torch_npu_rows(torch_npu=tnpu, include_superseded=True)
+    if not mine:
+        return [
+            c.finding(
+                "warn",
+                f"torch_npu {tnpu} is in no row of the matrix (a dev or post build?)",
+                "use a torch_npu listed by `cannenv matrix query --torch-npu`",
+            )
+        ]
+    if any(cann_v(r.cann) is not None and cann_v(r.cann).release == cann_v(cann).release for r in mine):
+        return [c.finding("pass", f"torch_npu {tnpu} is paired with CANN {cann}")]
+    built_for = ", ".join(sorted({r.cann for r in mine}))
+    if any(cann_v(r.cann) is not None and cann_v(r.cann).series == cann_v(cann).series for r in mine):
+        return [
+            c.finding(
+                "warn",
+                f"torch_npu {tnpu} is paired with CANN {built_for}; the active CANN {cann} is the "
+                "same series but no table pairs them exactly",
+                f"use CANN {built_for} for a validated pairing",
+            )
+        ]
+    fits = m.torch_npu_rows(cann=cann, torch=torch) if torch else m.torch_npu_rows(cann=cann)
+    if fits:
+        remedy = f"pip install torch-npu=={fits[0].torch_npu}"
+        if (
+            torch
+            and pep_v(fits[0].torch)
+            and pep_v(torch)
+            and pep_v(fits[0].torch).release[:3] != pep_v(torch).release[:3]
+        ):
+            remedy = f"pip install torch=={fits[0].torch} torch-npu=={fits[0].torch_npu}"
+    else:
+        remedy = f"install CANN {built_for} (what torch_npu {tnpu} is built for), or a torch_npu listed for CANN {cann}"  # noqa: E501
+    return [
+        c.finding(
+            "fail", f"torch_npu {tnpu} is built for CANN {built_for}, the active CANN is {cann}", remedy
+        )
+    ]
+
+
+def _python_version(facts: Facts, target: Target) -> list[Finding]:
+    c = PYTHON_VERSION
+    torch, _, py = _versions(facts)
+    if py is None:
+        return [c.finding("skip", "Python version unknown (pass --python PATH)")]
+    out: list[Finding] = []
+    pinned = target.stack.version("python") if target.stack is not None else None
+    if torch and target.matrix is not None:
+        if target.matrix.python_ok(torch, py):
+            out.append(c.finding("pass", f"Python {py} is supported by torch {torch}"))
+        else:
+            sup = target.matrix.python_support(torch).any_statement
+            if sup:
+                out.append(
+                    c.finding(
+                        "fail",
+                        f"torch {torch} does not support Python {py} (supported: {', '.join(sup)})",
+                        f"use Python {sup[-1]} (e.g. `cannenv doctor --python /usr/bin/python{sup[-1]}`)",
+                    )
+                )
+            else:
+                out.append(c.finding("skip", f"the matrix has no Python statement for torch {torch}"))
+    if pinned and not _same_line(pinned, py):
+        out.append(
+            c.finding(
+                "warn",
+                f"stack {target.stack.id if target.stack else ''} uses Python {pinned}, "
+                f"this environment is Python {py}",
+                f"use Python {pinned}",
+            )
+        )
+    if not out:
+        out.append(c.finding("skip", "no torch installed to judge the Python version against"))
+    return out
+
+
+def _same_line(a: str, b: str) -> bool:
+    va, vb = pep_v(a), pep_v(b)
+    return bool(va and vb and va.release[:2] == vb.release[:2])
+
+
+@cache
+def _providers() -> tuple[dict[str, Any], ...]:
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("cannenv.checks").joinpath("libraries.yaml").read_text(encoding="utf-8")
+    doc = yaml.safe_load(text)
+    return tuple(doc["providers"])
+
+
+def provider_of(name: str) -> dict[str, Any] | None:
+    for p in _providers():
+        if re.match(p["match"], name):
+            return p
+    return None
+
+
+def _abi_preflight(facts: Facts, target: Target) -> list[Finding]:
+    c = ABI_PREFLIGHT
+    abi = facts.abi
+    if not abi.checked:
+        return [c.finding("skip", abi.reason or "torch_npu not found")]
+    inst = facts.cann.active_install()
+    toolkit_set_env = inst.set_env if inst and inst.set_env else "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+    nnal_set_env = (
+        facts.cann.nnal.set_env
+        if facts.cann.nnal and facts.cann.nnal.set_env
+        else "/usr/local/Ascend/nnal/atb/set_env.sh"
+    )
+    torch = facts.python.packages.get("torch") or "<version>"
+    missing: dict[str, list[str]] = {}
+    broken = []
+    for lib in abi.libraries:
+        if lib.error:
+            broken.append(lib.path)
+        for n in lib.needed:
+            if n.found is None:
+                missing.setdefault(n.name, []).append(lib.path.rsplit("/", 1)[-1])
+    out: list[Finding] = []
+    for name, users in sorted(missing.items()):
+        p = provider_of(name)
+        if p is None:
+            pkg, step = (
+                "an unknown package",
+                f"find the package that ships {name} and add its lib dir to LD_LIBRARY_PATH",
+            )
+        else:
+            pkg = p["package"]
+            step = str(p["step"]).format(
+                toolkit_set_env=toolkit_set_env, nnal_set_env=nnal_set_env, torch=torch
+            )
+            if facts.container.in_container and p.get("container_step"):
+                step = f"{step} (in a container: {p['container_step']})"
+            present = _installed(facts, pkg)
+            if present is False:
+                step = f"install the {pkg}, then {step}"
+        out.append(
+            c.finding(
+                "fail",
+                f"{name} (needed by {', '.join(sorted(set(users)))}) is not found on LD_LIBRARY_PATH, RUNPATH, "  # noqa: E501
+                f"ld.so.cache or the default dirs; provided by the {pkg}",
+                step,
+                subject=name,
+            )
+        )
+    for path in broken:
+        out.append(
+            c.finding("error", f"{path} is not a readable ELF library", "reinstall torch-npu", subject=path)
+        )
+    if not out:
+        n = sum(len(lib.needed) for lib in abi.libraries)
+        out.append(
+            c.finding("pass", f"all {n} libraries needed by {len(abi.libraries)} torch_npu libraries resolve")
+        )
+    return out
+
+
+def _installed(facts: Facts, package: str) -> bool | None:
+    if package.startswith("CANN"):
+        return bool(facts.cann.installs)
+    if package.startswith("NNAL"):
+        return facts.cann.nnal is not None
+    if package.startswith("NPU driver"):
+        return facts.driver is not None
+    return None
+
+
+TORCH_TORCH_NPU = Check(
+    "torch-torch-npu",
+    "torch_npu is built for the installed torch",
+    "torch_npu is compiled against one PyTorch release; another torch gives `undefined symbol` at import.",
+    "critical",
+    _torch_torch_npu,
+)
+TORCH_NPU_CANN = Check(
+    "torch-npu-cann",
+    "torch_npu is paired with the active CANN",
+    "torch_npu does no hard CANN version check itself (research §1.8): a mismatch shows up later as "
+    "`500001` or missing-function errors.",
+    "critical",
+    _torch_npu_cann,
+)
+PYTHON_VERSION = Check(
+    "python-version",
+    "Python supported by torch and the stack",
+    "torch/torch_npu wheels exist only for some Python versions; pip then falls back or fails.",
+    "high",
+    _python_version,
+)
+ABI_PREFLIGHT = Check(
+    "abi-preflight",
+    "torch_npu's shared libraries will load",
+    "`import torch_npu` fails with `libhccl.so: cannot open shared object file` when a needed library is not on "  # noqa: E501
+    "the loader path; found here from the ELF headers without importing anything.",
+    "critical",
+    _abi_preflight,
+)
+CHECKS = (TORCH_TORCH_NPU, TORCH_NPU_CANN, PYTHON_VERSION, ABI_PREFLIGHT)

@@ -1,0 +1,261 @@
+"""The target stack: ``--stack``, a lock file, or the best match for what is installed; and the
+``stack-match`` check that compares the host with it component by component."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cannenv.checks import Check, Target
+from cannenv.checks._util import family_title
+from cannenv.errors import CannenvError, InputError, NotFoundError
+from cannenv.facts import Facts
+from cannenv.report import Finding, StackChoice
+
+if TYPE_CHECKING:
+    from cannenv.matrix import Matrix, Stack
+
+COMPARED = ("cann", "ops", "nnal", "driver", "python", "torch", "torch_npu")
+
+
+def installed_versions(facts: Facts) -> dict[str, str]:
+    """Component key (matrix spelling) -> installed version, for what could be read."""
+    out: dict[str, str] = {}
+    inst = facts.cann.active_install()
+    if inst is not None and inst.version:
+        out["cann"] = inst.version
+        ops = [p.version_dir or p.version for p in inst.ops if p.version_dir or p.version]
+        if ops:
+            out["ops"] = str(ops[0])
+    if facts.cann.nnal is not None and facts.cann.nnal.version:
+        out["nnal"] = facts.cann.nnal.version
+    if facts.driver is not None and facts.driver.version:
+        out["driver"] = facts.driver.version
+    if facts.firmware is not None and facts.firmware.version:
+        out["firmware"] = facts.firmware.version
+    py = facts.python
+    if py.version:
+        out["python"] = py.version
+    for key, dist in (("torch", "torch"), ("torch_npu", "torch-npu")):
+        if dist in py.packages:
+            out[key] = py.packages[dist].split("+")[0]
+    return out
+
+
+def _matches(key: str, pinned: str | None, actual: str | None) -> bool:
+    from cannenv.matrix import component_matches
+
+    if pinned is None or actual is None:
+        return False
+    try:
+        return component_matches(key, pinned, actual)
+    except CannenvError:
+        return False
+
+
+def load_lock_ids(path: str) -> tuple[str, str | None]:
+    """(stack_id, matrix_digest) from a lock file: cannenv.lock when it parses, else any YAML/JSON
+    mapping with ``stack_id`` (and optionally ``matrix_digest``)."""
+    try:
+        from cannenv.lock import load_lock
+
+        lock = load_lock(path)
+        return lock.stack_id, lock.matrix_digest
+    except ImportError:  # pragma: no cover - lock.py ships with cannenv
+        pass
+    except InputError:
+        pass
+    import yaml
+
+    p = Path(path)
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"lock file {path!r} does not exist") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read lock file {path!r}: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("stack_id"), str):
+        raise InputError(
+            f"lock file {path!r}: field 'stack_id' is missing (expected a string)",
+            hint="a lock written by `cannenv image build` has stack_id and matrix_digest",
+        )
+    digest = doc.get("matrix_digest")
+    return doc["stack_id"], digest if isinstance(digest, str) else None
+
+
+def choose_target(
+    facts: Facts, matrix: Matrix | None, *, stack_id: str | None = None, lock: str | None = None
+) -> Target:
+    """Pick the stack to judge against and say why. Raises NotFoundError for an unknown --stack id."""
+    fam, fam_src = facts.devices.family, facts.devices.family_source
+    if matrix is None:
+        return Target(None, None, StackChoice(how="none", reason="no matrix loaded"), fam, fam_src)
+    if lock is not None:
+        sid, digest = load_lock_ids(lock)
+        stack = matrix.stack(sid)
+        reason = f"from lock file {lock}"
+        if digest and digest != matrix.digest:
+            reason += f" (the lock was made with matrix {digest[:19]}…, this matrix is {matrix.digest[:19]}…)"
+        return _target(matrix, stack, StackChoice(id=stack.id, how="lock", reason=reason), fam, fam_src)
+    if stack_id is not None:
+        stack = matrix.stack(stack_id)
+        return _target(
+            matrix, stack, StackChoice(id=stack.id, how="option", reason="given with --stack"), fam, fam_src
+        )
+    from cannenv.checks.cann import has_ascend_software
+
+    if not has_ascend_software(facts):
+        return Target(
+            matrix, None, StackChoice(how="none", reason="no Ascend software installed"), fam, fam_src
+        )
+    have = installed_versions(facts)
+    have.pop("firmware", None)
+    if not have or not matrix.stacks:
+        why = "nothing installed to match" if not have else "the matrix has no stacks"
+        return Target(matrix, None, StackChoice(how="none", reason=why), fam, fam_src)
+    arch = facts.os.arch
+    pool = [
+        s for s in matrix.stacks if (fam is None or s.family == fam) and (arch is None or arch in s.arches)
+    ]
+    if not pool:
+        return Target(
+            matrix,
+            None,
+            StackChoice(how="none", reason=f"no stack for {family_title(fam)} on {arch}"),
+            fam,
+            fam_src,
+        )
+    scored = []
+    for s in pool:
+        same = [k for k in have if _matches(k, s.version(k), have[k])]
+        scored.append((len(same), s.status in ("certified", "published"), s.id, s, same))
+    scored.sort(key=lambda t: (t[0], t[1], t[2]), reverse=True)
+    n, _, _, best, same = scored[0]
+    if n == 0:
+        return Target(
+            matrix,
+            None,
+            StackChoice(
+                how="none",
+                reason="no stack shares any installed version",
+                candidates=tuple(t[2] for t in scored[:3]),
+            ),
+            fam,
+            fam_src,
+        )
+    others = tuple(t[2] for t in scored[1:4])
+    if n == len(have):
+        reason = "best match: same " + ", ".join(f"{k} {have[k]}" for k in same)
+        return _target(
+            matrix,
+            best,
+            StackChoice(id=best.id, how="best-match", reason=reason, candidates=others),
+            fam,
+            fam_src,
+        )
+    differ = [k for k in have if k not in same]
+    reason = (
+        f"no stack matches everything installed; nearest valid stack shares {', '.join(same)} and differs in "
+        + ", ".join(f"{k} ({have[k]} installed, {best.version(k) or 'not pinned'} in stack)" for k in differ)
+    )
+    return _target(
+        matrix, best, StackChoice(id=best.id, how="nearest", reason=reason, candidates=others), fam, fam_src
+    )
+
+
+def _target(
+    matrix: Matrix, stack: Stack, choice: StackChoice, fam: str | None, fam_src: str | None
+) -> Target:
+    if fam is None:
+        return Target(matrix, stack, choice, stack.family, f"stack {stack.id}")
+    return Target(matrix, stack, choice, fam, fam_src)
+
+
+_REMEDY = {
+    "torch": "pip install torch=={v} --index-url https://download.pytorch.org/whl/cpu",
+    "torch_npu": "pip install torch-npu=={v}",
+    "cann": "install CANN toolkit {v} (Ascend-cann-toolkit_{v}_linux-<arch>.run) and source its set_env.sh",
+    "ops": "install the ops/kernels package {v} for the chip",
+    "nnal": "install Ascend-cann-nnal_{v}_linux-<arch>.run",
+    "driver": "install the Ascend HDK driver {v}",
+    "python": "use Python {v}",
+}
+
+
+def _stack_match(facts: Facts, target: Target) -> list[Finding]:
+    c = STACK_MATCH
+    stack = target.stack
+    if stack is None:
+        return [c.finding("skip", target.choice.reason or "no target stack")]
+    explicit = target.choice.how in ("option", "lock")
+    have = installed_versions(facts)
+    out: list[Finding] = []
+    if facts.devices.family and facts.devices.family != stack.family:
+        out.append(
+            c.finding(
+                "fail",
+                f"stack {stack.id} is for {family_title(stack.family)}, this host has "
+                f"{family_title(facts.devices.family)} ({facts.devices.family_source})",
+                f"pick a stack for this hardware: `cannenv matrix list --family {facts.devices.family}`",
+                subject="family",
+            )
+        )
+    for key in COMPARED:
+        want = stack.version(key)
+        if want is None:
+            continue
+        got = have.get(key)
+        if got is not None and _matches(key, want, got):
+            continue
+        status = "fail" if explicit else "warn"
+        detail = f"{key}: stack {stack.id} pins {want}, " + (f"installed {got}" if got else "not installed")
+        out.append(c.finding(status, detail, _REMEDY.get(key, "install {v}").format(v=want), subject=key))
+    if not out:
+        out.append(c.finding("pass", f"installed versions match stack {stack.id}"))
+    return out
+
+
+def host_summary(facts: Facts) -> dict[str, Any]:
+    """The ``host`` block of the report: one line per component, from the facts."""
+    inst = facts.cann.active_install()
+    d = facts.devices
+    npu = None
+    if d.chips:
+        npu = f"{len({c.npu_id for c in d.chips})}× {d.chips[0].name}" + (f" ({d.soc})" if d.soc else "")
+    elif d.pci:
+        npu = f"{len(d.pci)} PCI device(s) {d.pci[0].device}"
+    os_name = (
+        facts.os.pretty_name
+        or " ".join(x for x in (facts.os.distro_id, facts.os.distro_version) if x)
+        or None
+    )
+    return {
+        "hostname": facts.hostname,
+        "root": facts.root,
+        "os": os_name,
+        "arch": facts.os.arch,
+        "in_container": facts.container.in_container,
+        "driver": facts.driver.version if facts.driver else None,
+        "firmware": facts.firmware.version if facts.firmware else None,
+        "cann": inst.version if inst else None,
+        "cann_installs": [i.version or i.path for i in facts.cann.installs],
+        "cann_active_reason": facts.cann.active_reason,
+        "ops_chips": sorted({ch for i in facts.cann.installs for p in i.ops for ch in p.chips}),
+        "nnal": facts.cann.nnal.version if facts.cann.nnal else None,
+        "npu": npu,
+        "family": d.family,
+        "soc": d.soc,
+        "python": facts.python.version,
+        "torch": facts.python.packages.get("torch"),
+        "torch_npu": facts.python.packages.get("torch-npu"),
+    }
+
+
+STACK_MATCH = Check(
+    "stack-match",
+    "installed versions match the target stack",
+    "A stack is a validated combination; every component that differs from it is a combination nobody tested.",  # noqa: E501
+    "medium",
+    _stack_match,
+)
+CHECKS = (STACK_MATCH,)

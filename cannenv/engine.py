@@ -1,0 +1,248 @@
+"""The one module that talks to a Docker engine (through the docker SDK, imported lazily).
+
+The docker SDK drives the classic builder (not BuildKit), which is why the rendered Dockerfiles use
+no BuildKit syntax. Builds stream :class:`BuildEvent` values to a callback; rendering them (rich)
+is the command's job. Builds use the host network by default: our CI engines run with
+``--bridge=none``, and a build needs no network when every input is local.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from cannenv.errors import ExternalError, MissingToolError, NotFoundError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+
+EventKind = Literal["step", "cached", "log", "error"]
+
+
+@dataclass(frozen=True)
+class BuildEvent:
+    kind: EventKind
+    text: str
+    step: int | None = None
+    total: int | None = None
+
+
+@dataclass(frozen=True)
+class BuildStep:
+    number: int
+    instruction: str
+    cached: bool
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    image_id: str
+    tag: str
+    steps: tuple[BuildStep, ...]
+    duration_s: float
+
+    @property
+    def cached_steps(self) -> int:
+        return sum(1 for s in self.steps if s.cached)
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    id: str
+    tags: tuple[str, ...]
+    repo_digests: tuple[str, ...]
+    labels: Mapping[str, str]
+    size: int
+    layers: tuple[str, ...]  # RootFS layer digests
+
+    @property
+    def digest(self) -> str | None:
+        """Registry digest when the image was pushed or pulled; None for a local build."""
+        return self.repo_digests[0].split("@", 1)[1] if self.repo_digests else None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Engine:
+    """A connected Docker engine."""
+
+    client: Any
+    server_version: str = ""
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def connect(cls, *, timeout: int = 600) -> Engine:
+        """Connect to the engine named by DOCKER_HOST (default: the local socket)."""
+        try:
+            import docker
+        except ImportError:  # pragma: no cover - docker is a dependency
+            raise MissingToolError(
+                "the docker Python SDK is not installed", hint="pip install 'docker>=7'"
+            ) from None
+        try:
+            client = docker.from_env(timeout=timeout)
+            version = client.version().get("Version", "")
+        except docker.errors.DockerException as exc:
+            raise MissingToolError(
+                f"no Docker engine is reachable: {exc}",
+                hint="start one (`sudo systemctl start docker`, or `dockerd &`), or point DOCKER_HOST "
+                "at one; `docker version` must show a Server section",
+            ) from None
+        return cls(client, version)
+
+    # -- build -----------------------------------------------------------------------------
+
+    def build(
+        self,
+        context: Path,
+        tag: str,
+        *,
+        on_event: Callable[[BuildEvent], None] | None = None,
+        nocache: bool = False,
+        network_mode: str = "host",
+    ) -> BuildResult:
+        """Build ``context`` (its Dockerfile) into ``tag`` with the classic builder."""
+        import time
+
+        import docker
+
+        emit = on_event or (lambda _e: None)
+        steps: list[BuildStep] = []
+        current: tuple[int, str] | None = None
+        cached = False
+        image_id: str | None = None
+        error: str | None = None
+        start = time.monotonic()
+        try:
+            stream = self.client.api.build(
+                path=str(context), tag=tag, rm=True, forcerm=True, pull=False, nocache=nocache,
+                decode=True, network_mode=network_mode,
+            )
+            for chunk in stream:
+                if "error" in chunk:
+                    error = str(chunk.get("error", "")).strip()
+                    emit(BuildEvent("error", error))
+                    continue
+                if "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
+                    image_id = str(chunk["aux"]["ID"])
+                text = chunk.get("stream")
+                if not text:
+                    continue
+                for line in str(text).splitlines():
+                    m = _STEP.match(line.strip())
+                    if m:
+                        if current is not None:
+                            steps.append(BuildStep(current[0], current[1], cached))
+                        current, cached = (int(m[1]), m[3]), False
+                        emit(BuildEvent("step", m[3], int(m[1]), int(m[2])))
+                    elif "---> Using cache" in line:
+                        cached = True
+                        emit(BuildEvent("cached", line.strip(), current[0] if current else None))
+                    elif line.strip():
+                        emit(BuildEvent("log", line.rstrip(), current[0] if current else None))
+                        if line.startswith("Successfully built ") and image_id is None:
+                            image_id = line.split()[-1]
+        except docker.errors.APIError as exc:
+            raise ExternalError(f"the Docker engine refused the build: {exc.explanation or exc}") from None
+        if current is not None:
+            steps.append(BuildStep(current[0], current[1], cached))
+        if error is not None:
+            raise ExternalError(
+                f"image build failed at step {current[0] if current else '?'} "
+                f"({current[1] if current else ''}): {error}",
+                hint="the build log above shows the failing command's output",
+            )
+        if image_id is None:
+            raise ExternalError("the Docker engine finished the build without an image id")
+        info = self.inspect(tag)
+        return BuildResult(info.id, tag, tuple(steps), time.monotonic() - start)
+
+    # -- images ----------------------------------------------------------------------------
+
+    def inspect(self, ref: str) -> ImageInfo:
+        import docker
+
+        try:
+            attrs = self.client.api.inspect_image(ref)
+        except docker.errors.ImageNotFound:
+            raise NotFoundError(
+                f"no image {ref!r} in the local engine", hint="build it with `cannenv image build`"
+            ) from None
+        cfg = attrs.get("Config") or {}
+        return ImageInfo(
+            id=str(attrs["Id"]),
+            tags=tuple(attrs.get("RepoTags") or ()),
+            repo_digests=tuple(attrs.get("RepoDigests") or ()),
+            labels=dict(cfg.get("Labels") or {}),
+            size=int(attrs.get("Size") or 0),
+            layers=tuple((attrs.get("RootFS") or {}).get("Layers") or ()),
+        )
+
+    def exists(self, ref: str) -> bool:
+        try:
+            self.inspect(ref)
+        except NotFoundError:
+            return False
+        return True
+
+    def history(self, ref: str) -> list[dict[str, Any]]:
+        """``docker history``: one dict per layer, newest first (CreatedBy, Size, Id)."""
+        return list(self.client.api.history(ref))
+
+    def save(self, ref: str) -> Iterator[bytes]:
+        """The ``docker save`` tar stream of an image (every layer it consists of)."""
+        image = self.client.images.get(ref)
+        yield from image.save(named=True)
+
+    def remove(self, ref: str) -> None:
+        import contextlib
+
+        import docker
+
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            self.client.api.remove_image(ref, force=True, noprune=False)
+
+    def tag(self, ref: str, repository: str, tag: str) -> None:
+        self.client.api.tag(ref, repository, tag)
+
+    # -- run -------------------------------------------------------------------------------
+
+    def run(
+        self,
+        ref: str,
+        command: Sequence[str],
+        *,
+        environment: Mapping[str, str] | None = None,
+        binds: Mapping[str, str] | None = None,
+        network_mode: str = "none",
+        timeout: int = 300,
+    ) -> RunResult:
+        """Run ``command`` in a fresh container of ``ref`` (no devices); stdout and stderr apart."""
+        import docker
+
+        volumes = {src: {"bind": dst, "mode": "ro"} for src, dst in (binds or {}).items()}
+        try:
+            container = self.client.containers.create(
+                ref, list(command), environment=dict(environment or {}), volumes=volumes,
+                network_mode=network_mode, detach=True,
+            )
+        except docker.errors.ImageNotFound:
+            raise NotFoundError(f"no image {ref!r} in the local engine") from None
+        try:
+            container.start()
+            status = container.wait(timeout=timeout)
+            out = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+            err = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+            return RunResult(int(status.get("StatusCode", -1)), out, err)
+        finally:
+            container.remove(force=True)

@@ -1,0 +1,317 @@
+"""Facts: what the probes found on a host, as plain serialisable data.
+
+Facts are the seam between gathering and judging: ``cannenv facts --json > host.json`` on an NPU
+box, ``cannenv doctor --facts host.json`` anywhere. Every section is a frozen pydantic model; the
+top-level :class:`Facts` carries ``schema_version`` so a saved file from a newer cannenv is
+refused with a clear message instead of being misread.
+
+Paths in facts are spelled as on the probed host (``/usr/local/Ascend/...``), never as the local
+path under ``--root``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cannenv.errors import InputError
+
+SCHEMA_VERSION = 1
+"""Bump when a field changes meaning or is removed; adding optional fields keeps the version."""
+
+IssueKind = Literal[
+    "empty",
+    "binary",
+    "oversized",
+    "permission-denied",
+    "unreadable",
+    "dangling-symlink",
+    "symlink-loop",
+    "not-a-file",
+    "malformed",
+    "command-failed",
+    "command-timeout",
+    "probe-crashed",
+]
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ProbeIssue(_Value):
+    """Something a probe could not read or understand. Becomes a finding; the doctor carries on."""
+
+    probe: str
+    kind: IssueKind
+    path: str | None = None
+    message: str
+
+
+class DriverFacts(_Value):
+    """``/usr/local/Ascend/driver/version.info`` (research §4.1)."""
+
+    path: str
+    version: str | None = None
+    """``package_version`` when present, else ``Version`` (research §4.1 parsing note)."""
+    innerversion: str | None = None
+    compatible_version: tuple[str, ...] = ()
+    """Entries like ``V100R001C18`` (brackets removed)."""
+    compatible_version_fw: tuple[str, ...] = ()
+    """Entries like ``7.0.0,7.2.99`` (brackets removed)."""
+    lib64: bool = False
+
+
+class FirmwareFacts(_Value):
+    """``/usr/local/Ascend/firmware/version.info`` (research §4.2)."""
+
+    path: str
+    version: str | None = None
+    package_version: str | None = None
+    compatible_version_drv: tuple[str, ...] = ()
+
+
+class ComponentInfo(_Value):
+    """A per-component ``version.info`` (toolkit, opp, opp_kernel, runtime ...; research §4.5)."""
+
+    name: str
+    path: str
+    version: str | None = None
+    version_dir: str | None = None
+    required: dict[str, str] = Field(default_factory=dict)
+    """``required_package_<name>_version`` values without quotes, keyed by ``<name>``."""
+
+
+class OpsPackage(_Value):
+    """A chip ops/kernels package installed into a CANN version (research §3.1, §3.3, §4.5)."""
+
+    path: str
+    package_name: str | None = None
+    version: str | None = None
+    version_dir: str | None = None
+    chips: tuple[str, ...] = ()
+    """Chip series the kernels are built for, spelled as in package names: ``910b``, ``310p``, ``a3``."""
+    chip_source: str | None = None
+
+
+class CannInstall(_Value):
+    """One CANN toolkit version on disk."""
+
+    path: str
+    layout: Literal["toolkit", "cann"]
+    """``toolkit``: ≤ 8.3 ``ascend-toolkit/<ver>``; ``cann``: ≥ 8.5 ``cann-<ver>`` (research §3.3)."""
+    version: str | None = None
+    version_source: str | None = None
+    innerversion: str | None = None
+    compatible_version: tuple[str, ...] = ()
+    arch: str | None = None
+    info_path: str | None = None
+    user_install: bool = False
+    components: tuple[ComponentInfo, ...] = ()
+    ops: tuple[OpsPackage, ...] = ()
+    set_env: str | None = None
+    """The ``set_env.sh`` that selects this install."""
+
+
+class NnalFacts(_Value):
+    """NNAL / ATB (research §3.3, §4.5, §5.3)."""
+
+    path: str
+    version: str | None = None
+    versions: tuple[str, ...] = ()
+    abis: tuple[str, ...] = ()
+    set_env: str | None = None
+
+
+class CannFacts(_Value):
+    installs: tuple[CannInstall, ...] = ()
+    active: str | None = None
+    """Path of the install in use, or None."""
+    active_reason: str = ""
+    links: dict[str, str] = Field(default_factory=dict)
+    """Selector links (``ascend-toolkit/latest``, ``cann``) -> the directory they resolve to."""
+    install_record: dict[str, str] = Field(default_factory=dict)
+    install_record_path: str | None = None
+    nnal: NnalFacts | None = None
+
+    def active_install(self) -> CannInstall | None:
+        for inst in self.installs:
+            if inst.path == self.active:
+                return inst
+        return None
+
+
+class CommandOutcome(_Value):
+    argv: tuple[str, ...]
+    returncode: int | None = None
+    timed_out: bool = False
+    missing: bool = False
+    duration_s: float = 0.0
+    message: str = ""
+
+
+class NpuChip(_Value):
+    """One row pair of ``npu-smi info`` (research §4.7)."""
+
+    npu_id: int
+    chip_id: int
+    phy_id: int | None = None
+    name: str
+    health: str
+    bus_id: str | None = None
+
+
+class PciDevice(_Value):
+    address: str
+    vendor: str
+    device: str
+
+
+class DeviceFacts(_Value):
+    npu_smi_path: str | None = None
+    npu_smi: CommandOutcome | None = None
+    smi_version: str | None = None
+    driver_version: str | None = None
+    chips: tuple[NpuChip, ...] = ()
+    board: dict[str, str] = Field(default_factory=dict)
+    soc: str | None = None
+    family: str | None = None
+    family_source: str | None = None
+    pci: tuple[PciDevice, ...] = ()
+    dev_nodes: tuple[str, ...] = ()
+
+
+class ContainerFacts(_Value):
+    in_container: bool = False
+    evidence: tuple[str, ...] = ()
+    present: tuple[str, ...] = ()
+    """Expected device nodes and driver mounts that exist."""
+    absent: tuple[str, ...] = ()
+    """Expected device nodes and driver mounts that do not exist."""
+
+
+class PythonFacts(_Value):
+    source: Literal["interpreter", "site-packages", "none"] = "none"
+    interpreter: str | None = None
+    version: str | None = None
+    site_dirs: tuple[str, ...] = ()
+    packages: dict[str, str] = Field(default_factory=dict)
+    """Canonical distribution name (PEP 503) -> version."""
+    torch_npu_dir: str | None = None
+    torch_dir: str | None = None
+    torch_cxx11_abi: bool | None = None
+    error: str | None = None
+
+
+class NeededLib(_Value):
+    name: str
+    found: str | None = None
+    via: str | None = None
+
+
+class ElfLibrary(_Value):
+    path: str
+    needed: tuple[NeededLib, ...] = ()
+    runpath: tuple[str, ...] = ()
+    rpath: tuple[str, ...] = ()
+    error: str | None = None
+
+
+class AbiFacts(_Value):
+    checked: bool = False
+    reason: str = ""
+    libraries: tuple[ElfLibrary, ...] = ()
+    search_ld_library_path: tuple[str, ...] = ()
+    ld_cache: str | None = None
+    ld_cache_entries: int = 0
+
+
+class EnvFacts(_Value):
+    vars: dict[str, str] = Field(default_factory=dict)
+    """Stack-relevant variables; values of secret-looking names are ``<redacted>``."""
+    redacted: tuple[str, ...] = ()
+    ld_library_path: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()
+    pythonpath: tuple[str, ...] = ()
+
+
+class OsFacts(_Value):
+    distro_id: str | None = None
+    distro_version: str | None = None
+    pretty_name: str | None = None
+    arch: str | None = None
+    kernel: str | None = None
+    glibc: str | None = None
+    gcc: str | None = None
+    cmake: str | None = None
+    hwhiaiuser_user: bool = False
+    hwhiaiuser_group: bool = False
+
+
+class Facts(_Value):
+    """Everything the probes found. ``Facts.from_json(Facts.to_json())`` is the identity."""
+
+    schema_version: int = SCHEMA_VERSION
+    cannenv_version: str = ""
+    collected_at: str = ""
+    root: str = "/"
+    live: bool = True
+    hostname: str | None = None
+    os: OsFacts = OsFacts()
+    driver: DriverFacts | None = None
+    firmware: FirmwareFacts | None = None
+    install_record: dict[str, str] = Field(default_factory=dict)
+    cann: CannFacts = CannFacts()
+    devices: DeviceFacts = DeviceFacts()
+    container: ContainerFacts = ContainerFacts()
+    python: PythonFacts = PythonFacts()
+    abi: AbiFacts = AbiFacts()
+    env: EnvFacts = EnvFacts()
+    issues: tuple[ProbeIssue, ...] = ()
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str, *, source: str = "<facts>") -> Facts:
+        """Parse saved facts; a bad file is an InputError naming the file and the field."""
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+                hint="produce it with `cannenv facts --json > host.json`",
+            ) from exc
+        if not isinstance(raw, dict):
+            raise InputError(f"{source}: expected a JSON object of facts", hint="see `cannenv facts --json`")
+        version = raw.get("schema_version")
+        if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
+            raise InputError(
+                f"{source}: facts schema_version {version!r} is not supported (this cannenv reads 1..{SCHEMA_VERSION})",  # noqa: E501
+                hint="collect the facts again with this cannenv version, or upgrade cannenv",
+            )
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(
+                f"{source}: field {where!r}: {first['msg']} ({exc.error_count()} problem(s) in total)",
+                hint="produce facts with `cannenv facts --json`; do not edit them by hand",
+            ) from exc
+
+    @classmethod
+    def load(cls, path: str | Path) -> Facts:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            from cannenv.errors import NotFoundError
+
+            raise NotFoundError(f"facts file {str(p)!r} does not exist") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read facts file {str(p)!r}: {exc}") from exc
+        return cls.from_json(text, source=str(p))

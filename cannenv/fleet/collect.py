@@ -1,0 +1,227 @@
+"""``cannenv fleet collect``: run the ``cannenv_facts`` Ansible role on every host, record the outcome.
+
+cannenv has no remote-execution layer of its own: it drives Ansible (the engine Ascend fleets
+already use; the vendor's installer is Ansible-based) through ansible-runner's Python API, running
+the same playbook teams can call themselves (``ansible/playbooks/collect_facts.yml``). The role
+pushes the cannenv bundle (:mod:`cannenv.fleet.zipapp`), runs ``cannenv facts --json`` and fetches
+one ``<host>.json`` per host. This module turns Ansible's per-host events into a status and a reason
+per host (:func:`classify_events`, pure) and writes the manifest ``collection.json``.
+
+ansible-runner starts ``ansible-playbook`` itself: that subprocess is Ansible's door, not ours.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cannenv.errors import InputError, MissingToolError, NotFoundError
+from cannenv.fleet.collection import MANIFEST_NAME, Collection, HostResult, load_collection
+
+_FLEET_MSG = re.compile(r"cannenv-fleet: (?P<code>[a-z-]+): (?P<reason>.*)", re.DOTALL)
+_TIMEOUT_MARKERS = ("expected time frame", "timed out", "Timeout (")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str
+    reason: str = ""
+
+
+def _message(res: Mapping[str, Any]) -> str:
+    msg = res.get("msg")
+    text = str(msg) if msg else ""
+    if not text:
+        text = str(res.get("stderr") or res.get("stdout") or "")
+    return " ".join(text.split())
+
+
+def classify_events(events: Iterable[Mapping[str, Any]]) -> dict[str, Outcome]:
+    """Ansible runner events -> the first failure of each host (hosts that never failed are absent).
+
+    A role failure carries ``cannenv-fleet: <code>: <reason>``; an ``unreachable`` event is the host
+    not answering over SSH; a task killed by Ansible's own task timeout is a ``timeout``.
+    """
+    out: dict[str, Outcome] = {}
+    for ev in events:
+        kind = ev.get("event")
+        data = ev.get("event_data") or {}
+        host = data.get("host")
+        if not host or host in out:
+            continue
+        res = data.get("res") or {}
+        if kind == "runner_on_unreachable":
+            out[host] = Outcome("unreachable", _message(res) or "host unreachable")
+        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
+            text = _message(res)
+            m = _FLEET_MSG.search(text)
+            if m:
+                out[host] = Outcome(m.group("code"), m.group("reason").strip())
+            elif any(marker in text for marker in _TIMEOUT_MARKERS):
+                out[host] = Outcome("timeout", f"task {data.get('task', '?')!r}: {text}")
+            else:
+                out[host] = Outcome("failed", f"task {data.get('task', '?')!r}: {text or 'failed'}")
+    return out
+
+
+def hosts_seen(events: Iterable[Mapping[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for ev in events:
+        host = (ev.get("event_data") or {}).get("host")
+        if host and str(ev.get("event", "")).startswith("runner_on_"):
+            seen.setdefault(host, None)
+    return list(seen)
+
+
+def playbook_path() -> Path:
+    from cannenv.resources import data_dir
+
+    path = data_dir("ansible") / "playbooks" / "collect_facts.yml"
+    if not path.is_file():
+        raise NotFoundError(f"the collect playbook is missing: {path}", hint="reinstall cannenv")
+    return path
+
+
+def _prepare_out(out: Path) -> None:
+    """Refuse a directory that is not a collection; clear the facts files of a previous collection."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MANIFEST_NAME).is_file():
+            raise InputError(
+                f"--out {out} is not empty and holds no {MANIFEST_NAME}",
+                hint="give an empty or new directory, or one written by an earlier `cannenv fleet collect`",
+            )
+        old = load_collection(out)
+        for host in old.hosts:
+            if host.facts_file:
+                (out / host.facts_file).unlink(missing_ok=True)
+        (out / MANIFEST_NAME).unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def collect(
+    inventory: str | Path,
+    out: str | Path,
+    *,
+    limit: str | None = None,
+    forks: int = 5,
+    timeout: int = 120,
+    bundle: str | Path | None = None,
+    use_bundle: bool = True,
+    login_shell: bool = True,
+    facts_args: tuple[str, ...] = (),
+    extravars: Mapping[str, Any] | None = None,
+    connect_timeout: int = 10,
+) -> Collection:
+    """Collect facts from the inventory's hosts into ``out``; every host gets a status and a reason."""
+    try:
+        import ansible_runner
+    except ImportError as exc:
+        raise MissingToolError(
+            "ansible-runner is not installed",
+            hint="install the fleet extra: pip install 'cannenv[fleet]' (ansible-core + ansible-runner)",
+        ) from exc
+    from cannenv import __version__
+    from cannenv.fleet.zipapp import build_bundle
+
+    inv = Path(inventory)
+    if not inv.exists():
+        raise NotFoundError(f"inventory {str(inv)!r} does not exist", hint="pass an Ansible inventory file (-i)")
+    if forks < 1:
+        raise InputError(f"--forks {forks}: expected 1 or more")
+    out_dir = Path(out).resolve()
+    _prepare_out(out_dir)
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+    with tempfile.TemporaryDirectory(prefix="cannenv-fleet-") as work:
+        bundle_tag = bundle_sha = None
+        bundle_file = ""
+        if use_bundle:
+            if bundle is None:
+                built = build_bundle(Path(work) / "cannenv.pyz")
+                bundle_file, bundle_tag, bundle_sha = str(built.path), built.tag, built.sha256
+            else:
+                from cannenv.fsutil import sha256_file
+
+                if not Path(bundle).is_file():
+                    raise NotFoundError(f"bundle {bundle} does not exist", hint="build one: cannenv fleet bundle")
+                bundle_file, bundle_sha = str(Path(bundle).resolve()), sha256_file(bundle)
+        variables: dict[str, Any] = {
+            "cannenv_facts_dest": str(out_dir),
+            "cannenv_facts_bundle": bundle_file,
+            "cannenv_facts_timeout": int(timeout),
+            "cannenv_facts_login_shell": bool(login_shell),
+            "cannenv_facts_args": list(facts_args),
+            **dict(extravars or {}),
+        }
+        private = Path(work) / "runner"
+        private.mkdir()
+        runner = ansible_runner.run(
+            private_data_dir=str(private),
+            playbook=str(playbook_path()),
+            inventory=str(inv.resolve()),
+            limit=limit,
+            forks=forks,
+            extravars=variables,
+            envvars={
+                "ANSIBLE_NOCOLOR": "1",
+                "ANSIBLE_RETRY_FILES_ENABLED": "False",
+                "ANSIBLE_TIMEOUT": str(connect_timeout),
+                "ANSIBLE_DEPRECATION_WARNINGS": "False",
+            },
+            quiet=True,
+            timeout=None,
+        )
+        events = list(runner.events)
+        if runner.status not in ("successful", "failed") and not events:
+            tail = "".join(runner.stdout.read().splitlines(keepends=True)[-5:]) if runner.stdout else ""
+            raise InputError(
+                f"ansible-playbook did not run ({runner.status}): {tail.strip() or 'no output'}",
+                hint="check the inventory file and --limit pattern",
+            )
+    failures = classify_events(events)
+    hosts: list[HostResult] = []
+    for name in hosts_seen(events):
+        facts = out_dir / f"{name}.json"
+        outcome = failures.get(name)
+        if outcome is None:
+            if facts.is_file() and facts.stat().st_size > 0:
+                hosts.append(HostResult(name=name, status="collected", facts_file=facts.name))
+                continue
+            outcome = Outcome("failed", "the playbook succeeded but no facts file came back")
+        facts.unlink(missing_ok=True)
+        hosts.append(HostResult(name=name, status=outcome.status, reason=outcome.reason))
+    collection = Collection(
+        cannenv_version=__version__,
+        started_at=started,
+        finished_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        inventory=str(inv),
+        limit=limit,
+        forks=forks,
+        bundle_tag=bundle_tag,
+        bundle_sha256=bundle_sha,
+        hosts=tuple(sorted(hosts, key=lambda h: h.name)),
+        root=out_dir,
+    )
+    from cannenv.fsutil import atomic_write_text
+
+    atomic_write_text(out_dir / MANIFEST_NAME, collection.to_json())
+    if not hosts:
+        raise NotFoundError(
+            f"no host of {inv} matched" + (f" --limit {limit!r}" if limit else ""),
+            hint="list them with `ansible-inventory -i INVENTORY --graph`",
+        )
+    return collection
+
+
+def events_to_json(events: Iterable[Mapping[str, Any]]) -> str:
+    """Debug helper: the events that matter, as JSON lines (used by tests to keep real samples)."""
+    keep = ("event", "event_data")
+    return "\n".join(json.dumps({k: ev.get(k) for k in keep}, default=str) for ev in events) + "\n"

@@ -1,0 +1,142 @@
+"""The image lock file: what exactly went into an image built by ``cannenv image build``.
+
+A lock is a record, written atomically (``cannenv.fsutil``) as canonical JSON (sorted keys, two-space
+indent, trailing newline) so that it diffs well and the same content always gives the same bytes.
+``cannenv doctor --lock FILE`` reads it with :func:`load_lock` to learn which stack a host or image
+is meant to run (``Lock.stack_id``) and which matrix that stack came from (``Lock.matrix_digest``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from cannenv.errors import InputError
+
+if TYPE_CHECKING:
+    import os
+
+LOCK_SCHEMA_VERSION: Literal[1] = 1
+DEFAULT_LOCK_NAME = "cannenv.lock.json"
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def _check_sha256(value: str) -> str:
+    if not _SHA256.match(value):
+        raise ValueError(f"expected 64 lower-case hex digits (a sha256), got {value!r}")
+    return value
+
+
+class LockedInstaller(BaseModel):
+    """One CANN installer file that went into the image."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    component: str  # "toolkit" | "kernels" | "nnal" (matrix component names)
+    version: str
+    file: str  # file name only, as the vendor publishes it
+    sha256: str
+    pinned: bool  # True: the digest came from the matrix; False: recorded under --allow-unpinned
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha(cls, value: str) -> str:
+        return _check_sha256(value)
+
+
+class LockedRequirement(BaseModel):
+    """One Python distribution installed into the image, with the hashes pip enforced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    version: str
+    hashes: tuple[str, ...] = ()  # "sha256:<hex>"; empty when installed from an index without hashes
+    source: str  # "wheelhouse" | an index URL
+
+    @field_validator("hashes")
+    @classmethod
+    def _hashes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for h in value:
+            if not _DIGEST.match(h):
+                raise ValueError(f"expected 'sha256:<64 hex digits>', got {h!r}")
+        return value
+
+
+class Lock(BaseModel):
+    """Everything needed to rebuild or to judge an image. Frozen: make a new one to change it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = LOCK_SCHEMA_VERSION
+    stack_id: str
+    matrix_digest: str
+    cannenv_version: str
+    os: str
+    base_image: str
+    base_image_digest: str | None = None  # "sha256:…" (repo digest when pulled, else image id)
+    context_digest: str  # sha256 of the rendered build context (Dockerfile + every file in it)
+    installers: tuple[LockedInstaller, ...] = ()
+    python_requirements: tuple[LockedRequirement, ...] = ()
+    driver_range: str  # host driver versions the image accepts, as in its labels
+    tag: str | None = None
+    image_id: str | None = None  # "sha256:…" of the built image; None until built
+    image_digest: str | None = None  # registry digest once pushed; None for local images
+    notes: tuple[str, ...] = Field(default=(), description="warnings recorded at lock time")
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+    @property
+    def unpinned(self) -> tuple[LockedInstaller, ...]:
+        return tuple(i for i in self.installers if not i.pinned)
+
+
+def write_lock(path: str | os.PathLike[str], lock: Lock) -> Path:
+    """Write ``lock`` atomically; readers see the old file or the whole new one."""
+    from cannenv.fsutil import atomic_write_text
+
+    return atomic_write_text(path, lock.to_json())
+
+
+def load_lock(path: str | os.PathLike[str]) -> Lock:
+    """Read and validate a lock file; a bad file raises InputError naming the file and the field."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            f"lock file {p} does not exist",
+            hint="write one with `cannenv image lock STACK_ID --artifacts DIR --out FILE`",
+        ) from None
+    except OSError as exc:
+        raise InputError(f"cannot read lock file {p}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{p}:{exc.lineno}: not valid JSON ({exc.msg})",
+            hint="a lock file is the JSON written by `cannenv image lock`; regenerate it",
+        ) from None
+    if isinstance(data, dict) and data.get("schema_version") not in (None, LOCK_SCHEMA_VERSION):
+        raise InputError(
+            f"{p}: schema_version {data.get('schema_version')!r} is not supported "
+            f"(this cannenv reads version {LOCK_SCHEMA_VERSION})",
+            hint="upgrade cannenv, or regenerate the lock with this version",
+        )
+    try:
+        return Lock.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+        raise InputError(
+            f"{p}: field {where}: {first['msg']}{more}",
+            hint="a lock file is the JSON written by `cannenv image lock`; regenerate it",
+        ) from None

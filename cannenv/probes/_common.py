@@ -1,0 +1,251 @@
+"""Shared pieces of the probes: the context, safe file reading and vendor file parsers.
+
+Every file read goes through :func:`read_text`, which turns each way a file can be broken (empty,
+binary, oversized, permission denied, dangling symlink, symlink loop, directory instead of file)
+into a :class:`~cannenv.facts.ProbeIssue` naming the path, so one bad file never stops the doctor.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cannenv.facts import IssueKind, ProbeIssue
+from cannenv.host import Host
+
+MAX_TEXT_BYTES = 1 << 20
+"""Version and info files are a few hundred bytes; anything over 1 MiB is not one of them."""
+
+
+@dataclass
+class ProbeContext:
+    """What a probe gets: the host, the options, issues collected so far, earlier probes' results."""
+
+    host: Host
+    python: str | None = None
+    site_packages: tuple[str, ...] = ()
+    npu_smi_timeout: float = 10.0
+    issues: list[ProbeIssue] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+
+    def issue(self, probe: str, kind: IssueKind, path: str | None, message: str) -> None:
+        self.issues.append(ProbeIssue(probe=probe, kind=kind, path=path, message=message))
+
+
+def read_text(
+    ctx: ProbeContext, probe: str, host_path: str, *, max_bytes: int = MAX_TEXT_BYTES
+) -> str | None:
+    """Text of a host file, or None. Absent files are silently None; broken ones add an issue."""
+    local = ctx.host.path(host_path)
+    try:
+        st = local.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        ctx.issue(probe, "unreadable", host_path, f"{host_path}: cannot stat: {exc.strerror or exc}")
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = local.stat()
+        except FileNotFoundError:
+            target = _readlink(local)
+            ctx.issue(
+                probe,
+                "dangling-symlink",
+                host_path,
+                f"{host_path} is a symlink to {target}, which does not exist",
+            )
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                ctx.issue(probe, "symlink-loop", host_path, f"{host_path} is a symlink loop")
+            else:
+                ctx.issue(probe, "unreadable", host_path, f"{host_path}: {exc.strerror or exc}")
+            return None
+    if stat.S_ISDIR(st.st_mode):
+        ctx.issue(probe, "not-a-file", host_path, f"{host_path} is a directory, expected a file")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        ctx.issue(probe, "not-a-file", host_path, f"{host_path} is not a regular file")
+        return None
+    if st.st_size > max_bytes:
+        ctx.issue(
+            probe,
+            "oversized",
+            host_path,
+            f"{host_path} is {st.st_size} bytes; a version file is under {max_bytes}",
+        )
+        return None
+    try:
+        with local.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except PermissionError:
+        ctx.issue(
+            probe,
+            "permission-denied",
+            host_path,
+            f"{host_path}: permission denied (run as its owner or root)",
+        )
+        return None
+    except OSError as exc:
+        ctx.issue(probe, "unreadable", host_path, f"{host_path}: {exc.strerror or exc}")
+        return None
+    if len(data) > max_bytes:
+        ctx.issue(probe, "oversized", host_path, f"{host_path} is larger than {max_bytes} bytes")
+        return None
+    if not data.strip():
+        ctx.issue(probe, "empty", host_path, f"{host_path} is empty")
+        return None
+    if b"\x00" in data:
+        ctx.issue(probe, "binary", host_path, f"{host_path} holds binary data, expected text")
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        ctx.issue(probe, "binary", host_path, f"{host_path} is not UTF-8 text")
+        return None
+
+
+def _readlink(p: Path) -> str:
+    try:
+        return str(p.readlink())
+    except OSError:
+        return "?"
+
+
+def exists(ctx: ProbeContext, host_path: str) -> bool:
+    """True when the host path exists (following links); never raises."""
+    try:
+        return ctx.host.path(host_path).exists()
+    except OSError:
+        return False
+
+
+def is_dir(ctx: ProbeContext, host_path: str) -> bool:
+    try:
+        return ctx.host.path(host_path).is_dir()
+    except OSError:
+        return False
+
+
+def list_dir(ctx: ProbeContext, host_path: str) -> list[str]:
+    """Sorted entry names of a host directory, [] when absent or unreadable."""
+    try:
+        return sorted(os.listdir(ctx.host.path(host_path)))  # noqa: PTH208 - names only
+    except OSError:
+        return []
+
+
+def realpath(ctx: ProbeContext, host_path: str) -> str | None:
+    """Host spelling of the resolved path (links inside a tree resolve inside the tree), or None."""
+    local = ctx.host.path(host_path)
+    try:
+        resolved = _resolve_in_root(ctx.host, local)
+    except (OSError, RuntimeError):
+        return None
+    return resolved
+
+
+def _resolve_in_root(host: Host, local: Path) -> str | None:
+    """Resolve symlinks treating absolute link targets as relative to the host root."""
+    if host.is_live:
+        try:
+            r = local.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        return str(r)
+    parts = Path(host.unroot(local)).parts[1:]
+    current = "/"
+    hops = 0
+    stack = list(parts)
+    while stack:
+        part = stack.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = str(Path(current).parent)
+            continue
+        candidate = str(Path(current) / part)
+        lp = host.path(candidate)
+        if lp.is_symlink():
+            hops += 1
+            if hops > 40:
+                return None
+            target = str(lp.readlink())
+            if target.startswith("/"):
+                current = "/"
+                stack = list(Path(target).parts[1:]) + stack
+            else:
+                stack = list(Path(target).parts) + stack
+            continue
+        if not lp.exists():
+            return None
+        current = candidate
+    return current
+
+
+_KV_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-. ]*?)\s*[=:]\s*(.*?)\s*$")
+
+
+def parse_kv(text: str, *, seps: str = "=") -> dict[str, str]:
+    """Parse ``key=value`` lines (vendor info files). Quotes around values are removed.
+
+    Keys keep their case; the first occurrence of a key wins. Lines without a separator, comments
+    and blank lines are skipped.
+    """
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        idx = -1
+        for sep in seps:
+            i = line.find(sep)
+            if i > 0 and (idx < 0 or i < idx):
+                idx = i
+        if idx <= 0:
+            continue
+        key = line[:idx].strip()
+        value = line[idx + 1 :].strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        if key and key not in out:
+            out[key] = value
+    return out
+
+
+def get_ci(values: dict[str, str], *names: str) -> str | None:
+    """First non-empty value among ``names``, matching keys case-insensitively."""
+    lower = {k.lower(): v for k, v in values.items()}
+    for name in names:
+        v = lower.get(name.lower())
+        if v:
+            return v
+    return None
+
+
+_BRACKET_RE = re.compile(r"\[([^\[\]]*)\]")
+
+
+def bracket_list(value: str | None) -> tuple[str, ...]:
+    """``[V100R001C13],[V100R001C15]`` -> ``("V100R001C13", "V100R001C15")``."""
+    if not value:
+        return ()
+    return tuple(m.group(1).strip() for m in _BRACKET_RE.finditer(value) if m.group(1).strip())
+
+
+def host_join(*parts: str) -> str:
+    return str(Path(parts[0]).joinpath(*parts[1:]))
+
+
+def first_existing(ctx: ProbeContext, candidates: Sequence[str]) -> str | None:
+    for c in candidates:
+        if exists(ctx, c):
+            return c
+    return None

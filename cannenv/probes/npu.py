@@ -1,0 +1,195 @@
+"""NPU devices: ``npu-smi info`` (A2, A3, 310P layouts), the board query, PCI sysfs and /dev nodes.
+
+npu-smi runs with a timeout through :meth:`cannenv.host.Host.run`; a hung or failing npu-smi
+(``dcmi module initialize failed. ret is -8005`` in containers, research §7) is recorded as an
+outcome and an issue, never a hang.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+from typing import Any
+
+from cannenv.facts import CommandOutcome, DeviceFacts, NpuChip, PciDevice
+from cannenv.host import CommandResult
+from cannenv.probes._common import ProbeContext, is_dir, list_dir, parse_kv
+
+NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi", "/usr/bin/npu-smi")
+HUAWEI_PCI_VENDOR = "0x19e5"
+_HEADER_RE = re.compile(r"npu-smi\s+(?P<smi>\S+)\s+Version:\s*(?P<drv>\S+)")
+_NPU_ROW_RE = re.compile(r"^(?P<npu>\d+)\s+(?P<name>\S+)$")
+_CHIP_ROW_RE = re.compile(r"^(?P<chip>\d+)(?:\s+(?P<phy>\d+))?$")
+_BUS_RE = re.compile(r"^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
+_DEV_NODE_RE = re.compile(r"^(davinci\d+|davinci_manager|devmm_svm|hisi_hdc|vdavinci\d+)$")
+
+
+def parse_npu_smi_info(text: str) -> tuple[str | None, str | None, list[NpuChip]]:
+    """Parse ``npu-smi info``: (tool version, driver version, chips). Unknown lines are skipped.
+
+    Each NPU is a pair of rows: ``| <npu> <name> | <health> | ...`` then
+    ``| <chip> [<phy-id or device>] | <bus-id> | ...`` (research §4.7). The process table that
+    follows is ignored.
+    """
+    smi = drv = None
+    chips: list[NpuChip] = []
+    pending: tuple[int, str, str] | None = None
+    for line in text.splitlines():
+        if smi is None:
+            m = _HEADER_RE.search(line)
+            if m:
+                smi, drv = m.group("smi"), m.group("drv")
+                continue
+        if "Process id" in line or "Process name" in line:
+            break
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2:
+            continue
+        first, second = cells[0], cells[1]
+        if pending is None:
+            m = _NPU_ROW_RE.match(first)
+            if m and second and not _BUS_RE.match(second):
+                pending = (int(m.group("npu")), m.group("name"), second.split()[0])
+            continue
+        m2 = _CHIP_ROW_RE.match(first)
+        if m2 and (_BUS_RE.match(second) or second in {"", "NA", "-"}):
+            npu_id, name, health = pending
+            chips.append(
+                NpuChip(
+                    npu_id=npu_id,
+                    chip_id=int(m2.group("chip")),
+                    phy_id=int(m2.group("phy")) if m2.group("phy") else None,
+                    name=name,
+                    health=health,
+                    bus_id=second if _BUS_RE.match(second) else None,
+                )
+            )
+            pending = None
+            continue
+        m = _NPU_ROW_RE.match(first)
+        pending = (int(m.group("npu")), m.group("name"), second.split()[0]) if m and second else None
+    return smi, drv, chips
+
+
+def parse_board(text: str) -> dict[str, str]:
+    """``npu-smi info -t board -i N -c C``: ``Key : Value`` lines (research §4.8)."""
+    return parse_kv(text, seps=":")
+
+
+def soc_from_board(board: dict[str, str]) -> str | None:
+    from cannenv.errors import CannenvError
+    from cannenv.soc import soc_from_board as _soc
+
+    try:
+        return _soc(board.get("Chip Type"), board.get("Chip Name"), board.get("NPU Name"))
+    except CannenvError:
+        return None
+
+
+def _outcome(res: CommandResult) -> CommandOutcome:
+    text = (res.stderr or res.stdout or "").strip()
+    tail = text.splitlines()[-1] if text else ""
+    return CommandOutcome(
+        argv=res.argv,
+        returncode=res.returncode,
+        timed_out=res.timed_out,
+        missing=res.missing,
+        duration_s=round(res.duration_s, 3),
+        message=res.describe() if not res.ok else tail,
+    )
+
+
+def find_npu_smi(ctx: ProbeContext) -> tuple[str | None, str | None]:
+    """(host spelling, local path) of npu-smi, or (None, None)."""
+    local = ctx.host.which("npu-smi")
+    if local is not None:
+        return ctx.host.unroot(Path(local)), local
+    for p in NPU_SMI_PATHS:
+        lp = ctx.host.path(p)
+        if lp.is_file():
+            return p, str(lp)
+    return None, None
+
+
+def probe(ctx: ProbeContext) -> dict[str, Any]:
+    from cannenv.errors import CannenvError
+    from cannenv.soc import family_from_npu_name, family_from_pci, soc_family
+
+    facts: dict[str, Any] = {}
+    smi_host, smi_local = find_npu_smi(ctx)
+    facts["npu_smi_path"] = smi_host
+    if smi_local is not None and smi_host is not None:
+        res = ctx.host.run([smi_local, "info"], timeout=ctx.npu_smi_timeout)
+        facts["npu_smi"] = _outcome(res).model_copy(update={"argv": (smi_host, "info")})
+        if res.timed_out:
+            ctx.issue(
+                "npu",
+                "command-timeout",
+                smi_host,
+                f"`{smi_host} info` gave no answer in {ctx.npu_smi_timeout:g} s",
+            )
+        elif not res.ok:
+            ctx.issue("npu", "command-failed", smi_host, facts["npu_smi"].message)
+        else:
+            smi, drv, chips = parse_npu_smi_info(res.stdout)
+            facts.update(smi_version=smi, driver_version=drv, chips=tuple(chips))
+            if not chips:
+                ctx.issue(
+                    "npu", "malformed", smi_host, f"`{smi_host} info` listed no NPU rows that could be read"
+                )
+            else:
+                first = chips[0]
+                bres = ctx.host.run(
+                    [smi_local, "info", "-t", "board", "-i", str(first.npu_id), "-c", str(first.chip_id)],
+                    timeout=ctx.npu_smi_timeout,
+                )
+                if bres.ok:
+                    board = parse_board(bres.stdout)
+                    facts["board"] = board
+                    soc = soc_from_board(board)
+                    if soc:
+                        facts["soc"] = soc
+                        with contextlib.suppress(CannenvError):
+                            facts["family"], facts["family_source"] = (
+                                soc_family(soc),
+                                f"SoC {soc} (npu-smi board)",
+                            )
+                if "family" not in facts:
+                    fam = family_from_npu_name(first.name)
+                    if fam:
+                        facts["family"], facts["family_source"] = fam, f"npu-smi Name {first.name}"
+    pci = _pci_devices(ctx)
+    facts["pci"] = tuple(pci)
+    if "family" not in facts:
+        for dev in pci:
+            fam = family_from_pci(dev.device)
+            if fam:
+                facts["family"], facts["family_source"] = fam, f"PCI device {dev.device} at {dev.address}"
+                break
+    facts["dev_nodes"] = tuple(f"/dev/{n}" for n in list_dir(ctx, "/dev") if _DEV_NODE_RE.match(n))
+    return {"devices": DeviceFacts(**facts)}
+
+
+def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:
+    base = "/sys/bus/pci/devices"
+    if not is_dir(ctx, base):
+        return []
+    out = []
+    for addr in list_dir(ctx, base):
+        vendor = _sysfs_value(ctx, f"{base}/{addr}/vendor")
+        if vendor is None or vendor.lower() != HUAWEI_PCI_VENDOR:
+            continue
+        device = _sysfs_value(ctx, f"{base}/{addr}/device") or "?"
+        out.append(PciDevice(address=addr, vendor=vendor.lower(), device=device.lower()))
+    return out
+
+
+def _sysfs_value(ctx: ProbeContext, path: str) -> str | None:
+    try:
+        with ctx.host.path(path).open("rb") as fh:
+            return fh.read(64).decode("ascii", "replace").strip() or None
+    except OSError:
+        return None

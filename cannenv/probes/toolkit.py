@@ -1,0 +1,266 @@
+"""CANN toolkit installs, both layouts, and which one is active and why (research §3.3, §4.3–§4.5).
+
+* ≤ 8.3: ``<base>/ascend-toolkit/<ver>/`` with the ``latest`` link and ``set_env.sh`` beside them.
+* ≥ 8.5: ``<base>/cann-<ver>/`` and the ``<base>/cann`` link; ``ascend-toolkit/latest`` may still exist.
+* ``<base>`` is ``/usr/local/Ascend``, the ``Install_Path`` of ``/etc/Ascend/ascend_cann_install.info``,
+  or ``~/Ascend`` for a non-root install.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cannenv.facts import CannFacts, CannInstall, ComponentInfo
+from cannenv.probes import ops
+from cannenv.probes._common import (
+    ProbeContext,
+    bracket_list,
+    exists,
+    get_ci,
+    is_dir,
+    list_dir,
+    parse_kv,
+    read_text,
+    realpath,
+)
+
+SYSTEM_BASE = "/usr/local/Ascend"
+CANN_INSTALL_INFO = "/etc/Ascend/ascend_cann_install.info"
+COMPONENTS = ("toolkit", "runtime", "compiler", "opp", "opp_kernel", "hccl")
+_SKIP = {"latest", "set_env.sh", "set_env.csh", "set_env.fish"}
+
+
+def parse_install_info(text: str) -> dict[str, str]:
+    return parse_kv(text)
+
+
+def parse_component_info(name: str, path: str, text: str) -> ComponentInfo:
+    kv = parse_kv(text)
+    required = {
+        k[len("required_package_") : -len("_version")]: v
+        for k, v in kv.items()
+        if k.startswith("required_package_") and k.endswith("_version")
+    }
+    return ComponentInfo(
+        name=name,
+        path=path,
+        version=get_ci(kv, "Version"),
+        version_dir=get_ci(kv, "version_dir"),
+        required=required,
+    )
+
+
+def _bases(ctx: ProbeContext, record: dict[str, str]) -> list[tuple[str, bool]]:
+    """(base dir, user install?) in search order, without duplicates."""
+    bases: list[tuple[str, bool]] = [(SYSTEM_BASE, False)]
+    rec = record.get("Install_Path")
+    if rec:
+        bases.append((rec.rstrip("/") or "/", False))
+    home = ctx.host.getenv("HOME")
+    homes = [home] if home else []
+    if not ctx.host.is_live:
+        homes += ["/root"] + [f"/home/{d}" for d in list_dir(ctx, "/home")]
+    for h in homes:
+        bases.append((f"{h.rstrip('/')}/Ascend", True))
+    seen: set[str] = set()
+    out = []
+    for b, user in bases:
+        if b not in seen:
+            seen.add(b)
+            out.append((b, user))
+    return out
+
+
+def _install(
+    ctx: ProbeContext, path: str, layout: str, name_version: str | None, user: bool, set_env: str
+) -> CannInstall:
+    info_path = None
+    kv: dict[str, str] = {}
+    for entry in list_dir(ctx, path):
+        if entry.endswith("-linux"):
+            p = f"{path}/{entry}/ascend_toolkit_install.info"
+            text = read_text(ctx, "toolkit", p)
+            if text is not None:
+                info_path, kv = p, parse_install_info(text)
+                if not get_ci(kv, "version"):
+                    ctx.issue("toolkit", "malformed", p, f"{p} has no version= line")
+                break
+            if exists(ctx, p):
+                info_path = p
+    components = []
+    for comp in COMPONENTS:
+        p = f"{path}/{comp}/version.info"
+        text = read_text(ctx, "toolkit", p)
+        if text is not None:
+            components.append(parse_component_info(comp, p, text))
+    version = get_ci(kv, "version")
+    source = "ascend_toolkit_install.info" if version else None
+    if version is None:
+        for c in components:
+            if c.name == "toolkit" and c.version_dir and c.version_dir != "cann":
+                version, source = c.version_dir, "toolkit/version.info version_dir"
+                break
+    if version is None and name_version:
+        version, source = name_version, "directory name"
+    return CannInstall(
+        path=path,
+        layout=layout,  # type: ignore[arg-type]
+        version=version,
+        version_source=source,
+        innerversion=get_ci(kv, "innerversion"),
+        compatible_version=bracket_list(get_ci(kv, "compatible_version")),
+        arch=get_ci(kv, "arch"),
+        info_path=info_path,
+        user_install=user,
+        components=tuple(components),
+        ops=ops.probe_install(ctx, path),
+        set_env=set_env,
+    )
+
+
+def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstall], dict[str, str]]:
+    """All installs, plus the links that may select one: {link path: resolved host path}."""
+    installs: list[CannInstall] = []
+    links: dict[str, str] = {}
+    seen_real: set[str] = set()
+    for base, user in _bases(ctx, record):
+        if not is_dir(ctx, base):
+            continue
+        tk = f"{base}/ascend-toolkit"
+        tk_set_env = f"{tk}/set_env.sh"
+        for name in list_dir(ctx, tk):
+            p = f"{tk}/{name}"
+            local = ctx.host.path(p)
+            if name in _SKIP or local.is_symlink() or not local.is_dir():
+                continue
+            real = realpath(ctx, p) or p
+            if real in seen_real:
+                continue
+            seen_real.add(real)
+            installs.append(_install(ctx, p, "toolkit", name, user, tk_set_env))
+        for name in list_dir(ctx, base):
+            if not name.startswith("cann-"):
+                continue
+            p = f"{base}/{name}"
+            local = ctx.host.path(p)
+            if local.is_symlink() or not local.is_dir():
+                continue
+            real = realpath(ctx, p) or p
+            if real in seen_real:
+                continue
+            seen_real.add(real)
+            set_env = next(
+                (s for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env) if exists(ctx, s)),
+                f"{base}/cann/set_env.sh",
+            )
+            installs.append(_install(ctx, p, "cann", name[len("cann-") :], user, set_env))
+        cann_dir = f"{base}/cann"
+        if is_dir(ctx, cann_dir) and not ctx.host.path(cann_dir).is_symlink():
+            real = realpath(ctx, cann_dir) or cann_dir
+            if real not in seen_real and any(e.endswith("-linux") for e in list_dir(ctx, cann_dir)):
+                seen_real.add(real)
+                installs.append(_install(ctx, cann_dir, "cann", None, user, f"{cann_dir}/set_env.sh"))
+        for link in (f"{tk}/latest", cann_dir):
+            if ctx.host.path(link).is_symlink():
+                target = realpath(ctx, link)
+                if target is None:
+                    ctx.issue("toolkit", "dangling-symlink", link, f"{link} is a link to a missing directory")
+                else:
+                    links[link] = target
+    return installs, links
+
+
+def _owner(installs: list[CannInstall], ctx: ProbeContext, target: str) -> CannInstall | None:
+    real_target = realpath(ctx, target) or target
+    for inst in installs:
+        real = realpath(ctx, inst.path) or inst.path
+        if real_target == real or real_target.startswith(real + "/"):
+            return inst
+    return None
+
+
+def choose_active(
+    ctx: ProbeContext, installs: list[CannInstall], links: dict[str, str]
+) -> tuple[str | None, str]:
+    """Which install is in use and why: environment first, then links, then the only/newest one."""
+    if not installs:
+        return None, "no CANN toolkit found"
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
+        value = ctx.host.getenv(var)
+        if value:
+            owner = _owner(installs, ctx, value)
+            if owner is not None:
+                return owner.path, f"{var}={value} points into it (its set_env.sh was sourced)"
+    for link, target in links.items():
+        owner = _owner(installs, ctx, target)
+        if owner is not None:
+            how = (
+                f"`source {owner.set_env}` would select it" if owner.set_env else "set_env.sh would select it"
+            )
+            return owner.path, f"{link} links to it; {how} (environment not set)"
+    if len(installs) == 1:
+        return installs[0].path, "the only CANN toolkit installed (environment not set, no `latest` link)"
+    newest = _newest(installs)
+    return (
+        newest.path,
+        f"newest of {len(installs)} installs; nothing selects one (no environment, no `latest` link)",
+    )
+
+
+def _newest(installs: list[CannInstall]) -> CannInstall:
+    from cannenv.errors import CannenvError
+    from cannenv.versions import CannVersion
+
+    def key(inst: CannInstall) -> tuple[int, Any]:
+        try:
+            return (1, CannVersion.parse(inst.version or ""))
+        except (CannenvError, ValueError):
+            return (0, inst.path)
+
+    ranked = sorted(installs, key=lambda i: (key(i)[0], str(i.path)))
+    parsed = [i for i in installs if key(i)[0] == 1]
+    if parsed:
+        return max(parsed, key=lambda i: key(i)[1])
+    return ranked[-1]
+
+
+def probe(ctx: ProbeContext) -> dict[str, Any]:
+    record: dict[str, str] = {}
+    record_path = None
+    candidates = [CANN_INSTALL_INFO]
+    home = ctx.host.getenv("HOME")
+    if home:
+        candidates.append(f"{home.rstrip('/')}/Ascend/ascend_cann_install.info")
+    for cand in candidates:
+        text = read_text(ctx, "toolkit", cand)
+        if text is not None:
+            record, record_path = parse_kv(text), cand
+            break
+    installs, links = discover(ctx, record)
+    active, reason = choose_active(ctx, installs, links)
+    return {
+        "cann": CannFacts(
+            installs=tuple(installs),
+            active=active,
+            active_reason=reason,
+            links=links,
+            install_record=record,
+            install_record_path=record_path,
+        )
+    }
+
+
+def arch_dir(inst: CannInstall) -> str:
+    return f"{inst.arch or 'x86_64'}-linux"
+
+
+def version_of_path(path: str) -> str | None:
+    """``/usr/local/Ascend/ascend-toolkit/8.3.RC2/...`` -> ``8.3.RC2``; ``.../cann-8.5.0/...`` -> ``8.5.0``."""  # noqa: E501
+    parts = Path(path).parts
+    for i, part in enumerate(parts):
+        if part.startswith("cann-"):
+            return part[len("cann-") :]
+        if part == "ascend-toolkit" and i + 1 < len(parts) and parts[i + 1] != "latest":
+            return parts[i + 1]
+    return None

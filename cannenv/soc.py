@@ -1,0 +1,267 @@
+"""Ascend SoC names and product families, from the shipped data file ``matrices/socs.yaml``.
+
+API (pure, data-driven; raises :mod:`cannenv.errors` errors)::
+
+    normalize_soc("910b4")            -> "Ascend910B4"      # also "ascend910_9392" -> "Ascend910_9392"
+    normalize_soc("Ascend910B")       -> "Ascend910B"       # first-gen 910 ProB, NOT the 910B series
+    soc_family("Ascend910B4")         -> "a2"               # a2 | a3 | 310p | 910 | 310b | 950
+    family_title("a2")                -> "Atlas A2"
+    soc_from_board(chip_type, chip_name, npu_name)          # `npu-smi info -t board -i N -c C` fields
+    family_from_npu_name("910B2C")    -> "a2"               # npu-smi `Name` column, or None
+    family_from_pci("0xd802")         -> "a2"               # PCI device id (vendor 0x19e5), or None
+    families() / socs() / hardware()                         # the data itself
+
+The trap: ``Ascend910B`` without a digit is the first-generation 910 ProB (family ``910``), not a
+member of the 910B (Atlas A2) series; it is a separate SoC name in the vendor's SOC_VERSION lists.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from cannenv.errors import InputError, did_you_mean
+
+FamilyId = Literal["a2", "a3", "310p", "910", "310b", "950"]
+FAMILY_IDS: tuple[str, ...] = get_args(FamilyId)
+
+_HEX_RE = re.compile(r"^(0x)?([0-9a-f]{4})$")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SocFamily(_Frozen):
+    """A product family (Atlas A2, A3, ...): what the matrix's rules and stacks are keyed on."""
+
+    id: FamilyId
+    title: str
+    image_chip: str | None = Field(None, description="chip series in official image tags (910b, a3, ...)")
+    pci_device_ids: tuple[str, ...] = ()
+    npu_smi_name_patterns: tuple[str, ...] = Field((), description="regexes for the npu-smi Name column")
+    runtime_soc_ids: str | None = Field(None, description="torch_npu runtime numeric SoC ids")
+    soc_patterns: tuple[str, ...] = Field((), description="regexes for SoC names not listed one by one")
+    sources: tuple[str, ...] = Field(min_length=1)
+    note: str | None = None
+
+    @field_validator("pci_device_ids")
+    @classmethod
+    def _lower_pci(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for item in v:
+            m = _HEX_RE.match(item.lower())
+            if not m:
+                raise ValueError(f"PCI device id {item!r} is not 4 hex digits")
+            out.append(m.group(2))
+        return tuple(out)
+
+    @field_validator("npu_smi_name_patterns", "soc_patterns")
+    @classmethod
+    def _regexes(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in v:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"bad regular expression {pattern!r}: {exc}") from exc
+        return v
+
+
+class SocEntry(_Frozen):
+    """One SoC name in its canonical spelling (as used by SOC_VERSION, e.g. ``Ascend910B4``)."""
+
+    name: str = Field(pattern=r"^Ascend[0-9A-Za-z_-]+$")
+    family: FamilyId
+    sources: tuple[str, ...] = Field(min_length=1)
+    note: str | None = None
+
+
+class BoardAlias(_Frozen):
+    """An npu-smi board ``Chip Name`` that is not itself a SoC name (e.g. ``A2G*``)."""
+
+    pattern: str
+    soc: str
+    sources: tuple[str, ...] = Field(min_length=1)
+    note: str | None = None
+
+
+class Hardware(_Frozen):
+    families: tuple[SocFamily, ...] = ()
+    socs: tuple[SocEntry, ...] = ()
+    board_aliases: tuple[BoardAlias, ...] = ()
+
+
+@cache
+def hardware() -> Hardware:
+    """The shipped hardware table (``matrices/socs.yaml``), validated, cached."""
+    import yaml
+
+    from cannenv.resources import matrices_dir
+
+    path = matrices_dir() / "socs.yaml"
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with path.open(encoding="utf-8") as fh:
+        doc = yaml.load(fh, Loader=loader)  # noqa: S506 - a SafeLoader
+    return Hardware.model_validate(doc["hardware"])
+
+
+def families() -> tuple[SocFamily, ...]:
+    return hardware().families
+
+
+def socs() -> tuple[SocEntry, ...]:
+    return hardware().socs
+
+
+@cache
+def _by_lower() -> dict[str, SocEntry]:
+    return {s.name.lower(): s for s in socs()}
+
+
+@cache
+def _families_by_id() -> dict[str, SocFamily]:
+    return {f.id: f for f in families()}
+
+
+def _pattern_family(name: str) -> str | None:
+    for fam in families():
+        for pattern in fam.soc_patterns:
+            if re.match(pattern, name, flags=re.IGNORECASE):
+                return fam.id
+    return None
+
+
+def _canonical_from_pattern(name: str) -> str:
+    # Ascend950pr_9579 -> Ascend950PR_9579: upper-case the letters after the digits, keep the rest.
+    body = name[len("ascend") :]
+    return "Ascend" + body.upper()
+
+
+def normalize_soc(name: str) -> str:
+    """Canonical SoC name for any common spelling: ``910B4``, ``ascend910b4``, ``Ascend910_9392``.
+
+    Raises InputError (with a did-you-mean hint) for a name that is not a known SoC.
+    """
+    raw = name.strip()
+    key = raw.lower().replace(" ", "")
+    if not key.startswith("ascend"):
+        key = "ascend" + key
+    entry = _by_lower().get(key)
+    if entry is not None:
+        return entry.name
+    if _pattern_family(key) is not None:
+        return _canonical_from_pattern(key)
+    known = [s.name for s in socs()]
+    hint = did_you_mean("Ascend" + key[len("ascend") :].upper(), known) or did_you_mean(raw, known)
+    raise InputError(
+        f"unknown Ascend SoC {name!r}",
+        hint=(hint + " " if hint else "")
+        + "known SoCs: "
+        + ", ".join(known)
+        + " (see `npu-smi info -t board -i 0 -c 0`: Chip Name, and NPU Name on Atlas A3)",
+    )
+
+
+def soc_family(soc: str) -> FamilyId:
+    """Product family id of a SoC (any spelling normalize_soc accepts)."""
+    canonical = normalize_soc(soc)
+    entry = _by_lower().get(canonical.lower())
+    fam = entry.family if entry is not None else _pattern_family(canonical)
+    if fam is None:  # pragma: no cover - normalize_soc only returns names with a family
+        raise InputError(f"SoC {soc!r} has no family in the hardware table")
+    return _as_family(fam)
+
+
+def _as_family(fam: str) -> FamilyId:
+    if fam not in FAMILY_IDS:
+        raise InputError(
+            f"unknown SoC family {fam!r}",
+            hint=(did_you_mean(fam, FAMILY_IDS) or "") + " families: " + ", ".join(FAMILY_IDS),
+        )
+    return fam  # type: ignore[return-value]
+
+
+def normalize_family(family: str) -> FamilyId:
+    """Accept ``a2``, ``A2``, ``Atlas A2``, ``910b`` (image chip tag) ... and return the family id."""
+    key = family.strip().lower()
+    if key.startswith("atlas "):
+        key = key[len("atlas ") :]
+    if key in FAMILY_IDS:
+        return _as_family(key)
+    for fam in families():
+        if key in {fam.title.lower(), (fam.image_chip or "").lower()}:
+            return fam.id
+    return _as_family(key)
+
+
+def family_title(family: str) -> str:
+    """Human title of a family id: ``a2`` -> ``Atlas A2``."""
+    return _families_by_id()[normalize_family(family)].title
+
+
+def family_info(family: str) -> SocFamily:
+    return _families_by_id()[normalize_family(family)]
+
+
+def family_socs(family: str) -> tuple[str, ...]:
+    fam = normalize_family(family)
+    return tuple(s.name for s in socs() if s.family == fam)
+
+
+def soc_from_board(chip_type: str | None, chip_name: str | None, npu_name: str | None) -> str:
+    """SoC name from ``npu-smi info -t board -i N -c C`` fields.
+
+    A2/310P: ``Chip Type`` + ``Chip Name`` (``Ascend`` + ``910B4`` -> ``Ascend910B4``);
+    A3 (and 950): ``Chip Name`` + ``_`` + ``NPU Name`` (``Ascend910`` + ``9392`` -> ``Ascend910_9392``)
+    [VA-SETUP]. Raises InputError when the fields name no known SoC.
+    """
+    ctype = (chip_type or "").strip()
+    cname = (chip_name or "").strip()
+    nname = (npu_name or "").strip()
+    if not cname:
+        raise InputError(
+            "npu-smi board output has no 'Chip Name'",
+            hint="run `npu-smi info -t board -i 0 -c 0` and pass the Chip Name (and NPU Name on Atlas A3)",
+        )
+    for alias in hardware().board_aliases:
+        if re.match(alias.pattern, cname):
+            return alias.soc
+    candidates: list[str] = []
+    base = cname if cname.lower().startswith("ascend") else (ctype or "Ascend") + cname
+    if nname and nname.upper() not in {"NA", "N/A", "-"}:
+        candidates.append(f"{base}_{nname}")
+    candidates.append(base)
+    for cand in candidates:
+        try:
+            return normalize_soc(cand)
+        except InputError:
+            continue
+    return normalize_soc(candidates[0])  # raises with the did-you-mean hint
+
+
+def family_from_npu_name(name: str) -> FamilyId | None:
+    """Family from the npu-smi ``Name`` column (``910B3``, ``Ascend910``, ``310P3``), or None.
+
+    Patterns are checked family by family in data order, so ``910B3`` (A2) is tried before the
+    first-gen ``^910`` pattern; a bare ``910B`` falls through to first-gen 910 [MC].
+    """
+    text = name.strip()
+    for fam in families():
+        for pattern in fam.npu_smi_name_patterns:
+            if re.match(pattern, text):
+                return fam.id
+    return None
+
+
+def family_from_pci(device_id: str) -> FamilyId | None:
+    """Family from a PCI device id (``d802``, ``0xD802``) of vendor 0x19e5, or None."""
+    m = _HEX_RE.match(device_id.strip().lower())
+    if not m:
+        return None
+    for fam in families():
+        if m.group(2) in fam.pci_device_ids:
+            return fam.id
+    return None

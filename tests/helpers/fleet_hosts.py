@@ -1,0 +1,343 @@
+"""Fleet test hosts: Ascend host trees (test fixtures, real file formats) served over real SSH.
+
+Each host is a container of the local Docker engine (host networking, no registry) running sshd on
+its own loopback port, with a filesystem laid out as an Ascend host: driver/firmware/CANN files in
+the formats of research notes §4 (``/work/shared/research/versions.md``), and for hosts whose
+environment is "sourced", an ``/etc/profile.d/ascend.sh`` that sources the toolkit's ``set_env.sh``
+(§5.1) as sites do. Nothing here is a real CANN install: the trees are fixtures named as such.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HOST_IMAGE = os.environ.get("CANNENV_FLEET_HOST_IMAGE", "cannenv-test/fleet-host:bookworm")
+
+# research §4.1 / §4.2 samples
+DRIVER_25_0_RC1_1 = """Version=25.0.rc1.1
+ascendhal_version=7.35.23
+aicpu_version=1.0
+tdt_version=1.0
+log_version=1.0
+prof_version=2.0
+dvppkernels_version=1.1
+tsfw_version=1.0
+Innerversion=V100R001C21SPC002B220
+compatible_version=[V100R001C17],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21]
+compatible_version_fw=[7.0.0,7.7.99]
+package_version=25.0.rc1.1
+"""
+DRIVER_24_1_RC1 = """Version=24.1.rc1
+ascendhal_version=7.35.19
+aicpu_version=1.0
+tdt_version=1.0
+log_version=1.0
+prof_version=2.0
+dvppkernels_version=1.1
+tsfw_version=1.0
+Innerversion=V100R001C15SPC006B220
+compatible_version=[V100R001C30],[V100R001C13],[V100R001C15],[V100R001C17]
+compatible_version_fw=[7.0.0,7.2.99]
+"""
+FIRMWARE_7_7 = """Version=7.7.0.1.231
+firmware_version=1.0
+package_version=25.0.rc1.1
+compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]
+"""
+ASCEND_INSTALL_INFO = """UserName=HwHiAiUser
+UserGroup=HwHiAiUser
+Firmware_Install_Type=full
+Firmware_Install_Path_Param=/usr/local/Ascend
+Driver_Install_Type=full
+Driver_Install_Path_Param=/usr/local/Ascend
+Driver_Install_For_All=yes
+"""
+SET_ENV_SH = """# fixture: the variables of CANN <= 8.3 set_env.sh (research §5.1), in file order
+export LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver:${LD_LIBRARY_PATH}
+export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest
+export LD_LIBRARY_PATH=${ASCEND_TOOLKIT_HOME}/lib64:${ASCEND_TOOLKIT_HOME}/lib64/plugin/opskernel:${ASCEND_TOOLKIT_HOME}/lib64/plugin/nnengine:${ASCEND_TOOLKIT_HOME}/opp/built-in/op_impl/ai_core/tbe/op_tiling/lib/linux/$(arch):$LD_LIBRARY_PATH
+export LD_LIBRARY_PATH=${ASCEND_TOOLKIT_HOME}/tools/aml/lib64:${ASCEND_TOOLKIT_HOME}/tools/aml/lib64/plugin:$LD_LIBRARY_PATH
+export PYTHONPATH=${ASCEND_TOOLKIT_HOME}/python/site-packages:${ASCEND_TOOLKIT_HOME}/opp/built-in/op_impl/ai_core/tbe:$PYTHONPATH
+export PATH=${ASCEND_TOOLKIT_HOME}/bin:${ASCEND_TOOLKIT_HOME}/compiler/ccec_compiler/bin:${ASCEND_TOOLKIT_HOME}/tools/ccec_compiler/bin:$PATH
+export ASCEND_AICPU_PATH=${ASCEND_TOOLKIT_HOME}
+export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp
+export TOOLCHAIN_HOME=${ASCEND_TOOLKIT_HOME}/toolkit
+export ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}
+"""  # noqa: E501
+
+
+def _component_info(version_dir: str, internal: str, required: dict[str, str]) -> str:
+    lines = [f"Version={internal}", f"version_dir={version_dir}", "timestamp=20250724_194044950"]
+    lines += [f'required_package_{k}_version="{v}"' for k, v in required.items()]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """One fixture host: what its tree holds and how it misbehaves."""
+
+    name: str
+    driver: str = DRIVER_25_0_RC1_1
+    cann: str = "8.2.RC1"
+    cann_internal: str = "8.2.0.0.201"
+    kernels_version_dir: str = "8.2.RC1"
+    kernels_chip: str = "910b"
+    env_sourced: bool = True
+    python: bool = True
+    stopped: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+FLEET: tuple[HostSpec, ...] = (
+    HostSpec("healthy-1"),
+    HostSpec("healthy-2"),
+    HostSpec("old-driver", driver=DRIVER_24_1_RC1),
+    HostSpec("wrong-kernels", kernels_version_dir="8.1.RC1", kernels_chip="310p"),
+    HostSpec("env-not-sourced", env_sourced=False),
+    HostSpec("no-python", python=False),
+    HostSpec("down", stopped=True),
+)
+
+
+def build_tree(spec: HostSpec, root: Path, *, arch: str = "x86_64") -> Path:
+    """Lay out ``spec`` under ``root`` (a fixture: real file formats, no real binaries)."""
+    asc = root / "usr/local/Ascend"
+    files: dict[str, str] = {
+        "usr/local/Ascend/driver/version.info": spec.driver,
+        "usr/local/Ascend/firmware/version.info": FIRMWARE_7_7,
+        "etc/ascend_install.info": ASCEND_INSTALL_INFO,
+        "etc/Ascend/ascend_cann_install.info": (
+            "Install_Path=/usr/local/Ascend\nToolkit_InstallPath=/usr/local/Ascend/ascend-toolkit\n"
+        ),
+        "usr/local/Ascend/ascend-toolkit/set_env.sh": SET_ENV_SH,
+    }
+    ver = spec.cann
+    tk = f"usr/local/Ascend/ascend-toolkit/{ver}"
+    series = ".".join(ver.split(".")[:2])
+    files[f"{tk}/{arch}-linux/ascend_toolkit_install.info"] = (
+        "package_name=Ascend-cann-toolkit\n"
+        f"version={ver}\n"
+        "innerversion=V100R001C22SPC001B231\n"
+        "compatible_version=[V100R001C15],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21]\n"
+        f"arch={arch}\nos=linux\npath=/usr/local/Ascend/ascend-toolkit/{ver}/{arch}-linux\n"
+    )
+    files[f"{tk}/toolkit/version.info"] = _component_info(
+        ver,
+        spec.cann_internal,
+        {"compiler": series, "opp": series, "opp_kernel": f">=7.6, <={series}", "runtime": series},
+    )
+    files[f"{tk}/runtime/version.info"] = _component_info(ver, spec.cann_internal, {})
+    files[f"{tk}/opp/version.info"] = _component_info(ver, spec.cann_internal, {"runtime": series})
+    kv = spec.kernels_version_dir
+    kseries = ".".join(kv.split(".")[:2])
+    files[f"{tk}/opp_kernel/version.info"] = (
+        f"Version={kseries}.0.0.201\nversion_dir={kv}\ntimestamp=20250724_194044950\n"
+        f"ops_version={kseries}.0.0.201\nadk_version={kseries}.0.0.201\n"
+        f'required_package_toolkit_version=">=7.6, <={kseries}"\n'
+        f'required_package_runtime_version=">=7.6, <={kseries}"\n'
+    )
+    files[f"{tk}/{arch}-linux/ascend_opp_kernel_install.info"] = (
+        f"package_name=Ascend-cann-kernels-{spec.kernels_chip}\nversion={kv}\n"
+    )
+    files[f"{tk}/version.cfg"] = (
+        "# version: 1.0\n"
+        + "".join(
+            f"{c}_running_version=[{spec.cann_internal}:{ver}]\n" for c in ("runtime", "compiler", "opp")
+        )
+        + f"opp_kernel_running_version=[{kseries}.0.0.201:{kv}]\n"
+    )
+    if spec.env_sourced:
+        files["etc/profile.d/ascend.sh"] = ". /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+    files.update(spec.extra)
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    (asc / "driver/lib64/driver").mkdir(parents=True, exist_ok=True)
+    (asc / "driver/lib64/common").mkdir(parents=True, exist_ok=True)
+    latest = asc / "ascend-toolkit/latest"
+    if not latest.is_symlink():
+        latest.symlink_to(ver)
+    return root
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def docker(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, check=False)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"docker {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc
+
+
+def engine_problem() -> str | None:
+    """Why the fleet tests cannot run here, or None."""
+    if shutil.which("docker") is None:
+        return "docker CLI not installed (apt-get install docker.io)"
+    if shutil.which("ssh") is None:
+        return "ssh client not installed (apt-get install openssh-client)"
+    try:
+        import ansible_runner  # noqa: F401
+    except ImportError:
+        return "ansible-runner not installed (pip install 'cannenv[fleet]')"
+    try:
+        proc = subprocess.run(["docker", "version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"docker engine not reachable: {exc}"
+    if proc.returncode != 0:
+        return f"docker engine not reachable: {proc.stderr.strip().splitlines()[-1:]}"
+    return None
+
+
+def ensure_host_image() -> None:
+    """Build the sshd host image (registry-free) if missing: tests/integration/fleet_base.sh."""
+    if docker("image", "inspect", HOST_IMAGE, check=False).returncode == 0:
+        return
+    proc = subprocess.run(
+        ["bash", str(REPO / "tests/integration/fleet_base.sh")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"fleet_base.sh failed ({proc.returncode}): {proc.stderr[-2000:]}")
+
+
+@dataclass
+class RunningHost:
+    spec: HostSpec
+    container: str
+    port: int
+
+
+@dataclass
+class Fleet:
+    """The running test fleet: containers, the SSH key and an inventory file."""
+
+    hosts: list[RunningHost]
+    key: Path
+    inventory: Path
+    work: Path
+
+    def inventory_text(self) -> str:
+        return self.inventory.read_text()
+
+    def stop(self, name: str) -> None:
+        for h in self.hosts:
+            if h.spec.name == name:
+                docker("stop", "-t", "1", h.container)
+
+    def remove(self) -> None:
+        for h in self.hosts:
+            docker("rm", "-f", h.container, check=False)
+
+
+def _sshd_command(spec: HostSpec, port: int) -> str:
+    steps = ["ssh-keygen -A >/dev/null", "mkdir -p /run/sshd"]
+    if not spec.python:
+        # a host without Python: remove the interpreter this image carries
+        steps.append("rm -f /usr/bin/python3* /usr/local/bin/python3*")
+    steps.append(
+        f"exec /usr/sbin/sshd -D -e -p {port} -o ListenAddress=127.0.0.1 -o PasswordAuthentication=no"
+    )
+    return " && ".join(steps)
+
+
+def start_fleet(
+    work: Path, specs: tuple[HostSpec, ...] = FLEET, *, label: str = "cannenv-fleet-test"
+) -> Fleet:
+    """Start one container per spec, wait for every sshd, write an inventory; stop the ``stopped`` ones."""
+    ensure_host_image()
+    key = work / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=60)
+    pub = (work / "id_ed25519.pub").read_text()
+    hosts: list[RunningHost] = []
+    suffix = f"{os.getpid()}-{int(time.time())}"
+    fleet = Fleet(hosts, key, work / "inventory.ini", work)
+    try:
+        for spec in specs:
+            port = free_port()
+            name = f"cannenv-fleet-{spec.name}-{suffix}"
+            docker(
+                "create",
+                "--name",
+                name,
+                "--network",
+                "host",
+                "--label",
+                label,
+                HOST_IMAGE,
+                "sh",
+                "-c",
+                _sshd_command(spec, port),
+            )
+            hosts.append(RunningHost(spec, name, port))
+            tree = Path(tempfile.mkdtemp(dir=work, prefix=f"tree-{spec.name}-"))
+            build_tree(spec, tree)
+            (tree / "root/.ssh").mkdir(parents=True)
+            (tree / "root/.ssh/authorized_keys").write_text(pub)
+            archive = work / f"{spec.name}.tar"
+            with tarfile.open(archive, "w") as tf:
+                for child in sorted(tree.iterdir()):
+                    tf.add(child, arcname=child.name, filter=_root_owned)
+            subprocess.run(
+                ["docker", "cp", "-", f"{name}:/"], stdin=archive.open("rb"), check=True, timeout=120
+            )
+            docker("start", name)
+        for h in hosts:
+            _wait_ssh(h.port)
+        lines = ["[ascend]"]
+        for h in hosts:
+            lines.append(
+                f"{h.spec.name} ansible_host=127.0.0.1 ansible_port={h.port} ansible_user=root "
+                f"ansible_ssh_private_key_file={key} "
+                "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
+            )
+        fleet.inventory.write_text("\n".join(lines) + "\n")
+        for h in hosts:
+            if h.spec.stopped:
+                fleet.stop(h.spec.name)
+    except BaseException:
+        fleet.remove()
+        raise
+    return fleet
+
+
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    if info.name.startswith("root/.ssh"):
+        info.mode = 0o700 if info.isdir() else 0o600
+    return info
+
+
+def _wait_ssh(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                if s.recv(4).startswith(b"SSH-"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"sshd on 127.0.0.1:{port} did not answer within {timeout} s")
+
+
+def iter_specs() -> Iterator[HostSpec]:
+    yield from FLEET

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Prepare a real Docker engine and a registry-free base image for cannenv's `docker` tests.
+#
+# Idempotent: does nothing that is already done.
+#   1. starts dockerd (no bridge, no iptables: builds and runs use host or no networking) unless an
+#      engine already answers;
+#   2. makes the local base image cannenv-test/debian:bookworm with debootstrap + `docker import`
+#      (no registry is reachable from our machines) unless it already exists.
+#
+# Needs root, Debian's docker.io and debootstrap packages, and Debian's mirror (for debootstrap only).
+# Environment: CANNENV_TEST_BASE_IMAGE (default cannenv-test/debian:bookworm),
+#              DEBIAN_MIRROR (default http://deb.debian.org/debian),
+#              DOCKERD_LOG (default /tmp/cannenv-dockerd.log).
+set -euo pipefail
+
+BASE_IMAGE="${CANNENV_TEST_BASE_IMAGE:-cannenv-test/debian:bookworm}"
+MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+LOG="${DOCKERD_LOG:-/tmp/cannenv-dockerd.log}"
+# Python + venv (ensurepip) are all the test image needs; passwd gives useradd/groupadd.
+INCLUDE="python3,python3-venv,passwd,ca-certificates"
+
+say() { printf 'engine_setup: %s\n' "$*" >&2; }
+
+engine_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+if ! command -v docker >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; then
+    say "docker/dockerd not installed; install Debian's package: apt-get install -y docker.io"
+    exit 4
+fi
+
+if engine_up; then
+    say "engine already running ($(docker version --format '{{.Server.Version}}'))"
+else
+    say "starting dockerd (log: $LOG)"
+    nohup dockerd --bridge=none --iptables=false --ip6tables=false >"$LOG" 2>&1 &
+    for _ in $(seq 1 60); do
+        engine_up && break
+        sleep 1
+    done
+    if ! engine_up; then
+        say "dockerd did not answer within 60 s; last log lines:"
+        tail -n 20 "$LOG" >&2 || true
+        exit 4
+    fi
+    say "engine up"
+fi
+
+if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+    say "base image $BASE_IMAGE already present"
+    exit 0
+fi
+
+if ! command -v debootstrap >/dev/null 2>&1; then
+    say "debootstrap not installed; install it: apt-get install -y debootstrap"
+    exit 4
+fi
+
+ROOTFS="$(mktemp -d /tmp/cannenv-rootfs.XXXXXX)"
+trap 'rm -rf "$ROOTFS"' EXIT
+say "debootstrap --variant=minbase bookworm ($INCLUDE) from $MIRROR"
+debootstrap --variant=minbase --include="$INCLUDE" bookworm "$ROOTFS" "$MIRROR" >"$ROOTFS.log" 2>&1 || {
+    tail -n 30 "$ROOTFS.log" >&2
+    exit 6
+}
+rm -f "$ROOTFS.log"
+# Keep it small: package caches, docs and locales are not needed to run tests.
+rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
+    "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/locale/*
+tar -C "$ROOTFS" -c . | docker import \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'CMD ["/bin/bash"]' \
+    - "$BASE_IMAGE" >/dev/null
+say "made $BASE_IMAGE ($(docker image inspect -f '{{.Size}}' "$BASE_IMAGE") bytes)"

@@ -1,0 +1,125 @@
+"""`cannenv certify ...` and `cannenv cert ...` through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cannenv.certify import runner
+from cannenv.cli import main
+from cannenv.host import Host
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+def test_levels_plan() -> None:
+    ids = [p.id for p in runner.plan(runner.CertifyOptions(level=1))]
+    assert ids == ["doctor"]
+    assert [p.id for p in runner.plan(runner.CertifyOptions(level=2))] == ["doctor", "kernels"]
+    three = [p.id for p in runner.plan(runner.CertifyOptions(level=3))]
+    assert three[:3] == ["doctor", "kernels", "llm"]
+    assert {"fused-attention", "perf-matmul-bf16", "perf-matmul-fp16", "perf-bandwidth"} <= set(three)
+
+
+def test_certify_llm_cpu_signed_then_verify_and_tamper(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("torch")
+    code, out, _ = _run(["cert", "keygen", str(tmp_path / "k.pem")], capsys)
+    assert code == 0
+    cert = tmp_path / "cert.json"
+    code, out, _ = _run(
+        [
+            "certify",
+            "llm",
+            "--device",
+            "cpu",
+            "--dtype",
+            "fp32",
+            "--out",
+            str(cert),
+            "--sign-key",
+            str(tmp_path / "k.pem"),
+        ],
+        capsys,
+    )
+    assert code == 0, out
+    assert out.index("plan:") < out.index("PASS")  # the plan is printed first
+    assert "certified: llm" in out
+    code, out, _ = _run(["cert", "verify", str(cert), "--pub", str(tmp_path / "k.pem.pub")], capsys)
+    assert code == 0 and "matches --pub" in out
+    text = cert.read_text()
+    cert.write_text(text.replace('"fp32"', '"bf16"', 1))
+    code, _, err = _run(["cert", "verify", str(cert)], capsys)
+    assert code == 5 and "error:" in err
+
+
+def test_certify_json_and_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["certify", "perf", "--device", "npu", "--json"], capsys)
+    env = json.loads(out)  # stdout is only the certificate; the plan went to stderr
+    assert "plan:" in err
+    stages = env["certificate"]["stages"]
+    if not Path("/dev/davinci_manager").exists():
+        assert code == 0
+        assert all(s["status"] == "skip" for s in stages)
+        assert env["certificate"]["outcome"] == "not-certified"
+        assert env["certificate"]["certified_stages"] == []
+        code, _, _ = _run(
+            ["certify", "perf", "--device", "npu", "--strict", "--out", str(tmp_path / "c.json")], capsys
+        )
+        assert code == 1
+        assert (tmp_path / "c.json").exists()  # written whatever the outcome
+
+
+def test_unknown_stack_is_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["certify", "llm", "--stack", "no-such-stack"], capsys)
+    assert code == 3 and "no stack" in err
+
+
+def test_bad_sign_key_fails_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    key = tmp_path / "k.pem"
+    key.write_text("junk")
+    code, out, _err = _run(["certify", "perf", "--sign-key", str(key)], capsys)
+    assert code == 2 and "plan:" not in out
+
+
+def test_cert_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cannenv.certify import certificate as C
+    from cannenv.certify.stages import StageResult
+
+    def make(cos: float, path: Path) -> None:
+        st = StageResult(id="llm", title="t", status="pass", summary="s", metrics={"logits": {"cosine": cos}})
+        C.write(C.Certificate.build([st], command="certify", started_at=C.now()), path)
+
+    make(0.9999, tmp_path / "a.json")
+    make(0.9990, tmp_path / "b.json")
+    code, out, _ = _run(["cert", "diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")], capsys)
+    assert code == 0 and "stages[llm].metrics.logits.cosine" in out and "0.9999" in out
+    code, out, _ = _run(["cert", "diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")], capsys)
+    assert "no differences" in out
+
+
+def test_image_info(tmp_path: Path) -> None:
+    from cannenv.commands.certify import image_info
+
+    host = Host(root=tmp_path, env={}, allow_commands=False)
+    assert image_info({}, host) is None
+    (tmp_path / "etc/cannenv").mkdir(parents=True)
+    (tmp_path / "etc/cannenv/image.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "labels": {"cannenv.stack": "a2-x", "cannenv.requires.driver": ">=24"},
+            }
+        )
+    )
+    info = image_info({"CANNENV_IMAGE_DIGEST": "sha256:abc"}, host)
+    assert info is not None and info.stack == "a2-x" and info.digest == "sha256:abc"
+    assert info.labels["cannenv.requires.driver"] == ">=24"

@@ -1,0 +1,154 @@
+"""Checks on facts from host trees (real formats) and on Facts built directly; shipped matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cannenv import checks
+from cannenv.checks.stack import choose_target
+from cannenv.facts import ContainerFacts, Facts
+from cannenv.host import Host
+from cannenv.matrix import load
+from cannenv.probes import collect
+from cannenv.report import Finding
+from tests.helpers import hosts
+
+
+def _judge(tree: hosts.HostTree, **kw: str) -> tuple[Facts, list[Finding]]:
+    f = collect(Host(tree.root, dict(tree.env), True, 5.0))
+    target = choose_target(f, load(), **kw)  # type: ignore[arg-type]
+    return f, checks.run(f, target)
+
+
+def _by(findings: list[Finding], cid: str) -> list[Finding]:
+    return [x for x in findings if x.id == cid]
+
+
+def test_registry_ids_are_unique_kebab_and_documented() -> None:
+    ids = [c.id for c in checks.all_checks()]
+    assert len(ids) == len(set(ids)) >= 15
+    for c in checks.all_checks():
+        assert c.title and c.why and c.severity
+
+
+def test_unknown_check_id_has_a_hint() -> None:
+    from cannenv.errors import NotFoundError
+
+    with pytest.raises(NotFoundError) as e:
+        checks.select(["driver-can"])
+    assert "driver-cann" in (e.value.hint or "")
+
+
+def test_healthy_new_layout_has_no_failures(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.a2_cann85_new(tmp_path))
+    assert [x for x in fs if x.status in ("fail", "error")] == []
+    assert _by(fs, "driver-cann")[0].status == "pass"
+
+
+def test_driver_too_old_for_cann(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.driver_too_old(tmp_path))
+    d = _by(fs, "driver-cann")[0]
+    assert d.status == "fail"
+    assert (
+        d.remedy
+        and d.remedy.startswith("install Ascend HDK ≥ 25.0.RC1")
+        and "CANN 8.2.RC1 on Atlas A2" in d.remedy
+    )
+
+
+def test_kernels_for_wrong_chip_and_version(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.kernels_wrong(tmp_path))
+    k = _by(fs, "toolkit-ops")[0]
+    assert k.status == "fail" and "310p" in k.detail and "8.2.RC1" in k.detail
+    assert k.remedy and "Ascend-cann-kernels-910b_8.3.RC2" in k.remedy
+
+
+def test_torch_npu_not_matching_cann(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.torch_npu_mismatch(tmp_path))
+    t = _by(fs, "torch-npu-cann")[0]
+    assert t.status == "fail" and t.remedy == "pip install torch-npu==2.8.0.post2"
+
+
+def test_env_not_sourced(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.env_not_sourced(tmp_path))
+    e = _by(fs, "env-sourced")[0]
+    assert e.status == "fail" and e.remedy == "source /usr/local/Ascend/ascend-toolkit/set_env.sh"
+
+
+def test_two_cann_versions_mixed(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.two_cann_mixed(tmp_path))
+    mixed = _by(fs, "env-mixed")
+    assert any(x.status == "fail" and x.subject == "LD_LIBRARY_PATH" and "8.2.RC1" in x.detail for x in mixed)
+    assert _by(fs, "cann-installs")[0].status == "warn"
+
+
+def test_container_without_mounts_gives_exact_flags(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.container_no_mounts(tmp_path))
+    c = _by(fs, "container-mounts")[0]
+    assert c.status == "fail" and c.remedy
+    for flag in (
+        "--device /dev/davinci0",
+        "--device /dev/davinci_manager",
+        "--device /dev/devmm_svm",
+        "--device /dev/hisi_hdc",
+        "-v /usr/local/dcmi:/usr/local/dcmi",
+        "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
+        "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info",
+    ):
+        assert flag in c.remedy
+
+
+def test_container_with_mounts_passes(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.container_ok(tmp_path))
+    assert _by(fs, "container-mounts")[0].status == "pass"
+
+
+def test_bare_machine_says_so_plainly(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.bare(tmp_path))
+    a = _by(fs, "ascend-software")[0]
+    assert a.status == "fail" and "no Ascend software" in a.detail and a.remedy and "driver" in a.remedy
+    assert {x.status for x in fs if x.id not in ("ascend-software", "probe-files")} == {"skip"}
+
+
+def test_hung_npu_smi_is_a_finding(tmp_path: Path) -> None:
+    tree = hosts.HostTree(tmp_path).driver().npu_smi(None, script=hosts.NPU_SMI_HUNG)
+    f = collect(Host(tree.root, tree.env, True, 1.0), npu_smi_timeout=0.5)
+    d = _by(checks.run(f, checks.Target()), "npu-devices")[0]
+    assert d.status == "fail" and "hung" in d.detail
+
+
+def test_broken_file_is_an_error_finding_naming_the_path(tmp_path: Path) -> None:
+    tree = hosts.a2_cann83_old(tmp_path)
+    (tmp_path / "usr/local/Ascend/driver/version.info").write_text("")
+    _, fs = _judge(tree)
+    p = [x for x in _by(fs, "probe-files") if x.status == "error"]
+    assert p and p[0].subject == "/usr/local/Ascend/driver/version.info"
+
+
+def test_explicit_stack_and_family_mismatch(tmp_path: Path) -> None:
+    _, fs = _judge(hosts.a2_cann85_new(tmp_path), stack_id="a3-cann8.5.0-torch2.7.1-py3.11")
+    sm = _by(fs, "stack-match")
+    assert any(x.subject == "family" and x.status == "fail" for x in sm)
+    assert any(x.subject == "torch" and x.remedy and "torch==2.7.1" in x.remedy for x in sm)
+
+
+def test_checks_are_pure_on_built_facts() -> None:
+    f = Facts(
+        container=ContainerFacts(
+            in_container=True, evidence=("/.dockerenv exists",), absent=("/dev/davinci_manager",)
+        )
+    )
+    fs = checks.run(f, checks.Target(), checks.select(["container-mounts"]))
+    # no Ascend software at all: the check is skipped with that reason, not failed
+    assert fs[0].status == "skip"
+
+
+def test_a_crashing_check_becomes_an_error_finding() -> None:
+    def boom(facts: Facts, target: checks.Target) -> list[Finding]:
+        raise RuntimeError("bug")
+
+    c = checks.Check("boom-check", "t", "w", "low", boom)
+    out = c.run(Facts(), checks.Target())
+    assert out[0].status == "error" and "bug" in out[0].detail
