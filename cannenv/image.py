@@ -705,7 +705,11 @@ def lock_for(
 
 # Findings about the NPU device, driver and firmware: inside an image with no devices these must be
 # `skip` (never `fail`, never `pass`). Matched on the doctor's stable check-id prefixes.
-DEVICE_CHECK_PREFIXES: tuple[str, ...] = ("driver", "firmware", "npu", "device", "hdk", "davinci")
+DEVICE_CHECK_PREFIXES: tuple[str, ...] = (
+    "driver", "firmware", "npu", "device", "hdk", "davinci", "container",
+)
+# Set in the container by `cannenv image verify`: the doctor should report device checks as `skip`.
+ENV_NO_DEVICES = "CANNENV_NO_DEVICES"
 
 
 @dataclass(frozen=True)

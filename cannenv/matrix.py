@@ -9,7 +9,7 @@ API note for other modules (all pure; errors are :mod:`cannenv.errors` errors)::
     m.stacks                               # tuple[Stack, ...]
     s = m.stack("a2-cann8.3.rc1-torch2.7.1-py3.11")   # NotFoundError with did-you-mean
     s.family, s.arches, s.os, s.status, s.sources, s.certificates
-    s.components["cann"].version           # keys: firmware driver cann ops nnal python torch torch_npu (+extras)
+    s.components["cann"].version  # keys: firmware driver cann ops nnal python torch torch_npu (+extras)
     s.version("torch_npu") -> str | None ; s.artifact("ops", "aarch64") -> Artifact | None (file, sha256, url)
 
     # rules (each answer names its evidence kind: recommended > validated > declared > observed)
@@ -20,7 +20,8 @@ API note for other modules (all pure; errors are :mod:`cannenv.errors` errors)::
     m.python_support("2.7.1")              -> PythonSupport (.current, .older statements)
     m.wheel_published("2.7.1.post2", "3.12", arch="x86_64") -> bool | None (None = not known)
     m.ops_package("8.5.0", "a3", "aarch64") -> InstallerName (.package, .file)
-    m.installer_file("cann"|"ops"|"nnal"|"driver"|"firmware", version, family, arch, cann=...) -> InstallerName
+    m.installer_file(component, version, family, arch, cann=...) -> InstallerName
+        # component: cann | ops | nnal | driver | firmware
     m.companion_versions("ops", "9.0.0")   -> tuple[str, ...]   (ops/nnal versions that go with a toolkit)
     m.stack_problems(stack)                -> list[str]  (rules a stack breaks; empty = consistent)
     matrix.parse_component_version(key, text)  # CannVersion | DriverVersion | FirmwareVersion | Version
@@ -57,7 +58,16 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 
-CORE_COMPONENTS: tuple[str, ...] = ("firmware", "driver", "cann", "ops", "nnal", "python", "torch", "torch_npu")
+CORE_COMPONENTS: tuple[str, ...] = (
+    "firmware",
+    "driver",
+    "cann",
+    "ops",
+    "nnal",
+    "python",
+    "torch",
+    "torch_npu",
+)
 COMPONENT_SCHEME: dict[str, Family] = {
     "firmware": "firmware",
     "driver": "driver",
@@ -93,7 +103,9 @@ def _checker(family: Family) -> Any:
         try:
             return _canonical(family, value)
         except VersionError as exc:
-            raise ValueError(f"{exc.message}; expected e.g. {exc.hint}" if exc.hint else exc.message) from None
+            raise ValueError(
+                f"{exc.message}; expected e.g. {exc.hint}" if exc.hint else exc.message
+            ) from None
 
     return check
 
@@ -110,14 +122,28 @@ def _range_checker(family: Family) -> Any:
     return check
 
 
-CannStr = Annotated[str, AfterValidator(_checker("cann")), Field(description="CANN version, e.g. 8.3.RC1 or 9.0.0")]
-DriverStr = Annotated[str, AfterValidator(_checker("driver")), Field(description="driver/HDK version, e.g. 24.1.rc2")]
-FirmwareStr = Annotated[str, AfterValidator(_checker("firmware")), Field(description="firmware, e.g. 7.3.0.1.231")]
-Pep440Str = Annotated[str, AfterValidator(_checker("pep440")), Field(description="PEP 440 version, e.g. 2.1.0.post17")]
-CannRange = Annotated[str, AfterValidator(_range_checker("cann")), Field(description="CANN range, e.g. '>=8.0.RC3,<8.5'")]
-DriverRange = Annotated[str, AfterValidator(_range_checker("driver")), Field(description="driver range, e.g. '>=25.2.0'")]
+CannStr = Annotated[
+    str, AfterValidator(_checker("cann")), Field(description="CANN version, e.g. 8.3.RC1 or 9.0.0")
+]
+DriverStr = Annotated[
+    str, AfterValidator(_checker("driver")), Field(description="driver/HDK version, e.g. 24.1.rc2")
+]
+FirmwareStr = Annotated[
+    str, AfterValidator(_checker("firmware")), Field(description="firmware, e.g. 7.3.0.1.231")
+]
+Pep440Str = Annotated[
+    str, AfterValidator(_checker("pep440")), Field(description="PEP 440 version, e.g. 2.1.0.post17")
+]
+CannRange = Annotated[
+    str, AfterValidator(_range_checker("cann")), Field(description="CANN range, e.g. '>=8.0.RC3,<8.5'")
+]
+DriverRange = Annotated[
+    str, AfterValidator(_range_checker("driver")), Field(description="driver range, e.g. '>=25.2.0'")
+]
 Pep440Spec = Annotated[str, AfterValidator(_range_checker("pep440")), Field(description="PEP 440 specifier")]
-SourceIds = Annotated[tuple[str, ...], Field(min_length=1, description="source ids (see the sources section)")]
+SourceIds = Annotated[
+    tuple[str, ...], Field(min_length=1, description="source ids (see the sources section)")
+]
 
 
 def parse_component_version(key: str, text: str, scheme: Family | None = None) -> AnyVersion:
@@ -221,7 +247,9 @@ class TorchNpuRow(_Frozen):
     torch: Pep440Str
     cann: CannStr
     branch: str | None = None
-    label: str | None = Field(None, description="the vendor's own spelling where it differs, e.g. '1.11.0.rc2 (beta)'")
+    label: str | None = Field(
+        None, description="the vendor's own spelling where it differs, e.g. '1.11.0.rc2 (beta)'"
+    )
     table: Literal["active", "historical", "other"] = "active"
     status: Literal["current", "superseded", "prerelease", "conflict"] = "current"
     evidence: Evidence = "recommended"
@@ -265,7 +293,9 @@ class HdkRow(_Frozen):
     families: tuple[FamilyId, ...] | None = Field(None, description="null: the source does not say")
     driver: tuple[DriverStr, ...] = ()
     driver_range: DriverRange | None = Field(None, description="only where a source states a range")
-    driver_file: DriverStr | None = Field(None, description="driver file version when it differs (25.0.rc1.1)")
+    driver_file: DriverStr | None = Field(
+        None, description="driver file version when it differs (25.0.rc1.1)"
+    )
     firmware: FirmwareStr | None = None
     hdk: str | None = Field(None, description="HDK bundle as written by the source")
     evidence: Evidence
@@ -469,9 +499,10 @@ def _line_index(text: str) -> dict[tuple[str | int, ...], int]:
         if isinstance(n, yaml.MappingNode):
             for k, v in n.value:
                 key = k.value if isinstance(k, yaml.ScalarNode) else str(k.start_mark.line)
-                index[(*path, key)] = k.start_mark.line + 1
-                walk(v, (*path, key))
-                index[(*path, key)] = k.start_mark.line + 1
+                child: tuple[str | int, ...] = (*path, key)
+                index[child] = k.start_mark.line + 1
+                walk(v, child)
+                index[child] = k.start_mark.line + 1
         elif isinstance(n, yaml.SequenceNode):
             for i, v in enumerate(n.value):
                 walk(v, (*path, i))
@@ -552,10 +583,10 @@ _EXPECTED = {
 }
 
 
-def _problem_from_pydantic(
-    err: Any, file: str, doc: Any, index: dict[tuple[str | int, ...], int]
-) -> Problem:
-    loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "json-or-python")))]
+def _problem_from_pydantic(err: Any, file: str, doc: Any, index: dict[tuple[str | int, ...], int]) -> Problem:
+    loc = [
+        p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "json-or-python")))
+    ]
     entry = _entry_label(doc, loc)
     start = 2 if entry else 0
     typ = err["type"]
@@ -591,7 +622,7 @@ def _fields_at(loc: Sequence[str | int]) -> list[str]:
         if part in getattr(model, "model_fields", {}):
             ann = model.model_fields[part].annotation
             model = _inner_model(ann)
-        elif model is Stack and False:  # pragma: no cover
+        elif False:  # pragma: no cover
             model = None
         else:
             # dict values (components.<key>, artifacts.<arch>) keep the value model
@@ -630,7 +661,9 @@ def _matrix_files(paths: Iterable[str | Path]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise InputError(f"matrix file {str(path)!r} does not exist", hint="pass a matrix .yaml file or a folder")
+            raise InputError(
+                f"matrix file {str(path)!r} does not exist", hint="pass a matrix .yaml file or a folder"
+            )
     return files
 
 
@@ -644,7 +677,7 @@ def _read_doc(path: Path) -> tuple[Any, str, list[Problem]]:
     try:
         if path.suffix == ".json":
             return json.loads(text), text, []
-        return yaml.load(text, Loader=_yaml_loader()), text, []  # noqa: S506 - a SafeLoader
+        return yaml.load(text, Loader=_yaml_loader()), text, []
     except json.JSONDecodeError as exc:
         return None, text, [Problem(str(path), exc.lineno, None, "", f"invalid JSON: {exc.msg}")]
     except yaml.YAMLError as exc:
@@ -659,9 +692,16 @@ def _validate_file(path: Path) -> tuple[MatrixFile | None, Any, str, list[Proble
     if problems:
         return None, doc, text, problems
     if not isinstance(doc, dict):
-        return None, doc, text, [
-            Problem(str(path), 1, None, "", "expected a mapping with schema_version: 1 and matrix sections")
-        ]
+        return (
+            None,
+            doc,
+            text,
+            [
+                Problem(
+                    str(path), 1, None, "", "expected a mapping with schema_version: 1 and matrix sections"
+                )
+            ],
+        )
     try:
         return MatrixFile.model_validate(doc), doc, text, []
     except ValidationError as exc:
@@ -675,7 +715,9 @@ def _dup_problems(path: Path, text: str) -> list[Problem]:
     if path.suffix == ".json":
         return []
     return [
-        Problem(str(path), line, None, _path_text(list(p), 0), f"duplicate key {key!r} (the last one would win)")
+        Problem(
+            str(path), line, None, _path_text(list(p), 0), f"duplicate key {key!r} (the last one would win)"
+        )
         for line, p, key in _duplicate_keys(text)
     ]
 
@@ -804,11 +846,19 @@ class Matrix:
         """Whether PyPI has a torch-npu wheel for this Python (None: no data for that Python/arch)."""
         from cannenv.versions import VersionRange
 
-        rows = [r for r in self.wheels if same_python_line(r.python, python) and (arch is None or arch in r.arches)]
+        rows = [
+            r
+            for r in self.wheels
+            if same_python_line(r.python, python) and (arch is None or arch in r.arches)
+        ]
         if not rows:
             return None
         v = _pep(torch_npu)
-        return any(VersionRange.parse("pep440", spec).contains(v, prereleases=True) for r in rows for spec in r.torch_npu)
+        return any(
+            VersionRange.parse("pep440", spec).contains(v, prereleases=True)
+            for r in rows
+            for spec in r.torch_npu
+        )
 
     def lifecycle_of(self, torch_npu_or_torch: str) -> LifecycleRow | None:
         rel = _pep(torch_npu_or_torch).release[:3]
@@ -819,7 +869,9 @@ class Matrix:
 
     # -- HDK -------------------------------------------------------------------------------
 
-    def hdk_pairs(self, cann: str, *, family: str | None = None, include_unstated: bool = True) -> list[HdkRow]:
+    def hdk_pairs(
+        self, cann: str, *, family: str | None = None, include_unstated: bool = True
+    ) -> list[HdkRow]:
         """HDK rows for a CANN version (exact, else its release), strongest evidence first."""
         target = _cann(cann)
         candidates = [target]
@@ -850,7 +902,11 @@ class Matrix:
         newer drivers are assumed to be accepted (no source states an upper bound) unless a row
         states ``driver_range``. Rows that do not name a family are not used here.
         """
-        rows = [r for r in self.hdk_pairs(cann, family=family, include_unstated=False) if r.driver or r.driver_range]
+        rows = [
+            r
+            for r in self.hdk_pairs(cann, family=family, include_unstated=False)
+            if r.driver or r.driver_range
+        ]
         if not rows:
             return None
         best = min(EVIDENCE_RANK[r.evidence] for r in rows)
@@ -909,7 +965,7 @@ class Matrix:
         if not hits:
             raise NotFoundError(
                 f"no installer name pattern for {component} {version} on {family} (CANN era {era})",
-                hint="known patterns: `cannenv matrix query --installers`; add one to matrices/installers.yaml",
+                hint="installer name patterns live in matrices/installers.yaml; add one there",
             )
         pat = sorted(hits, key=lambda p: p.families is None)[0]
         hdk_arch = "x86-64" if arch == "x86_64" else arch
@@ -928,7 +984,8 @@ class Matrix:
         rules = [
             r
             for r in self.companions
-            if r.component == component and VersionRange.parse("cann", r.cann).contains(canon, prereleases=True)
+            if r.component == component
+            and VersionRange.parse("cann", r.cann).contains(canon, prereleases=True)
         ]
         if not rules:
             return ()
@@ -966,13 +1023,19 @@ class Matrix:
             if req is None:
                 out.append(f"no HDK pairing for CANN {cann} on {stack.family}")
             elif not req.accepts(drv):
-                out.append(f"driver {drv} outside {req.range} required by CANN {cann} on {stack.family} ({req.evidence})")
+                out.append(
+                    f"driver {drv} outside {req.range} required by CANN {cann} on {stack.family} "
+                    f"({req.evidence})"
+                )
         for key in ("ops", "nnal"):
-            comp = v(key)
-            if cann and comp:
+            companion = v(key)
+            if cann and companion:
                 allowed = self.companion_versions(key, cann)
-                if allowed and not any(_cann(comp) == _cann(a) for a in allowed):
-                    out.append(f"{key} {comp} does not go with toolkit CANN {cann} (allowed: {', '.join(allowed)})")
+                if allowed and not any(_cann(companion) == _cann(a) for a in allowed):
+                    out.append(
+                        f"{key} {companion} does not go with toolkit CANN {cann} "
+                        f"(allowed: {', '.join(allowed)})"
+                    )
         for key, comp in stack.components.items():
             if key not in ("cann", "ops", "nnal", "driver", "firmware") or not cann:
                 continue
@@ -982,12 +1045,14 @@ class Matrix:
                 except NotFoundError:
                     continue
                 if art.file != expected:
-                    out.append(f"{key} file {art.file!r} for {arch} does not match the era's name {expected!r}")
+                    out.append(
+                        f"{key} file {art.file!r} for {arch} does not match the era's name {expected!r}"
+                    )
         return out
 
     def lint_problems(self) -> list[str]:
         """Cross-entry consistency of the whole matrix (used by `cannenv matrix lint` and tests)."""
-        out = []
+        out: list[str] = []
         for s in self.stacks:
             out.extend(f"stack {s.id}: {p}" for p in self.stack_problems(s))
         return out
@@ -1024,7 +1089,9 @@ def component_matches(key: str, pinned: str, actual: str | None) -> bool:
 class _Checker:
     problems: list[Problem] = field(default_factory=list)
 
-    def add(self, file: str, text: str, doc: Any, loc: list[str | int], msg: str, hint: str | None = None) -> None:
+    def add(
+        self, file: str, text: str, doc: Any, loc: list[str | int], msg: str, hint: str | None = None
+    ) -> None:
         index = _line_index(text) if text and not file.endswith(".json") else {}
         entry = _entry_label(doc, loc)
         self.problems.append(
@@ -1052,7 +1119,11 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
         for j, sid in enumerate(ids):
             if sid not in sources:
                 chk.add(
-                    file, text, doc, [*loc, j], f"unknown source id {sid!r}",
+                    file,
+                    text,
+                    doc,
+                    [*loc, j],
+                    f"unknown source id {sid!r}",
                     did_you_mean(sid, sources) or "declare it in the sources section (matrices/sources.yaml)",
                 )
 
@@ -1060,35 +1131,72 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
         f = str(path)
         for i, s in enumerate(mf.sources):
             if s.id in seen_sources:
-                chk.add(f, text, doc, ["sources", i, "id"], f"source id {s.id!r} already defined in {seen_sources[s.id]}")
+                chk.add(
+                    f,
+                    text,
+                    doc,
+                    ["sources", i, "id"],
+                    f"source id {s.id!r} already defined in {seen_sources[s.id]}",
+                )
             seen_sources[s.id] = f
         if mf.hardware:
             for i, soc_entry in enumerate(mf.hardware.socs):
                 key = soc_entry.name.lower()
                 if key in seen_socs:
-                    chk.add(f, text, doc, ["hardware", "socs", i, "name"], f"SoC {soc_entry.name!r} listed twice")
+                    chk.add(
+                        f, text, doc, ["hardware", "socs", i, "name"], f"SoC {soc_entry.name!r} listed twice"
+                    )
                 seen_socs[key] = f
                 src(f, text, doc, ["hardware", "socs", i, "sources"], soc_entry.sources)
             for i, fam in enumerate(mf.hardware.families):
                 src(f, text, doc, ["hardware", "families", i, "sources"], fam.sources)
-        for section in ("torch_npu", "python_support", "wheels", "lifecycle", "hdk", "installers", "companions"):
+        for section in (
+            "torch_npu",
+            "python_support",
+            "wheels",
+            "lifecycle",
+            "hdk",
+            "installers",
+            "companions",
+        ):
             for i, row in enumerate(getattr(mf, section)):
                 src(f, text, doc, [section, i, "sources"], row.sources)
         for i, st in enumerate(mf.stacks):
             if st.id in seen_stacks:
-                chk.add(f, text, doc, ["stacks", i, "id"], f"stack id {st.id!r} already defined in {seen_stacks[st.id]}")
+                chk.add(
+                    f,
+                    text,
+                    doc,
+                    ["stacks", i, "id"],
+                    f"stack id {st.id!r} already defined in {seen_stacks[st.id]}",
+                )
             seen_stacks[st.id] = f
             src(f, text, doc, ["stacks", i, "sources"], st.sources)
             if family_defs and st.family not in family_defs:
                 chk.add(f, text, doc, ["stacks", i, "family"], f"family {st.family!r} has no hardware entry")
             for key, comp in st.components.items():
                 if not re.fullmatch(r"[a-z][a-z0-9_-]*", key):
-                    chk.add(f, text, doc, ["stacks", i, "components", key], f"bad component key {key!r}",
-                            "lower-case letters, digits, '_' and '-' (core: " + ", ".join(CORE_COMPONENTS) + ")")
+                    chk.add(
+                        f,
+                        text,
+                        doc,
+                        ["stacks", i, "components", key],
+                        f"bad component key {key!r}",
+                        "lower-case letters, digits, '_' and '-' (core: " + ", ".join(CORE_COMPONENTS) + ")",
+                    )
                     continue
-                if comp.scheme is not None and key in COMPONENT_SCHEME and comp.scheme != COMPONENT_SCHEME[key]:
-                    chk.add(f, text, doc, ["stacks", i, "components", key, "scheme"],
-                            f"{key} versions use the {COMPONENT_SCHEME[key]} grammar, not {comp.scheme}")
+                if (
+                    comp.scheme is not None
+                    and key in COMPONENT_SCHEME
+                    and comp.scheme != COMPONENT_SCHEME[key]
+                ):
+                    chk.add(
+                        f,
+                        text,
+                        doc,
+                        ["stacks", i, "components", key, "scheme"],
+                        f"{key} versions use the {COMPONENT_SCHEME[key]} grammar, not {comp.scheme}",
+                    )
                 try:
                     _parsed(comp.scheme or COMPONENT_SCHEME.get(key, "pep440"), comp.version)
                 except VersionError as exc:
@@ -1096,13 +1204,30 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
                 src(f, text, doc, ["stacks", i, "components", key, "sources"], comp.sources)
                 for arch, art in comp.artifacts.items():
                     if arch not in st.arches:
-                        chk.add(f, text, doc, ["stacks", i, "components", key, "artifacts", arch],
-                                f"artifact for {arch}, but the stack's arches are {', '.join(st.arches)}")
-                    src(f, text, doc, ["stacks", i, "components", key, "artifacts", arch, "sources"], art.sources)
+                        chk.add(
+                            f,
+                            text,
+                            doc,
+                            ["stacks", i, "components", key, "artifacts", arch],
+                            f"artifact for {arch}, but the stack's arches are {', '.join(st.arches)}",
+                        )
+                    src(
+                        f,
+                        text,
+                        doc,
+                        ["stacks", i, "components", key, "artifacts", arch, "sources"],
+                        art.sources,
+                    )
             for j, digest in enumerate(st.certificates):
                 if not re.fullmatch(r"(sha256:)?[0-9a-f]{64}", digest):
-                    chk.add(f, text, doc, ["stacks", i, "certificates", j], f"{digest!r} is not a sha256 digest",
-                            "expected sha256:<64 hex digits>")
+                    chk.add(
+                        f,
+                        text,
+                        doc,
+                        ["stacks", i, "certificates", j],
+                        f"{digest!r} is not a sha256 digest",
+                        "expected sha256:<64 hex digits>",
+                    )
     return chk.problems
 
 

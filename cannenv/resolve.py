@@ -131,7 +131,9 @@ def _check_keys(pins: dict[str, str]) -> None:
         if key not in COMPONENT_SCHEME:
             raise InputError(
                 f"unknown component {key!r}",
-                hint=(did_you_mean(key, CORE_COMPONENTS) or "") + " components: " + ", ".join(CORE_COMPONENTS),
+                hint=(did_you_mean(key, CORE_COMPONENTS) or "")
+                + " components: "
+                + ", ".join(CORE_COMPONENTS),
             )
 
 
@@ -149,7 +151,12 @@ def candidates(
     for s in m.stacks:
         if family and s.family != family:
             continue
-        cann, torch, tnpu, py = s.version("cann"), s.version("torch"), s.version("torch_npu"), s.version("python")
+        cann, torch, tnpu, py = (
+            s.version("cann"),
+            s.version("torch"),
+            s.version("torch_npu"),
+            s.version("python"),
+        )
         if not (cann and torch and tnpu and py):
             continue
         if python and not _cached_match("python", python, py):
@@ -182,8 +189,20 @@ def candidates(
                 seen.add(key)
                 cid = f"{fam}-cann{_cann(row.cann).tag}-torch{row.torch}-py{py}"
                 out.append(
-                    Candidate(cid, fam, row.cann, row.torch, row.torch_npu, py, req, False, None, "rules",
-                              row.status, tuple(dict.fromkeys((*row.sources, *req.sources))))
+                    Candidate(
+                        cid,
+                        fam,
+                        row.cann,
+                        row.torch,
+                        row.torch_npu,
+                        py,
+                        req,
+                        False,
+                        None,
+                        "rules",
+                        row.status,
+                        tuple(dict.fromkeys((*row.sources, *req.sources))),
+                    )
                 )
     return out
 
@@ -280,8 +299,10 @@ def _nearest_changes(pool: list[Candidate], keep: dict[str, str], want: dict[str
             to = _closest([c.version(key) or "" for c in ok if c.version(key)], key, value)
             ok = sorted([c for c in ok if c.version(key) == to], key=lambda c: _rank(c, want)) or ok
             kind = "keep" if key in keep else "want"
-            msg = f"change {key} from {value} to {to} ({kind}) to keep {_describe(rest)}" if rest else (
-                f"change {key} from {value} to {to}"
+            msg = (
+                f"change {key} from {value} to {to} ({kind}) to keep {_describe(rest)}"
+                if rest
+                else (f"change {key} from {value} to {to}")
             )
         out.append(Change(key, value, to, msg, tuple(ok[:5])))
     return out
@@ -344,7 +365,8 @@ def _explain(
             out.append(
                 f"driver {driver} is accepted up to CANN {newest.cann} "
                 f"({newest.driver.evidence} HDK {_hdk(newest.driver)}); "
-                f"CANN {newest.cann} carries torch_npu only for torch {_join(torches)}; torch {torch} first comes "
+                f"CANN {newest.cann} carries torch_npu only for torch {_join(torches)}; "
+                f"torch {torch} first comes "
                 f"with CANN {first.cann}, whose {first.driver.evidence} HDK is "
                 f"{_hdk(first.driver)} (driver {first.driver.range})"
             )
@@ -363,10 +385,13 @@ def _explain(
     if cann and driver and not out:
         req = next((c.driver for c in pool if component_matches("cann", cann, c.cann)), None)
         if req is not None and not req.accepts(driver):
-            out.append(f"CANN {cann} needs driver {req.range} ({req.evidence}, HDK {_hdk(req)}); "
-                       f"{driver} is too old")
+            out.append(
+                f"CANN {cann} needs driver {req.range} ({req.evidence}, HDK {_hdk(req)}); {driver} is too old"
+            )
     if not out:
-        out.append("no single rule blocks it, but no combination satisfies all pins together: " + _describe(pins))
+        out.append(
+            "no single rule blocks it, but no combination satisfies all pins together: " + _describe(pins)
+        )
     return out
 
 

@@ -104,7 +104,7 @@ def hardware() -> Hardware:
     path = matrices_dir() / "socs.yaml"
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with path.open(encoding="utf-8") as fh:
-        doc = yaml.load(fh, Loader=loader)  # noqa: S506 - a SafeLoader
+        doc = yaml.load(fh, Loader=loader)
     return Hardware.model_validate(doc["hardware"])
 
 

@@ -68,14 +68,20 @@ def _read_metadata(path: Path) -> tuple[str, str]:
             with zipfile.ZipFile(path) as zf:
                 names = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
                 if not names:
-                    raise InputError(f"{path}: no *.dist-info/METADATA in this wheel", hint="pass a torch_npu wheel")
+                    raise InputError(
+                        f"{path}: no *.dist-info/METADATA in this wheel", hint="pass a torch_npu wheel"
+                    )
                 return zf.read(names[0]).decode("utf-8"), path.name
         except zipfile.BadZipFile as exc:
-            raise InputError(f"{path}: not a valid wheel ({exc})", hint="pass a .whl or a METADATA file") from None
+            raise InputError(
+                f"{path}: not a valid wheel ({exc})", hint="pass a .whl or a METADATA file"
+            ) from None
     try:
         return path.read_text(encoding="utf-8"), path.name
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}", hint="pass a .whl or an extracted METADATA file") from None
+        raise InputError(
+            f"cannot read {path}: {exc}", hint="pass a .whl or an extracted METADATA file"
+        ) from None
 
 
 def _cells(line: str) -> list[str]:
@@ -112,12 +118,12 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
         s = line.strip()
         if s.startswith("|"):
             table_lines.append(s)
-        elif table_lines:
-            break
-        elif s.startswith("#"):
+        elif table_lines or s.startswith("#"):
             break
     if len(table_lines) < 3:
-        raise InputError("the 'Ascend Auxiliary Software' section has no table", hint="is this a torch_npu METADATA?")
+        raise InputError(
+            "the 'Ascend Auxiliary Software' section has no table", hint="is this a torch_npu METADATA?"
+        )
     header = _cells(table_lines[0])
     c_cann = _column(header, "cann")
     c_torch = _column(header, "pytorch")
@@ -132,7 +138,10 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
         cells = _cells(line)
         if all(re.fullmatch(r":?-{3,}:?", c) for c in cells if c):
             continue
-        get = lambda i: cells[i] if i is not None and i < len(cells) else ""  # noqa: E731
+
+        def get(i: int | None, cells: list[str] = cells) -> str:
+            return cells[i] if i is not None and i < len(cells) else ""
+
         cann_cell = re.sub(r"^CANN\s*", "", get(c_cann), flags=re.IGNORECASE).strip()
         if cann_cell:
             try:
@@ -166,7 +175,9 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
                 prerelease=prerelease or tv.is_prerelease,
             )
         )
-    return ImportedTable(source_id, source_title, version_m[1] if version_m else None, tuple(rows), tuple(warnings))
+    return ImportedTable(
+        source_id, source_title, version_m[1] if version_m else None, tuple(rows), tuple(warnings)
+    )
 
 
 def read_table(path: str | Path) -> ImportedTable:
@@ -175,7 +186,9 @@ def read_table(path: str | Path) -> ImportedTable:
     version_m = re.search(r"^Version:\s*(\S+)\s*$", text, flags=re.MULTILINE)
     version = version_m[1] if version_m else None
     sid = f"WHEEL-torch_npu-{version}" if version else f"WHEEL-{re.sub(r'[^A-Za-z0-9._-]', '-', name)}"
-    title = f"'Ascend Auxiliary Software' table in the METADATA of the torch_npu {version or '?'} wheel ({name})"
+    title = (
+        f"'Ascend Auxiliary Software' table in the METADATA of the torch_npu {version or '?'} wheel ({name})"
+    )
     return parse_table(text, source_id=sid, source_title=title)
 
 
@@ -199,9 +212,11 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     path = Path(matrix_file)
     text = path.read_text(encoding="utf-8") if path.exists() else "schema_version: 1\n"
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    doc = yaml.load(text, Loader=loader) or {}  # noqa: S506 - a SafeLoader
+    doc = yaml.load(text, Loader=loader) or {}
     if not isinstance(doc, dict):
-        raise InputError(f"{path}: not a matrix file (expected a mapping)", hint="pass a matrices/*.yaml file")
+        raise InputError(
+            f"{path}: not a matrix file (expected a mapping)", hint="pass a matrices/*.yaml file"
+        )
     existing = set()
     for row in doc.get("torch_npu") or []:
         try:
@@ -211,7 +226,7 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     declared = {s.get("id") for s in doc.get("sources") or [] if isinstance(s, dict)}
     sibling = path.parent / "sources.yaml"
     if sibling.exists() and sibling != path:
-        sdoc = yaml.load(sibling.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506
+        sdoc = yaml.load(sibling.read_text(encoding="utf-8"), Loader=loader) or {}
         declared |= {s.get("id") for s in sdoc.get("sources") or [] if isinstance(s, dict)}
     added: list[dict[str, Any]] = []
     new_lines: list[str] = []

@@ -794,4 +794,6 @@ def render_report(report: KernelsReport, *, verbose: bool = False) -> str:
         lines.append(f"  hint: {report.hint}")
     if report.work_dir:
         lines.append(f"  build kept in {report.work_dir}")
+    elif any(k.build is not None for k in report.kernels):
+        lines.append("  (the temporary build directory is gone; --keep-build DIR keeps it for the commands)")
     return "\n".join(lines)

@@ -236,37 +236,37 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
     m = re.search(r"cxx_abi_([01])", atb_home or "")
     set_env = nnal.set_env or f"{nnal.path}/set_env.sh"
     if torch_abi is not None:
-        want = 1 if torch_abi else 0
+        abi_want = 1 if torch_abi else 0
         if m is None:
             out.append(
                 c.finding(
                     "warn",
                     "ATB_HOME_PATH is not set: NNAL's environment is not sourced",
-                    f"source {set_env} --cxx_abi={want}",
+                    f"source {set_env} --cxx_abi={abi_want}",
                     subject="abi",
                 )
             )
-        elif int(m.group(1)) != want:
+        elif int(m.group(1)) != abi_want:
             out.append(
                 c.finding(
                     "fail",
                     f"ATB_HOME_PATH selects cxx_abi_{m.group(1)} but torch is built with "
-                    f"_GLIBCXX_USE_CXX11_ABI={want} (`undefined symbol …__cxx11…` at import)",
-                    f"source {set_env} --cxx_abi={want}",
+                    f"_GLIBCXX_USE_CXX11_ABI={abi_want} (`undefined symbol …__cxx11…` at import)",
+                    f"source {set_env} --cxx_abi={abi_want}",
                     subject="abi",
                 )
             )
-        elif nnal.abis and f"cxx_abi_{want}" not in nnal.abis:
+        elif nnal.abis and f"cxx_abi_{abi_want}" not in nnal.abis:
             out.append(
                 c.finding(
                     "fail",
-                    f"NNAL has no cxx_abi_{want} variant ({', '.join(nnal.abis)})",
+                    f"NNAL has no cxx_abi_{abi_want} variant ({', '.join(nnal.abis)})",
                     "reinstall NNAL (it ships both ABIs)",
                     subject="abi",
                 )
             )
         else:
-            out.append(c.finding("pass", f"ATB cxx_abi_{want} matches torch's C++ ABI", subject="abi"))
+            out.append(c.finding("pass", f"ATB cxx_abi_{abi_want} matches torch's C++ ABI", subject="abi"))
     return out
 
 

@@ -8,7 +8,7 @@ from cannenv.checks import Check, Target
 from cannenv.facts import Facts
 from cannenv.probes.container import DEVICE_NODES
 from cannenv.probes.toolkit import version_of_path
-from cannenv.report import Finding
+from cannenv.report import Finding, Status
 
 _FILE_KINDS = {
     "empty",
@@ -207,7 +207,7 @@ def _npu_devices(facts: Facts, target: Target) -> list[Finding]:
         out: list[Finding] = []
         bad = [ch for ch in d.chips if ch.health.upper() != "OK"]
         for ch in bad:
-            status = "fail" if _HEALTH_FAIL.match(ch.health) else "warn"
+            status: Status = "fail" if _HEALTH_FAIL.match(ch.health) else "warn"
             out.append(
                 c.finding(
                     status,

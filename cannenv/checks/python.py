@@ -243,9 +243,11 @@ def _abi_preflight(facts: Facts, target: Target) -> list[Finding]:
             c.finding("error", f"{path} is not a readable ELF library", "reinstall torch-npu", subject=path)
         )
     if not out:
-        n = sum(len(lib.needed) for lib in abi.libraries)
+        count = sum(len(lib.needed) for lib in abi.libraries)
         out.append(
-            c.finding("pass", f"all {n} libraries needed by {len(abi.libraries)} torch_npu libraries resolve")
+            c.finding(
+                "pass", f"all {count} libraries needed by {len(abi.libraries)} torch_npu libraries resolve"
+            )
         )
     return out
 

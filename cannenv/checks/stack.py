@@ -10,7 +10,7 @@ from cannenv.checks import Check, Target
 from cannenv.checks._util import family_title
 from cannenv.errors import CannenvError, InputError, NotFoundError
 from cannenv.facts import Facts
-from cannenv.report import Finding, StackChoice
+from cannenv.report import Finding, StackChoice, Status
 
 if TYPE_CHECKING:
     from cannenv.matrix import Matrix, Stack
@@ -207,7 +207,7 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         got = have.get(key)
         if got is not None and _matches(key, want, got):
             continue
-        status = "fail" if explicit else "warn"
+        status: Status = "fail" if explicit else "warn"
         detail = f"{key}: stack {stack.id} pins {want}, " + (f"installed {got}" if got else "not installed")
         out.append(c.finding(status, detail, _REMEDY.get(key, "install {v}").format(v=want), subject=key))
     if not out:

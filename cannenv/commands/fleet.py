@@ -19,18 +19,39 @@ def fleet() -> None:
 
 
 @fleet.command("collect")
-@click.option("-i", "--inventory", required=True, metavar="INVENTORY", help="Ansible inventory (file or directory).")
+@click.option(
+    "-i", "--inventory", required=True, metavar="INVENTORY", help="Ansible inventory (file or directory)."
+)
 @click.option("--limit", metavar="PATTERN", help="Ansible host pattern to restrict the run to.")
 @click.option("--forks", type=click.IntRange(1, 500), default=5, show_default=True, help="Hosts in parallel.")
-@click.option("--out", "out", default="cannenv-facts", show_default=True, metavar="DIR", help="Where facts land.")
-@click.option("--timeout", type=click.IntRange(1), default=120, show_default=True,
-              help="Seconds `cannenv facts` may run on one host.")
+@click.option(
+    "--out", "out", default="cannenv-facts", show_default=True, metavar="DIR", help="Where facts land."
+)
+@click.option(
+    "--timeout",
+    type=click.IntRange(1),
+    default=120,
+    show_default=True,
+    help="Seconds `cannenv facts` may run on one host.",
+)
 @click.option("--bundle", metavar="FILE", help="Push this bundle (default: build one from this cannenv).")
-@click.option("--no-bundle", is_flag=True, help="Use the `cannenv` installed on each host instead of pushing one.")
-@click.option("--no-login-shell", is_flag=True, help="Do not run through a login shell (/etc/profile not read).")
-@click.option("--facts-arg", "facts_args", multiple=True, metavar="ARG",
-              help="Extra argument for `cannenv facts` on the hosts (repeatable), e.g. --facts-arg=--python=/opt/venv/bin/python.")
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest (collection.json) instead of a table.")
+@click.option(
+    "--no-bundle", is_flag=True, help="Use the `cannenv` installed on each host instead of pushing one."
+)
+@click.option(
+    "--no-login-shell", is_flag=True, help="Do not run through a login shell (/etc/profile not read)."
+)
+@click.option(
+    "--facts-arg",
+    "facts_args",
+    multiple=True,
+    metavar="ARG",
+    help="Extra argument for `cannenv facts` on the hosts (repeatable), "
+    "e.g. --facts-arg=--python=/opt/venv/bin/python.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the manifest (collection.json) instead of a table."
+)
 def collect_cmd(
     inventory: str,
     limit: str | None,
@@ -53,8 +74,15 @@ def collect_cmd(
     if bundle and no_bundle:
         raise InputError("give either --bundle or --no-bundle, not both")
     collection = collect(
-        inventory, out, limit=limit, forks=forks, timeout=timeout, bundle=bundle, use_bundle=not no_bundle,
-        login_shell=not no_login_shell, facts_args=facts_args,
+        inventory,
+        out,
+        limit=limit,
+        forks=forks,
+        timeout=timeout,
+        bundle=bundle,
+        use_bundle=not no_bundle,
+        login_shell=not no_login_shell,
+        facts_args=facts_args,
     )
     if as_json:
         click.echo(collection.to_json(), nl=False)
@@ -86,8 +114,12 @@ def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]): 
 @fleet.command("report")
 @click.argument("directory", metavar="DIR")
 @click.option("--stack", "stack_id", metavar="ID", help="Judge every node against this stack.")
-@click.option("--lock", "lock_file", metavar="FILE", help="Judge every node against the stack of this lock file.")
-@click.option("--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b).")
+@click.option(
+    "--lock", "lock_file", metavar="FILE", help="Judge every node against the stack of this lock file."
+)
+@click.option(
+    "--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON.")
 @click.option("--junit", "junit_file", metavar="FILE", help="Also write JUnit XML (a testsuite per node).")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML page.")
@@ -148,7 +180,9 @@ def render_text(report) -> str:  # type: ignore[no-untyped-def]
 @fleet.command("diff")
 @click.argument("old_dir", metavar="OLD_DIR")
 @click.argument("new_dir", metavar="NEW_DIR")
-@click.option("--stack", "stack_id", metavar="ID", help="Also judge both against this stack (new drift, fixed).")
+@click.option(
+    "--stack", "stack_id", metavar="ID", help="Also judge both against this stack (new drift, fixed)."
+)
 @click.option("--lock", "lock_file", metavar="FILE", help="Also judge both against this lock file's stack.")
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
 def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | None, as_json: bool) -> int:
@@ -157,7 +191,8 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
     Without --stack/--lock only versions and reachability are compared.
     """
     from cannenv.fleet.collection import load_collection
-    from cannenv.fleet.diff import diff_collections, render_text as diff_text
+    from cannenv.fleet.diff import diff_collections
+    from cannenv.fleet.diff import render_text as diff_text
     from cannenv.fleet.report import build_report
 
     old, new = load_collection(old_dir), load_collection(new_dir)
@@ -177,8 +212,13 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
 @click.option("--namespace", default="kube-system", show_default=True)
 @click.option("--devices", type=int, default=8, show_default=True, help="NPUs per node (/dev/davinci0..N-1).")
 @click.option("--interval", type=int, default=3600, show_default=True, help="Seconds between two checks.")
-@click.option("--node-selector", "selectors", multiple=True, metavar="KEY=VALUE",
-              help="Run only on nodes with this label (repeatable).")
+@click.option(
+    "--node-selector",
+    "selectors",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Run only on nodes with this label (repeatable).",
+)
 @click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
 @click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
 def k8s_manifest_cmd(
@@ -208,8 +248,14 @@ def k8s_manifest_cmd(
 
         matrix.load().stack(stack_id)  # unknown id: NotFoundError with a did-you-mean hint
     objects = render_manifest(
-        image, stack_id=stack_id, lock=lock_file, namespace=namespace, devices=devices, interval=interval,
-        node_selector=node_selector or None, certificate=certificate,
+        image,
+        stack_id=stack_id,
+        lock=lock_file,
+        namespace=namespace,
+        devices=devices,
+        interval=interval,
+        node_selector=node_selector or None,
+        certificate=certificate,
     )
     if as_json:
         click.echo(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
@@ -219,9 +265,13 @@ def k8s_manifest_cmd(
 
 
 @fleet.command("k8s-label")
-@click.option("--report", "report_file", required=True, metavar="FILE", help="`cannenv doctor --json` output.")
+@click.option(
+    "--report", "report_file", required=True, metavar="FILE", help="`cannenv doctor --json` output."
+)
 @click.option("--node", required=True, metavar="NAME", help="This node's name (spec.nodeName).")
-@click.option("--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled).")
+@click.option(
+    "--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled)."
+)
 @click.option("--api", metavar="URL", help="API server (default: the in-cluster one).")
 @click.option("--token-file", metavar="FILE", help="Bearer token file (default: the service account's).")
 @click.option("--dry-run", is_flag=True, help="Print the patch instead of sending it.")

@@ -89,7 +89,9 @@ def _stack_row(s: Stack) -> dict[str, Any]:
 @click.option("--status", type=click.Choice(["published", "certified", "deprecated", "eol"]))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-def list_cmd(ctx: click.Context, family: str | None, arch: str | None, status: str | None, as_json: bool) -> int:
+def list_cmd(
+    ctx: click.Context, family: str | None, arch: str | None, status: str | None, as_json: bool
+) -> int:
     """List the stacks of the matrix."""
     from cannenv.soc import normalize_family
 
@@ -106,7 +108,10 @@ def list_cmd(ctx: click.Context, family: str | None, arch: str | None, status: s
         table.add_column(col)
     for s in stacks:
         table.add_row(
-            s.id, s.status, ",".join(s.arches), *(s.version(k) or "-" for k in ("driver", "cann", "torch", "torch_npu", "python"))
+            s.id,
+            s.status,
+            ",".join(s.arches),
+            *(s.version(k) or "-" for k in ("driver", "cann", "torch", "torch_npu", "python")),
         )
     _console().print(table)
     return 0
@@ -134,13 +139,17 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     from cannenv.soc import family_title
 
     con = _console()
-    con.print(f"[bold]{s.id}[/]  {family_title(s.family)} · {', '.join(s.arches)} · {', '.join(s.os) or '-'} · {s.status}")
+    con.print(
+        f"[bold]{s.id}[/]  {family_title(s.family)} · {', '.join(s.arches)} · "
+        f"{', '.join(s.os) or '-'} · {s.status}"
+    )
     table = Table()
     for col in ("component", "version", "package", "files (sha256)", "sources"):
         table.add_column(col)
     for key, comp in s.components.items():
         files = "\n".join(
-            f"{arch}: {a.file} ({a.sha256[:12] + '…' if a.sha256 else 'sha256 unknown'})" for arch, a in comp.artifacts.items()
+            f"{arch}: {a.file} ({a.sha256[:12] + '…' if a.sha256 else 'sha256 unknown'})"
+            for arch, a in comp.artifacts.items()
         )
         table.add_row(key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
     con.print(table)
@@ -182,8 +191,8 @@ def lint(files: tuple[Path, ...], as_json: bool) -> int:
         for r in rules:
             click.echo(r)
         click.echo(
-            f"{len(m.files)} file(s), {len(m.stacks)} stacks, {len(m.torch_npu)} torch_npu rows, {len(m.hdk)} HDK rows: "
-            + ("ok" if not rules else f"{len(rules)} rule problem(s)")
+            f"{len(m.files)} file(s), {len(m.stacks)} stacks, {len(m.torch_npu)} torch_npu rows, "
+            f"{len(m.hdk)} HDK rows: " + ("ok" if not rules else f"{len(rules)} rule problem(s)")
         )
     return int(ExitCode.CHECKS_FAILED) if rules else 0
 
@@ -222,31 +231,45 @@ def query(
     m = _matrix(ctx)
     fam = normalize_family(family) if family else None
     if not any((cann, torch, torch_npu, python, driver)):
-        raise InputError("query needs at least one of --cann, --torch, --torch-npu, --python, --driver",
-                         hint="e.g. cannenv matrix query --cann 8.3.RC1 --torch 2.7.1 --python 3.11")
+        raise InputError(
+            "query needs at least one of --cann, --torch, --torch-npu, --python, --driver",
+            hint="e.g. cannenv matrix query --cann 8.3.RC1 --torch 2.7.1 --python 3.11",
+        )
     result: dict[str, Any] = {}
     if cann or torch or torch_npu:
         rows = m.torch_npu_rows(cann=cann, torch=torch, torch_npu=torch_npu, python=python)
         result["torch_npu"] = [
-            {**r.model_dump(mode="json", exclude_none=True),
-             **({"wheel_published": m.wheel_published(r.torch_npu, python, arch=arch)} if python else {})}
+            {
+                **r.model_dump(mode="json", exclude_none=True),
+                **({"wheel_published": m.wheel_published(r.torch_npu, python, arch=arch)} if python else {}),
+            }
             for r in rows
         ]
     if torch:
         ps = m.python_support(torch)
-        result["python_support"] = {"torch": torch, "current": list(ps.current), "older": [list(o) for o in ps.older],
-                                    "sources": sorted({s for r in ps.rows for s in r.sources})}
+        result["python_support"] = {
+            "torch": torch,
+            "current": list(ps.current),
+            "older": [list(o) for o in ps.older],
+            "sources": sorted({s for r in ps.rows for s in r.sources}),
+        }
     if cann:
         fams = [fam] if fam else ["a2", "a3", "310p", "910", "310b", "950"]
         reqs = [r for f in fams if (r := m.driver_requirement(cann, f)) is not None]
         result["driver_requirement"] = [r.to_json() for r in reqs]
-        result["hdk_pairs"] = [r.model_dump(mode="json", exclude_none=True) for r in m.hdk_pairs(cann, family=fam)]
+        result["hdk_pairs"] = [
+            r.model_dump(mode="json", exclude_none=True) for r in m.hdk_pairs(cann, family=fam)
+        ]
         if fam and arch:
             from cannenv.errors import NotFoundError
 
             try:
                 ops = m.ops_package(cann, fam, arch)
-                result["ops_package"] = {"package": ops.package, "file": ops.file, "sources": list(ops.sources)}
+                result["ops_package"] = {
+                    "package": ops.package,
+                    "file": ops.file,
+                    "sources": list(ops.sources),
+                }
             except NotFoundError:
                 result["ops_package"] = None
     if driver:
@@ -267,25 +290,40 @@ def _render_query(result: dict[str, Any]) -> None:
         for col in ("torch_npu", "torch", "CANN", "branch", "status", "evidence", "sources"):
             t.add_column(col)
         for r in result["torch_npu"]:
-            t.add_row(r.get("label") or r["torch_npu"], r["torch"], r["cann"], r.get("branch", "-"), r["status"],
-                      r["evidence"], ", ".join(r["sources"]))
+            t.add_row(
+                r.get("label") or r["torch_npu"],
+                r["torch"],
+                r["cann"],
+                r.get("branch", "-"),
+                r["status"],
+                r["evidence"],
+                ", ".join(r["sources"]),
+            )
         con.print(t if result["torch_npu"] else "no torch_npu row matches")
     if "python_support" in result:
         ps = result["python_support"]
-        con.print(f"torch {ps['torch']} supports Python {', '.join(ps['current']) or '-'} "
-                  f"(older statements: {'; '.join(', '.join(o) for o in ps['older']) or 'none'}) [{', '.join(ps['sources'])}]")
+        con.print(
+            f"torch {ps['torch']} supports Python {', '.join(ps['current']) or '-'} "
+            f"(older statements: {'; '.join(', '.join(o) for o in ps['older']) or 'none'}) "
+            f"[{', '.join(ps['sources'])}]"
+        )
     if "driver_requirement" in result:
         for r in result["driver_requirement"]:
-            con.print(f"CANN {r['cann']} on {r['family']}: driver {r['range']} (HDK {r['hdk'] or r['minimum']}"
-                      f"{', firmware ' + r['firmware'] if r['firmware'] else ''}; {r['evidence']}; "
-                      f"{', '.join(r['sources'])})")
+            con.print(
+                f"CANN {r['cann']} on {r['family']}: driver {r['range']} (HDK {r['hdk'] or r['minimum']}"
+                f"{', firmware ' + r['firmware'] if r['firmware'] else ''}; {r['evidence']}; "
+                f"{', '.join(r['sources'])})"
+            )
         if not result["driver_requirement"]:
             con.print("no HDK pairing known for that CANN version / family")
         for row in result.get("hdk_pairs", []):
-            con.print(f"  evidence {row['evidence']}: families {','.join(row.get('families') or ['not stated'])}, "
-                      f"driver {', '.join(row.get('driver', [])) or row.get('driver_range', '-')}"
-                      f"{', firmware ' + row['firmware'] if row.get('firmware') else ''} [{', '.join(row['sources'])}]"
-                      f"{' — ' + row['note'] if row.get('note') else ''}")
+            con.print(
+                f"  evidence {row['evidence']}: families {','.join(row.get('families') or ['not stated'])}, "
+                f"driver {', '.join(row.get('driver', [])) or row.get('driver_range', '-')}"
+                f"{', firmware ' + row['firmware'] if row.get('firmware') else ''} "
+                f"[{', '.join(row['sources'])}]"
+                f"{' — ' + row['note'] if row.get('note') else ''}"
+            )
     if result.get("ops_package"):
         ops = result["ops_package"]
         con.print(f"ops/kernels package: {ops['package']} → {ops['file']} [{', '.join(ops['sources'])}]")
@@ -298,7 +336,10 @@ def _render_query(result: dict[str, Any]) -> None:
             for r in rows:
                 t.add_row(r["cann"], r["family"], r["range"], r["evidence"], ", ".join(r["sources"]))
             con.print(t)
-            con.print("note: minimum = oldest paired HDK; newer drivers assumed compatible (no upper bound published)")
+            con.print(
+                "note: minimum = oldest paired HDK; newer drivers assumed compatible "
+                "(no upper bound published)"
+            )
         else:
             con.print("no CANN release with a known HDK pairing accepts that driver")
 
@@ -308,7 +349,9 @@ def _render_query(result: dict[str, Any]) -> None:
 @click.option("--want", multiple=True, help="KEY=VERSION wanted (e.g. torch=2.6.0). Repeatable.")
 @click.option("--family", help="a2, a3, 310p, 910, 310b or 950")
 @click.option("--python", help="Python version line, e.g. 3.11")
-@click.option("--limit", type=int, default=10, show_default=True, help="Show at most this many stacks (0 = all).")
+@click.option(
+    "--limit", type=int, default=10, show_default=True, help="Show at most this many stacks (0 = all)."
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def resolve_cmd(
@@ -329,8 +372,14 @@ def resolve_cmd(
 
     m = _matrix(ctx)
     fam = normalize_family(family) if family else None
-    res = resolve(m, keep=_pins(keep, "--keep"), want=_pins(want, "--want"), family=fam, python=python,
-                  limit=limit or None)
+    res = resolve(
+        m,
+        keep=_pins(keep, "--keep"),
+        want=_pins(want, "--want"),
+        family=fam,
+        python=python,
+        limit=limit or None,
+    )
     if as_json:
         data = res.to_json()
         data["matrix_digest"] = m.digest
@@ -346,14 +395,35 @@ def _render_resolution(res: Resolution) -> None:
     con = _console()
     if res.ok:
         t = Table(title="valid stacks, nearest first")
-        for col in ("id", "listed", "status", "driver needs", "evidence", "cann", "torch", "torch_npu", "python"):
+        for col in (
+            "id",
+            "listed",
+            "status",
+            "driver needs",
+            "evidence",
+            "cann",
+            "torch",
+            "torch_npu",
+            "python",
+        ):
             t.add_column(col)
         for c in res.candidates:
-            t.add_row(c.id, "yes" if c.listed else "rules", c.status, c.driver.range, c.driver.evidence, c.cann,
-                      c.torch, c.torch_npu, c.python)
+            t.add_row(
+                c.id,
+                "yes" if c.listed else "rules",
+                c.status,
+                c.driver.range,
+                c.driver.evidence,
+                c.cann,
+                c.torch,
+                c.torch_npu,
+                c.python,
+            )
         con.print(t)
         return
-    con.print("[red]no valid stack[/] for " + ", ".join(f"{k} {v}" for k, v in {**res.want, **res.keep}.items()))
+    con.print(
+        "[red]no valid stack[/] for " + ", ".join(f"{k} {v}" for k, v in {**res.want, **res.keep}.items())
+    )
     for b in res.blockers:
         con.print(f"blocked: {b}")
     for ch in res.changes:
@@ -363,8 +433,13 @@ def _render_resolution(res: Resolution) -> None:
 
 
 @matrix.command("schema")
-@click.option("--write", "write", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the schema to this file (e.g. matrices/schema.json) instead of printing it.")
+@click.option(
+    "--write",
+    "write",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the schema to this file (e.g. matrices/schema.json) instead of printing it.",
+)
 def schema(write: Path | None) -> int:
     """Print the JSON Schema of a matrix file (generated from the model)."""
     from cannenv.matrix import json_schema
@@ -382,8 +457,13 @@ def schema(write: Path | None) -> int:
 
 @matrix.command("import-torch-npu")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--merge", "merge", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Add rows missing from this matrix file (the wheel is named as their source).")
+@click.option(
+    "--merge",
+    "merge",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Add rows missing from this matrix file (the wheel is named as their source).",
+)
 @click.option("--json", "as_json", is_flag=True)
 def import_torch_npu(path: Path, merge: Path | None, as_json: bool) -> int:
     """Read the "Ascend Auxiliary Software" table from a torch_npu wheel or METADATA file."""

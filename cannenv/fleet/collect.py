@@ -133,7 +133,9 @@ def collect(
 
     inv = Path(inventory)
     if not inv.exists():
-        raise NotFoundError(f"inventory {str(inv)!r} does not exist", hint="pass an Ansible inventory file (-i)")
+        raise NotFoundError(
+            f"inventory {str(inv)!r} does not exist", hint="pass an Ansible inventory file (-i)"
+        )
     if forks < 1:
         raise InputError(f"--forks {forks}: expected 1 or more")
     out_dir = Path(out).resolve()
@@ -151,7 +153,9 @@ def collect(
                 from cannenv.fsutil import sha256_file
 
                 if not Path(bundle).is_file():
-                    raise NotFoundError(f"bundle {bundle} does not exist", hint="build one: cannenv fleet bundle")
+                    raise NotFoundError(
+                        f"bundle {bundle} does not exist", hint="build one: cannenv fleet bundle"
+                    )
                 bundle_file, bundle_sha = str(Path(bundle).resolve()), sha256_file(bundle)
         variables: dict[str, Any] = {
             "cannenv_facts_dest": str(out_dir),

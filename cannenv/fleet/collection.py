@@ -52,7 +52,7 @@ class Collection(BaseModel):
     bundle_tag: str | None = None
     bundle_sha256: str | None = None
     hosts: tuple[HostResult, ...] = ()
-    root: Path = Field(default=Path("."), exclude=True)
+    root: Path = Field(default=Path(), exclude=True)
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"

@@ -82,9 +82,9 @@ def compare_versions(component: str, old: str | None, new: str | None) -> Versio
     if family is not None:
         try:
             a, b = parse_version(family, old), parse_version(family, new)
-            if a < b:  # type: ignore[operator]
+            if a < b:
                 kind = "upgraded"
-            elif b < a:  # type: ignore[operator]
+            elif b < a:
                 kind = "downgraded"
         except (CannenvError, TypeError):
             kind = "changed"
@@ -109,7 +109,7 @@ def _versions(collection: Collection) -> dict[str, dict[str, str] | None]:
 def _finding_keys(node: NodeResult | None) -> dict[tuple[str, str, str, str | None], FindingChange]:
     if node is None:
         return {}
-    out = {}
+    out: dict[tuple[str, str, str, str | None], FindingChange] = {}
     for f in node.findings:
         if f.status in ("pass", "skip"):
             continue

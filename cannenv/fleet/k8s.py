@@ -77,7 +77,9 @@ def render_manifest(
     import yaml
 
     if not _IMAGE_RE.match(image):
-        raise InputError(f"--image {image!r} is not an image reference", hint="e.g. registry.example/cannenv:0.1.0")
+        raise InputError(
+            f"--image {image!r} is not an image reference", hint="e.g. registry.example/cannenv:0.1.0"
+        )
     if not _DNS_LABEL.match(namespace):
         raise InputError(f"--namespace {namespace!r} is not a valid namespace name (RFC 1123 label)")
     if not 0 <= devices <= 64:
@@ -142,7 +144,12 @@ def label_patch(labels: Mapping[str, str], certificate_digest: str | None = None
 
 
 def apply_labels(
-    node: str, patch: Mapping[str, Any], *, api: str | None = None, token: str | None = None, timeout: float = 30
+    node: str,
+    patch: Mapping[str, Any],
+    *,
+    api: str | None = None,
+    token: str | None = None,
+    timeout: float = 30,
 ) -> None:
     """PATCH the node through the API server, authenticated with the pod's service account."""
     import os
@@ -155,7 +162,10 @@ def apply_labels(
         raise InputError(f"--node {node!r} is not a node name")
     context: ssl.SSLContext | None = None
     if api is None:
-        host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+        host, port = (
+            os.environ.get("KUBERNETES_SERVICE_HOST"),
+            os.environ.get("KUBERNETES_SERVICE_PORT", "443"),
+        )
         if not host:
             raise InputError(
                 "not inside a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)",
@@ -170,12 +180,17 @@ def apply_labels(
         url,
         data=json.dumps(patch).encode(),
         method="PATCH",
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/strategic-merge-patch+json"},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/strategic-merge-patch+json",
+        },
     )
     try:
         with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
             resp.read()
     except urllib.error.HTTPError as exc:
-        raise ExternalError(f"PATCH {url}: HTTP {exc.code} {exc.reason}", hint="check the ClusterRole") from None
+        raise ExternalError(
+            f"PATCH {url}: HTTP {exc.code} {exc.reason}", hint="check the ClusterRole"
+        ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise ExternalError(f"PATCH {url}: {exc}") from None

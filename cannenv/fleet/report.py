@@ -42,8 +42,8 @@ _SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
 _COLLECT_REMEDY = {
     "unreachable": "make the host reachable over SSH (`ansible HOST -i INVENTORY -m ansible.builtin.ping`), "
     "then collect again",
-    "no-python": "install Python >= 3.10 on the host (e.g. `apt-get install python3` / `dnf install python3`), "
-    "then collect again",
+    "no-python": "install Python >= 3.10 on the host "
+    "(e.g. `apt-get install python3` / `dnf install python3`), then collect again",
     "python-mismatch": "collect from a controller whose Python has the host's version and machine "
     "(e.g. a python3.X venv with cannenv[fleet]), or install cannenv on the host and pass --no-bundle",
     "timeout": "find what hangs `cannenv facts` on the host (often npu-smi) or raise --timeout",
@@ -125,7 +125,8 @@ def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = Non
     """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor."""
     from cannenv.fleet._doctor import make_judge
 
-    return make_judge(stack_id=stack_id, lock=lock)
+    judge: Judge = make_judge(stack_id=stack_id, lock=lock)
+    return judge
 
 
 def load_facts(path: Path) -> Facts:
@@ -157,7 +158,9 @@ def build_report(collection: Collection, judge: Judge, *, source: str = "") -> F
         except (InputError, OSError) as exc:
             message = exc.message if isinstance(exc, InputError) else str(exc)
             nodes.append(
-                NodeResult(name=host.name, status="unreachable", collect_status="invalid-facts", reason=message)
+                NodeResult(
+                    name=host.name, status="unreachable", collect_status="invalid-facts", reason=message
+                )
             )
             continue
         findings, choice = judge(facts)
@@ -196,16 +199,25 @@ def _fleet_stack(choices: Sequence[StackChoice]) -> StackChoice:
     if not choices:
         return StackChoice(reason="no node could be judged")
     named = sorted(i for i in ids if i)
-    return StackChoice(how="best-match", reason="each node judged against its own best match", candidates=tuple(named))
+    return StackChoice(
+        how="best-match", reason="each node judged against its own best match", candidates=tuple(named)
+    )
 
 
 def group_findings(nodes: Iterable[NodeResult]) -> tuple[Group, ...]:
     """Fold the non-passing findings of all nodes into groups; unreachable nodes group by reason."""
-    groups: dict[tuple[str, str, str | None, str, str | None], tuple[Finding | None, list[str]]] = {}
-    meta: dict[tuple[str, str, str | None, str, str | None], Group] = {}
+    Key = tuple[str, str, "str | None", str, "str | None"]
+    groups: dict[Key, tuple[Finding | None, list[str]]] = {}
+    meta: dict[Key, Group] = {}
     for node in nodes:
         if node.status == "unreachable":
-            key = ("collect", "error", node.collect_status, node.reason, _COLLECT_REMEDY.get(node.collect_status))
+            key = (
+                "collect",
+                "error",
+                node.collect_status,
+                node.reason,
+                _COLLECT_REMEDY.get(node.collect_status),
+            )
             if key not in meta:
                 meta[key] = Group(
                     check="collect",
@@ -229,9 +241,9 @@ def group_findings(nodes: Iterable[NodeResult]) -> tuple[Group, ...]:
             if not members or members[-1] != node.name:
                 members.append(node.name)
     out: list[Group] = []
-    for key, (finding, members) in groups.items():
+    for gkey, (finding, members) in groups.items():
         if finding is None:
-            out.append(meta[key].model_copy(update={"nodes": tuple(members)}))
+            out.append(meta[gkey].model_copy(update={"nodes": tuple(members)}))
         else:
             out.append(
                 Group(
@@ -245,13 +257,18 @@ def group_findings(nodes: Iterable[NodeResult]) -> tuple[Group, ...]:
                     nodes=tuple(members),
                 )
             )
-    out.sort(key=lambda g: (_STATUS_RANK.get(g.status, 9), _SEVERITY_RANK.get(g.severity, 9), -len(g.nodes), g.check))
+    out.sort(
+        key=lambda g: (
+            _STATUS_RANK.get(g.status, 9),
+            _SEVERITY_RANK.get(g.severity, 9),
+            -len(g.nodes),
+            g.check,
+        )
+    )
     return tuple(out)
 
 
-def report_collection(
-    directory: str | Path, judge: Judge
-) -> FleetReport:
+def report_collection(directory: str | Path, judge: Judge) -> FleetReport:
     """Load a collection directory and judge it."""
     collection = load_collection(directory)
     return build_report(collection, judge, source=str(directory))
@@ -281,7 +298,9 @@ def render_junit(report: FleetReport, *, strict: bool = False) -> str:
         tests = failures = errors = skipped = 0
         if node.status == "unreachable":
             case = ET.SubElement(suite, "testcase", classname="cannenv.fleet.collect", name="collect facts")
-            el = ET.SubElement(case, "error", message=node.reason or node.collect_status, type=node.collect_status)
+            el = ET.SubElement(
+                case, "error", message=node.reason or node.collect_status, type=node.collect_status
+            )
             el.text = node.reason
             tests, errors = 1, 1
         for f in node.findings:

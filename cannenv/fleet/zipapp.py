@@ -35,7 +35,9 @@ ENTRY_MODULES: tuple[str, ...] = ("cannenv.cli", "cannenv.probes")
 LAZY_MODULES: tuple[str, ...] = ("elftools.elf.elffile", "elftools.elf.dynamic", "distro", "yaml")
 """Imported inside functions by the probes (and the doctor): carried when installed here."""
 
-_SKIP_TOP: frozenset[str] = frozenset({"__main__", "site", "sitecustomize", "usercustomize", "_distutils_hack"})
+_SKIP_TOP: frozenset[str] = frozenset(
+    {"__main__", "site", "sitecustomize", "usercustomize", "_distutils_hack"}
+)
 _SKIP_DIRS: frozenset[str] = frozenset({"__pycache__", "tests", "test"})
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -107,14 +109,16 @@ def discover_modules(
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(_package_root()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    result = run([sys.executable, "-c", _DISCOVER, *entry_modules, "--optional", *lazy_modules], timeout=120, env=env)
+    result = run(
+        [sys.executable, "-c", _DISCOVER, *entry_modules, "--optional", *lazy_modules], timeout=120, env=env
+    )
     if not result.ok:
         raise ExternalError(
             f"could not import cannenv to build the fleet bundle: {result.describe()}",
             hint=(result.stderr.strip().splitlines() or [""])[-1] or None,
         )
     raw: dict[str, dict[str, object]] = json.loads(result.stdout)
-    stdlib_names = getattr(sys, "stdlib_module_names", frozenset())
+    stdlib_names: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     found: dict[str, list[Path]] = {}
     for top, info in raw.items():
         if top in _SKIP_TOP or top in stdlib_names:

@@ -73,7 +73,8 @@ def read_dynamic(local: Path) -> tuple[list[str], list[str], list[str]]:
         for section in elf.iter_sections():
             if not isinstance(section, DynamicSection):
                 continue
-            for tag in section.iter_tags():
+            for tag_obj in section.iter_tags():
+                tag: Any = tag_obj
                 if tag.entry.d_tag == "DT_NEEDED":
                     needed.append(str(tag.needed))
                 elif tag.entry.d_tag == "DT_RUNPATH":

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cannenv.facts import CannFacts, CannInstall, ComponentInfo
 from cannenv.probes import ops
@@ -73,7 +73,12 @@ def _bases(ctx: ProbeContext, record: dict[str, str]) -> list[tuple[str, bool]]:
 
 
 def _install(
-    ctx: ProbeContext, path: str, layout: str, name_version: str | None, user: bool, set_env: str
+    ctx: ProbeContext,
+    path: str,
+    layout: Literal["toolkit", "cann"],
+    name_version: str | None,
+    user: bool,
+    set_env: str,
 ) -> CannInstall:
     info_path = None
     kv: dict[str, str] = {}
@@ -105,7 +110,7 @@ def _install(
         version, source = name_version, "directory name"
     return CannInstall(
         path=path,
-        layout=layout,  # type: ignore[arg-type]
+        layout=layout,
         version=version,
         version_source=source,
         innerversion=get_ci(kv, "innerversion"),

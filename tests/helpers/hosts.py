@@ -341,7 +341,7 @@ class HostTree:
         from cannenv.facts import CannInstall
 
         layout = "cann" if "/cann-" in install else "toolkit"
-        inst = CannInstall(path=install, layout=layout, arch=self.arch)  # type: ignore[arg-type]
+        inst = CannInstall(path=install, layout=layout, arch=self.arch)
         steps = toolkit_steps(inst, latest_exists=True, arch=self.arch)
         if nnal_abi is not None:
             steps += nnal_steps(f"/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_{nnal_abi}")

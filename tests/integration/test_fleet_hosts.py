@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers.fleet_hosts import FLEET, Fleet, engine_problem, start_fleet  # noqa: E402
+from helpers.fleet_hosts import FLEET, Fleet, engine_problem, start_fleet
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -30,7 +30,12 @@ CHECKS = "driver-installed,driver-cann,firmware-driver,toolkit-ops,env-sourced"
 
 def cannenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cannenv", *args], capture_output=True, text=True, timeout=600, cwd=cwd, check=False
+        [sys.executable, "-m", "cannenv", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        check=False,
     )
 
 
@@ -50,7 +55,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
 @pytest.fixture(scope="module")
 def collected(fleet: Fleet) -> Path:
     out = fleet.work / "facts"
-    proc = cannenv("fleet", "collect", "-i", str(fleet.inventory), "--out", str(out), "--forks", "4", "--json")
+    proc = cannenv(
+        "fleet", "collect", "-i", str(fleet.inventory), "--out", str(out), "--forks", "4", "--json"
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -88,7 +95,16 @@ def test_report_groups_findings_and_gates(collected: Path) -> None:
     junit = collected.parent / "fleet.xml"
     html = collected.parent / "fleet.html"
     proc = cannenv(
-        "fleet", "report", str(collected), "--check", CHECKS, "--json", "--junit", str(junit), "--html", str(html)
+        "fleet",
+        "report",
+        str(collected),
+        "--check",
+        CHECKS,
+        "--json",
+        "--junit",
+        str(junit),
+        "--html",
+        str(html),
     )
     assert proc.returncode == 1, proc.stderr  # old-driver and wrong-kernels fail
     report = json.loads(proc.stdout)
@@ -123,7 +139,9 @@ def test_report_groups_findings_and_gates(collected: Path) -> None:
     page = _Page()
     page.feed(html.read_text())
     assert page.nodes == set(status)
-    assert set(report["checks"]) <= page.checks and {"driver-cann", "toolkit-ops", "env-sourced"} <= page.checks
+    assert (
+        set(report["checks"]) <= page.checks and {"driver-cann", "toolkit-ops", "env-sourced"} <= page.checks
+    )
     assert ("old-driver", "driver-cann", "fail") in page.cells
     assert ("healthy-1", "driver-cann", "pass") in page.cells
     assert not page.external
@@ -146,7 +164,14 @@ def test_diff_after_an_upgrade(fleet: Fleet, collected: Path) -> None:
     docker("cp", str(src), f"{host.container}:/usr/local/Ascend/driver/version.info")
     second = fleet.work / "facts-2"
     proc = cannenv(
-        "fleet", "collect", "-i", str(fleet.inventory), "--out", str(second), "--limit", "old-driver:healthy-1"
+        "fleet",
+        "collect",
+        "-i",
+        str(fleet.inventory),
+        "--out",
+        str(second),
+        "--limit",
+        "old-driver:healthy-1",
     )
     assert proc.returncode == 0, proc.stderr
     diff = cannenv("fleet", "diff", str(collected), str(second), "--json")
@@ -183,10 +208,21 @@ def test_role_runs_from_plain_ansible_playbook(fleet: Fleet, tmp_path: Path) -> 
     out = tmp_path / "facts"
     proc = subprocess.run(
         [
-            playbook_bin, "-i", str(fleet.inventory), str(repo / "ansible/playbooks/collect_facts.yml"),
-            "--limit", "healthy-2", "-e", f"cannenv_facts_bundle={bundle}", "-e", f"cannenv_facts_dest={out}",
+            playbook_bin,
+            "-i",
+            str(fleet.inventory),
+            str(repo / "ansible/playbooks/collect_facts.yml"),
+            "--limit",
+            "healthy-2",
+            "-e",
+            f"cannenv_facts_bundle={bundle}",
+            "-e",
+            f"cannenv_facts_dest={out}",
         ],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert json.loads((out / "healthy-2.json").read_text())["driver"]["version"] == "25.0.rc1.1"

@@ -143,3 +143,70 @@ def test_cli_self_test_json(tmp_path: Path) -> None:
     doc = json.loads(res.output)
     assert doc["status"] == "pass" and doc["certifies"] is False
     assert doc["plan"]["target"] == "reference"
+
+
+# A FIXTURE, not CANN: the ACL runtime declarations the host launchers use (signatures as
+# documented for acl/acl.h) and the launch stubs ascendc_library would generate. Lets the system
+# compiler type-check every host launcher without a toolkit.
+FIXTURE_ACL_H = """\
+#pragma once
+#include <cstddef>
+#include <cstdint>
+typedef int aclError;
+typedef void* aclrtStream;
+#define ACL_SUCCESS 0
+typedef enum { ACL_MEM_MALLOC_HUGE_FIRST } aclrtMemMallocPolicy;
+typedef enum { ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST } aclrtMemcpyKind;
+aclError aclInit(const char* configPath);
+aclError aclrtSetDevice(int32_t deviceId);
+aclError aclrtCreateStream(aclrtStream* stream);
+aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind);
+aclError aclrtSynchronizeStream(aclrtStream stream);
+aclError aclrtFree(void* devPtr);
+aclError aclrtDestroyStream(aclrtStream stream);
+aclError aclrtResetDevice(int32_t deviceId);
+aclError aclFinalize();
+const char* aclGetRecentErrMsg();
+"""
+
+
+@pytest.mark.slow
+def test_host_launchers_type_check_against_fixture_acl(tmp_path: Path) -> None:
+    import re
+
+    from cannenv.certify.kernel_data import shipped_manifests
+    from cannenv.host import run
+
+    inc = tmp_path / "include"
+    (inc / "acl").mkdir(parents=True)
+    (inc / "acl/acl.h").write_text(FIXTURE_ACL_H)
+    kdir = smoke_kernels_dir()
+    for m in shipped_manifests():
+        kernel_src = (kdir / m.name / m.kernel_source).read_text()
+        for case in m.cases:
+            # The stub mirrors the kernel's parameters: GM_ADDR -> void*, scalars stay.
+            params = re.search(rf"void {case.kernel_symbol}\(([^)]*)\)", kernel_src)
+            assert params is not None, case.kernel_symbol
+            args = [p.strip().rsplit(" ", 1)[0] for p in params.group(1).split(",")]
+            args = ["void*" if a == "GM_ADDR" else a for a in args]
+            (inc / f"{case.launch_symbol}.h").write_text(
+                "#pragma once\n#include <cstdint>\n"
+                f'extern "C" uint32_t {case.launch_symbol}'
+                f'(uint32_t blockDim, void* stream, {", ".join(args)});\n'
+            )
+        result = run(
+            [
+                "c++",
+                "-std=c++17",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-fsyntax-only",
+                f"-I{inc}",
+                f"-I{kdir / 'common'}",
+                str(kdir / m.name / m.host_source),
+            ],
+            timeout=120,
+        )
+        assert result.ok, f"{m.name}: {result.stderr}"

@@ -18,7 +18,7 @@ from tests.helpers import hosts
 
 def _judge(tree: hosts.HostTree, **kw: str) -> tuple[Facts, list[Finding]]:
     f = collect(Host(tree.root, dict(tree.env), True, 5.0))
-    target = choose_target(f, load(), **kw)  # type: ignore[arg-type]
+    target = choose_target(f, load(), **kw)
     return f, checks.run(f, target)
 
 

@@ -40,11 +40,27 @@ def test_loader_reads_only_top_level_matrix_files(m: matrix.Matrix) -> None:
     names = {p.name for p in m.files}
     assert "schema.json" not in names
     assert all(p.parent == matrices_dir() for p in m.files)
-    assert {"sources.yaml", "socs.yaml", "torch_npu.yaml", "hdk.yaml", "installers.yaml", "stacks.yaml"} <= names
+    assert {
+        "sources.yaml",
+        "socs.yaml",
+        "torch_npu.yaml",
+        "hdk.yaml",
+        "installers.yaml",
+        "stacks.yaml",
+    } <= names
 
 
 def test_every_fact_names_a_declared_source(m: matrix.Matrix) -> None:
-    rows = [*m.torch_npu, *m.python_rows, *m.wheels, *m.hdk, *m.installers, *m.companions, *m.lifecycle, *m.stacks]
+    rows = [
+        *m.torch_npu,
+        *m.python_rows,
+        *m.wheels,
+        *m.hdk,
+        *m.installers,
+        *m.companions,
+        *m.lifecycle,
+        *m.stacks,
+    ]
     for row in rows:
         assert row.sources and set(row.sources) <= set(m.sources), row
 
@@ -80,9 +96,15 @@ def test_digest_is_stable_and_content_sensitive(m: matrix.Matrix, tmp_path: Path
 def test_stack_lookup(m: matrix.Matrix) -> None:
     s = m.stack("a2-cann8.3.rc1-torch2.7.1-py3.11")
     assert s.family == "a2"
-    assert s.version("cann") == "8.3.RC1" and s.version("torch_npu") == "2.7.1" and s.version("python") == "3.11"
+    assert (
+        s.version("cann") == "8.3.RC1" and s.version("torch_npu") == "2.7.1" and s.version("python") == "3.11"
+    )
     art = s.artifact("ops", "aarch64")
-    assert art is not None and art.file == "Ascend-cann-kernels-910b_8.3.RC1_linux-aarch64.run" and art.sha256 is None
+    assert (
+        art is not None
+        and art.file == "Ascend-cann-kernels-910b_8.3.RC1_linux-aarch64.run"
+        and art.sha256 is None
+    )
     with pytest.raises(NotFoundError) as info:
         m.stack("a2-cann8.3.rc1-torch2.7.2-py3.11")
     assert info.value.hint and "a2-cann8.3.rc1-torch2.7.1-py3.11" in info.value.hint
@@ -100,7 +122,12 @@ def test_which_torch_npu_for_cann_torch_python(m: matrix.Matrix) -> None:
 def test_which_hdk_for_cann_on_a2(m: matrix.Matrix) -> None:
     req = m.driver_requirement("8.2.RC1", "a2")
     assert req is not None
-    assert (req.minimum, req.range, req.evidence, req.firmware) == ("25.0.rc1", ">=25.0.rc1", "recommended", "7.7.0.1.231")
+    assert (req.minimum, req.range, req.evidence, req.firmware) == (
+        "25.0.rc1",
+        ">=25.0.rc1",
+        "recommended",
+        "7.7.0.1.231",
+    )
     assert req.accepts("25.0.rc1.1") and not req.accepts("24.1.rc2")
     # a pre-release uses its release's pairing (8.0.RC3.beta1 -> 8.0.RC3, recommended)
     beta = m.driver_requirement("8.0.RC3.beta1", "a2")
@@ -136,7 +163,9 @@ def test_wheels_published(m: matrix.Matrix) -> None:
 
 def test_ops_package_by_era(m: matrix.Matrix) -> None:
     assert m.ops_package("8.0.RC2", "a2", "aarch64").file == "Ascend-cann-kernels-910b_8.0.RC2_linux.run"
-    assert m.ops_package("8.3.RC1", "310p", "x86_64").file == "Ascend-cann-kernels-310p_8.3.RC1_linux-x86_64.run"
+    assert (
+        m.ops_package("8.3.RC1", "310p", "x86_64").file == "Ascend-cann-kernels-310p_8.3.RC1_linux-x86_64.run"
+    )
     assert m.ops_package("8.5.0", "a2", "aarch64").package == "Ascend-cann-910b-ops"
     assert m.ops_package("8.2.RC1", "a3", "aarch64").file == "Atlas-A3-cann-kernels_8.2.RC1_linux-aarch64.run"
     assert m.ops_package("9.0.0", "a3", "x86_64").file == "Ascend-cann-A3-ops_9.0.0_linux-x86_64.run"

@@ -37,7 +37,9 @@ def test_show_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_query_examples(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "query", "--cann", "8.3.RC1", "--torch", "2.7.1", "--python", "3.11", "--json")
+    code, out, _ = _run(
+        capsys, "query", "--cann", "8.3.RC1", "--torch", "2.7.1", "--python", "3.11", "--json"
+    )
     data = json.loads(out)
     assert code == 0 and [r["torch_npu"] for r in data["torch_npu"]] == ["2.7.1"]
     code, out, _ = _run(capsys, "query", "--cann", "8.2.RC1", "--family", "a2", "--json")
@@ -48,8 +50,18 @@ def test_query_examples(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_resolve_impossible_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "resolve", "--keep", "driver=24.1.rc2", "--want", "torch=2.6.0", "--family", "a2",
-                        "--python", "3.11")
+    code, out, _ = _run(
+        capsys,
+        "resolve",
+        "--keep",
+        "driver=24.1.rc2",
+        "--want",
+        "torch=2.6.0",
+        "--family",
+        "a2",
+        "--python",
+        "3.11",
+    )
     assert code == 3
     assert "torch 2.6.0 first comes with CANN 8.2.RC1, whose recommended HDK is 25.0.RC1" in out
     assert "nearest valid change" in out
@@ -64,7 +76,9 @@ def test_lint_shipped_and_bad_file(capsys: pytest.CaptureFixture[str], tmp_path:
     code, out, _ = _run(capsys, "lint")
     assert code == 0 and out.strip().endswith("ok")
     bad = tmp_path / "bad.yaml"
-    bad.write_text('schema_version: 1\npython_support:\n  - {torch: ["2.2.0"], python: [3.10], sources: [X]}\n')
+    bad.write_text(
+        'schema_version: 1\npython_support:\n  - {torch: ["2.2.0"], python: [3.10], sources: [X]}\n'
+    )
     code, out, _ = _run(capsys, "lint", str(bad))
     assert code == 2 and f"{bad}:3" in out and "quote version numbers" in out
 

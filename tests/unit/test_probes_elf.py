@@ -68,5 +68,5 @@ def test_runpath_origin_is_expanded(tmp_path: Path) -> None:
     f = collect(Host(tree.root, {"PATH": "/usr/bin"}, True))
     extra = next(lib for lib in f.abi.libraries if lib.path.endswith("libextra.so"))
     assert extra.runpath == ("$ORIGIN/..",)
-    n = next(x for x in extra.needed if x.name == "libascendcl.so")
-    assert n.via == "RUNPATH" and n.found and n.found.endswith("torch_npu/libascendcl.so")
+    need = next(x for x in extra.needed if x.name == "libascendcl.so")
+    assert need.via == "RUNPATH" and need.found and need.found.endswith("torch_npu/libascendcl.so")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 from cannenv.report import Finding, Report, StackChoice, render_junit, render_table, report_json_schema
 

@@ -1,0 +1,456 @@
+"""Fleet without Docker: bundle, event classification, grouping, JUnit, HTML, diff, k8s manifests."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from helpers.fleet_hosts import DRIVER_24_1_RC1, HostSpec, build_tree
+
+from cannenv.facts import Facts
+from cannenv.fleet.collect import classify_events, hosts_seen
+from cannenv.fleet.collection import Collection, HostResult, load_collection
+from cannenv.fleet.diff import compare_versions, diff_collections
+from cannenv.fleet.html import render_html
+from cannenv.fleet.k8s import label_patch, label_value, node_labels, render_manifest
+from cannenv.fleet.report import (
+    FleetReport,
+    NodeResult,
+    build_report,
+    group_findings,
+    judge_with_checks,
+    node_status,
+    render_junit,
+)
+from cannenv.host import Host
+from cannenv.probes import collect as probe
+from cannenv.report import Finding, StackChoice
+
+CHECKS = ("driver-installed", "driver-cann", "firmware-driver", "toolkit-ops", "env-sourced")
+
+
+def f(cid: str, status: str, detail: str = "", remedy: str | None = None) -> Finding:
+    return Finding(id=cid, status=status, severity="high", title=cid, detail=detail, remedy=remedy)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ events (real shapes from ansible-runner)
+
+
+def _ev(kind: str, host: str, res: dict[str, Any], task: str = "t", **extra: Any) -> dict[str, Any]:
+    return {"event": kind, "event_data": {"host": host, "task": task, "res": res, **extra}}
+
+
+def test_classify_events_maps_role_messages_and_unreachable() -> None:
+    events = [
+        _ev("runner_on_ok", "a", {"stdout": "CANNENV_PYTHON=/usr/bin/python3"}),
+        _ev(
+            "runner_on_unreachable", "b", {"msg": "Failed to connect to the host via ssh: Connection refused"}
+        ),
+        _ev("runner_on_failed", "c", {"msg": "cannenv-fleet: no-python: no Python >= 3.10 on the host"}),
+        _ev(
+            "runner_on_failed",
+            "d",
+            {"msg": "cannenv-fleet: timeout: `cannenv facts` gave no answer within 5 s"},
+        ),
+        _ev(
+            "runner_on_failed",
+            "e",
+            {"msg": "The command action failed to execute in the expected time frame (5)"},
+        ),
+        _ev("runner_on_failed", "f", {"msg": "boom"}, ignore_errors=True),
+        _ev("runner_on_failed", "g", {"msg": "", "stderr": "weird\nfailure"}, task="Push"),
+        _ev("runner_on_failed", "c", {"msg": "cannenv-fleet: facts-failed: later failure is ignored"}),
+    ]
+    out = classify_events(events)
+    assert "a" not in out and "f" not in out
+    assert out["b"].status == "unreachable" and "Connection refused" in out["b"].reason
+    assert out["c"].status == "no-python" and out["c"].reason == "no Python >= 3.10 on the host"
+    assert out["d"].status == "timeout"
+    assert out["e"].status == "timeout"
+    assert out["g"].status == "failed" and "'Push'" in out["g"].reason and "weird failure" in out["g"].reason
+    assert hosts_seen(events) == ["a", "b", "c", "d", "e", "f", "g"]
+
+
+# ------------------------------------------------------------------ grouping and statuses
+
+
+def test_node_status() -> None:
+    assert node_status([f("x", "pass"), f("y", "skip")]) == "compliant"
+    assert node_status([f("x", "pass"), f("y", "warn")]) == "drifting"
+    assert node_status([f("x", "warn"), f("y", "error")]) == "failing"
+    assert node_status([f("x", "fail")]) == "failing"
+
+
+def test_group_findings_folds_identical_findings_across_nodes() -> None:
+    old = f("driver-cann", "fail", "driver 24.1.rc2 is outside >=25.0.rc1", "install Ascend HDK ≥ 25.0.RC1")
+    nodes = [
+        NodeResult(name=f"n{i}", status="failing", findings=(old, f("env-sourced", "pass")))
+        for i in range(37)
+    ] + [
+        NodeResult(name="ok", status="compliant", findings=(f("driver-cann", "pass"),)),
+        NodeResult(name="gone", status="unreachable", collect_status="unreachable", reason="refused"),
+        NodeResult(name="gone2", status="unreachable", collect_status="unreachable", reason="refused"),
+    ]
+    groups = group_findings(nodes)
+    assert len(groups) == 2
+    assert groups[0].check == "driver-cann" and len(groups[0].nodes) == 37 and groups[0].remedy
+    assert groups[1].check == "collect" and groups[1].nodes == ("gone", "gone2")
+    assert "ansible" in (groups[1].remedy or "")
+
+
+def _collection(tmp_path: Path, specs: list[HostSpec], extra: tuple[HostResult, ...] = ()) -> Collection:
+    hosts = []
+    for spec in specs:
+        root = build_tree(spec, tmp_path / "trees" / spec.name)
+        env = {"PATH": "/usr/bin"}
+        if spec.env_sourced:
+            env.update(
+                ASCEND_HOME_PATH="/usr/local/Ascend/ascend-toolkit/latest",
+                ASCEND_TOOLKIT_HOME="/usr/local/Ascend/ascend-toolkit/latest",
+                ASCEND_OPP_PATH="/usr/local/Ascend/ascend-toolkit/latest/opp",
+                ASCEND_AICPU_PATH="/usr/local/Ascend/ascend-toolkit/latest",
+                TOOLCHAIN_HOME="/usr/local/Ascend/ascend-toolkit/latest/toolkit",
+                LD_LIBRARY_PATH="/usr/local/Ascend/driver/lib64:/usr/local/Ascend/ascend-toolkit/latest/lib64",
+            )
+        facts = probe(Host(root, env, allow_commands=False))
+        out = tmp_path / "facts" / f"{spec.name}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(facts.to_json())
+        hosts.append(HostResult(name=spec.name, status="collected", facts_file=out.name))
+    coll = Collection(hosts=(*hosts, *extra), root=tmp_path / "facts")
+    (tmp_path / "facts" / "collection.json").write_text(coll.to_json())
+    return coll
+
+
+def _judge() -> Any:
+    judge = judge_with_checks()
+
+    def only(facts: Facts) -> tuple[list[Finding], StackChoice]:
+        findings, choice = judge(facts)
+        return [x for x in findings if x.id in CHECKS], choice
+
+    return only
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection, FleetReport]:
+    tmp = tmp_path_factory.mktemp("judged")
+    coll = _collection(
+        tmp,
+        [HostSpec("good"), HostSpec("old", driver=DRIVER_24_1_RC1), HostSpec("bare", env_sourced=False)],
+        (HostResult(name="down", status="unreachable", reason="ssh: Connection refused"),),
+    )
+    return coll, build_report(load_collection(coll.root), _judge(), source=str(coll.root))
+
+
+def test_report_on_real_trees(judged: tuple[Collection, FleetReport]) -> None:
+    _, report = judged
+    status = {n.name: n.status for n in report.nodes}
+    assert status == {"good": "compliant", "old": "failing", "bare": "drifting", "down": "unreachable"}
+    assert report.exit_code() == 1
+    assert report.summary == {"nodes": 4, "compliant": 1, "drifting": 1, "failing": 1, "unreachable": 1}
+    assert report.stack.id  # all three judged against the same best match
+    fails = [g for g in report.groups if g.status == "fail"]
+    assert [g.check for g in fails] == ["driver-cann"] and fails[0].nodes == ("old",)
+    assert json.loads(report.to_json())["schema_version"] == 1
+
+
+def test_junit_and_html(judged: tuple[Collection, FleetReport]) -> None:
+    _, report = judged
+    root = ET.fromstring(render_junit(report))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {"good", "old", "bare", "down"}
+    assert suites["old"].get("failures") != "0" and suites["down"].get("errors") == "1"
+    assert render_junit(report, strict=True).count("<failure") > render_junit(report).count("<failure")
+    page = render_html(report)
+    for name in ("good", "old", "bare", "down"):
+        assert f'data-node="{name}"' in page
+    for check in report.checks:
+        assert f'<th class="check" data-check="{check}">' in page
+    assert not re.search(r"<(script|link|img)\b|https?://", page)
+
+
+def test_html_escapes_values() -> None:
+    node = NodeResult(
+        name="<b>x</b>", status="failing", findings=(f("driver-cann", "fail", "<script>alert(1)</script>"),)
+    )
+    report = FleetReport(
+        nodes=(node,),
+        checks=("driver-cann",),
+        groups=group_findings([node]),
+        summary={"nodes": 1, "compliant": 0, "drifting": 0, "failing": 1, "unreachable": 0},
+    )
+    page = render_html(report)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_collection_without_manifest_and_errors(tmp_path: Path) -> None:
+    from cannenv.errors import InputError, NotFoundError
+
+    with pytest.raises(NotFoundError):
+        load_collection(tmp_path / "nope")
+    with pytest.raises(NotFoundError):
+        load_collection(tmp_path)
+    (tmp_path / "h1.json").write_text(Facts().to_json())
+    (tmp_path / "h2.json").write_text("{not json")
+    coll = load_collection(tmp_path)
+    assert [h.name for h in coll.hosts] == ["h1", "h2"]
+    report = build_report(coll, lambda facts: ([f("x", "pass")], StackChoice()))
+    assert {n.name: n.status for n in report.nodes} == {"h1": "compliant", "h2": "unreachable"}
+    assert report.nodes[1].collect_status == "invalid-facts" and "h2.json" in report.nodes[1].reason
+    (tmp_path / "collection.json").write_text('{"schema_version": 99}')
+    with pytest.raises(InputError, match="newer"):
+        load_collection(tmp_path)
+
+
+# ------------------------------------------------------------------ diff
+
+
+def test_compare_versions_uses_vendor_grammars() -> None:
+    assert compare_versions("driver", "24.1.rc2", "25.0.rc1.1").kind == "upgraded"  # type: ignore[union-attr]
+    assert compare_versions("cann", "8.2.RC1", "8.1.RC1").kind == "downgraded"  # type: ignore[union-attr]
+    assert compare_versions("cann", "8.3.RC1", "8.5.0").kind == "upgraded"  # type: ignore[union-attr]
+    assert compare_versions("torch_npu", "2.1.0.post17", "2.1.0.post9").kind == "downgraded"  # type: ignore[union-attr]
+    assert compare_versions("driver", None, "25.0.rc1").kind == "installed"  # type: ignore[union-attr]
+    assert compare_versions("nnal", "8.2.RC1", None).kind == "removed"  # type: ignore[union-attr]
+    assert compare_versions("driver", "garbage", "25.0.rc1").kind == "changed"  # type: ignore[union-attr]
+    assert compare_versions("cann", "8.2.RC1", "8.2.RC1") is None
+
+
+def test_diff_collections(tmp_path: Path) -> None:
+    old = _collection(
+        tmp_path / "a", [HostSpec("n1", driver=DRIVER_24_1_RC1), HostSpec("n2"), HostSpec("n3")]
+    )
+    new = _collection(tmp_path / "b", [HostSpec("n1"), HostSpec("n2", env_sourced=False), HostSpec("n4")])
+    judge = _judge()
+    d = diff_collections(old, new, old_report=build_report(old, judge), new_report=build_report(new, judge))
+    nodes = {n.name: n for n in d.nodes}
+    assert nodes["n1"].versions[0].kind == "upgraded" and nodes["n1"].old_status == "failing"
+    assert nodes["n1"].new_status == "compliant"
+    assert "driver-cann" in {x.check for x in nodes["n1"].fixed_findings}
+    assert [x.check for x in nodes["n2"].new_findings] == ["env-sourced"]
+    assert nodes["n3"].change == "removed" and nodes["n4"].change == "added"
+    assert d.summary["upgraded"] == 1 and d.summary["new_drift"] == 1
+
+
+# ------------------------------------------------------------------ Kubernetes
+
+
+_KINDS = {
+    "ServiceAccount": "V1ServiceAccount",
+    "ClusterRole": "V1ClusterRole",
+    "ClusterRoleBinding": "V1ClusterRoleBinding",
+    "DaemonSet": "V1DaemonSet",
+}
+
+
+def _validate(value: Any, typ: str, where: str) -> None:
+    """Check a manifest against the Kubernetes object schema carried by the kubernetes client models."""
+    import kubernetes.client.models as models
+
+    if typ.lower().startswith("list["):  # "list[X]" (older clients) or "List[X]"
+        assert isinstance(value, list), where
+        for i, item in enumerate(value):
+            _validate(item, typ[5:-1], f"{where}[{i}]")
+    elif typ.lower().startswith(("dict(", "dict[")):
+        assert isinstance(value, dict), where
+        inner = typ[5:-1].split(",", 1)[1].strip()
+        for k, v in value.items():
+            _validate(v, inner, f"{where}.{k}")
+    elif typ in ("str", "int", "bool", "float", "object", "datetime"):
+        py = {"str": str, "int": int, "bool": bool, "float": (int, float), "object": object, "datetime": str}[
+            typ
+        ]
+        assert isinstance(value, py), f"{where}: {value!r} is not {typ}"  # type: ignore[arg-type]
+    else:
+        cls = getattr(models, typ)
+        assert isinstance(value, dict), f"{where}: expected an object ({typ})"
+        by_json = {j: a for a, j in cls.attribute_map.items()}
+        for key, item in value.items():
+            assert key in by_json, f"{where}.{key}: not a field of {typ}"
+            _validate(item, cls.openapi_types[by_json[key]], f"{where}.{key}")
+
+
+def test_k8s_manifest_validates_against_the_kubernetes_schema() -> None:
+    pytest.importorskip(
+        "kubernetes", reason="the kubernetes client carries the object schema (pip install kubernetes)"
+    )
+    from kubernetes.client import ApiClient
+
+    objects = render_manifest(
+        "registry.example/cannenv:0.1.0",
+        stack_id="a2-cann8.2.rc1-torch2.6.0-py3.11",
+        devices=8,
+        node_selector={"accelerator": "huawei-Ascend910"},
+        certificate="/etc/cannenv/certificate.json",
+    )
+    assert [o["kind"] for o in objects] == list(_KINDS)
+    client = ApiClient()
+    for obj in objects:
+        _validate(obj, _KINDS[obj["kind"]], obj["kind"])
+        # required fields: the client models refuse None for them on construction
+        client._ApiClient__deserialize(obj, _KINDS[obj["kind"]])
+    ds = objects[-1]
+    broken = json.loads(json.dumps(ds))
+    broken["spec"]["template"]["spec"]["containers"][0]["volumeMount"] = []
+    with pytest.raises(AssertionError, match="volumeMount: not a field of V1Container"):
+        _validate(broken, "V1DaemonSet", "DaemonSet")
+    pod = ds["spec"]["template"]["spec"]
+    mounts = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+    assert {
+        "/dev/davinci0",
+        "/dev/davinci7",
+        "/dev/davinci_manager",
+        "/dev/devmm_svm",
+        "/dev/hisi_hdc",
+        "/usr/local/Ascend/driver/lib64",
+        "/usr/local/Ascend/driver/version.info",
+        "/usr/local/dcmi",
+        "/usr/local/bin/npu-smi",
+        "/etc/ascend_install.info",
+    } <= mounts
+    script = pod["containers"][0]["args"][0]
+    assert "cannenv doctor --json --stack a2-cann8.2.rc1-torch2.6.0-py3.11" in script
+    assert "cannenv fleet k8s-label" in script
+    assert pod["nodeSelector"] == {"accelerator": "huawei-Ascend910"}
+
+
+def test_k8s_manifest_refuses_injection() -> None:
+    from cannenv.errors import InputError
+
+    with pytest.raises(InputError):
+        render_manifest("img; rm -rf /")
+    with pytest.raises(InputError):
+        render_manifest("img:1", stack_id="x$(reboot)")
+    with pytest.raises(InputError):
+        render_manifest("img:1", namespace="Bad_NS")
+
+
+def test_node_labels() -> None:
+    report = {
+        "stack": {"id": "a2-cann8.2.rc1-torch2.6.0-py3.11"},
+        "findings": [f("driver-cann", "warn").model_dump()],
+    }
+    labels = node_labels(report, "sha256:" + "ab" * 32)
+    assert labels == {
+        "cannenv.io/stack": "a2-cann8.2.rc1-torch2.6.0-py3.11",
+        "cannenv.io/status": "drifting",
+        "cannenv.io/certificate": "sha256-" + ("ab" * 20),
+    }
+    for v in labels.values():
+        assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?", v)
+    assert node_labels({"findings": []})["cannenv.io/certificate"] == "none"
+    assert label_value("a+b/" + "x" * 80).startswith("a-b-") and len(label_value("x" * 80)) == 63
+    assert label_patch(labels)["metadata"]["annotations"]["cannenv.io/certificate-digest"] == "none"
+
+
+def test_k8s_label_against_a_local_api_server(tmp_path: Path) -> None:
+    """The PATCH really goes over HTTP (a local server standing in for the API server)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: dict[str, Any] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_PATCH(self) -> None:
+            seen["path"] = self.path
+            seen["auth"] = self.headers["Authorization"]
+            seen["type"] = self.headers["Content-Type"]
+            seen["body"] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        report = tmp_path / "doctor.json"
+        report.write_text(json.dumps({"stack": {"id": "s1"}, "findings": [f("x", "fail").model_dump()]}))
+        token = tmp_path / "token"
+        token.write_text("tok\n")
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "cannenv",
+                "fleet",
+                "k8s-label",
+                "--report",
+                str(report),
+                "--node",
+                "node-1",
+                "--api",
+                f"http://127.0.0.1:{server.server_port}",
+                "--token-file",
+                str(token),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stderr
+    assert seen["path"] == "/api/v1/nodes/node-1" and seen["auth"] == "Bearer tok"
+    assert seen["type"] == "application/strategic-merge-patch+json"
+    assert seen["body"]["metadata"]["labels"]["cannenv.io/status"] == "failing"
+
+
+# ------------------------------------------------------------------ bundle
+
+
+def test_bundle_runs_without_site_packages(tmp_path: Path) -> None:
+    """The zipapp carries everything `cannenv facts` imports: run it with site-packages disabled."""
+    from cannenv.fleet.zipapp import build_bundle
+
+    bundle = build_bundle(tmp_path / "cannenv.pyz")
+    assert {"cannenv", "pydantic", "pydantic_core", "click"} <= set(bundle.modules)
+    assert "torch" not in bundle.modules and "docker" not in bundle.modules
+    again = build_bundle(tmp_path / "again.pyz")
+    assert again.sha256 == bundle.sha256  # deterministic
+    root = build_tree(HostSpec("b"), tmp_path / "tree")
+    env = {"PATH": "/usr/bin:/bin", "CANNENV_BUNDLE_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", str(bundle.path), "facts", "--json", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    facts = Facts.from_json(proc.stdout)
+    assert facts.driver is not None and facts.driver.version == "25.0.rc1.1"
+
+
+def test_bundle_refuses_another_python(tmp_path: Path) -> None:
+    from cannenv.fleet.zipapp import build_bundle
+
+    bundle = build_bundle(tmp_path / "cannenv.pyz")
+    import zipfile
+
+    foreign = tmp_path / "foreign.pyz"
+    with zipfile.ZipFile(bundle.path) as src, zipfile.ZipFile(foreign, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "__main__.py":
+                data = data.replace(bundle.tag.encode(), b"cp399-riscv64-gnu")
+            dst.writestr(item, data)
+    proc = subprocess.run(
+        [sys.executable, str(foreign), "facts"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 3
+    assert proc.stderr.startswith("cannenv-bundle: python-mismatch: ") and "cp399-riscv64-gnu" in proc.stderr
