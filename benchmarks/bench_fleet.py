@@ -31,7 +31,10 @@ from cannenv.probes import collect as probe  # noqa: E402
 def make_collection(directory: Path, count: int) -> None:
     templates = []
     with tempfile.TemporaryDirectory() as tmp:
-        for spec in (*[s for s in FLEET if s.python and not s.stopped], HostSpec("old2", driver=DRIVER_24_1_RC1)):
+        for spec in (
+            *[s for s in FLEET if s.python and not s.stopped],
+            HostSpec("old2", driver=DRIVER_24_1_RC1),
+        ):
             root = build_tree(spec, Path(tmp) / spec.name)
             env = {"PATH": "/usr/bin"}
             if spec.env_sourced:
@@ -52,7 +55,9 @@ def make_collection(directory: Path, count: int) -> None:
 
 def time_cli(*args: str) -> float:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "cannenv", *args], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cannenv", *args], capture_output=True, text=True, check=False
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"cannenv {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
@@ -67,7 +72,11 @@ def bench_report(sizes: list[int]) -> None:
             make_collection(d, n)
             t = time_cli("fleet", "report", str(d), "--json")
             target = targets.get(n)
-            verdict = "" if target is None else (" (target < %.0f s: %s)" % (target, "met" if t < target else "MISSED"))
+            verdict = (
+                ""
+                if target is None
+                else (" (target < {:.0f} s: {})".format(target, "met" if t < target else "MISSED"))
+            )
             print(f"fleet report, {n:>6} facts files: {t:6.2f} s  {1000 * t / n:5.2f} ms/node{verdict}")
 
 
@@ -82,7 +91,9 @@ def bench_collect(forks: list[int]) -> None:
         fleet = start_fleet(Path(tmp))
         try:
             for n in forks:
-                t = time_cli("fleet", "collect", "-i", str(fleet.inventory), "--out", f"{tmp}/f{n}", "--forks", str(n))
+                t = time_cli(
+                    "fleet", "collect", "-i", str(fleet.inventory), "--out", f"{tmp}/f{n}", "--forks", str(n)
+                )
                 print(f"fleet collect, {len(fleet.hosts)} hosts, forks {n:>2}: {t:6.2f} s")
         finally:
             fleet.remove()

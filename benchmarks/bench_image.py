@@ -47,10 +47,12 @@ COPY installers/ /tmp/installers/
 RUN groupadd -f HwHiAiUser && (id -u HwHiAiUser || useradd -g HwHiAiUser -m HwHiAiUser) \\
     && bash /tmp/installers/{toolkit} --quiet --install --install-for-all \\
     && bash /tmp/installers/{kernels} --quiet --install --install-for-all \\
-    && . /usr/local/Ascend/ascend-toolkit/set_env.sh && bash /tmp/installers/{nnal} --quiet --install --install-for-all \\
+    && . /usr/local/Ascend/ascend-toolkit/set_env.sh \\
+    && bash /tmp/installers/{nnal} --quiet --install --install-for-all \\
     && rm -rf /tmp/installers
 COPY wheels/ /tmp/wheels/
-RUN python3 -m venv /opt/cannenv/venv && /opt/cannenv/venv/bin/pip install --no-index --no-deps /tmp/wheels/*.whl \\
+RUN python3 -m venv /opt/cannenv/venv \\
+    && /opt/cannenv/venv/bin/pip install --no-index --no-deps /tmp/wheels/*.whl \\
     && rm -rf /tmp/wheels
 """
 
@@ -95,7 +97,9 @@ def main() -> int:
         tmp = Path(t)
         inst = make_installers(tmp / "art", "8.3.RC2", installed_bytes=args.installed_mb << 20,
                                padding_bytes=args.padding_mb << 20)
-        pins: dict[str, tuple[str, str | None]] = {c: (inst[f].path.name, inst[f].sha256) for c, f in COMP.items()}
+        pins: dict[str, tuple[str, str | None]] = {
+            c: (inst[f].path.name, inst[f].sha256) for c, f in COMP.items()
+        }
         cw = build_cannenv_wheel(tmp / "cw")
         deps = tmp / "deps"
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(deps),
@@ -124,7 +128,7 @@ def main() -> int:
             base=BASE, toolkit=inst["toolkit"].path.name, kernels=inst["kernels"].path.name,
             nnal=inst["nnal"].path.name))
         t0 = time.monotonic()
-        naive = engine.build(naive_dir, tags["naive"], nocache=True)
+        engine.build(naive_dir, tags["naive"], nocache=True)
         naive_s = time.monotonic() - t0
 
         base_size = engine.inspect(BASE).size
