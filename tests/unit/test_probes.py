@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -197,13 +199,54 @@ def test_broken_version_file_becomes_an_issue_naming_the_path(tmp_path: Path, ma
     assert f.cann.installs == () and f.firmware is not None  # the other probes carried on
 
 
+def _issues_as_unprivileged_user(tree: HostTree) -> list[tuple[str, str]]:
+    """Run the probes in a forked child whose effective uid is `nobody`.
+
+    Root reads files whatever their mode, so the permission-denied path needs another user. The
+    child drops only its effective ids (what file access checks use); everything it needs is
+    already imported, so it reads nothing under the interpreter's (root-only) prefix.
+    """
+    collect(_host(tree))  # warm up: import every probe module before dropping privileges
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        code = 1
+        try:
+            os.close(r)
+            os.setegid(65534)
+            os.seteuid(65534)
+            issues = [(i.kind, i.path) for i in collect(_host(tree)).issues]
+            os.write(w, json.dumps(issues).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        data = fh.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "probing as an unprivileged user crashed"
+    return [tuple(x) for x in json.loads(data)]
+
+
 def test_permission_denied(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads files whatever their mode; the permission-denied path needs a non-root user")
-    tree = HostTree(tmp_path).driver()
-    (tmp_path / DRV.lstrip("/")).chmod(0)
-    f = collect(_host(tree))
-    assert any(i.kind == "permission-denied" and i.path == DRV for i in f.issues)
+    if os.geteuid() != 0:
+        tree = HostTree(tmp_path).driver()
+        (tmp_path / DRV.lstrip("/")).chmod(0)
+        f = collect(_host(tree))
+        assert any(i.kind == "permission-denied" and i.path == DRV for i in f.issues)
+        return
+    # As root: a tree every user can traverse (pytest's tmp dirs are 0700), probed as `nobody`.
+    base = Path(tempfile.mkdtemp(prefix="cannenv-perm-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        tree = HostTree(base).driver()
+        for d in [base, *[p for p in (base / DRV.lstrip("/")).parents if base in p.parents]]:
+            d.chmod(0o755)
+        (base / DRV.lstrip("/")).chmod(0)
+        issues = _issues_as_unprivileged_user(tree)
+        assert ("permission-denied", DRV) in issues, issues
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_a_crashing_probe_is_isolated(tmp_path: Path) -> None:
