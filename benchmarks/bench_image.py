@@ -19,6 +19,7 @@ Prints one line per measurement and the ratios; exits 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -35,7 +36,7 @@ from make_fixture_installer import make_installers  # noqa: E402
 
 from cannenv import matrix  # noqa: E402
 from cannenv.artifacts import build_cannenv_wheel, verify_installers  # noqa: E402
-from cannenv.engine import Engine  # noqa: E402
+from cannenv.engine import BuildEvent, Engine  # noqa: E402
 from cannenv.image import RenderOptions, render, scan_wheelhouse, spec_from_stack, wheel_from_file  # noqa: E402
 
 BASE = os.environ.get("CANNENV_TEST_BASE_IMAGE", "cannenv-test/debian:bookworm")
@@ -88,6 +89,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--installed-mb", type=int, default=24)
     ap.add_argument("--padding-mb", type=int, default=8)
+    ap.add_argument("--steps", action="store_true", help="print the time of each rebuild step")
     args = ap.parse_args()
     engine = Engine.connect()
     if not engine.exists(BASE):
@@ -115,7 +117,17 @@ def main() -> int:
         ctx_a = context(tmp, "a", tmp / "art", pins, wh1, cw, "2.5.1")
         full = engine.build(ctx_a, tags["a"], nocache=True)
         ctx_b = context(tmp, "b", tmp / "art", pins, wh2, cw, "2.5.1.post1")
-        rebuild = engine.build(ctx_b, tags["b"])
+        marks: list[tuple[float, str]] = [(time.monotonic(), "context upload")]
+
+        def mark(ev: BuildEvent) -> None:
+            if ev.kind == "step":
+                marks.append((time.monotonic(), f"step {ev.step}: {ev.text[:70]}"))
+
+        rebuild = engine.build(ctx_b, tags["b"], on_event=mark)
+        marks.append((time.monotonic(), "end"))
+        if args.steps:
+            for (t0, what), (t1, _) in itertools.pairwise(marks):
+                print(f"  rebuild {t1 - t0:5.2f} s  {what}")
 
         naive_dir = tmp / "naive"
         (naive_dir / "installers").mkdir(parents=True)
@@ -138,14 +150,14 @@ def main() -> int:
         naive_added = engine.inspect(tags["naive"]).size - base_size
         naive_installed = du(engine, tags["naive"], "/usr/local/Ascend", "/opt/cannenv/venv", "/etc/Ascend")
 
-        # CANN-side steps: everything before the python stage, and the final stage before COPY --from=python
+        # CANN-side steps: the os and cann-installer stages, and the final stage before any Python copy
         stage, cann_steps, cann_cached, after_python = 0, 0, 0, False
         for s in rebuild.steps:
             if s.instruction.startswith("FROM"):
                 stage += 1
                 continue
             after_python = after_python or s.instruction.startswith("COPY --from=python")
-            if stage in (1, 2) or (stage == 4 and not after_python):
+            if stage in (1, 2) or (stage == 5 and not after_python):
                 cann_steps += 1
                 cann_cached += s.cached
 

@@ -7,6 +7,7 @@ docker.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -14,8 +15,45 @@ import click
 from cannenv import __version__
 from cannenv.errors import CannenvError, ExitCode
 
+FAMILIES: tuple[str, ...] = ("matrix", "doctor", "image", "certify", "fleet")
+"""Command families: each ``cannenv/commands/<family>.py`` lists its click commands in ``COMMANDS``."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group that imports a family's module only when one of its commands is looked up.
+
+    ``cannenv doctor`` imports ``cannenv.commands.doctor`` alone (the family named like the
+    command is tried first, then the others in order); listing the commands (``--help``) imports
+    them all. The ``COMMANDS`` list of each module stays the contract.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._loaded: set[str] = set()
+
+    def _load(self, family: str) -> None:
+        if family in self._loaded:
+            return
+        self._loaded.add(family)
+        module = importlib.import_module(f"cannenv.commands.{family}")
+        for command in module.COMMANDS:
+            self.add_command(command)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        order = ([cmd_name] if cmd_name in FAMILIES else []) + [f for f in FAMILIES if f != cmd_name]
+        for family in order:
+            if cmd_name in self.commands:
+                break
+            self._load(family)
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for family in FAMILIES:
+            self._load(family)
+        return sorted(self.commands)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cannenv")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors (for bug reports).")
 @click.pass_context
@@ -28,17 +66,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-
-
-def _register() -> None:
-    from cannenv.commands import certify, doctor, fleet, image, matrix
-
-    for module in (matrix, doctor, image, certify, fleet):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -358,12 +358,16 @@ def _wheel_requirement(w: Wheel) -> LockedRequirement:
     return LockedRequirement(name=w.name, version=w.version, hashes=hashes, source="wheelhouse")
 
 
+# torch_npu last: its pin changes most often, and every layer before it stays cached.
+GROUP_ORDER = ("base", "torch", "cannenv", "torch_npu")
+
+
 def _group_of(name: str) -> str:
     return {"torch": "torch", "torch-npu": "torch_npu", "cannenv": "cannenv"}.get(name, "base")
 
 
 def python_groups(spec: ImageSpec, options: RenderOptions) -> tuple[PythonGroup, ...]:
-    """Python install layers, in order: base, torch, torch_npu, cannenv (see module docs)."""
+    """Python install layers, in :data:`GROUP_ORDER` (base, torch, cannenv, torch_npu)."""
     settings = python_settings()
     groups: list[PythonGroup] = []
     wheels = list(options.wheels or ())
@@ -383,7 +387,7 @@ def python_groups(spec: ImageSpec, options: RenderOptions) -> tuple[PythonGroup,
                     f"the wheelhouse has {have[0].file}, but stack {spec.stack_id} pins {pin_name}=={pin}",
                     hint="put the pinned version in the wheelhouse",
                 )
-        for gname in ("base", "torch", "torch_npu", "cannenv"):
+        for gname in GROUP_ORDER:
             members = tuple(w for w in wheels if _group_of(w.name) == gname)
             if not members:
                 continue
@@ -397,10 +401,6 @@ def python_groups(spec: ImageSpec, options: RenderOptions) -> tuple[PythonGroup,
         idx = settings["torch_index"]
         groups.append(PythonGroup("torch", f"--no-cache-dir --index-url {idx}",
                                   (LockedRequirement(name="torch", version=spec.torch, source=idx),)))
-    if spec.torch_npu:
-        idx = settings["torch_npu_index"]
-        groups.append(PythonGroup("torch_npu", f"--no-cache-dir --index-url {idx}",
-                                  (LockedRequirement(name="torch-npu", version=spec.torch_npu, source=idx),)))
     if options.cannenv_wheel is not None:
         w = options.cannenv_wheel
         groups.append(PythonGroup("cannenv", "--no-cache-dir", (_wheel_requirement(w),), (w,)))
@@ -410,6 +410,10 @@ def python_groups(spec: ImageSpec, options: RenderOptions) -> tuple[PythonGroup,
         groups.append(PythonGroup("cannenv", "--no-cache-dir", (
             LockedRequirement(name="cannenv", version=options.cannenv_version or __version__,
                               source="https://pypi.org/simple"),)))
+    if spec.torch_npu:
+        idx = settings["torch_npu_index"]
+        groups.append(PythonGroup("torch_npu", f"--no-cache-dir --index-url {idx}",
+                                  (LockedRequirement(name="torch-npu", version=spec.torch_npu, source=idx),)))
     return tuple(groups)
 
 
@@ -628,7 +632,9 @@ def render(spec: ImageSpec, options: RenderOptions) -> BuildContext:
         install_flags=INSTALL_FLAGS,
         set_env=SET_ENV,
         python_exe=python_exe,
+        python=spec.python,
         venv=venv,
+        overlay=f"{venv}-top",
         python_groups=[{"name": g.name, "pip_args": g.pip_args} for g in groups],
         environment=[(k, json.dumps(v)) for k, v in environment],
         labels=[(k, json.dumps(v)) for k, v in labels.items()],

@@ -8,7 +8,6 @@ itself (``Report.model_json_schema()`` is its documented schema, see docs/doctor
 from __future__ import annotations
 
 import io
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, get_args
 
@@ -172,6 +171,8 @@ def render_junit(report: Report, *, suite: str = "cannenv doctor", strict: bool 
 
     ``warn`` is a passing testcase with the warning in ``system-out``, or a failure with ``strict``.
     """
+    import xml.etree.ElementTree as ET  # only for --junit: keeps `doctor --json` imports small
+
     failures = sum(1 for f in report.findings if f.status == "fail" or (strict and f.status == "warn"))
     errors = sum(1 for f in report.findings if f.status == "error")
     skipped = sum(1 for f in report.findings if f.status == "skip")

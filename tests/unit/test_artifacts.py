@@ -30,7 +30,7 @@ def pinned_spec(inst: dict[str, FixtureInstaller], **digests: str | None) -> Ima
         InstallerRef(
             component=c,
             version="8.3.RC2",
-            file=inst[f].path.name,  # type: ignore[arg-type]
+            file=inst[f].path.name,
             sha256=digests.get(c, inst[f].sha256),
         )
         for c, f in COMP.items()

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cann_
 
 from fixture_stack import fixture_spec, standin_wheel
 
-from cannenv.errors import InputError, NotFoundError
+from cannenv.errors import InputError, IntegrityError, NotFoundError
 from cannenv.image import (
     LABEL_DRIVER_RANGE,
     LABEL_MATRIX_DIGEST,
@@ -102,7 +102,7 @@ def test_classic_builder_only_and_installers_never_reach_the_final_stage() -> No
     body = "\n".join(ln for ln in df.splitlines() if not ln.startswith("#"))
     assert "--mount" not in body and "<<" not in body
     st_ = stages(df)
-    assert list(st_) == ["os", "cann-installer", "python", "final"]
+    assert list(st_) == ["os", "cann-installer", "python", "python-top", "final"]
     final = "\n".join(st_["final"])
     assert not [ln for ln in st_["final"] if ln.startswith(("COPY", "ADD", "RUN")) and ".run" in ln]
     assert "installers/" not in final
@@ -120,11 +120,12 @@ def test_changing_only_torch_npu_keeps_every_cann_layer_identical() -> None:
     a = stages(render(spec(), OPTS).dockerfile)
     b = stages(render(spec(torch_npu="2.5.1.post1"), OPTS).dockerfile)
     assert a["os"] == b["os"] and a["cann-installer"] == b["cann-installer"]
-    cut = next(i for i, ln in enumerate(a["final"]) if ln.startswith("COPY --from=python"))
-    assert a["final"][:cut] == b["final"][:cut]  # CANN copy + CANN ENV come before any Python input
-    # python layers: base and torch identical, torch_npu differs
-    i = next(i for i, ln in enumerate(a["python"]) if "python/torch_npu/" in ln)
-    assert a["python"][:i] == b["python"][:i]
+    cut = next(i for i, ln in enumerate(a["final"]) if ln.startswith("COPY --from=python-top"))
+    assert a["final"][:cut] == b["final"][:cut]  # CANN copy, CANN ENV and the base venv come first
+    assert a["final"][cut - 1].startswith("COPY --from=python /opt/cannenv/venv")
+    # python layers: base, torch and cannenv identical; only the python-top stage (torch_npu) differs
+    assert a["python"] == b["python"]
+    assert "python/torch_npu/" in a["python-top"][1]
 
 
 def test_wheelhouse_layers_are_hash_pinned_and_offline(tmp_path: Path) -> None:
@@ -134,7 +135,8 @@ def test_wheelhouse_layers_are_hash_pinned_and_offline(tmp_path: Path) -> None:
     standin_wheel(wh, "click", "8.1.7", "click")
     ctx = render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", wheels=scan_wheelhouse(wh)))
     req = ctx.files["python/torch_npu/requirements.txt"].decode()
-    assert re.fullmatch(r"/tmp/python/torch_npu/torch_npu-2\.5\.1-py3-none-any\.whl --hash=sha256:[0-9a-f]{64}\n", req)
+    wheel = r"/tmp/python/torch_npu/torch_npu-2\.5\.1-py3-none-any\.whl"
+    assert re.fullmatch(wheel + r" --hash=sha256:[0-9a-f]{64}\n", req)
     assert "--no-index --no-deps --require-hashes" in ctx.dockerfile
     assert {r.name for r in ctx.requirements} == {"click", "torch", "torch-npu"}
     assert all(r.hashes for r in ctx.requirements)
@@ -363,3 +365,61 @@ def test_verify_demands_software_pass_and_device_skip() -> None:
     assert judge_verify(
         {"findings": [{"id": "x", "status": "warn"}, {"id": "y", "scope": "device", "status": "skip"}]}
     ).ok
+
+
+# ------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_render_and_lock_offline(tmp_path: Path) -> None:
+    """`image render --out` twice gives identical trees; `image lock` records digests (no engine:
+    the base image is pinned by digest)."""
+    from click.testing import CliRunner
+    from fixture_stack import matrix_yaml
+    from make_fixture_installer import make_installers
+
+    from cannenv.cli import cli
+    from cannenv.lock import load_lock
+
+    inst = make_installers(tmp_path / "art", "8.3.RC2", installed_bytes=1024, padding_bytes=1024)
+    pins = {
+        "cann": (inst["toolkit"].path.name, inst["toolkit"].sha256),
+        "ops": (inst["kernels"].path.name, inst["kernels"].sha256),
+        "nnal": (inst["nnal"].path.name, None),
+    }
+    (tmp_path / "m.yaml").write_text(matrix_yaml(stack_id="fixture-x", cann="8.3.RC2", installers=pins))
+    base = "cannenv-test/debian@sha256:" + "0" * 64
+    common = [
+        "fixture-x",
+        "--matrix",
+        str(tmp_path / "m.yaml"),
+        "--os",
+        "preinstalled",
+        "--base-image",
+        base,
+        "--artifacts",
+        str(tmp_path / "art"),
+        "--allow-unpinned",
+        "--cannenv-wheel",
+        str(standin_wheel(tmp_path / "w", "cannenv", "0.1.0", "cannenv_standin")),
+    ]
+    runner = CliRunner()
+    outs = []
+    for name in ("a", "b"):
+        r = runner.invoke(cli, ["image", "render", *common, "--out", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+        outs.append(
+            {
+                p.relative_to(tmp_path / name): p.read_bytes()
+                for p in (tmp_path / name).rglob("*")
+                if p.is_file()
+            }
+        )
+    assert outs[0] == outs[1] and Path("installers") / inst["nnal"].path.name in outs[0]
+    r = runner.invoke(cli, ["image", "lock", *common, "--out", str(tmp_path / "l.json")])
+    assert r.exit_code == 0, r.output
+    lock = load_lock(tmp_path / "l.json")
+    assert lock.stack_id == "fixture-x" and lock.base_image_digest == "sha256:" + "0" * 64
+    assert {i.component: i.pinned for i in lock.installers} == {"cann": True, "ops": True, "nnal": False}
+    strict = [a for a in common if a != "--allow-unpinned"]
+    r = runner.invoke(cli, ["image", "render", *strict])
+    assert isinstance(r.exception, IntegrityError)  # the unpinned NNAL installer is refused (exit 5)

@@ -40,7 +40,7 @@ def sample(**over: object) -> Lock:
         "image_id": "sha256:" + "e" * 64,
     }
     fields.update(over)
-    return Lock(**fields)  # type: ignore[arg-type]
+    return Lock(**fields)
 
 
 def test_round_trip_and_the_fields_doctor_reads(tmp_path: Path) -> None:
