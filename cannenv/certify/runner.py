@@ -27,7 +27,7 @@ from cannenv.host import run as host_run
 
 if TYPE_CHECKING:
     from cannenv.facts import Facts
-    from cannenv.matrix import Matrix, Stack
+    from cannenv.matrix import Matrix
 
 DtypeChoice = Literal["auto", "bf16", "fp16", "fp32"]
 Scope = Literal["all", "llm", "perf"]
@@ -229,40 +229,18 @@ def _group_of(stage_id: str) -> Group:
 # Level 1 and 2: the doctor (engineer B) and the smoke kernels (engineer C)
 
 
-def resolve_stack(matrix: Matrix, stack_id: str | None) -> Stack | None:
-    return matrix.stack(stack_id) if stack_id else None
-
-
 def doctor_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
     (p,) = plans
-    try:
-        from cannenv import checks
-        from cannenv.report import StackChoice
-    except ImportError as exc:
-        return [
-            errored(
-                p,
-                f"the doctor checks are not available in this cannenv build ({exc})",
-                hint="reinstall cannenv; run `cannenv doctor` to see the same",
-            )
-        ]
+    from cannenv import checks
+    from cannenv.checks.stack import choose_target
+
     facts = ctx.facts()
     if facts is None:
         return [errored(p, f"collecting host facts failed: {ctx.facts_error}")]
     matrix = _matrix()
-    stack = resolve_stack(matrix, ctx.options.stack_id) if matrix is not None else None
-    choice = (
-        StackChoice(id=stack.id, how="option", reason="--stack")
-        if stack
-        else StackChoice(how="none", reason="no --stack given")
-    )
-    target = checks.Target(
-        matrix=matrix,
-        stack=stack,
-        choice=choice,
-        family=facts.devices.family,
-        family_source=facts.devices.family_source,
-    )
+    # The same target choice as `cannenv doctor`: --stack, else the best match for what is installed.
+    target = choose_target(facts, matrix, stack_id=ctx.options.stack_id)
+    choice = target.choice
     findings = checks.run(facts, target)
     bad = [f for f in findings if f.status in ("fail", "error")]
     warn = [f for f in findings if f.status == "warn"]

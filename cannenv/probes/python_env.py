@@ -19,11 +19,21 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from cannenv.facts import PythonFacts
 from cannenv.host import run
 from cannenv.probes._common import ProbeContext
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalised project name (what ``packaging.utils.canonicalize_name`` returns).
+
+    Spelled out here because importing :mod:`packaging.utils` pulls in ``packaging.tags`` and the
+    ELF/manylinux readers, a few ms of every doctor run for a one-line rule.
+    """
+    return _SEPARATORS.sub("-", name).lower()
+
 
 _SCRIPT = r"""
 import json, sys, importlib.metadata as md, importlib.util as iu
@@ -86,7 +96,7 @@ def read_site_packages(dirs: list[Path]) -> dict[str, str]:
         except Exception:  # broken METADATA: skip the distribution, keep going
             continue
         if name:
-            packages.setdefault(str(canonicalize_name(name)), dist.version)
+            packages.setdefault(canonicalize_name(name), dist.version)
     return packages
 
 
@@ -150,7 +160,7 @@ def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
         return PythonFacts(source="interpreter", interpreter=python, error=str(exc))
     packages: dict[str, str] = {}
     for name, ver in data.get("packages", {}).items():
-        packages.setdefault(str(canonicalize_name(name)), str(ver))
+        packages.setdefault(canonicalize_name(name), str(ver))
     torch_dir = data.get("torch")
     return PythonFacts(
         source="interpreter",
