@@ -1,8 +1,9 @@
 """Command-line entry point: the only place that prints errors and chooses exit codes.
 
-Each command family lives in ``cannenv/commands/<family>.py`` and keeps heavy imports (docker,
-torch, jinja2) inside its functions, so ``cannenv doctor`` starts fast and never imports torch or
-docker.
+Each command family lives in ``cannenv/commands/<family>.py`` (its click commands in ``COMMANDS``)
+and keeps heavy imports (docker, torch, jinja2) inside its functions; :class:`LazyGroup` imports a
+family's module only when one of its commands runs, so ``cannenv doctor`` starts fast and never
+imports torch or docker.
 """
 
 from __future__ import annotations

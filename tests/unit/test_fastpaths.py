@@ -1,0 +1,153 @@
+"""The speed-ups keep answers exact: the validated-matrix cache, the JSON fast path, lazy CLI loading.
+
+No timings here (those live in benchmarks/); these tests prove the fast paths give the same answers
+as the slow ones and fall back silently when their shortcut is unusable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.utils import canonicalize_name as packaging_canonicalize
+
+from cannenv import matrix
+from cannenv.cli import FAMILIES
+from cannenv.probes.python_env import canonicalize_name
+from cannenv.resources import matrices_dir
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = tmp_path / "cache"
+    monkeypatch.setenv("CANNENV_CACHE_DIR", str(where))
+    monkeypatch.delenv("CANNENV_NO_CACHE", raising=False)
+    return where
+
+
+def _copy_shipped(dest: Path) -> Path:
+    dest.mkdir()
+    for f in matrix._matrix_files([matrices_dir()]):
+        (dest / f.name).write_bytes(f.read_bytes())
+    return dest
+
+
+def test_cache_hit_gives_the_same_matrix(cache: Path) -> None:
+    files = matrix._matrix_files([matrices_dir()])
+    fresh = matrix.load_files(files, use_cache=False)
+    assert not cache.exists() or not list(cache.glob("matrix-*.pickle"))
+    first = matrix.load_files(files)  # miss: validates, then writes the cache
+    assert len(list(cache.glob("matrix-*.pickle"))) == 1
+    again = matrix.load_files(files)  # hit
+    assert again is not first
+    assert again.digest == first.digest == fresh.digest
+    assert again.stacks == fresh.stacks and again.hdk == fresh.hdk and again.files == fresh.files
+    assert again.lint_problems() == fresh.lint_problems()
+
+
+def test_cache_key_covers_the_content(cache: Path, tmp_path: Path) -> None:
+    d = _copy_shipped(tmp_path / "m")
+    before = matrix.load([d])
+    stacks = d / "stacks.yaml"
+    text = stacks.read_text(encoding="utf-8")
+    assert "status: published" in text
+    stacks.write_text(text.replace("status: published", "status: deprecated", 1), encoding="utf-8")
+    after = matrix.load([d])  # same names, different bytes: a new key, validated afresh
+    assert after.digest != before.digest
+    assert [s.status for s in after.stacks] != [s.status for s in before.stacks]
+    # a broken edit is reported, never answered from the cache of the valid content
+    stacks.write_text(text.replace("status: published", "status: bogus", 1), encoding="utf-8")
+    with pytest.raises(matrix.MatrixError):
+        matrix.load([d])
+
+
+def test_corrupt_or_foreign_cache_is_ignored(cache: Path) -> None:
+    files = matrix._matrix_files([matrices_dir()])
+    good = matrix.load_files(files)
+    (entry,) = cache.glob("matrix-*.pickle")
+    entry.write_bytes(b"not a pickle")
+    assert matrix.load_files(files).digest == good.digest
+    entry.write_bytes(pickle.dumps({"not": "a matrix"}))
+    assert matrix.load_files(files).digest == good.digest
+
+
+def test_unwritable_cache_and_switch_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("CANNENV_CACHE_DIR", str(blocker / "cache"))  # a folder under a file
+    files = matrix._matrix_files([matrices_dir()])
+    assert matrix.load_files(files).stacks
+    monkeypatch.setenv("CANNENV_CACHE_DIR", str(tmp_path / "c2"))
+    monkeypatch.setenv("CANNENV_NO_CACHE", "1")
+    assert matrix.cache_dir() is None
+    assert matrix.load_files(files).stacks
+    assert not (tmp_path / "c2").exists()
+
+
+def test_json_fast_path_keeps_entry_labels(cache: Path, tmp_path: Path) -> None:
+    d = _copy_shipped(tmp_path / "m")
+    base = matrix.load([d])
+    stacks: list[dict[str, Any]] = [s.model_dump(mode="json", exclude_none=True) for s in base.stacks]
+    doc = {"schema_version": 1, "stacks": stacks}
+    (d / "stacks.yaml").unlink()
+    (d / "stacks.json").write_text(json.dumps(doc))
+    assert matrix.load([d]).stacks == base.stacks  # valid JSON: validated straight from bytes
+    first = stacks[0]
+    first["sources"] = ["NO-SUCH-SOURCE"]
+    (d / "stacks.json").write_text(json.dumps(doc))
+    with pytest.raises(matrix.MatrixError) as err:
+        matrix.load([d])
+    (problem,) = err.value.problems
+    assert problem.entry == f"stacks[0] (id {first['id']})" and "NO-SUCH-SOURCE" in problem.message
+    first["status"] = "bogus"  # schema error: same report as the python-object path gives
+    (d / "stacks.json").write_text(json.dumps(doc))
+    with pytest.raises(matrix.MatrixError) as err:
+        matrix.load([d])
+    assert any(p.entry and p.entry.startswith("stacks[0]") and p.path == "status" for p in err.value.problems)
+
+
+def test_every_family_command_is_listed_once() -> None:
+    names: list[str] = []
+    for family in FAMILIES:
+        module = importlib.import_module(f"cannenv.commands.{family}")
+        names.extend(c.name or "" for c in module.COMMANDS)
+    assert len(names) == len(set(names)), "a command name is defined by two families"
+    proc = subprocess.run(
+        [sys.executable, "-m", "cannenv", "--help"], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert proc.returncode == 0
+    listed = proc.stdout.split("Commands:", 1)[1]
+    for name in names:
+        assert f"\n  {name} " in listed, name
+
+
+def test_doctor_imports_only_its_family() -> None:
+    code = (
+        "import sys\n"
+        "sys.argv=['cannenv','doctor','--list']\n"
+        "from cannenv.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('cannenv.commands.'))\n"
+        "print('LOADED', loaded, file=sys.stderr)\n"
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)}
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+    )
+    assert "LOADED ['cannenv.commands.doctor']" in p.stderr, p.stderr[-2000:]
+
+
+@given(st.text(alphabet="abcXYZ019-_.", min_size=1, max_size=20))
+def test_canonicalize_name_matches_packaging(name: str) -> None:
+    assert canonicalize_name(name) == packaging_canonicalize(name)
