@@ -709,15 +709,6 @@ def lock_for(
 
 # ----------------------------------------------------------------------------------- verify
 
-# Findings about the NPU device, driver and firmware: inside an image with no devices these must be
-# `skip` (never `fail`, never `pass`). Matched on the doctor's stable check-id prefixes.
-DEVICE_CHECK_PREFIXES: tuple[str, ...] = (
-    "driver", "firmware", "npu", "device", "hdk", "davinci", "container",
-)
-# Set in the container by `cannenv image verify`: the doctor should report device checks as `skip`.
-ENV_NO_DEVICES = "CANNENV_NO_DEVICES"
-
-
 @dataclass(frozen=True)
 class VerifyOutcome:
     ok: bool
@@ -727,10 +718,8 @@ class VerifyOutcome:
 
 
 def is_device_finding(finding: Mapping[str, Any]) -> bool:
-    if finding.get("scope") == "device" or finding.get("category") == "device":
-        return True
-    fid = str(finding.get("id", ""))
-    return any(fid == p or fid.startswith(p + "-") for p in DEVICE_CHECK_PREFIXES)
+    """The doctor marks findings about the NPU, its driver/firmware and their mounts ``scope: device``."""
+    return finding.get("scope") == "device"
 
 
 def judge_verify(report: Mapping[str, Any]) -> VerifyOutcome:

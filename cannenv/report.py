@@ -18,6 +18,7 @@ from cannenv.errors import ExitCode
 REPORT_SCHEMA_VERSION = 1
 
 Status = Literal["pass", "warn", "fail", "skip", "error"]
+Scope = Literal["software", "device"]
 """pass: fine · warn: works but risky · fail: broken · skip: could not apply (says why) ·
 error: the input needed to judge is itself broken (unreadable file, failing tool)."""
 STATUSES: tuple[str, ...] = get_args(Status)
@@ -42,6 +43,8 @@ class Finding(_Value):
     """An exact action (a command to run, a package and version to install), or None."""
     subject: str | None = None
     """What the finding is about when a check makes several (a path, a library, a variable)."""
+    scope: Scope = "software"
+    """``device`` for what needs the NPU, its driver or their container mounts; ``software`` else."""
 
 
 class StackChoice(_Value):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from cannenv.errors import NotFoundError, did_you_mean
 from cannenv.facts import Facts
-from cannenv.report import Finding, Severity, StackChoice, Status
+from cannenv.report import Finding, Scope, Severity, StackChoice, Status
 
 if TYPE_CHECKING:
     from cannenv.matrix import Matrix, Stack
@@ -28,6 +28,9 @@ class Target:
     choice: StackChoice = field(default_factory=StackChoice)
     family: str | None = None
     family_source: str | None = None
+    no_devices: str | None = None
+    """When set, the reason device checks are not judged (an image build, a CI runner without an
+    NPU): they report ``skip`` with it, never ``pass`` and never ``fail``."""
 
 
 CheckFn = Callable[[Facts, Target], list[Finding]]
@@ -40,9 +43,17 @@ class Check:
     why: str
     severity: Severity
     fn: CheckFn
+    scope: Scope = "software"
+    """``device``: judges the NPU, its driver/firmware or their container mounts."""
 
     def finding(
-        self, status: Status, detail: str = "", remedy: str | None = None, *, subject: str | None = None
+        self,
+        status: Status,
+        detail: str = "",
+        remedy: str | None = None,
+        *,
+        subject: str | None = None,
+        scope: Scope | None = None,
     ) -> Finding:
         return Finding(
             id=self.id,
@@ -52,6 +63,7 @@ class Check:
             detail=detail,
             remedy=remedy,
             subject=subject,
+            scope=scope or self.scope,
         )
 
     def run(self, facts: Facts, target: Target) -> list[Finding]:
@@ -116,6 +128,9 @@ def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> 
     for check in _REGISTRY if checks is None else checks:
         if bare and check.id not in ("ascend-software", "probe-files"):
             findings.append(check.finding("skip", "no Ascend software on this host (see ascend-software)"))
+            continue
+        if target.no_devices and check.scope == "device":
+            findings.append(check.finding("skip", f"device check not judged: {target.no_devices}"))
             continue
         findings.extend(check.run(facts, target))
     return findings

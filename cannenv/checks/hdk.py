@@ -161,6 +161,7 @@ DRIVER_INSTALLED = Check(
     "Every CANN runtime call goes through the driver (libascend_hal.so); without it nothing runs on the NPU.",
     "critical",
     _driver_installed,
+    scope="device",
 )
 DRIVER_CANN = Check(
     "driver-cann",
@@ -169,6 +170,7 @@ DRIVER_CANN = Check(
     "(research §7).",
     "critical",
     _driver_cann,
+    scope="device",
 )
 FIRMWARE_DRIVER = Check(
     "firmware-driver",
@@ -177,5 +179,6 @@ FIRMWARE_DRIVER = Check(
     "device initialisation.",
     "high",
     _firmware_driver,
+    scope="device",
 )
 CHECKS = (DRIVER_INSTALLED, DRIVER_CANN, FIRMWARE_DRIVER)

@@ -350,6 +350,7 @@ NPU_DEVICES = Check(
     "not passed in.",
     "critical",
     _npu_devices,
+    scope="device",
 )
 CONTAINER_MOUNTS = Check(
     "container-mounts",
@@ -358,6 +359,7 @@ CONTAINER_MOUNTS = Check(
     "dcmi and npu-smi (research §6.3).",
     "critical",
     _container_mounts,
+    scope="device",
 )
 OS_USER = Check(
     "os-user",

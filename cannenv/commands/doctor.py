@@ -126,6 +126,13 @@ def _color() -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
 @click.option("--junit", "junit_file", metavar="FILE", help="Also write a JUnit XML report to FILE.")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option(
+    "--no-devices",
+    is_flag=True,
+    envvar="CANNENV_NO_DEVICES",
+    help="Judge software only: device checks (driver, firmware, NPUs, container mounts) report skip. "
+    "For images and CI runners without an NPU; env CANNENV_NO_DEVICES=1.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show passing checks in the table.")
 def doctor(
     root: str,
@@ -142,6 +149,7 @@ def doctor(
     as_json: bool,
     junit_file: str | None,
     strict: bool,
+    no_devices: bool,
     verbose: bool,
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
@@ -182,6 +190,10 @@ def doctor(
         target = replace(
             target, choice=StackChoice(how="none", reason="the shipped matrix could not be loaded")
         )
+    if no_devices:
+        from dataclasses import replace as _replace
+
+        target = _replace(target, no_devices="--no-devices (software only: no NPU expected here)")
     findings = checks.run(facts, target, selected)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__

@@ -247,17 +247,16 @@ def verify_cmd(tag: str, as_json: bool) -> int:
     """
     from cannenv.engine import Engine
     from cannenv.errors import ExitCode, ExternalError
-    from cannenv.image import ENV_NO_DEVICES, LABEL_STACK, judge_verify
+    from cannenv.image import LABEL_STACK, judge_verify
 
     engine = Engine.connect()
     info = engine.inspect(tag)
-    env = {ENV_NO_DEVICES: "1"}
-    argv = ["cannenv", "doctor", "--json"]
+    argv = ["cannenv", "doctor", "--json", "--no-devices"]
     stack = info.labels.get(LABEL_STACK)
-    res = engine.run(tag, [*argv, "--stack", stack] if stack else argv, environment=env)
+    res = engine.run(tag, [*argv, "--stack", stack] if stack else argv)
     if stack and res.exit_code == ExitCode.NOT_FOUND:
         # built from a matrix file the image's cannenv does not ship: judge against the best match
-        res = engine.run(tag, argv, environment=env)
+        res = engine.run(tag, argv)
     try:
         report = json.loads(res.stdout)
     except ValueError:

@@ -152,3 +152,23 @@ def test_a_crashing_check_becomes_an_error_finding() -> None:
     c = checks.Check("boom-check", "t", "w", "low", boom)
     out = c.run(Facts(), checks.Target())
     assert out[0].status == "error" and "bug" in out[0].detail
+
+
+def test_no_devices_turns_every_device_check_into_a_skip_and_keeps_software_judged() -> None:
+    """`doctor --no-devices` (image verify, CI runners): device checks skip, never pass or fail."""
+    from dataclasses import replace
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "hosts" / "broken-driver-too-old"
+    env = dict(
+        line.split("=", 1) for line in (root / "host.env").read_text().splitlines() if "=" in line
+    )
+    facts = collect(Host(root / "tree", env, allow_commands=False))
+    target = choose_target(facts, load())
+    judged = {f.id: f for f in checks.run(facts, target)}
+    assert judged["driver-cann"].status == "fail"  # the host's real problem, judged normally
+    quiet = checks.run(facts, replace(target, no_devices="image build"))
+    device = [f for f in quiet if f.scope == "device"]
+    assert {f.id for f in device} >= {"driver-installed", "driver-cann", "firmware-driver", "npu-devices"}
+    assert all(f.status == "skip" and "image build" in f.detail for f in device)
+    software = {f.id: f.status for f in quiet if f.scope == "software"}
+    assert software["toolkit-ops"] == judged["toolkit-ops"].status

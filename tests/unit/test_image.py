@@ -348,18 +348,16 @@ def test_bad_device_lists_are_refused(bad: str) -> None:
 
 
 def test_verify_demands_software_pass_and_device_skip() -> None:
-    ok = {"findings": [{"id": "cann-toolkit", "status": "pass"}, {"id": "driver-present", "status": "skip"}]}
+    # The doctor's findings carry `scope`; device findings must be skip inside a device-less image.
+    sw = {"id": "toolkit-ops", "status": "pass", "scope": "software"}
+    ok = {"findings": [sw, {"id": "driver-installed", "status": "skip", "scope": "device"}]}
     assert judge_verify(ok).ok
-    device_pass = {
-        "findings": [{"id": "cann-toolkit", "status": "pass"}, {"id": "npu-visible", "status": "pass"}]
-    }
+    device_pass = {"findings": [sw, {"id": "npu-devices", "status": "pass", "scope": "device"}]}
     out = judge_verify(device_pass)
-    assert not out.ok and "npu-visible" in out.problems[0]
-    device_fail = {
-        "findings": [{"id": "cann-toolkit", "status": "pass"}, {"id": "driver-range", "status": "fail"}]
-    }
+    assert not out.ok and "npu-devices" in out.problems[0]
+    device_fail = {"findings": [sw, {"id": "driver-cann", "status": "fail", "scope": "device"}]}
     assert not judge_verify(device_fail).ok
-    sw_fail = {"findings": [{"id": "torch-npu-import", "status": "fail", "detail": "x"}]}
+    sw_fail = {"findings": [{"id": "torch-npu-cann", "status": "fail", "detail": "x", "scope": "software"}]}
     assert not judge_verify(sw_fail).ok
     assert not judge_verify({"findings": []}).ok
     assert judge_verify(
