@@ -10,6 +10,12 @@ import pytest
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_matrix_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep the validated-matrix cache of this test session away from the user's ~/.cache."""
+    os.environ.setdefault("CANNENV_CACHE_DIR", str(tmp_path_factory.mktemp("cannenv-cache")))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
     """In CI (CI=true) a skipped `docker` test is a failure: the engine must be there."""
