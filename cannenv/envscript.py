@@ -1,44 +1,30 @@
 """`cannenv env`: the exports the detected CANN's ``set_env.sh`` would make, for sh or fish.
 
-The steps follow the research notes, in file order: toolkit ``set_env.sh`` up to 8.3 (§5.1),
-the CANN ≥ 8.5 environment as captured by the official images (§5.2), and NNAL/ATB's
-``set_env.sh`` (§5.3). Paths are written out (no ``${ASCEND_TOOLKIT_HOME}`` indirection) so the
-output is what the variables end up holding.
+The steps come from ``dockerfiles/environment.yaml`` — the one table of the vendor's environment,
+which :mod:`cannenv.image` also evaluates for an image's ``ENV`` — in file order: toolkit
+``set_env.sh`` up to 8.3 (research §5.1), the CANN ≥ 8.5 environment as captured by the official
+images (§5.2), the driver's libraries (§5.4) and NNAL/ATB's ``set_env.sh`` (§5.3). Paths are written
+out (no ``${ASCEND_TOOLKIT_HOME}`` indirection) so the output is what the variables end up holding.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
 from cannenv.errors import NotFoundError
 from cannenv.facts import CannInstall, Facts
 
 Shell = Literal["sh", "fish"]
-DRIVER_LIBS = (
-    "/usr/local/Ascend/driver/lib64",
-    "/usr/local/Ascend/driver/lib64/common",
-    "/usr/local/Ascend/driver/lib64/driver",
-)
-# NNAL/ATB set_env.sh defaults [ATB] scripts/set_env.sh (research §5.3).
-ATB_DEFAULTS = (
-    ("ATB_STREAM_SYNC_EVERY_KERNEL_ENABLE", "0"),
-    ("ATB_STREAM_SYNC_EVERY_RUNNER_ENABLE", "0"),
-    ("ATB_STREAM_SYNC_EVERY_OPERATION_ENABLE", "0"),
-    ("ATB_OPSRUNNER_SETUP_CACHE_ENABLE", "1"),
-    ("ATB_OPSRUNNER_KERNEL_CACHE_LOCAL_COUNT", "1"),
-    ("ATB_OPSRUNNER_KERNEL_CACHE_GLOABL_COUNT", "5"),
-    ("ATB_WORKSPACE_MEM_ALLOC_ALG_TYPE", "1"),
-    ("ATB_WORKSPACE_MEM_ALLOC_GLOBAL", "1"),
-    ("ATB_COMPARE_TILING_EVERY_KERNEL", "0"),
-    ("ATB_HOST_TILING_BUFFER_BLOCK_NUM", "128"),
-    ("ATB_DEVICE_TILING_BUFFER_BLOCK_NUM", "32"),
-    ("ATB_SHARE_MEMORY_NAME_SUFFIX", ""),
-    ("ATB_MATMUL_SHUFFLE_K_ENABLE", "1"),
-    ("LCCL_DETERMINISTIC", "0"),
-    ("LCCL_PARALLEL", "0"),
-)
+Layout = Literal["classic", "cann", "nnal"]
+# CannInstall.layout -> the layout's name in dockerfiles/environment.yaml.
+_TABLE_LAYOUT: dict[str, Layout] = {"toolkit": "classic", "cann": "cann"}
+_PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z_]+)\}")
+_VARIABLE = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -46,6 +32,50 @@ class EnvStep:
     kind: Literal["set", "prepend"]
     name: str
     values: tuple[str, ...]
+
+
+@cache
+def table() -> dict[str, Any]:
+    """``dockerfiles/environment.yaml``: the one table of what the vendor's ``set_env.sh`` sets."""
+    import yaml
+
+    from cannenv.resources import dockerfiles_dir
+
+    text = (dockerfiles_dir() / "environment.yaml").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def table_steps(layouts: Sequence[Layout], roots: Mapping[str, str]) -> list[EnvStep]:
+    """The table's operations for ``layouts`` (in order), every value fully expanded.
+
+    ``roots`` fills the ``{placeholders}`` (``arch``, ``toolkit_home``, ``latest_home``, ``atb_home``);
+    ``${VAR}`` is the value a ``set`` earlier in the same evaluation gave ``VAR``.
+    """
+    scalars: dict[str, str] = {}
+
+    def expand(text: object) -> str:
+        def placeholder(m: re.Match[str]) -> str:
+            if m[1] in roots:
+                return roots[m[1]]
+            raise ValueError(f"environment.yaml: {{{m[1]}}} has no value here")
+
+        def variable(m: re.Match[str]) -> str:
+            if m[1] in scalars:
+                return scalars[m[1]]
+            raise ValueError(f"environment.yaml: ${{{m[1]}}} used before it is set")
+
+        return _VARIABLE.sub(variable, _PLACEHOLDER.sub(placeholder, str(text)))
+
+    out: list[EnvStep] = []
+    for lay in layouts:
+        for op in table()["layouts"][lay]["ops"]:
+            if "set" in op:
+                scalars[op["set"]] = expand(op["value"])
+                out.append(EnvStep("set", op["set"], (scalars[op["set"]],)))
+            else:
+                out.append(EnvStep("prepend", op["prepend"], tuple(expand(v) for v in op["values"])))
+    return out
 
 
 def _base_of(inst: CannInstall) -> str:
@@ -56,109 +86,49 @@ def _base_of(inst: CannInstall) -> str:
 
 
 def toolkit_steps(inst: CannInstall, *, latest_exists: bool, arch: str) -> list[EnvStep]:
-    """Steps of the toolkit environment for one install (layout decides the recipe)."""
-    base = _base_of(inst)
-    latest = f"{base}/ascend-toolkit/latest"
+    """Steps of the toolkit environment for one install (layout decides the recipe).
+
+    Up to 8.3 the script points at ``ascend-toolkit/latest`` (the install itself when that link is
+    missing); from 8.5 at ``cann-<ver>``, with ``latest`` beside it (research §5.1, §5.2).
+    """
+    latest = f"{_base_of(inst)}/ascend-toolkit/latest" if latest_exists else inst.path
     if inst.layout == "toolkit":
-        h = latest if latest_exists else inst.path
-        return [
-            EnvStep("prepend", "LD_LIBRARY_PATH", DRIVER_LIBS),
-            EnvStep("set", "ASCEND_TOOLKIT_HOME", (h,)),
-            EnvStep(
-                "prepend",
-                "LD_LIBRARY_PATH",
-                (
-                    f"{h}/lib64",
-                    f"{h}/lib64/plugin/opskernel",
-                    f"{h}/lib64/plugin/nnengine",
-                    f"{h}/opp/built-in/op_impl/ai_core/tbe/op_tiling/lib/linux/{arch}",
-                ),
-            ),
-            EnvStep("prepend", "LD_LIBRARY_PATH", (f"{h}/tools/aml/lib64", f"{h}/tools/aml/lib64/plugin")),
-            EnvStep(
-                "prepend",
-                "PYTHONPATH",
-                (f"{h}/python/site-packages", f"{h}/opp/built-in/op_impl/ai_core/tbe"),
-            ),
-            EnvStep(
-                "prepend",
-                "PATH",
-                (f"{h}/bin", f"{h}/compiler/ccec_compiler/bin", f"{h}/tools/ccec_compiler/bin"),
-            ),
-            EnvStep("set", "ASCEND_AICPU_PATH", (h,)),
-            EnvStep("set", "ASCEND_OPP_PATH", (f"{h}/opp",)),
-            EnvStep("set", "TOOLCHAIN_HOME", (f"{h}/toolkit",)),
-            EnvStep("set", "ASCEND_HOME_PATH", (h,)),
-        ]
-    h = inst.path
-    lt = latest if latest_exists else h
-    return [
-        EnvStep("set", "ASCEND_TOOLKIT_HOME", (h,)),
-        EnvStep("set", "ASCEND_TOOLKIT_LATEST_HOME", (lt,)),
-        EnvStep(
-            "prepend", "PYTHONPATH", (f"{h}/python/site-packages", f"{h}/opp/built-in/op_impl/ai_core/tbe")
-        ),
-        EnvStep(
-            "prepend", "PYTHONPATH", (f"{lt}/python/site-packages", f"{lt}/opp/built-in/op_impl/ai_core/tbe")
-        ),
-        EnvStep(
-            "prepend",
-            "PATH",
-            (
-                f"{h}/bin",
-                f"{h}/tools/ccec_compiler/bin",
-                f"{h}/tools/profiler/bin",
-                f"{h}/tools/ascend_system_advisor/asys",
-            ),
-        ),
-        EnvStep("prepend", "PATH", (f"{h}/tools/show_kernel_debug_data", f"{h}/tools/msobjdump")),
-        EnvStep(
-            "prepend",
-            "PATH",
-            (f"{lt}/bin", f"{lt}/compiler/ccec_compiler/bin", f"{lt}/tools/ccec_compiler/bin"),
-        ),
-        EnvStep("set", "ASCEND_AICPU_PATH", (h,)),
-        EnvStep("set", "ASCEND_OPP_PATH", (f"{h}/opp",)),
-        EnvStep("set", "TOOLCHAIN_HOME", (f"{h}/toolkit",)),
-        EnvStep("set", "ASCEND_HOME_PATH", (h,)),
-        EnvStep("set", "CMAKE_PREFIX_PATH", (f"{h}/toolkit/tools/tikicpulib/lib/cmake:{h}/lib64/cmake",)),
-        EnvStep(
-            "prepend",
-            "LD_LIBRARY_PATH",
-            (
-                f"{lt}/lib64",
-                f"{lt}/lib64/plugin/opskernel",
-                f"{lt}/lib64/plugin/nnengine",
-                f"{lt}/opp/built-in/op_impl/ai_core/tbe/op_tiling",
-            ),
-        ),
-        EnvStep("prepend", "LD_LIBRARY_PATH", (f"{lt}/tools/aml/lib64", f"{lt}/tools/aml/lib64/plugin")),
-        EnvStep("prepend", "LD_LIBRARY_PATH", DRIVER_LIBS),
-        EnvStep(
-            "prepend",
-            "LD_LIBRARY_PATH",
-            (
-                f"{h}/lib64",
-                f"{h}/lib64/plugin/opskernel",
-                f"{h}/lib64/plugin/nnengine",
-                f"{h}/opp/built-in/op_impl/ai_core/tbe/op_tiling",
-            ),
-        ),
-    ]
+        roots = {"arch": arch, "toolkit_home": latest}
+    else:
+        roots = {"arch": arch, "toolkit_home": inst.path, "latest_home": latest}
+    return table_steps((_TABLE_LAYOUT[inst.layout],), roots)
 
 
 def nnal_steps(atb_home: str) -> list[EnvStep]:
-    steps = [
-        EnvStep("set", "ATB_HOME_PATH", (atb_home,)),
-        EnvStep(
-            "prepend",
-            "LD_LIBRARY_PATH",
-            (f"{atb_home}/lib", f"{atb_home}/examples", f"{atb_home}/tests/atbopstest"),
-        ),
-        EnvStep("prepend", "PATH", (f"{atb_home}/bin",)),
-    ]
-    steps += [EnvStep("set", name, (value,)) for name, value in ATB_DEFAULTS]
-    return steps
+    """Steps of NNAL/ATB's ``set_env.sh`` for one ``.../atb/cxx_abi_<N>`` directory (research §5.3)."""
+    return table_steps(("nnal",), {"atb_home": atb_home})
+
+
+def collapse(steps: Sequence[EnvStep]) -> tuple[tuple[str, str], ...]:
+    """The variables ``steps`` leave behind, in first-set order, as Dockerfile ``ENV`` values.
+
+    Prepended variables keep the previous value through ``${VAR:+:${VAR}}`` (``PATH`` with a plain
+    ``:${PATH}``), so an unset variable never gains an empty entry (an empty ``LD_LIBRARY_PATH``
+    entry means the working directory).
+    """
+    scalars: dict[str, str] = {}
+    paths: dict[str, list[str]] = {}
+    order: list[str] = []
+    for step in steps:
+        if step.kind == "set":
+            scalars[step.name] = step.values[0]
+        else:
+            paths[step.name] = [*step.values, *paths.get(step.name, [])]
+        if step.name not in order:
+            order.append(step.name)
+    out: list[tuple[str, str]] = []
+    for name in order:
+        if name in scalars:
+            out.append((name, scalars[name]))
+        else:
+            tail = f":${{{name}}}" if name == "PATH" else f"${{{name}:+:${{{name}}}}}"
+            out.append((name, ":".join(paths[name]) + tail))
+    return tuple(out)
 
 
 def atb_abi(facts: Facts) -> int:
@@ -176,16 +146,16 @@ def steps_for(facts: Facts) -> list[EnvStep]:
         )
     latest_exists = f"{_base_of(inst)}/ascend-toolkit/latest" in facts.cann.links
     arch = inst.arch or facts.os.arch or "x86_64"
-    steps = toolkit_steps(inst, latest_exists=latest_exists, arch=arch)
+    out = toolkit_steps(inst, latest_exists=latest_exists, arch=arch)
     nnal = facts.cann.nnal
     if nnal is not None:
-        steps += nnal_steps(f"{nnal.path}/latest/atb/cxx_abi_{atb_abi(facts)}")
-    return steps
+        out += nnal_steps(f"{nnal.path}/latest/atb/cxx_abi_{atb_abi(facts)}")
+    return out
 
 
-def render(steps: list[EnvStep], shell: Shell, *, header: str | None = None) -> str:
+def render(env_steps: Sequence[EnvStep], shell: Shell, *, header: str | None = None) -> str:
     lines = [f"# {line}" for line in (header or "").splitlines()]
-    for step in steps:
+    for step in env_steps:
         if shell == "sh":
             if step.kind == "set":
                 lines.append(f"export {step.name}={shlex.quote(step.values[0])}")

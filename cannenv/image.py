@@ -4,7 +4,8 @@
 stack) into a Dockerfile and the files beside it. Same inputs, byte-identical output: no times, no
 random names, sorted everything. The Dockerfile comes from the Jinja2 template
 ``dockerfiles/Dockerfile.j2``; the environment from ``dockerfiles/environment.yaml`` (the vendor's
-``set_env.sh`` as data); OS profiles from ``dockerfiles/os.yaml``.
+``set_env.sh`` as data, evaluated by :mod:`cannenv.envscript`, which ``cannenv env`` shares); OS
+profiles from ``dockerfiles/os.yaml``.
 
 Every value is validated before it reaches the template — a version, file name, image reference or
 label that could inject Dockerfile syntax is refused with an :class:`~cannenv.errors.InputError`
@@ -267,52 +268,23 @@ def validate_spec(spec: ImageSpec) -> None:
 def cann_environment(cann: str, arch: str, *, nnal: bool) -> tuple[tuple[str, str], ...]:
     """The variables ``set_env.sh`` sets, fully expanded, in first-set order (as Dockerfile ENV values).
 
-    Path-like variables the script prepends to keep the base image's value through
-    ``${VAR:+:${VAR}}`` (``PATH`` with a plain ``:${PATH}``), so an unset variable never gains an
-    empty entry (an empty ``LD_LIBRARY_PATH`` entry means the working directory).
+    The operations are ``dockerfiles/environment.yaml``'s, the table ``cannenv env`` also evaluates,
+    rooted at the vendor's install paths (its ``image_roots``); see :func:`cannenv.envscript.collapse`
+    for how prepended variables keep the base image's value.
     """
-    data = _yaml("environment.yaml")
+    from cannenv.envscript import collapse, table, table_steps
+
+    data = table()
     lay = layout(cann)
-    ops: list[dict[str, Any]] = list(data["layouts"][lay]["ops"])
-    subst = {"arch": arch, "cann": cann, "cxx_abi": ""}
+    subst = {"cann": cann, "cxx_abi": str(data["layouts"]["nnal"]["cxx_abi"][lay])}
+
+    def rooted(name: str) -> dict[str, str]:
+        return {k: v.format(**subst) for k, v in data["image_roots"][name].items()}
+
+    roots = {"arch": arch, **rooted(lay)}
     if nnal:
-        subst["cxx_abi"] = str(data["layouts"]["nnal"]["cxx_abi"][lay])
-        ops += data["layouts"]["nnal"]["ops"]
-    scalars: dict[str, str] = {}
-    paths: dict[str, list[str]] = {}
-    order: list[str] = []
-
-    def expand(text: str) -> str:
-        text = str(text)
-        for key, val in subst.items():
-            text = text.replace("{" + key + "}", val)
-
-        def var(m: re.Match[str]) -> str:
-            name = m[1]
-            if name in scalars:
-                return scalars[name]
-            raise ValueError(f"environment.yaml: ${{{name}}} used before it is set")
-
-        return re.sub(r"\$\{([A-Z_][A-Z0-9_]*)\}", var, text)
-
-    for op in ops:
-        if "set" in op:
-            name = op["set"]
-            scalars[name] = expand(op["value"])
-        else:
-            name = op["prepend"]
-            paths[name] = [expand(v) for v in op["values"]] + paths.get(name, [])
-        if name not in order:
-            order.append(name)
-    out: list[tuple[str, str]] = []
-    for name in order:
-        if name in scalars:
-            out.append((name, scalars[name]))
-        else:
-            joined = ":".join(paths[name])
-            tail = f":${{{name}}}" if name == "PATH" else f"${{{name}:+:${{{name}}}}}"
-            out.append((name, joined + tail))
-    return tuple(out)
+        roots.update(rooted("nnal"))
+    return collapse(table_steps((lay, "nnal") if nnal else (lay,), roots))
 
 
 # ----------------------------------------------------------------------------------- python

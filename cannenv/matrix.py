@@ -772,6 +772,11 @@ class Matrix:
         self._parts = parts
         self._memo: dict[tuple[Any, ...], Any] = {}
 
+    @property
+    def parts(self) -> tuple[MatrixFile, ...]:
+        """The validated files, in the order of :attr:`files`."""
+        return tuple(self._parts)
+
     # -- identity ---------------------------------------------------------------------------
 
     @cached_property
@@ -1433,11 +1438,42 @@ def load(paths: Sequence[str | Path] | None = None) -> Matrix:
     return load_files(_matrix_files(paths))
 
 
-@cache
+_SHIPPED: dict[str, Matrix] = {}
+"""The shipped matrix once loaded in this process (from the cache or validated): loaded once."""
+
+
 def _load_shipped() -> Matrix:
+    hit = _SHIPPED.get("matrix")
+    if hit is None:
+        from cannenv.resources import matrices_dir
+
+        hit = _SHIPPED["matrix"] = load_files(_matrix_files([matrices_dir()]))
+    return hit
+
+
+def shipped_if_cached() -> Matrix | None:
+    """The shipped matrix when it is already loaded or the validated-matrix cache holds it, else None.
+
+    Never parses or validates: for callers that only need part of the matrix (``soc.hardware()``)
+    and have a cheaper way of their own when the cache is cold. A hit is kept, so a later
+    :func:`load` in the same process reuses it instead of reading the cache again.
+    """
+    hit = _SHIPPED.get("matrix")
+    if hit is not None:
+        return hit
+    from cannenv.errors import CannenvError
     from cannenv.resources import matrices_dir
 
-    return load_files(_matrix_files([matrices_dir()]))
+    try:
+        files = _matrix_files([matrices_dir()])
+        raws: list[bytes | None] = [path.read_bytes() for path in files]
+    except (CannenvError, OSError):
+        return None
+    key = _cache_key(files, raws)
+    hit = _cache_read(key) if key is not None else None
+    if hit is not None:
+        _SHIPPED["matrix"] = hit
+    return hit
 
 
 def check_file(path: str | Path) -> list[Problem]:

@@ -32,7 +32,8 @@ _HEX_RE = re.compile(r"^(0x)?([0-9a-f]{4})$")
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: a process that takes the table from the matrix cache never builds validators
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class SocFamily(_Frozen):
@@ -96,12 +97,24 @@ class Hardware(_Frozen):
 
 @cache
 def hardware() -> Hardware:
-    """The shipped hardware table (``matrices/socs.yaml``), validated, cached."""
-    import yaml
+    """The shipped hardware table (``matrices/socs.yaml``), validated, cached.
 
+    Taken from the shipped matrix when the validated-matrix cache holds it (the matrix validates
+    ``socs.yaml`` with this same model, and the cache key covers its bytes and this module's
+    source), so a warm ``cannenv doctor`` neither imports YAML nor parses the file; read and
+    validated here otherwise.
+    """
+    from cannenv.matrix import shipped_if_cached
     from cannenv.resources import matrices_dir
 
     path = matrices_dir() / "socs.yaml"
+    shipped = shipped_if_cached()
+    if shipped is not None:
+        for file, part in zip(shipped.files, shipped.parts, strict=True):
+            if file == path and part.hardware is not None:
+                return part.hardware
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with path.open(encoding="utf-8") as fh:
         doc = yaml.load(fh, Loader=loader)

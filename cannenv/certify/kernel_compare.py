@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from cannenv.certify.kernel_data import KernelCase, KernelManifest, TensorSpec, ToleranceRule
+from cannenv.certify.metrics import cosine_similarity
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -155,16 +156,6 @@ class Comparison(BaseModel):
     detail: str
 
 
-def _cosine(a: NDArray[np.float64], g: NDArray[np.float64]) -> float:
-    na = float(np.linalg.norm(a))
-    ng = float(np.linalg.norm(g))
-    if na == 0.0 and ng == 0.0:
-        return 1.0
-    if na == 0.0 or ng == 0.0:
-        return 0.0
-    return float(np.dot(a, g) / (na * ng))
-
-
 def compare(
     actual: NDArray[Any], expected: NDArray[Any], spec: TensorSpec, rule_name: str, rule: ToleranceRule
 ) -> Comparison:
@@ -185,7 +176,7 @@ def compare(
     finite_rel = rel[both]
     max_abs = float(finite_diff.max()) if finite_diff.size else 0.0
     max_rel = float(finite_rel.max()) if finite_rel.size else 0.0
-    cos = _cosine(np.where(both, a, 0.0), np.where(both, g, 0.0))
+    cos = cosine_similarity(np.where(both, g, 0.0), np.where(both, a, 0.0))  # non-finite pairs as 0
     if rule.kind == "exact":
         exp_raw = np.ascontiguousarray(expected).view(np.uint8).reshape(size, -1)
         bad = ~(raw == exp_raw).all(axis=1)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -748,6 +748,11 @@ def _fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
+def _command_lines(indent: str, command: str, excerpt: Sequence[str]) -> list[str]:
+    """A command that ran, then the excerpt of its output."""
+    return [f"{indent}$ {command}", *(f"{indent}| {ln}" for ln in excerpt)]
+
+
 def render_report(report: KernelsReport, *, verbose: bool = False) -> str:
     lines = [render_plan(report.plan), ""]
     lines.append(f"Result: {report.status.upper()} - {report.summary}")
@@ -763,8 +768,7 @@ def render_report(report: KernelsReport, *, verbose: bool = False) -> str:
         lines.append(f"  {k.status.upper():<5} {k.name} ({build})")
         for step in (k.configure, k.build):
             if step is not None and step.status != "ok":
-                lines.append(f"        $ {step.command}")
-                lines.extend(f"        | {ln}" for ln in step.excerpt)
+                lines.extend(_command_lines("        ", step.command, step.excerpt))
         for c in k.cases:
             run_s = f"run {c.run.duration_s:.2f} s" if c.run else "not run"
             perf = ""
@@ -782,8 +786,7 @@ def render_report(report: KernelsReport, *, verbose: bool = False) -> str:
                     f"err ratio {cmp['error_ratio']:.3g}  cosine {cmp['cosine']:.6f}"
                 )
             if c.run is not None and (verbose or c.status != "pass"):
-                lines.append(f"             $ {c.run.command}")
-                lines.extend(f"             | {ln}" for ln in c.run.excerpt)
+                lines.extend(_command_lines("             ", c.run.command, c.run.excerpt))
         if k.status != "pass":
             lines.extend(f"        reason: {r}" for r in k.reasons[:5])
     if report.plan.skip_reason:

@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from cannenv.certify.stages import Device, Level, StagePlan, StageResult, errored, skipped
+from cannenv.certify.stages import (
+    Device,
+    Level,
+    StagePlan,
+    StageResult,
+    StageStatus,
+    errored,
+    skipped,
+    stage_result,
+)
 from cannenv.host import CommandResult, Host
 from cannenv.host import run as host_run
 
@@ -64,69 +73,59 @@ def plan(options: CertifyOptions, scope: Scope = "all") -> list[StagePlan]:
 
     dev = options.device
     stages: list[StagePlan] = []
+
+    def add(sid: str, title: str, level: Level, needs: str) -> None:
+        stages.append(StagePlan(id=sid, title=title, level=level, needs=needs))
+
     if scope == "all" and options.level >= 1:
-        stages.append(
-            StagePlan(
-                id="doctor",
-                title="Host against the stack (cannenv doctor)",
-                level=1,
-                needs="the doctor's probes and checks; a stack from the matrix (--stack) or the best match",
-            )
+        add(
+            "doctor",
+            "Host against the stack (cannenv doctor)",
+            1,
+            "the doctor's probes and checks; a stack from the matrix (--stack) or the best match",
         )
     if scope == "all" and options.level >= 2:
-        stages.append(
-            StagePlan(
-                id="kernels",
-                title="Ascend C smoke kernels",
-                level=2,
-                needs="a CANN toolkit with the Ascend C compiler and an NPU (or simulator)",
-            )
+        add(
+            "kernels",
+            "Ascend C smoke kernels",
+            2,
+            "a CANN toolkit with the Ascend C compiler and an NPU (or simulator)",
         )
     if scope in ("all", "llm") and (options.level >= 3 or scope == "llm"):
-        stages.append(
-            StagePlan(
-                id="llm",
-                title=f"Tiny decoder forward pass on {dev} vs CPU fp32",
-                level=3,
-                needs=_needs(dev) + "; CPU torch for the reference",
-            )
+        add(
+            "llm",
+            f"Tiny decoder forward pass on {dev} vs CPU fp32",
+            3,
+            _needs(dev) + "; CPU torch for the reference",
         )
         if options.model_dir:
-            stages.append(
-                StagePlan(
-                    id="llm-model",
-                    title=f"Checkpoint {options.model_dir} on {dev} vs CPU fp32",
-                    level=3,
-                    needs=_needs(dev) + "; transformers",
-                )
+            add(
+                "llm-model",
+                f"Checkpoint {options.model_dir} on {dev} vs CPU fp32",
+                3,
+                _needs(dev) + "; transformers",
             )
         for op, sid in FUSED_STAGES.items():
-            stages.append(
-                StagePlan(
-                    id=sid,
-                    title=f"torch_npu.{op} vs eager formula",
-                    level=3,
-                    needs="an Ascend NPU with torch_npu (A2/A3 for npu_fusion_attention)",
-                )
+            add(
+                sid,
+                f"torch_npu.{op} vs eager formula",
+                3,
+                "an Ascend NPU with torch_npu (A2/A3 for npu_fusion_attention)",
             )
     if scope in ("all", "perf") and (options.level >= 3 or scope == "perf"):
         shapes = load_perf_data().shapes[dev]
         for dt in shapes.dtypes:
-            stages.append(
-                StagePlan(
-                    id=f"perf-matmul-{dt}",
-                    title=f"{dt} matmul {shapes.matmul_n}³ throughput vs peak",
-                    level=3,
-                    needs=_needs(dev) + "; a known peak (platform ini / published table)",
-                )
+            add(
+                f"perf-matmul-{dt}",
+                f"{dt} matmul {shapes.matmul_n}³ throughput vs peak",
+                3,
+                _needs(dev) + "; a known peak (platform ini / published table)",
             )
-        stages.append(
-            StagePlan(
-                id="perf-bandwidth",
-                title=f"device copy bandwidth ({shapes.copy_mib} MiB) vs peak",
-                level=3,
-                needs=_needs(dev) + "; a known bandwidth peak",
-            )
+        add(
+            "perf-bandwidth",
+            f"device copy bandwidth ({shapes.copy_mib} MiB) vs peak",
+            3,
+            _needs(dev) + "; a known bandwidth peak",
         )
     return stages
 
@@ -253,26 +252,14 @@ def doctor_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
         "findings": [f.model_dump(mode="json") for f in findings if f.status != "pass"],
     }
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no findings"
-    if bad:
-        return [
-            StageResult(
-                id=p.id,
-                title=p.title,
-                status="fail",
-                summary=f"doctor: {summary}",
-                reasons=tuple(f"{f.id}: {f.detail or f.title}" for f in bad),
-                warnings=tuple(f"{f.id}: {f.detail or f.title}" for f in warn),
-                hint="run `cannenv doctor` for the remedies",
-                metrics=metrics,
-            )
-        ]
     return [
-        StageResult(
-            id=p.id,
-            title=p.title,
-            status="pass",
-            summary=f"doctor: {summary}",
+        stage_result(
+            p,
+            "fail" if bad else "pass",
+            f"doctor: {summary}",
+            reasons=tuple(f"{f.id}: {f.detail or f.title}" for f in bad),
             warnings=tuple(f"{f.id}: {f.detail or f.title}" for f in warn),
+            hint="run `cannenv doctor` for the remedies" if bad else None,
             metrics=metrics,
         )
     ]
@@ -430,15 +417,8 @@ def _tail(text: str, n: int = 15) -> list[str]:
 def _not_ok(p: StagePlan, w: WorkerOutcome) -> StageResult:
     if w.status == "skip":
         return skipped(p, w.reason, hint=w.hint)
-    return StageResult(
-        id=p.id,
-        title=p.title,
-        status="fail" if w.status == "fail" else "error",
-        summary=w.reason,
-        reasons=(w.reason,),
-        hint=w.hint,
-        metrics=dict(w.details),
-    )
+    status: StageStatus = "fail" if w.status == "fail" else "error"
+    return stage_result(p, status, w.reason, reasons=(w.reason,), hint=w.hint, metrics=dict(w.details))
 
 
 def _precheck(plans: list[StagePlan], ctx: RunContext) -> list[StageResult] | None:
@@ -538,18 +518,15 @@ def judge_forward(p: StagePlan, ref: Any, out: Any, worker: dict[str, Any]) -> S
     if cmp.ok:
         if loc.first_bad is not None:
             warnings = (f"logits hold, but {loc.describe()}",)
-        return StageResult(
-            id=p.id, title=p.title, status="pass", summary=summary, warnings=warnings, metrics=metrics
-        )
+        return stage_result(p, "pass", summary, warnings=warnings, metrics=metrics)
     reasons = [*cmp.failures()]
     reasons.append(
         loc.describe() if loc.first_bad else "no single layer is past its threshold: the error accumulates"
     )
-    return StageResult(
-        id=p.id,
-        title=p.title,
-        status="fail",
-        summary=summary,
+    return stage_result(
+        p,
+        "fail",
+        summary,
         reasons=tuple(reasons),
         hint="see metrics.layers for the per-layer errors; compare the op in that layer alone",
         metrics=metrics,
@@ -597,9 +574,7 @@ def fused_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
             continue
         if info["status"] != "ran":
             reason = f"{op} raised on the device: {info.get('reason')}"
-            results.append(
-                StageResult(id=p.id, title=p.title, status="fail", summary=reason, reasons=(reason,))
-            )
+            results.append(stage_result(p, "fail", reason, reasons=(reason,)))
             continue
         fused = arrays[f"fused:{op}"]
         vs_eager = compare_tensor(arrays[f"eager:{op}"], fused, limits)
@@ -609,20 +584,12 @@ def fused_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
             f"{op} {dtype}: cosine vs eager {_f(vs_eager.metrics['cosine'])}, "
             f"vs CPU {_f(vs_cpu.metrics['cosine'])}"
         )
-        if vs_eager.ok and vs_cpu.ok:
-            results.append(
-                StageResult(id=p.id, title=p.title, status="pass", summary=summary, metrics=metrics)
-            )
-        else:
-            reasons = tuple(
-                [f"vs eager on device: {r}" for r in vs_eager.failures()]
-                + [f"vs CPU fp32: {r}" for r in vs_cpu.failures()]
-            )
-            results.append(
-                StageResult(
-                    id=p.id, title=p.title, status="fail", summary=summary, reasons=reasons, metrics=metrics
-                )
-            )
+        reasons = tuple(
+            [f"vs eager on device: {r}" for r in vs_eager.failures()]
+            + [f"vs CPU fp32: {r}" for r in vs_cpu.failures()]
+        )
+        status: StageStatus = "pass" if vs_eager.ok and vs_cpu.ok else "fail"
+        results.append(stage_result(p, status, summary, reasons=reasons, metrics=metrics))
     return results
 
 
@@ -735,11 +702,10 @@ def judge_perf(plans: list[StagePlan], result: dict[str, Any], device: str, host
             out.append(skipped(p, j.reason, **metrics))
         else:
             out.append(
-                StageResult(
-                    id=p.id,
-                    title=p.title,
-                    status=j.status,
-                    summary=j.reason,
+                stage_result(
+                    p,
+                    j.status,
+                    j.reason,
                     reasons=(j.reason,) if j.status == "fail" else (),
                     warnings=(j.warning,) if j.warning else (),
                     metrics=metrics,

@@ -64,22 +64,35 @@ class StageResult(BaseModel):
         return self.status == "pass"
 
 
-def skipped(plan: StagePlan, reason: str, *, hint: str | None = None, **metrics: Any) -> StageResult:
+def stage_result(
+    plan: StagePlan,
+    status: StageStatus,
+    summary: str,
+    *,
+    reasons: tuple[str, ...] = (),
+    warnings: tuple[str, ...] = (),
+    hint: str | None = None,
+    metrics: dict[str, Any] | None = None,
+) -> StageResult:
+    """The result of ``plan`` (its id and title) with ``status`` and ``summary``."""
     return StageResult(
         id=plan.id,
         title=plan.title,
-        status="skip",
-        summary=f"skipped: {reason}",
-        reasons=(reason,),
+        status=status,
+        summary=summary,
+        reasons=reasons,
+        warnings=warnings,
         hint=hint,
-        metrics=dict(metrics),
+        metrics=dict(metrics or {}),
     )
+
+
+def skipped(plan: StagePlan, reason: str, *, hint: str | None = None, **metrics: Any) -> StageResult:
+    return stage_result(plan, "skip", f"skipped: {reason}", reasons=(reason,), hint=hint, metrics=metrics)
 
 
 def errored(plan: StagePlan, reason: str, *, hint: str | None = None) -> StageResult:
-    return StageResult(
-        id=plan.id, title=plan.title, status="error", summary=f"error: {reason}", reasons=(reason,), hint=hint
-    )
+    return stage_result(plan, "error", f"error: {reason}", reasons=(reason,), hint=hint)
 
 
 Outcome = Literal["certified", "partial", "failed", "not-certified"]

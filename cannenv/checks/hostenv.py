@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import get_args
 
 from cannenv.checks import Check, Target
-from cannenv.facts import Facts
+from cannenv.facts import Facts, IssueKind
 from cannenv.probes.container import DEVICE_NODES
 from cannenv.probes.toolkit import version_of_path
 from cannenv.report import Finding, Status
 
-_FILE_KINDS = {
-    "empty",
-    "binary",
-    "oversized",
-    "permission-denied",
-    "unreadable",
-    "dangling-symlink",
-    "symlink-loop",
-    "not-a-file",
-    "malformed",
-    "probe-crashed",
-}
+# Every issue kind of a file the probes read; the two command kinds belong to other checks.
+_FILE_KINDS = frozenset(get_args(IssueKind)) - {"command-failed", "command-timeout"}
 
 
 def _probe_files(facts: Facts, target: Target) -> list[Finding]:

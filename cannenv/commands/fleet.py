@@ -36,6 +36,21 @@ def fleet() -> None:
 )
 @click.option("--bundle", metavar="FILE", help="Push this bundle (default: build one from this cannenv).")
 @click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TAG",
+    help="Interpreter the bundle carries native modules for: cpXY-MACHINE[-musl], e.g. cp312-aarch64 "
+    "(repeatable or a,b; `default` = CPython 3.10-3.13 on x86_64 and aarch64, the default; "
+    "`controller` = this Python).",
+)
+@click.option(
+    "--wheelhouse",
+    metavar="DIR",
+    help="Folder of pydantic_core wheels for the targets (air-gapped controllers); "
+    "missing ones are fetched from PyPI with pip download.",
+)
+@click.option(
     "--no-bundle", is_flag=True, help="Use the `cannenv` installed on each host instead of pushing one."
 )
 @click.option(
@@ -59,6 +74,8 @@ def collect_cmd(
     out: str,
     timeout: int,
     bundle: str | None,
+    targets: tuple[str, ...],
+    wheelhouse: str | None,
     no_bundle: bool,
     no_login_shell: bool,
     facts_args: tuple[str, ...],
@@ -73,6 +90,8 @@ def collect_cmd(
 
     if bundle and no_bundle:
         raise InputError("give either --bundle or --no-bundle, not both")
+    if (targets or wheelhouse) and (bundle or no_bundle):
+        raise InputError("--target/--wheelhouse build the bundle: not with --bundle or --no-bundle")
     collection = collect(
         inventory,
         out,
@@ -81,6 +100,8 @@ def collect_cmd(
         timeout=timeout,
         bundle=bundle,
         use_bundle=not no_bundle,
+        targets=targets,
+        wheelhouse=wheelhouse,
         login_shell=not no_login_shell,
         facts_args=facts_args,
     )
@@ -309,17 +330,36 @@ def k8s_label_cmd(
 
 @fleet.command("bundle")
 @click.option("--out", default="cannenv.pyz", show_default=True, metavar="FILE")
-def bundle_cmd(out: str) -> int:
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TAG",
+    help="Interpreter the bundle carries native modules for: cpXY-MACHINE[-musl], e.g. cp312-aarch64 "
+    "(repeatable or a,b; `default` = CPython 3.10-3.13 on x86_64 and aarch64, the default; "
+    "`controller` = this Python).",
+)
+@click.option(
+    "--wheelhouse",
+    metavar="DIR",
+    help="Folder of pydantic_core wheels for the targets (air-gapped controllers); "
+    "missing ones are fetched from PyPI with pip download.",
+)
+def bundle_cmd(out: str, targets: tuple[str, ...], wheelhouse: str | None) -> int:
     """Build the self-contained cannenv (a zipapp) that `fleet collect` and the Ansible role push.
 
-    It runs on hosts whose Python has the same version, machine and libc as this one
-    (`python3 cannenv.pyz facts --json`); others are told so (exit 3).
+    Pure-Python code is carried once; pydantic_core (native) once per --target. A host runs it
+    (`python3 cannenv.pyz facts --json`) when its tag (CPython minor version, machine, libc) is one
+    of the targets; others are told which tags it carries and how to add theirs (exit 3).
     """
-    from cannenv.fleet.zipapp import build_bundle
+    from cannenv.fleet.zipapp import build_bundle, parse_targets
 
-    b = build_bundle(out)
-    click.echo(f"{b.path}  {b.size} bytes  tag {b.tag}  sha256 {b.sha256}")
+    b = build_bundle(out, targets=parse_targets(targets), wheelhouse=wheelhouse)
+    click.echo(f"{b.path}  {b.size} bytes  sha256 {b.sha256}")
+    click.echo("targets: " + ", ".join(f"{tag} ({origin})" for tag, origin in b.native))
     click.echo("carries: " + ", ".join(b.modules))
+    if b.left_out:
+        click.echo("left out (native speed-ups with a pure-Python fallback): " + ", ".join(b.left_out))
     return 0
 
 

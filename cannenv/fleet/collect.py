@@ -115,12 +115,18 @@ def collect(
     timeout: int = 120,
     bundle: str | Path | None = None,
     use_bundle: bool = True,
+    targets: tuple[str, ...] = (),
+    wheelhouse: str | Path | None = None,
     login_shell: bool = True,
     facts_args: tuple[str, ...] = (),
     extravars: Mapping[str, Any] | None = None,
     connect_timeout: int = 10,
 ) -> Collection:
-    """Collect facts from the inventory's hosts into ``out``; every host gets a status and a reason."""
+    """Collect facts from the inventory's hosts into ``out``; every host gets a status and a reason.
+
+    Without ``bundle`` the bundle is built for ``targets`` (``--target`` values; none = the default
+    CPython 3.10-3.13 on x86_64/aarch64) and kept in the controller's cache, keyed by content.
+    """
     try:
         import ansible_runner
     except ImportError as exc:
@@ -129,7 +135,7 @@ def collect(
             hint="install the fleet extra: pip install 'cannenv[fleet]' (ansible-core + ansible-runner)",
         ) from exc
     from cannenv import __version__
-    from cannenv.fleet.zipapp import build_bundle
+    from cannenv.fleet.zipapp import build_bundle, parse_targets
 
     inv = Path(inventory)
     if not inv.exists():
@@ -139,16 +145,19 @@ def collect(
     if forks < 1:
         raise InputError(f"--forks {forks}: expected 1 or more")
     out_dir = Path(out).resolve()
-    _prepare_out(out_dir)
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    chosen = parse_targets(targets) if use_bundle and bundle is None else ()
 
     with tempfile.TemporaryDirectory(prefix="cannenv-fleet-") as work:
         bundle_tag = bundle_sha = None
         bundle_file = ""
         if use_bundle:
             if bundle is None:
-                built = build_bundle(Path(work) / "cannenv.pyz")
-                bundle_file, bundle_tag, bundle_sha = str(built.path), built.tag, built.sha256
+                # before the output folder is touched: a missing wheel leaves the last collection intact
+                from cannenv.fleet.zipapp import cache_root
+
+                dest = None if cache_root() is not None else Path(work) / "cannenv.pyz"
+                built = build_bundle(dest, targets=chosen, wheelhouse=wheelhouse)
+                bundle_file, bundle_tag, bundle_sha = str(built.path), ",".join(built.tags), built.sha256
             else:
                 from cannenv.fsutil import sha256_file
 
@@ -157,6 +166,8 @@ def collect(
                         f"bundle {bundle} does not exist", hint="build one: cannenv fleet bundle"
                     )
                 bundle_file, bundle_sha = str(Path(bundle).resolve()), sha256_file(bundle)
+        _prepare_out(out_dir)
+        started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         variables: dict[str, Any] = {
             "cannenv_facts_dest": str(out_dir),
             "cannenv_facts_bundle": bundle_file,

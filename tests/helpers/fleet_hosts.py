@@ -20,48 +20,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .hosts import DRIVER_24_1_RC1, DRIVER_25_0_RC1_1, HostTree
+
 REPO = Path(__file__).resolve().parents[2]
 HOST_IMAGE = os.environ.get("CANNENV_FLEET_HOST_IMAGE", "cannenv-test/fleet-host:bookworm")
+# re-exported for the fleet tests and benchmarks
+__all__ = ["DRIVER_24_1_RC1", "DRIVER_25_0_RC1_1", "FLEET", "HostSpec", "build_tree"]
 
-# research §4.1 / §4.2 samples
-DRIVER_25_0_RC1_1 = """Version=25.0.rc1.1
-ascendhal_version=7.35.23
-aicpu_version=1.0
-tdt_version=1.0
-log_version=1.0
-prof_version=2.0
-dvppkernels_version=1.1
-tsfw_version=1.0
-Innerversion=V100R001C21SPC002B220
-compatible_version=[V100R001C17],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21]
-compatible_version_fw=[7.0.0,7.7.99]
-package_version=25.0.rc1.1
-"""
-DRIVER_24_1_RC1 = """Version=24.1.rc1
-ascendhal_version=7.35.19
-aicpu_version=1.0
-tdt_version=1.0
-log_version=1.0
-prof_version=2.0
-dvppkernels_version=1.1
-tsfw_version=1.0
-Innerversion=V100R001C15SPC006B220
-compatible_version=[V100R001C30],[V100R001C13],[V100R001C15],[V100R001C17]
-compatible_version_fw=[7.0.0,7.2.99]
-"""
-FIRMWARE_7_7 = """Version=7.7.0.1.231
-firmware_version=1.0
-package_version=25.0.rc1.1
-compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]
-"""
-ASCEND_INSTALL_INFO = """UserName=HwHiAiUser
-UserGroup=HwHiAiUser
-Firmware_Install_Type=full
-Firmware_Install_Path_Param=/usr/local/Ascend
-Driver_Install_Type=full
-Driver_Install_Path_Param=/usr/local/Ascend
-Driver_Install_For_All=yes
-"""
 SET_ENV_SH = """# fixture: the variables of CANN <= 8.3 set_env.sh (research §5.1), in file order
 export LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver:${LD_LIBRARY_PATH}
 export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest
@@ -76,12 +41,6 @@ export ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}
 """  # noqa: E501
 
 
-def _component_info(version_dir: str, internal: str, required: dict[str, str]) -> str:
-    lines = [f"Version={internal}", f"version_dir={version_dir}", "timestamp=20250724_194044950"]
-    lines += [f'required_package_{k}_version="{v}"' for k, v in required.items()]
-    return "\n".join(lines) + "\n"
-
-
 @dataclass(frozen=True)
 class HostSpec:
     """One fixture host: what its tree holds and how it misbehaves."""
@@ -89,7 +48,6 @@ class HostSpec:
     name: str
     driver: str = DRIVER_25_0_RC1_1
     cann: str = "8.2.RC1"
-    cann_internal: str = "8.2.0.0.201"
     kernels_version_dir: str = "8.2.RC1"
     kernels_chip: str = "910b"
     env_sourced: bool = True
@@ -110,64 +68,15 @@ FLEET: tuple[HostSpec, ...] = (
 
 
 def build_tree(spec: HostSpec, root: Path, *, arch: str = "x86_64") -> Path:
-    """Lay out ``spec`` under ``root`` (a fixture: real file formats, no real binaries)."""
-    asc = root / "usr/local/Ascend"
-    files: dict[str, str] = {
-        "usr/local/Ascend/driver/version.info": spec.driver,
-        "usr/local/Ascend/firmware/version.info": FIRMWARE_7_7,
-        "etc/ascend_install.info": ASCEND_INSTALL_INFO,
-        "etc/Ascend/ascend_cann_install.info": (
-            "Install_Path=/usr/local/Ascend\nToolkit_InstallPath=/usr/local/Ascend/ascend-toolkit\n"
-        ),
-        "usr/local/Ascend/ascend-toolkit/set_env.sh": SET_ENV_SH,
-    }
-    ver = spec.cann
-    tk = f"usr/local/Ascend/ascend-toolkit/{ver}"
-    series = ".".join(ver.split(".")[:2])
-    files[f"{tk}/{arch}-linux/ascend_toolkit_install.info"] = (
-        "package_name=Ascend-cann-toolkit\n"
-        f"version={ver}\n"
-        "innerversion=V100R001C22SPC001B231\n"
-        "compatible_version=[V100R001C15],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21]\n"
-        f"arch={arch}\nos=linux\npath=/usr/local/Ascend/ascend-toolkit/{ver}/{arch}-linux\n"
-    )
-    files[f"{tk}/toolkit/version.info"] = _component_info(
-        ver,
-        spec.cann_internal,
-        {"compiler": series, "opp": series, "opp_kernel": f">=7.6, <={series}", "runtime": series},
-    )
-    files[f"{tk}/runtime/version.info"] = _component_info(ver, spec.cann_internal, {})
-    files[f"{tk}/opp/version.info"] = _component_info(ver, spec.cann_internal, {"runtime": series})
-    kv = spec.kernels_version_dir
-    kseries = ".".join(kv.split(".")[:2])
-    files[f"{tk}/opp_kernel/version.info"] = (
-        f"Version={kseries}.0.0.201\nversion_dir={kv}\ntimestamp=20250724_194044950\n"
-        f"ops_version={kseries}.0.0.201\nadk_version={kseries}.0.0.201\n"
-        f'required_package_toolkit_version=">=7.6, <={kseries}"\n'
-        f'required_package_runtime_version=">=7.6, <={kseries}"\n'
-    )
-    files[f"{tk}/{arch}-linux/ascend_opp_kernel_install.info"] = (
-        f"package_name=Ascend-cann-kernels-{spec.kernels_chip}\nversion={kv}\n"
-    )
-    files[f"{tk}/version.cfg"] = (
-        "# version: 1.0\n"
-        + "".join(
-            f"{c}_running_version=[{spec.cann_internal}:{ver}]\n" for c in ("runtime", "compiler", "opp")
-        )
-        + f"opp_kernel_running_version=[{kseries}.0.0.201:{kv}]\n"
-    )
+    """Lay out ``spec`` under ``root`` with tests/helpers/hosts.py's builder (a fixture: real file
+    formats, no real binaries), plus a ``set_env.sh`` a login shell really sources."""
+    tree = HostTree(root, arch=arch).driver(spec.driver, accounts=False)
+    tree.toolkit(spec.cann, kernels=spec.kernels_chip, kernels_version=spec.kernels_version_dir, records=True)
+    tree.write("/usr/local/Ascend/ascend-toolkit/set_env.sh", SET_ENV_SH)
     if spec.env_sourced:
-        files["etc/profile.d/ascend.sh"] = ". /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
-    files.update(spec.extra)
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    (asc / "driver/lib64/driver").mkdir(parents=True, exist_ok=True)
-    (asc / "driver/lib64/common").mkdir(parents=True, exist_ok=True)
-    latest = asc / "ascend-toolkit/latest"
-    if not latest.is_symlink():
-        latest.symlink_to(ver)
+        tree.write("/etc/profile.d/ascend.sh", ". /usr/local/Ascend/ascend-toolkit/set_env.sh\n")
+    for rel, text in spec.extra.items():
+        tree.write(rel, text)
     return root
 
 

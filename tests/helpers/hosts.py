@@ -22,6 +22,32 @@ from pathlib import Path
 NPU_SMI_DATA = Path(__file__).resolve().parent.parent / "data" / "npu_smi"
 
 # research §4.1 — real driver version.info samples
+DRIVER_23_0_7 = """Version=23.0.7
+ascendhal_version=7.35.19
+aicpu_version=1.0
+tdt_version=1.0
+log_version=1.0
+prof_version=2.0
+dvppkernels_version=1.1
+tsfw_version=1.0
+Innerversion=V100R001C15SPC012B220
+compatible_version=[V100R001C29],[V100R001C30],[V100R001C13],[V100R001C15]
+compatible_version_fw=[7.0.0,7.1.99]
+package_version=23.0.7
+"""
+# [MC] docs/en/faultdiag/user_guide/03_collecting_logs.md — note: no package_version line
+DRIVER_24_1_RC1 = """Version=24.1.rc1
+ascendhal_version=7.35.19
+aicpu_version=1.0
+tdt_version=1.0
+log_version=1.0
+prof_version=2.0
+dvppkernels_version=1.1
+tsfw_version=1.0
+Innerversion=V100R001C15SPC006B220
+compatible_version=[V100R001C30],[V100R001C13],[V100R001C15],[V100R001C17]
+compatible_version_fw=[7.0.0,7.2.99]
+"""
 DRIVER_24_1_RC2_2 = """Version=24.1.rc2.2
 ascendhal_version=7.35.23
 aicpu_version=1.0
@@ -219,7 +245,11 @@ class HostTree:
         p.symlink_to(target)
 
     # --- HDK ------------------------------------------------------------------------------
-    def driver(self, text: str = DRIVER_25_3_RC1, *, firmware: str | None = FIRMWARE_7_7) -> HostTree:
+    def driver(
+        self, text: str = DRIVER_25_3_RC1, *, firmware: str | None = FIRMWARE_7_7, accounts: bool = True
+    ) -> HostTree:
+        """Driver (+ firmware) files; ``accounts=False`` leaves /etc/passwd and /etc/group alone
+        (a tree unpacked over a running system must not replace its users)."""
         self.write("/usr/local/Ascend/driver/version.info", text)
         self.mkdir("/usr/local/Ascend/driver/lib64/driver")
         self.write(
@@ -230,11 +260,12 @@ class HostTree:
         if firmware is not None:
             self.write("/usr/local/Ascend/firmware/version.info", firmware)
         self.write("/etc/ascend_install.info", ASCEND_INSTALL_INFO)
-        self.write(
-            "/etc/passwd",
-            "root:x:0:0:root:/root:/bin/bash\nHwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n",
-        )
-        self.write("/etc/group", "root:x:0:\nHwHiAiUser:x:1000:\n")
+        if accounts:
+            self.write(
+                "/etc/passwd",
+                "root:x:0:0:root:/root:/bin/bash\nHwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n",
+            )
+            self.write("/etc/group", "root:x:0:\nHwHiAiUser:x:1000:\n")
         return self
 
     def npu_smi(self, family: str | None, *, script: str = NPU_SMI_SCRIPT) -> HostTree:
@@ -270,8 +301,13 @@ class HostTree:
         kernels_version: str | None = None,
         latest: bool = True,
         base: str = "/usr/local/Ascend",
+        records: bool = False,
     ) -> str:
-        """≤ 8.3 layout: <base>/ascend-toolkit/<ver>/ (+ latest link, set_env.sh). Returns the install path."""  # noqa: E501
+        """≤ 8.3 layout: <base>/ascend-toolkit/<ver>/ (+ latest link, set_env.sh). Returns the install path.
+
+        ``records`` adds what a full install also leaves: the kernels package's install record, the
+        runtime/opp ``version.info`` (research §4.5) and ``version.cfg`` (§4.4).
+        """
         path = f"{base}/ascend-toolkit/{version}"
         self.write(
             f"{path}/{self.arch}-linux/ascend_toolkit_install.info",
@@ -284,10 +320,28 @@ class HostTree:
             kv = kernels_version or version
             self.write(f"{path}/opp_kernel/version.info", opp_kernel_info(kv))
             self.mkdir(f"{path}/opp/built-in/op_impl/ai_core/tbe/kernel/config/{KERNEL_DIR[kernels]}")
+        if records:
+            self._toolkit_records(path, version, kernels, kernels_version or version)
         if latest:
             self.link(f"{base}/ascend-toolkit/latest", version)
         self.write("/etc/Ascend/ascend_cann_install.info", CANN_INSTALL_INFO)
         return path
+
+    def _toolkit_records(self, path: str, version: str, kernels: str | None, kernels_version: str) -> None:
+        internal = COMPONENT_VERSION.get(version, version)
+        head = f"Version={internal}\nversion_dir={version}\ntimestamp=20250724_194044950\n"
+        self.write(f"{path}/runtime/version.info", head)
+        opp_required = f'required_package_runtime_version="{_series(version)}"\n'
+        self.write(f"{path}/opp/version.info", head + opp_required)
+        running = [f"{c}_running_version=[{internal}:{version}]\n" for c in ("runtime", "compiler", "opp")]
+        if kernels is not None:
+            self.write(
+                f"{path}/{self.arch}-linux/ascend_opp_kernel_install.info",
+                f"package_name=Ascend-cann-kernels-{kernels}\nversion={kernels_version}\n",
+            )
+            k_internal = COMPONENT_VERSION.get(kernels_version, kernels_version)
+            running.append(f"opp_kernel_running_version=[{k_internal}:{kernels_version}]\n")
+        self.write(f"{path}/version.cfg", "# version: 1.0\n" + "".join(running))
 
     def cann(
         self,

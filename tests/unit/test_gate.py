@@ -13,31 +13,8 @@ import pytest
 from cannenv.gate import DRIVER_INFO, ENV_DISABLE, GateInputs, decide, read_gate_inputs
 from cannenv.host import Host
 
-# Real version.info samples (versions.md §4.1, [MC] and public notes).
-V24_1_RC1 = """Version=24.1.rc1
-ascendhal_version=7.35.19
-aicpu_version=1.0
-tdt_version=1.0
-log_version=1.0
-prof_version=2.0
-dvppkernels_version=1.1
-tsfw_version=1.0
-Innerversion=V100R001C15SPC006B220
-compatible_version=[V100R001C30],[V100R001C13],[V100R001C15],[V100R001C17]
-compatible_version_fw=[7.0.0,7.2.99]
-"""
-V23_0_7 = """Version=23.0.7
-Innerversion=V100R001C15SPC012B220
-compatible_version=[V100R001C29],[V100R001C30],[V100R001C13],[V100R001C15]
-compatible_version_fw=[7.0.0,7.1.99]
-package_version=23.0.7
-"""
-V25_0_RC1_1 = """Version=25.0.rc1.1
-ascendhal_version=7.35.23
-Innerversion=V100R001C21SPC002B220
-compatible_version_fw=[7.0.0,7.7.99]
-package_version=25.0.rc1.1
-"""
+# Real version.info samples (versions.md §4.1, [MC] and public notes)
+from tests.helpers.hosts import DRIVER_23_0_7, DRIVER_24_1_RC1, DRIVER_25_0_RC1_1
 
 
 def inputs(text: str | None, required: str | None = ">=24.1.rc2", **kw: object) -> GateInputs:
@@ -45,12 +22,12 @@ def inputs(text: str | None, required: str | None = ">=24.1.rc2", **kw: object) 
 
 
 def test_a_fitting_driver_starts() -> None:
-    d = decide(inputs(V25_0_RC1_1))
+    d = decide(inputs(DRIVER_25_0_RC1_1))
     assert d.action == "start" and d.exit_code == 0 and d.host_driver == "25.0.rc1.1"
 
 
 def test_a_too_old_driver_is_refused_with_one_paragraph() -> None:
-    d = decide(inputs(V23_0_7, stack_id="a2-x"))
+    d = decide(inputs(DRIVER_23_0_7, stack_id="a2-x"))
     assert d.action == "refuse" and d.exit_code == 1
     assert "\n" not in d.message
     assert ">=24.1.rc2" in d.message and "23.0.7" in d.message  # what it needs, what the host has
@@ -58,9 +35,9 @@ def test_a_too_old_driver_is_refused_with_one_paragraph() -> None:
 
 
 def test_rc_ordering_uses_the_vendor_grammar() -> None:
-    assert decide(inputs(V24_1_RC1)).action == "refuse"  # 24.1.rc1 < 24.1.rc2, Version= line only
-    assert decide(inputs(V24_1_RC1, required=">=24.1.rc1,<25")).action == "start"
-    assert decide(inputs(V25_0_RC1_1, required=">=24.1.rc1,<25")).action == "refuse"
+    assert decide(inputs(DRIVER_24_1_RC1)).action == "refuse"  # 24.1.rc1 < 24.1.rc2, Version= line only
+    assert decide(inputs(DRIVER_24_1_RC1, required=">=24.1.rc1,<25")).action == "start"
+    assert decide(inputs(DRIVER_25_0_RC1_1, required=">=24.1.rc1,<25")).action == "refuse"
 
 
 def test_no_driver_mounted_starts_with_a_warning() -> None:
@@ -69,7 +46,7 @@ def test_no_driver_mounted_starts_with_a_warning() -> None:
 
 
 def test_the_bypass_starts_with_a_warning() -> None:
-    d = decide(inputs(V23_0_7, disabled=True))
+    d = decide(inputs(DRIVER_23_0_7, disabled=True))
     assert d.action == "warn" and ENV_DISABLE in d.message
 
 
@@ -79,7 +56,7 @@ def test_unreadable_versions_are_refused_not_guessed() -> None:
 
 
 def test_an_image_without_a_range_starts_with_a_warning() -> None:
-    assert decide(inputs(V23_0_7, required=None)).action == "warn"
+    assert decide(inputs(DRIVER_23_0_7, required=None)).action == "warn"
 
 
 def host_tree(
@@ -97,13 +74,14 @@ def host_tree(
 
 
 def test_inputs_come_from_the_image_labels_and_the_mounted_file(tmp_path: Path) -> None:
-    got = read_gate_inputs(host_tree(tmp_path, V23_0_7, ">=24.1.rc2"))
-    assert got.required == ">=24.1.rc2" and got.driver_text == V23_0_7 and got.stack_id == "s1"
+    got = read_gate_inputs(host_tree(tmp_path, DRIVER_23_0_7, ">=24.1.rc2"))
+    assert got.required == ">=24.1.rc2" and got.driver_text == DRIVER_23_0_7 and got.stack_id == "s1"
     assert not got.disabled
 
 
 def test_env_range_and_bypass(tmp_path: Path) -> None:
-    host = host_tree(tmp_path, V23_0_7, ">=24.1.rc2", {"CANNENV_REQUIRE_DRIVER": ">=23.0", ENV_DISABLE: "1"})
+    env = {"CANNENV_REQUIRE_DRIVER": ">=23.0", ENV_DISABLE: "1"}
+    host = host_tree(tmp_path, DRIVER_23_0_7, ">=24.1.rc2", env)
     got = read_gate_inputs(host)
     assert got.required == ">=23.0" and got.disabled
 
@@ -123,11 +101,11 @@ def run_gate(root: Path, *args: str, env: dict[str, str] | None = None) -> subpr
 
 @pytest.mark.slow
 def test_cli_refuses_or_execs_the_command(tmp_path: Path) -> None:
-    old = host_tree(tmp_path / "old", V23_0_7, ">=24.1.rc2")
+    old = host_tree(tmp_path / "old", DRIVER_23_0_7, ">=24.1.rc2")
     r = run_gate(old.root, "--", "echo", "started")
     assert r.returncode == 1 and "started" not in r.stdout and "refusing to start" in r.stderr
     r = run_gate(old.root, "--", "echo", "started", env={ENV_DISABLE: "1"})
     assert r.returncode == 0 and r.stdout.strip() == "started"
-    new = host_tree(tmp_path / "new", V25_0_RC1_1, ">=24.1.rc2")
+    new = host_tree(tmp_path / "new", DRIVER_25_0_RC1_1, ">=24.1.rc2")
     r = run_gate(new.root, "--", "sh", "-c", "exit 7")
     assert r.returncode == 7  # exec'd: the command's own status
