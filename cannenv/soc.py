@@ -18,6 +18,7 @@ member of the 910B (Atlas A2) series; it is a separate SoC name in the vendor's 
 from __future__ import annotations
 
 import re
+import threading
 from functools import cache
 from typing import Literal, get_args
 
@@ -95,15 +96,23 @@ class Hardware(_Frozen):
     board_aliases: tuple[BoardAlias, ...] = ()
 
 
-@cache
+_HARDWARE_LOCK = threading.Lock()
+
+
 def hardware() -> Hardware:
     """The shipped hardware table (``matrices/socs.yaml``), validated, cached.
 
     Taken from the shipped matrix when the validated-matrix cache holds it (the matrix validates
     ``socs.yaml`` with this same model, and the cache key covers its bytes and this module's
     source), so a warm ``cannenv doctor`` neither imports YAML nor parses the file; read and
-    validated here otherwise.
+    validated here otherwise. Loaded once even when probes running in threads ask at once.
     """
+    with _HARDWARE_LOCK:
+        return _hardware()
+
+
+@cache
+def _hardware() -> Hardware:
     from cannenv.matrix import shipped_if_cached
     from cannenv.resources import matrices_dir
 

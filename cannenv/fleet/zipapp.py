@@ -64,9 +64,11 @@ _SKIP_TOP: frozenset[str] = frozenset(
 )
 _SKIP_DIRS: frozenset[str] = frozenset({"__pycache__", "tests", "test"})
 _NATIVE_FILE = re.compile(r"\.(so|pyd|dylib)(\.[0-9.]*)?$")
+_NOT_CARRIED = (".pyc", ".pyo", ".pyi")
+"""Byte code (the host compiles the sources itself) and type stubs (not needed to run)."""
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _TARGET = re.compile(
-    r"^cp(?P<major>3)(?P<minor>\d{1,2})(?P<t>t?)-(?P<machine>[a-z0-9_]+?)(?:-(?P<libc>gnu|musl))?$"
+    r"^cp(?P<major>\d)(?P<minor>\d{1,2})(?P<t>t?)-(?P<machine>[a-z0-9_]+?)(?:-(?P<libc>gnu|musl))?$"
 )
 _MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)$")
 _MUSLLINUX = re.compile(r"^musllinux_(\d+)_(\d+)$")
@@ -269,7 +271,7 @@ def _walk(top: str, path: Path) -> Iterable[tuple[str, Path]]:
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         rel = Path(dirpath).relative_to(path)
         for fn in sorted(filenames):
-            if fn.endswith((".pyc", ".pyo")):
+            if fn.endswith(_NOT_CARRIED):
                 continue
             yield (Path(top) / rel / fn).as_posix(), Path(dirpath) / fn
 
@@ -449,7 +451,7 @@ def _wheel_native(target: Target, wheel: Path) -> NativeBuild:
     with zipfile.ZipFile(wheel) as zf:
         for info in zf.infolist():
             top = info.filename.partition("/")[0]
-            if top in NATIVE_PACKAGES and not info.is_dir() and not info.filename.endswith((".pyc", ".pyo")):
+            if top in NATIVE_PACKAGES and not info.is_dir() and not info.filename.endswith(_NOT_CARRIED):
                 files.append((info.filename, zf.read(info)))
     if not files:
         raise ExternalError(f"wheel {wheel} holds no {', '.join(NATIVE_PACKAGES)} package")

@@ -4,17 +4,23 @@
 earlier one's result from ``ctx.results`` (the ABI preflight needs the Python environment). Each
 probe is isolated: an unexpected exception becomes a ``probe-crashed`` issue naming the probe, the
 field keeps its empty default, and the next probe runs.
+
+Probes that wait on commands and read no other probe's result (``BESIDE``: ``npu-smi``, the target
+interpreter, ``gcc``/``cmake``) start at once in threads, each with its own issue list; their
+results and issues are merged at their place in ``PROBES`` order, so the facts are exactly those
+of a one-by-one run, only the waits overlap.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from cannenv import __version__
-from cannenv.facts import Facts
+from cannenv.facts import Facts, ProbeIssue
 from cannenv.host import Host
 from cannenv.probes import container, driver, elf, environ, nnal, npu, os_info, python_env, toolkit
 from cannenv.probes._common import ProbeContext
@@ -34,6 +40,40 @@ PROBES: tuple[tuple[str, Probe], ...] = (
 )
 
 
+BESIDE = frozenset({"os", "npu", "python"})
+"""Probes that may wait on a command and read no other probe's result: they run in threads."""
+
+
+def _run_probe(name: str, fn: Probe, ctx: ProbeContext) -> dict[str, Any]:
+    try:
+        return fn(ctx)
+    except Exception as exc:  # isolation: one broken probe must not stop the doctor
+        ctx.issue(name, "probe-crashed", None, f"probe {name!r} failed: {type(exc).__name__}: {exc}")
+        return {}
+
+
+class _Beside:
+    """One probe running in a thread with its own issue list (merged in order by :func:`collect`)."""
+
+    def __init__(self, name: str, fn: Probe, ctx: ProbeContext) -> None:
+        self.ctx = ProbeContext(
+            host=ctx.host,
+            python=ctx.python,
+            site_packages=ctx.site_packages,
+            npu_smi_timeout=ctx.npu_smi_timeout,
+        )
+        self.result: dict[str, Any] = {}
+        self.thread = threading.Thread(target=self._run, args=(name, fn), name=f"probe-{name}", daemon=True)
+        self.thread.start()
+
+    def _run(self, name: str, fn: Probe) -> None:
+        self.result = _run_probe(name, fn, self.ctx)
+
+    def join(self) -> tuple[dict[str, Any], list[ProbeIssue]]:
+        self.thread.join()
+        return self.result, self.ctx.issues
+
+
 def collect(
     host: Host,
     *,
@@ -46,15 +86,15 @@ def collect(
     ctx = ProbeContext(
         host=host, python=python, site_packages=tuple(site_packages), npu_smi_timeout=npu_smi_timeout
     )
+    selected = [(name, fn) for name, fn in PROBES if only is None or name in only]
+    beside = {name: _Beside(name, fn, ctx) for name, fn in selected if name in BESIDE}
     fields: dict[str, Any] = {}
-    for name, fn in PROBES:
-        if only is not None and name not in only:
-            continue
-        try:
-            result = fn(ctx)
-        except Exception as exc:  # isolation: one broken probe must not stop the doctor
-            ctx.issue(name, "probe-crashed", None, f"probe {name!r} failed: {type(exc).__name__}: {exc}")
-            continue
+    for name, fn in selected:
+        if name in beside:
+            result, issues = beside[name].join()
+            ctx.issues.extend(issues)
+        else:
+            result = _run_probe(name, fn, ctx)
         ctx.results.update(result)
         fields.update(result)
     cann = fields.get("cann")

@@ -249,3 +249,12 @@ def first_existing(ctx: ProbeContext, candidates: Sequence[str]) -> str | None:
         if exists(ctx, c):
             return c
     return None
+
+
+def with_home(ctx: ProbeContext, system_paths: Sequence[str], under_home: str) -> list[str]:
+    """``system_paths``, then ``$HOME/<under_home>`` when the host has a HOME (a non-root install)."""
+    paths = list(system_paths)
+    home = ctx.host.getenv("HOME")
+    if home:
+        paths.append(f"{home.rstrip('/')}/{under_home}")
+    return paths

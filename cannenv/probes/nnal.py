@@ -6,16 +6,8 @@ import re
 from typing import Any
 
 from cannenv.facts import NnalFacts
-from cannenv.probes._common import (
-    ProbeContext,
-    exists,
-    get_ci,
-    is_dir,
-    list_dir,
-    parse_kv,
-    read_text,
-    realpath,
-)
+from cannenv.probes import _common as c
+from cannenv.probes._common import ProbeContext
 
 NNAL_BASES = ("/usr/local/Ascend/nnal/atb",)
 _ABI_RE = re.compile(r"^cxx_abi_[01]$")
@@ -23,24 +15,22 @@ _ABI_RE = re.compile(r"^cxx_abi_[01]$")
 
 def parse_atb_version_info(text: str) -> str | None:
     """``Ascend-cann-atb : 8.2.RC1`` (colon separated, indented) -> ``8.2.RC1``."""
-    kv = parse_kv(text, seps=":=")
-    return get_ci(kv, "Ascend-cann-atb", "version", "Version")
+    kv = c.parse_kv(text, seps=":=")
+    return c.get_ci(kv, "Ascend-cann-atb", "version", "Version")
 
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
-    bases = list(NNAL_BASES)
-    home = ctx.host.getenv("HOME")
-    if home:
-        bases.append(f"{home.rstrip('/')}/Ascend/nnal/atb")
-    for base in bases:
-        if not is_dir(ctx, base):
+    for base in c.with_home(ctx, NNAL_BASES, "Ascend/nnal/atb"):
+        if not c.is_dir(ctx, base):
             continue
         versions = tuple(
-            n for n in list_dir(ctx, base) if n not in {"latest", "set_env.sh"} and is_dir(ctx, f"{base}/{n}")
+            n
+            for n in c.list_dir(ctx, base)
+            if n not in {"latest", "set_env.sh"} and c.is_dir(ctx, f"{base}/{n}")
         )
         latest = f"{base}/latest"
         version = None
-        text = read_text(ctx, "nnal", f"{latest}/version.info")
+        text = c.read_text(ctx, "nnal", f"{latest}/version.info")
         if text is not None:
             version = parse_atb_version_info(text)
             if version is None:
@@ -51,17 +41,17 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
                     f"{latest}/version.info names no ATB version",
                 )
         if version is None:
-            target = realpath(ctx, latest)
+            target = c.realpath(ctx, latest)
             if target:
                 version = target.rstrip("/").rsplit("/", 1)[-1]
             elif len(versions) == 1:
                 version = versions[0]
         abi_root = (
             f"{latest}/atb"
-            if exists(ctx, f"{latest}/atb")
+            if c.exists(ctx, f"{latest}/atb")
             else (f"{base}/{version}/atb" if version else f"{base}/atb")
         )
-        abis = tuple(n for n in list_dir(ctx, abi_root) if _ABI_RE.match(n))
+        abis = tuple(n for n in c.list_dir(ctx, abi_root) if _ABI_RE.match(n))
         set_env = f"{base}/set_env.sh"
         return {
             "nnal": NnalFacts(
@@ -69,7 +59,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
                 version=version,
                 versions=versions,
                 abis=abis,
-                set_env=set_env if exists(ctx, set_env) else None,
+                set_env=set_env if c.exists(ctx, set_env) else None,
             )
         }
     return {}

@@ -92,11 +92,12 @@ def read_site_packages(dirs: list[Path]) -> dict[str, str]:
     packages: dict[str, str] = {}
     for dist in metadata.distributions(path=[str(d) for d in dirs]):
         try:
-            name = dist.metadata["Name"]
+            meta = dist.metadata  # parsed once: ``dist.version`` would parse METADATA again
+            name = meta["Name"]
         except Exception:  # broken METADATA: skip the distribution, keep going
             continue
         if name:
-            packages.setdefault(canonicalize_name(name), dist.version)
+            packages.setdefault(canonicalize_name(name), meta["Version"])
     return packages
 
 

@@ -23,6 +23,7 @@ from cannenv.probes._common import (
     parse_kv,
     read_text,
     realpath,
+    with_home,
 )
 
 SYSTEM_BASE = "/usr/local/Ascend"
@@ -233,11 +234,7 @@ def _newest(installs: list[CannInstall]) -> CannInstall:
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     record: dict[str, str] = {}
     record_path = None
-    candidates = [CANN_INSTALL_INFO]
-    home = ctx.host.getenv("HOME")
-    if home:
-        candidates.append(f"{home.rstrip('/')}/Ascend/ascend_cann_install.info")
-    for cand in candidates:
+    for cand in with_home(ctx, (CANN_INSTALL_INFO,), "Ascend/ascend_cann_install.info"):
         text = read_text(ctx, "toolkit", cand)
         if text is not None:
             record, record_path = parse_kv(text), cand

@@ -151,3 +151,95 @@ def test_doctor_imports_only_its_family() -> None:
 @given(st.text(alphabet="abcXYZ019-_.", min_size=1, max_size=20))
 def test_canonicalize_name_matches_packaging(name: str) -> None:
     assert canonicalize_name(name) == packaging_canonicalize(name)
+
+
+def test_hardware_table_from_the_matrix_cache_is_the_yaml_one(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    from cannenv import soc
+
+    doc = yaml.safe_load((matrices_dir() / "socs.yaml").read_text(encoding="utf-8"))
+    from_yaml = soc.Hardware.model_validate(doc["hardware"])
+    monkeypatch.setattr(matrix, "_SHIPPED", {})
+    soc._hardware.cache_clear()
+    try:
+        assert matrix.shipped_if_cached() is None  # cold cache: never validates on its own
+        assert soc.hardware() == from_yaml  # ... and the table is read from socs.yaml
+        soc._hardware.cache_clear()
+        matrix.load_files(matrix._matrix_files([matrices_dir()]))  # fills the cache
+        hit = matrix.shipped_if_cached()
+        assert hit is not None and matrix.load() is hit  # kept: a later load() reuses it
+        assert soc.hardware() == from_yaml
+        assert soc.hardware() is next(p.hardware for p in hit.parts if p.hardware is not None)
+    finally:
+        soc._hardware.cache_clear()
+
+
+def test_warm_doctor_imports_no_yaml(cache: Path, tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO))
+    try:
+        from tests.helpers.hosts import a2_cann85_new
+    finally:
+        sys.path.remove(str(REPO))
+    tree = a2_cann85_new(tmp_path / "tree")
+    env_file = tree.env_file(tmp_path / "host.env")
+    code = (
+        "import sys\n"
+        "from cannenv.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('YAML', 'yaml' in sys.modules, file=sys.stderr)\n"
+    )
+    argv = ["doctor", "--json", "--root", str(tree.root), "--env-file", str(env_file)]
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "CANNENV_CACHE_DIR": str(cache)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=env,
+            timeout=120,
+        )
+        for _ in range(2)
+    ]
+    assert "YAML True" in runs[0].stderr, runs[0].stderr[-2000:]  # cold: the matrix is parsed
+    assert "YAML False" in runs[1].stderr, runs[1].stderr[-2000:]  # warm: cache only
+    first, second = (json.loads(r.stdout) for r in runs)
+    assert first == second
+
+
+def test_probes_beside_give_the_facts_of_a_one_by_one_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sys.path.insert(0, str(REPO))
+    try:
+        from tests.helpers.hosts import a2_cann85_new
+    finally:
+        sys.path.remove(str(REPO))
+    from cannenv import probes
+    from cannenv.host import Host
+
+    tree = a2_cann85_new(tmp_path / "tree")
+    (tree.root / "etc" / "os-release").write_bytes(b"\x00\x01binary")  # an issue from a threaded probe
+    (tree.root / "usr/local/Ascend/driver/version.info").write_text("")  # ... and from one in order
+    host = Host(tree.root, dict(tree.env), True, 5.0)
+    assert {"os", "npu", "python"} <= probes.BESIDE
+    threaded = probes.collect(host)
+    monkeypatch.setattr(probes, "BESIDE", frozenset())
+    in_order = probes.collect(host)
+    kinds = [(i.probe, i.kind) for i in in_order.issues]
+    assert ("os", "binary") in kinds and ("driver", "empty") in kinds
+
+    def timeless(facts: Any) -> dict[str, Any]:
+        out: dict[str, Any] = json.loads(facts.to_json())
+        out["collected_at"] = ""
+        out["devices"]["npu_smi"]["duration_s"] = 0.0  # how long npu-smi took differs run to run
+        return out
+
+    assert timeless(threaded) == timeless(in_order)
+    assert [(i.probe, i.kind, i.path) for i in threaded.issues] == [
+        (i.probe, i.kind, i.path) for i in in_order.issues
+    ]
+    assert threaded.devices.chips and threaded.python.packages  # the threaded probes did their work
