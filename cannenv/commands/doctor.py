@@ -11,10 +11,15 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cannenv.errors import InputError, NotFoundError
+
+if TYPE_CHECKING:
+    from cannenv.facts import Facts
+    from cannenv.host import Host
 
 _ROOT = click.option(
     "--root",
@@ -75,7 +80,7 @@ def read_env_file(path: str) -> dict[str, str]:
     return env
 
 
-def make_host(root: str, env_file: str | None, timeout: float) -> object:
+def make_host(root: str, env_file: str | None, timeout: float) -> Host:
     from cannenv.host import Host
 
     env = read_env_file(env_file) if env_file else dict(os.environ)
@@ -96,14 +101,14 @@ def gather(
     site_packages: tuple[str, ...],
     env_file: str | None,
     timeout: float,
-) -> object:
+) -> Facts:
     from cannenv.facts import Facts
     from cannenv.probes import collect
 
     if facts_file:
         return Facts.load(facts_file)
     host = make_host(root, env_file, timeout)
-    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)  # type: ignore[arg-type]
+    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
 
 
 def _color() -> bool:
@@ -233,9 +238,6 @@ def _doctor(
     selected = checks.select(list(check_ids) or None)
     facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
     from cannenv import matrix as matrix_mod
-    from cannenv.facts import Facts
-
-    assert isinstance(facts, Facts)
     try:
         m = matrix_mod.load(list(matrix_paths) or None)
     except CannenvError:
@@ -302,10 +304,8 @@ def facts_cmd(
 ) -> int:
     """Print what the probes find on this host (or under --root). Read-only."""
     from cannenv.checks.stack import host_summary
-    from cannenv.facts import Facts
 
     facts = gather(root, None, python, site_packages, env_file, npu_smi_timeout)
-    assert isinstance(facts, Facts)
     if as_json:
         click.echo(facts.to_json())
         return 0
@@ -339,7 +339,7 @@ def env_cmd(shell: str, root: str, facts_file: str | None) -> int:
         facts = Facts.load(facts_file)
     else:
         host = make_host(root, None, 10.0)
-        facts = collect(host, only=("os", "environ", "driver", "toolkit", "nnal", "python"))  # type: ignore[arg-type]
+        facts = collect(host, only=("os", "environ", "driver", "toolkit", "nnal", "python"))
     steps = envscript.steps_for(facts)
     inst = facts.cann.active_install()
     header = f"cannenv env: CANN {inst.version if inst else '?'} at {inst.path if inst else '?'} ({facts.cann.active_reason})"  # noqa: E501
