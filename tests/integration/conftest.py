@@ -51,3 +51,5 @@ def engine() -> Iterator[Engine]:
     if not eng.exists(BASE_IMAGE):
         pytest.skip(f"base image {BASE_IMAGE} is missing after engine_setup.sh")
     yield eng
+    # Rebuilds leave the previous image of a tag dangling; drop those (never a tagged image).
+    subprocess.run(["docker", "image", "prune", "-f"], capture_output=True, timeout=300, check=False)
