@@ -5,13 +5,13 @@ Gather (probes) → judge (checks) → render (report). Nothing here imports tor
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import gc
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 
@@ -20,6 +20,9 @@ from cannenv.errors import InputError, NotFoundError
 if TYPE_CHECKING:
     from cannenv.facts import Facts
     from cannenv.host import Host
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _ROOT = click.option(
     "--root",
@@ -115,6 +118,29 @@ def _color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
+def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run ``fn`` with the cyclic garbage collector paused, then restore it.
+
+    Nearly everything the doctor allocates (pydantic's model classes and schemas, the probes'
+    facts, the matrix from the cache) lives until the run ends, so collections find little to free
+    but walk every object again: about 70 of them, ~20 ms of a ~250 ms run. Reference counting
+    still frees everything else at once; the collector is re-enabled (if it was on) afterwards,
+    so an in-process caller (tests, CliRunner) keeps its own settings.
+    """
+
+    @functools.wraps(fn)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused
+
+
 @click.command("doctor")
 @_ROOT
 @click.option(
@@ -142,6 +168,7 @@ def _color() -> bool:
     "For images and CI runners without an NPU; env CANNENV_NO_DEVICES=1.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show passing checks in the table.")
+@_gc_paused
 def doctor(
     root: str,
     facts_file: str | None,
@@ -166,64 +193,6 @@ def doctor(
     Exit codes: 0 nothing failed · 1 a check failed (or warned, with --strict) ·
     2 bad input · 3 unknown stack/check · others per `cannenv --help`.
     """
-    with _gc_paused():
-        return _doctor(
-            root,
-            facts_file,
-            stack_id,
-            lock_file,
-            matrix_paths,
-            python,
-            site_packages,
-            env_file,
-            npu_smi_timeout,
-            check_ids,
-            list_checks,
-            as_json,
-            junit_file,
-            strict,
-            no_devices,
-            verbose,
-        )
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one short doctor run, then restore it.
-
-    Nearly everything the doctor allocates (pydantic's model classes and schemas, the probes'
-    facts, the matrix from the cache) lives until the run ends, so collections find little to free
-    but walk every object again: about 70 of them, ~20 ms of a ~250 ms run. Reference counting
-    still frees everything else at once; the collector is re-enabled (if it was on) afterwards,
-    so an in-process caller (tests, CliRunner) keeps its own settings.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _doctor(
-    root: str,
-    facts_file: str | None,
-    stack_id: str | None,
-    lock_file: str | None,
-    matrix_paths: tuple[str, ...],
-    python: str | None,
-    site_packages: tuple[str, ...],
-    env_file: str | None,
-    npu_smi_timeout: float,
-    check_ids: tuple[str, ...],
-    list_checks: bool,
-    as_json: bool,
-    junit_file: str | None,
-    strict: bool,
-    no_devices: bool,
-    verbose: bool,
-) -> int:
     from cannenv import __version__, checks
     from cannenv.checks.stack import choose_target, host_summary
     from cannenv.errors import CannenvError
