@@ -6,6 +6,22 @@ import click
 
 from cannenv.errors import InputError
 
+_BUNDLE_TARGETS = click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TAG",
+    help="Interpreter the bundle carries native modules for: cpXY-MACHINE[-musl], e.g. cp312-aarch64 "
+    "(repeatable or a,b; `default` = CPython 3.10-3.13 on x86_64 and aarch64, the default; "
+    "`controller` = this Python).",
+)
+_WHEELHOUSE = click.option(
+    "--wheelhouse",
+    metavar="DIR",
+    help="Folder of pydantic_core wheels for the targets (air-gapped controllers); "
+    "missing ones are fetched from PyPI with pip download.",
+)
+
 
 @click.group()
 def fleet() -> None:
@@ -35,21 +51,8 @@ def fleet() -> None:
     help="Seconds `cannenv facts` may run on one host.",
 )
 @click.option("--bundle", metavar="FILE", help="Push this bundle (default: build one from this cannenv).")
-@click.option(
-    "--target",
-    "targets",
-    multiple=True,
-    metavar="TAG",
-    help="Interpreter the bundle carries native modules for: cpXY-MACHINE[-musl], e.g. cp312-aarch64 "
-    "(repeatable or a,b; `default` = CPython 3.10-3.13 on x86_64 and aarch64, the default; "
-    "`controller` = this Python).",
-)
-@click.option(
-    "--wheelhouse",
-    metavar="DIR",
-    help="Folder of pydantic_core wheels for the targets (air-gapped controllers); "
-    "missing ones are fetched from PyPI with pip download.",
-)
+@_BUNDLE_TARGETS
+@_WHEELHOUSE
 @click.option(
     "--no-bundle", is_flag=True, help="Use the `cannenv` installed on each host instead of pushing one."
 )
@@ -330,21 +333,8 @@ def k8s_label_cmd(
 
 @fleet.command("bundle")
 @click.option("--out", default="cannenv.pyz", show_default=True, metavar="FILE")
-@click.option(
-    "--target",
-    "targets",
-    multiple=True,
-    metavar="TAG",
-    help="Interpreter the bundle carries native modules for: cpXY-MACHINE[-musl], e.g. cp312-aarch64 "
-    "(repeatable or a,b; `default` = CPython 3.10-3.13 on x86_64 and aarch64, the default; "
-    "`controller` = this Python).",
-)
-@click.option(
-    "--wheelhouse",
-    metavar="DIR",
-    help="Folder of pydantic_core wheels for the targets (air-gapped controllers); "
-    "missing ones are fetched from PyPI with pip download.",
-)
+@_BUNDLE_TARGETS
+@_WHEELHOUSE
 def bundle_cmd(out: str, targets: tuple[str, ...], wheelhouse: str | None) -> int:
     """Build the self-contained cannenv (a zipapp) that `fleet collect` and the Ansible role push.
 
