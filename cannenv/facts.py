@@ -11,13 +11,10 @@ path under ``--root``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from cannenv.errors import InputError
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 """Bump when a field changes meaning or is removed; adding optional fields keeps the version."""
@@ -278,40 +275,20 @@ class Facts(_Value):
     @classmethod
     def from_json(cls, text: str, *, source: str = "<facts>") -> Facts:
         """Parse saved facts; a bad file is an InputError naming the file and the field."""
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
-                hint="produce it with `cannenv facts --json > host.json`",
-            ) from exc
-        if not isinstance(raw, dict):
-            raise InputError(f"{source}: expected a JSON object of facts", hint="see `cannenv facts --json`")
-        version = raw.get("schema_version")
-        if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
-            raise InputError(
-                f"{source}: facts schema_version {version!r} is not supported (this cannenv reads 1..{SCHEMA_VERSION})",  # noqa: E501
-                hint="collect the facts again with this cannenv version, or upgrade cannenv",
-            )
-        try:
-            return cls.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputError(
-                f"{source}: field {where!r}: {first['msg']} ({exc.error_count()} problem(s) in total)",
-                hint="produce facts with `cannenv facts --json`; do not edit them by hand",
-            ) from exc
+        from cannenv import records
+
+        hint = "produce facts with `cannenv facts --json > host.json`; do not edit them by hand"
+        raw = records.parse_json(text, source=source, hint=hint)
+        records.check_schema_version(
+            raw, source=source, supported=SCHEMA_VERSION, what="facts",
+            hint="collect the facts again with this cannenv version, or upgrade cannenv",
+        )
+        return records.validate(cls, raw, source=source, hint=hint)
 
     @classmethod
     def load(cls, path: str | Path) -> Facts:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError as exc:
-            from cannenv.errors import NotFoundError
+        from cannenv import records
+        from cannenv.errors import NotFoundError
 
-            raise NotFoundError(f"facts file {str(p)!r} does not exist") from exc
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read facts file {str(p)!r}: {exc}") from exc
-        return cls.from_json(text, source=str(p))
+        text = records.read_text(path, what="facts file", missing=NotFoundError)
+        return cls.from_json(text, source=str(path))

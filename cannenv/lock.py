@@ -13,9 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from cannenv.errors import InputError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     import os
@@ -107,36 +105,15 @@ def write_lock(path: str | os.PathLike[str], lock: Lock) -> Path:
 
 def load_lock(path: str | os.PathLike[str]) -> Lock:
     """Read and validate a lock file; a bad file raises InputError naming the file and the field."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(
-            f"lock file {p} does not exist",
-            hint="write one with `cannenv image lock STACK_ID --artifacts DIR --out FILE`",
-        ) from None
-    except OSError as exc:
-        raise InputError(f"cannot read lock file {p}: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{p}:{exc.lineno}: not valid JSON ({exc.msg})",
-            hint="a lock file is the JSON written by `cannenv image lock`; regenerate it",
-        ) from None
-    if isinstance(data, dict) and data.get("schema_version") not in (None, LOCK_SCHEMA_VERSION):
-        raise InputError(
-            f"{p}: schema_version {data.get('schema_version')!r} is not supported "
-            f"(this cannenv reads version {LOCK_SCHEMA_VERSION})",
-            hint="upgrade cannenv, or regenerate the lock with this version",
-        )
-    try:
-        return Lock.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
-        raise InputError(
-            f"{p}: field {where}: {first['msg']}{more}",
-            hint="a lock file is the JSON written by `cannenv image lock`; regenerate it",
-        ) from None
+    from cannenv import records
+
+    hint = "a lock file is the JSON written by `cannenv image lock`; regenerate it"
+    text = records.read_text(
+        path, what="lock file", hint="write one with `cannenv image lock STACK_ID --artifacts DIR --out FILE`"
+    )
+    data = records.parse_json(text, source=str(path), hint=hint)
+    records.check_schema_version(
+        data, source=str(path), supported=LOCK_SCHEMA_VERSION, what="lock file", default=LOCK_SCHEMA_VERSION,
+        hint="upgrade cannenv, or regenerate the lock with this version",
+    )
+    return records.validate(Lock, data, source=str(path), hint=hint)

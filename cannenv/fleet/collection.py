@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from cannenv.errors import InputError, NotFoundError
+from cannenv.errors import NotFoundError
 
 MANIFEST_NAME = "collection.json"
 COLLECTION_SCHEMA_VERSION = 1
@@ -74,25 +74,16 @@ def load_collection(directory: str | Path) -> Collection:
         )
     manifest = root / MANIFEST_NAME
     if manifest.is_file():
-        try:
-            raw = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{manifest}: not a readable JSON manifest ({exc})") from None
-        if isinstance(raw, dict) and raw.get("schema_version", 1) > COLLECTION_SCHEMA_VERSION:
-            raise InputError(
-                f"{manifest}: schema_version {raw.get('schema_version')} is newer than this cannenv reads "
-                f"({COLLECTION_SCHEMA_VERSION})",
-                hint="upgrade cannenv",
-            )
-        try:
-            return Collection.model_validate({**raw, "root": root})
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputError(
-                f"{manifest}: field {where!r}: {first['msg']}",
-                hint="the manifest is written by `cannenv fleet collect`; do not edit it by hand",
-            ) from None
+        from cannenv import records
+
+        hint = "the manifest is written by `cannenv fleet collect`; do not edit it by hand"
+        text = records.read_text(manifest, what="manifest")
+        raw = records.parse_json(text, source=str(manifest), hint=hint)
+        records.check_schema_version(
+            raw, source=str(manifest), supported=COLLECTION_SCHEMA_VERSION, what="collection", default=1,
+            hint="upgrade cannenv",
+        )
+        return records.validate(Collection, {**raw, "root": root}, source=str(manifest), hint=hint)
     files = sorted(p for p in root.glob("*.json") if p.name != MANIFEST_NAME)
     if not files:
         raise NotFoundError(
