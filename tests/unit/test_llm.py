@@ -250,12 +250,45 @@ def test_worker_exception_is_a_failure_with_traceback(tmp_path: Path) -> None:
 
 
 def test_model_dir_without_transformers_is_a_skip(tmp_path: Path) -> None:
-    if llm.hf_available() is None:
-        pytest.skip("transformers is installed here")
-    options = runner.CertifyOptions(device="cpu", model_dir=str(tmp_path))
+    """Whether or not transformers is installed here: a Python where it cannot be imported skips."""
+    import json
+    import subprocess
+
+    blocker = tmp_path / "blocker" / "transformers"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text('raise ImportError("no transformers in this environment")\n')
+    path = os.pathsep.join([str(blocker.parent), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.run(
+        [sys.executable, "-m", "cannenv", "certify", "llm", "--device", "cpu", "--model", str(tmp_path),
+         "--json", "--out", str(tmp_path / "cert.json")],
+        capture_output=True, text=True, timeout=300, env=env, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    cert = json.loads(proc.stdout)["certificate"]
+    stages = {s["id"]: s for s in cert["stages"]}
+    assert stages["llm-model"]["status"] == "skip"
+    assert "transformers" in stages["llm-model"]["reasons"][0]
+    assert "llm-model" not in cert["certified_stages"]
+
+
+@pytest.mark.slow
+def test_local_hugging_face_checkpoint_is_compared_with_the_cpu_reference(tmp_path: Path) -> None:
+    """`--model DIR`: a real (tiny, made here) Llama checkpoint through transformers, no download."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(
+        vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+    )
+    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "ckpt")
+    options = runner.CertifyOptions(device="cpu", dtype="bf16", model_dir=str(tmp_path / "ckpt"))
     plans = [p for p in runner.plan(options, "llm") if p.id == "llm-model"]
     (result,) = runner.run(plans, options)
-    assert result.status == "skip" and "transformers" in result.reasons[0]
+    assert result.status == "pass", result
+    assert result.metrics["logits"]["cosine"] > 0.99  # bf16 on the CPU against the fp32 reference
 
 
 def test_reference_does_not_autoload_device_backends() -> None:
