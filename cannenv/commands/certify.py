@@ -179,10 +179,8 @@ def _execute(
     )
     stack_info = _stack_info(stack_id)
     plans = runner.plan(options, scope)  # type: ignore[arg-type]
-    err = click.get_text_stream("stderr")
-
     def echo(text: str) -> None:
-        click.echo(text, file=err if as_json else None)
+        click.echo(text, err=as_json)  # with --json, stdout carries only the certificate
 
     echo(_render_plan(plans, options))
     started = certmod.now()
