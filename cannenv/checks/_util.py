@@ -61,3 +61,28 @@ def same_cann(a: str | None, b: str | None) -> bool:
     if va is not None and vb is not None:
         return bool(va == vb)
     return bool(a and b and a.lower() == b.lower())
+
+
+def installer_file(target: Any, arch: str | None, component: str, version: str) -> str:
+    """The vendor installer file name for a remedy: exact when the matrix knows the era's pattern,
+    the family and the host's arch (research §3.1), else the pattern with placeholders left in."""
+    generic = {
+        "cann": f"Ascend-cann-toolkit_{version}_linux-<arch>.run",
+        "nnal": f"Ascend-cann-nnal_{version}_linux-<arch>.run",
+        "ops": f"the ops/kernels package {version} for the chip",
+    }.get(component, f"{component} {version}")
+    stack, matrix, family = target.stack, target.matrix, target.family
+    if arch is None:
+        return generic
+    if stack is not None and stack.version(component) == version:
+        art = stack.artifact(component, arch)
+        if art is not None and art.file:
+            return str(art.file)
+    if matrix is None or family is None:
+        return generic
+    try:
+        if component == "ops":
+            return str(matrix.ops_package(version, family, arch).file)
+        return str(matrix.installer_file(component, version, family, arch).file)
+    except CannenvError:
+        return generic

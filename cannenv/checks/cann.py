@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from cannenv.checks import Check, Target
-from cannenv.checks._util import cann_v, family_title, same_cann
+from cannenv.checks._util import cann_v, family_title, installer_file, same_cann
 from cannenv.errors import CannenvError
 from cannenv.facts import Facts
 from cannenv.report import Finding
@@ -201,8 +201,9 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
                     "fail" if explicit else "warn",
                     f"NNAL is not installed; stack {target.stack.id if target.stack else ''} "
                     f"pins NNAL {pinned} (torch_npu/vllm-ascend need libatb.so)",
-                    f"install Ascend-cann-nnal_{pinned}_linux-<arch>.run "
-                    "(`source <toolkit>/set_env.sh` first, then `--install`)",
+                    f"install {installer_file(target, facts.os.arch, 'nnal', pinned)} "
+                    f"(`source {inst.set_env if inst and inst.set_env else '<toolkit>/set_env.sh'}` first, "
+                    "then `--install`)",
                 )
             ]
         return [
@@ -225,7 +226,7 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
                 c.finding(
                     "fail",
                     f"NNAL {nnal.version} does not go with CANN {cann}",
-                    f"install Ascend-cann-nnal_{want}_linux-<arch>.run",
+                    f"install {installer_file(target, facts.os.arch, 'nnal', want)}",
                     subject="version",
                 )
             )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cannenv.checks import Check, Target
-from cannenv.checks._util import family_title
+from cannenv.checks._util import family_title, installer_file
 from cannenv.errors import CannenvError, InputError, NotFoundError
 from cannenv.facts import Facts
 from cannenv.report import Finding, StackChoice, Status
@@ -174,9 +174,9 @@ def _target(
 _REMEDY = {
     "torch": "pip install torch=={v} --index-url https://download.pytorch.org/whl/cpu",
     "torch_npu": "pip install torch-npu=={v}",
-    "cann": "install CANN toolkit {v} (Ascend-cann-toolkit_{v}_linux-<arch>.run) and source its set_env.sh",
-    "ops": "install the ops/kernels package {v} for the chip",
-    "nnal": "install Ascend-cann-nnal_{v}_linux-<arch>.run",
+    "cann": "install CANN toolkit {v} ({file}) and source its set_env.sh",
+    "ops": "install {file}",
+    "nnal": "install {file}",
     "driver": "install the Ascend HDK driver {v}",
     "python": "use Python {v}",
 }
@@ -209,7 +209,10 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
             continue
         status: Status = "fail" if explicit else "warn"
         detail = f"{key}: stack {stack.id} pins {want}, " + (f"installed {got}" if got else "not installed")
-        out.append(c.finding(status, detail, _REMEDY.get(key, "install {v}").format(v=want), subject=key))
+        remedy = _REMEDY.get(key, "install {v}").format(
+            v=want, file=installer_file(target, facts.os.arch, key, want)
+        )
+        out.append(c.finding(status, detail, remedy, subject=key))
     if not out:
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))
     return out

@@ -172,3 +172,18 @@ def test_no_devices_turns_every_device_check_into_a_skip_and_keeps_software_judg
     assert all(f.status == "skip" and "image build" in f.detail for f in device)
     software = {f.id: f.status for f in quiet if f.scope == "software"}
     assert software["toolkit-ops"] == judged["toolkit-ops"].status
+
+
+def test_installer_remedies_name_the_exact_vendor_file_for_the_host_arch() -> None:
+    """Remedies name the era's installer file for the host's arch, not a `<arch>` placeholder."""
+    root = Path(__file__).resolve().parents[2] / "examples" / "hosts" / "broken-driver-too-old"
+    env = dict(
+        line.split("=", 1) for line in (root / "host.env").read_text().splitlines() if "=" in line
+    )
+    facts = collect(Host(root / "tree", env, allow_commands=False))
+    findings = checks.run(facts, choose_target(facts, load()))
+    nnal = next(f for f in findings if f.id == "nnal-cann")
+    arch = facts.os.arch
+    assert arch in ("aarch64", "x86_64")
+    assert f"Ascend-cann-nnal_8.2.RC1_linux-{arch}.run" in (nnal.remedy or "")
+    assert "<arch>" not in (nnal.remedy or "") and "<toolkit>" not in (nnal.remedy or "")
