@@ -918,6 +918,20 @@ class Matrix:
             out.append(row)
         return sorted(out, key=lambda r: (EVIDENCE_RANK[r.evidence], r.families is None))
 
+    def firmware_for_driver(self, driver: str, *, family: str | None = None) -> HdkRow | None:
+        """The HDK row that pairs ``driver`` (or its driver file version) with a firmware version,
+        strongest evidence first; None when no source names that firmware."""
+        want = _drv(driver)
+        rows = [
+            r
+            for r in self.hdk
+            if r.firmware is not None
+            and (want in {_drv(d) for d in r.driver} or (r.driver_file and _drv(r.driver_file) == want))
+            and (family is None or r.families is None or family in r.families)
+        ]
+        rows.sort(key=lambda r: (EVIDENCE_RANK[r.evidence], r.families is None))
+        return rows[0] if rows else None
+
     def driver_requirement(self, cann: str, family: str) -> DriverRequirement | None:
         key = ("driver_requirement", cann, family)
         if key not in self._memo:

@@ -6,6 +6,7 @@ import re
 
 from cannenv.checks import Check, Target
 from cannenv.checks._util import cann_v, driver_v, family_title
+from cannenv.errors import CannenvError
 from cannenv.facts import Facts
 from cannenv.report import Finding
 
@@ -119,6 +120,29 @@ def _in_fw_range(fw: str, entry: str) -> bool | None:
     return lo <= v <= hi
 
 
+def _firmware_remedy(target: Target, driver: str | None, family: str | None) -> str:
+    """Install the firmware of the driver's own HDK: exact version and file when the matrix pairs them."""
+    generic = (
+        f"install the firmware of the same Ascend HDK as driver {driver} "
+        "(`sh Ascend-hdk-<chip>-npu-firmware_<ver>.run --full`, then reboot)"
+    )
+    m = target.matrix
+    if m is None or driver is None:
+        return generic
+    try:
+        row = m.firmware_for_driver(driver, family=family)
+        if row is None or row.firmware is None:
+            return generic
+        fw = str(row.firmware)
+        file = f"Ascend-hdk-<chip>-npu-firmware_{fw}.run"
+        if family is not None:
+            file = m.installer_file("firmware", fw, family, "any", cann=str(row.cann[0])).file
+    except CannenvError:
+        return generic
+    hdk = f" (HDK {row.hdk})" if row.hdk else ""
+    return f"install firmware {fw}{hdk}, paired with driver {driver}: `sh {file} --full`, then reboot"
+
+
 def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
     c = FIRMWARE_DRIVER
     fw = facts.firmware.version if facts.firmware else None
@@ -129,7 +153,7 @@ def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
                 c.finding(
                     "warn",
                     "no /usr/local/Ascend/firmware/version.info next to the driver",
-                    "install the Ascend HDK firmware: `sh Ascend-hdk-<chip>-npu-firmware_<ver>.run --full`",
+                    _firmware_remedy(target, drv.version, facts.devices.family or target.family),
                 )
             ]
         return [c.finding("skip", "no firmware version file (normal inside a container)")]
@@ -149,8 +173,7 @@ def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
             "warn",
             f"firmware {fw} is outside driver {drv.version}'s compatible_version_fw {ranges} "
             "(install files; research §2.6)",
-            f"install the firmware of the same Ascend HDK as driver {drv.version} "
-            "(`sh Ascend-hdk-<chip>-npu-firmware_<ver>.run --full`, then reboot)",
+            _firmware_remedy(target, drv.version, facts.devices.family or target.family),
         )
     ]
 

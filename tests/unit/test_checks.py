@@ -187,3 +187,15 @@ def test_installer_remedies_name_the_exact_vendor_file_for_the_host_arch() -> No
     assert arch in ("aarch64", "x86_64")
     assert f"Ascend-cann-nnal_8.2.RC1_linux-{arch}.run" in (nnal.remedy or "")
     assert "<arch>" not in (nnal.remedy or "") and "<toolkit>" not in (nnal.remedy or "")
+
+
+def test_firmware_remedy_names_the_paired_firmware_file_when_the_matrix_knows_it() -> None:
+    from cannenv.checks.hdk import _firmware_remedy
+
+    m = load()
+    exact = _firmware_remedy(checks.Target(matrix=m), "24.1.rc2", "a2")
+    # [ADOCS]: HDK 24.1.RC2 = driver 24.1.rc2 + firmware 7.3.0.1.231 (research §2.1, §3.1)
+    assert "Ascend-hdk-910b-npu-firmware_7.3.0.1.231.run --full" in exact and "HDK 24.1.RC2" in exact
+    # a hot-fix driver no source pairs with a firmware: no invented version, the generic step
+    generic = _firmware_remedy(checks.Target(matrix=m), "24.1.rc2.2", "a2")
+    assert "<ver>" in generic and "24.1.rc2.2" in generic
