@@ -642,6 +642,11 @@ def main(argv: list[str]) -> int:
         for p in (d / "tree").rglob("*"):
             if p.is_file() and not p.is_symlink() and p.stat().st_mode & stat.S_IXUSR:
                 p.chmod(0o755)
+        # git keeps no empty directories, yet the probes read them (the multiarch lib dir gives a
+        # tree its arch, /usr/local/dcmi is a container mount): keep them in a clone too.
+        for p in sorted((d / "tree").rglob("*")):
+            if p.is_dir() and not p.is_symlink() and not any(p.iterdir()):
+                (p / ".gitkeep").touch()
     return 0
 
 
