@@ -279,8 +279,7 @@ def kernels_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
         from cannenv.certify.kernels import run_kernels
     except ImportError as exc:
         return [errored(p, f"the kernels stage is not available in this cannenv build ({exc})")]
-    mode = "npu" if ctx.options.device == "npu" else "cpu"
-    report = run_kernels(ctx.host, mode=mode)  # type: ignore[arg-type]
+    report = run_kernels(ctx.host, mode="npu" if ctx.options.device == "npu" else "cpu")
     result: StageResult = report.to_stage_result()
     return [result.model_copy(update={"id": p.id, "title": p.title})]
 

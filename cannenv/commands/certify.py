@@ -6,7 +6,7 @@ Heavy imports (torch, numpy, the probes) stay inside the command functions.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -14,7 +14,7 @@ from cannenv.errors import IntegrityError
 
 if TYPE_CHECKING:
     from cannenv.certify.certificate import Certificate
-    from cannenv.certify.runner import CertifyOptions, RunContext
+    from cannenv.certify.runner import CertifyOptions, RunContext, Scope
     from cannenv.certify.stages import StagePlan, StageResult
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "skip": "yellow", "error": "magenta"}
@@ -178,7 +178,7 @@ def _execute(
         timeout_s=timeout_s,
     )
     stack_info = _stack_info(stack_id)
-    plans = runner.plan(options, scope)  # type: ignore[arg-type]
+    plans = runner.plan(options, cast("Scope", scope))
     def echo(text: str) -> None:
         click.echo(text, err=as_json)  # with --json, stdout carries only the certificate
 

@@ -11,13 +11,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import click
 
 from cannenv.errors import InputError, NotFoundError
 
 if TYPE_CHECKING:
+    from cannenv.envscript import Shell
     from cannenv.facts import Facts
     from cannenv.host import Host
 
@@ -312,7 +313,7 @@ def env_cmd(shell: str, root: str, facts_file: str | None) -> int:
     steps = envscript.steps_for(facts)
     inst = facts.cann.active_install()
     header = f"cannenv env: CANN {inst.version if inst else '?'} at {inst.path if inst else '?'} ({facts.cann.active_reason})"  # noqa: E501
-    click.echo(envscript.render(steps, shell, header=header), nl=False)  # type: ignore[arg-type]
+    click.echo(envscript.render(steps, cast("Shell", shell), header=header), nl=False)
     return 0
 
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cannenv.errors import InputError
+
+if TYPE_CHECKING:
+    from cannenv.facts import Facts
+    from cannenv.fleet.report import FleetReport, Judge
+    from cannenv.report import Finding, StackChoice
 
 _BUNDLE_TARGETS = click.option(
     "--target",
@@ -119,7 +126,7 @@ def collect_cmd(
     return 0
 
 
-def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]):  # type: ignore[no-untyped-def]
+def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -> Judge:
     from cannenv import checks
     from cannenv.fleet.report import judge_with_checks
 
@@ -128,7 +135,7 @@ def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]): 
         return judge
     wanted = {c.id for c in checks.select(list(check_ids))}
 
-    def only(facts):  # type: ignore[no-untyped-def]
+    def only(facts: Facts) -> tuple[list[Finding], StackChoice]:
         findings, choice = judge(facts)
         return [f for f in findings if f.id in wanted], choice
 
@@ -184,7 +191,7 @@ def report_cmd(
     return report.exit_code(strict=strict)
 
 
-def render_text(report) -> str:  # type: ignore[no-untyped-def]
+def render_text(report: FleetReport) -> str:
     lines = [f"target stack: {report.stack.id or '(per node)'} — {report.stack.reason}"]
     s = report.summary
     lines.append(

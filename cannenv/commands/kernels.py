@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import click
+
+if TYPE_CHECKING:
+    from cannenv.certify.kernel_toolkit import Flow, Mode
 
 COMMANDS: list[click.Command] = []
 
@@ -85,14 +89,14 @@ def kernels(
         facts = Facts.load(facts_file)
     report = run_kernels(
         host,
-        mode=mode,  # type: ignore[arg-type]
+        mode=cast("Mode", mode),
         soc=soc,
         facts=facts,
         cann=cann,
         kernels=kernel_names,
         keep_build=keep_build,
         target="reference" if self_test else "device",
-        flow=flow,  # type: ignore[arg-type]
+        flow=cast("Flow | None", flow),
         dry_run=dry_run,
     )
     if as_json:

@@ -6,13 +6,16 @@ unknown stack id fails before any node is judged (and 10,000 nodes do not re-rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from cannenv.facts import Facts
 from cannenv.report import Finding, StackChoice
 
 
-def make_judge(*, stack_id: str | None = None, lock: str | Path | None = None):  # type: ignore[no-untyped-def]
+def make_judge(
+    *, stack_id: str | None = None, lock: str | Path | None = None
+) -> Callable[[Facts], tuple[list[Finding], StackChoice]]:
     """A :data:`cannenv.fleet.report.Judge` running every doctor check against the chosen stack."""
     from cannenv import checks
     from cannenv import matrix as matrix_mod
