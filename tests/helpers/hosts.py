@@ -598,7 +598,7 @@ def two_cann_mixed(root: Path) -> HostTree:
     ld_old = t.env["LD_LIBRARY_PATH"].replace("/ascend-toolkit/latest", "/ascend-toolkit/8.2.RC1")
     t.sourced(new)
     t.env["LD_LIBRARY_PATH"] = (
-        t.env["LD_LIBRARY_PATH"].replace("/ascend-toolkit/latest", f"{new}") + ":" + ld_old
+        t.env["LD_LIBRARY_PATH"].replace(new.rsplit("/", 1)[0] + "/latest", new) + ":" + ld_old
     )
     return t
 
