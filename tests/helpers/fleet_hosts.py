@@ -203,13 +203,13 @@ def start_fleet(
             archive = work / f"{spec.name}.tar"
             with tarfile.open(archive, "w") as tf:
                 for child in sorted(tree.iterdir()):
-                    tf.add(child, arcname=child.name, filter=_root_owned)
+                    tf.add(child, arcname=child.name, filter=root_owned)
             subprocess.run(
                 ["docker", "cp", "-", f"{name}:/"], stdin=archive.open("rb"), check=True, timeout=120
             )
             docker("start", name)
         for h in hosts:
-            _wait_ssh(h.port)
+            wait_ssh(h.port)
         lines = ["[ascend]"]
         for h in hosts:
             lines.append(
@@ -227,7 +227,7 @@ def start_fleet(
     return fleet
 
 
-def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+def root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = "root"
     if info.name.startswith("root/.ssh"):
@@ -235,7 +235,7 @@ def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
-def _wait_ssh(port: int, timeout: float = 30) -> None:
+def wait_ssh(port: int, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

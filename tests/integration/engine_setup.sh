@@ -14,7 +14,6 @@
 set -euo pipefail
 
 BASE_IMAGE="${CANNENV_TEST_BASE_IMAGE:-cannenv-test/debian:bookworm}"
-MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 LOG="${DOCKERD_LOG:-/tmp/cannenv-dockerd.log}"
 # Python + venv (ensurepip) are all the test image needs; passwd gives useradd/groupadd.
 INCLUDE="python3,python3-venv,passwd,ca-certificates"
@@ -50,24 +49,4 @@ if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
     exit 0
 fi
 
-if ! command -v debootstrap >/dev/null 2>&1; then
-    say "debootstrap not installed; install it: apt-get install -y debootstrap"
-    exit 4
-fi
-
-ROOTFS="$(mktemp -d /tmp/cannenv-rootfs.XXXXXX)"
-trap 'rm -rf "$ROOTFS"' EXIT
-say "debootstrap --variant=minbase bookworm ($INCLUDE) from $MIRROR"
-debootstrap --variant=minbase --include="$INCLUDE" bookworm "$ROOTFS" "$MIRROR" >"$ROOTFS.log" 2>&1 || {
-    tail -n 30 "$ROOTFS.log" >&2
-    exit 6
-}
-rm -f "$ROOTFS.log"
-# Keep it small: package caches, docs and locales are not needed to run tests.
-rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
-    "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/locale/*
-tar -C "$ROOTFS" -c . | docker import \
-    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    --change 'CMD ["/bin/bash"]' \
-    - "$BASE_IMAGE" >/dev/null
-say "made $BASE_IMAGE ($(docker image inspect -f '{{.Size}}' "$BASE_IMAGE") bytes)"
+bash "$(dirname "${BASH_SOURCE[0]}")/debootstrap_image.sh" bookworm "$INCLUDE" "$BASE_IMAGE"

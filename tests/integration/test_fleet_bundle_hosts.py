@@ -24,7 +24,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers.fleet_hosts import HostSpec, build_tree, engine_problem, free_port
+from helpers.fleet_hosts import (
+    HostSpec,
+    build_tree,
+    docker,
+    engine_problem,
+    free_port,
+    root_owned,
+    wait_ssh,
+)
 
 from cannenv.fleet.zipapp import controller_target
 
@@ -43,36 +51,6 @@ class Host:
     inventory: Path
 
 
-def _docker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"docker {' '.join(args)} failed: {proc.stderr.strip()}")
-    return proc
-
-
-def _wait_ssh(port: int, timeout: float = 30) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                if s.recv(4).startswith(b"SSH-"):
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"sshd on 127.0.0.1:{port} did not answer within {timeout} s")
-
-
-def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    if info.name.startswith("root/.ssh"):
-        info.mode = 0o700 if info.isdir() else 0o600
-    return info
-
-
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     problem = engine_problem()
@@ -81,7 +59,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     made = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900, check=False)
     if made.returncode != 0:
         pytest.skip(f"{SETUP.name} could not make {IMAGE} ({made.returncode}): {made.stderr.strip()[-600:]}")
-    python = _docker("run", "--rm", "--network", "none", IMAGE, "python3", "-V").stdout.strip()
+    python = docker("run", "--rm", "--network", "none", IMAGE, "python3", "-V").stdout.strip()
     work = tmp_path_factory.mktemp("trixie")
     key = work / "id_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=60)
@@ -91,7 +69,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
         "ssh-keygen -A >/dev/null && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e "
         f"-p {port} -o ListenAddress=127.0.0.1 -o PasswordAuthentication=no"
     )
-    _docker(
+    docker(
         "create",
         "--name",
         container,
@@ -111,11 +89,11 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
         archive = work / "tree.tar"
         with tarfile.open(archive, "w") as tf:
             for child in sorted(tree.iterdir()):
-                tf.add(child, arcname=child.name, filter=_root_owned)
+                tf.add(child, arcname=child.name, filter=root_owned)
         with archive.open("rb") as fh:
             subprocess.run(["docker", "cp", "-", f"{container}:/"], stdin=fh, check=True, timeout=120)
-        _docker("start", container)
-        _wait_ssh(port)
+        docker("start", container)
+        wait_ssh(port)
         inventory = work / "inventory.ini"
         inventory.write_text(
             "[ascend]\n"
