@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -35,6 +36,9 @@ from helpers.fleet_hosts import (
 )
 
 from cannenv.fleet.zipapp import controller_target
+
+if TYPE_CHECKING:
+    from cannenv.engine import Engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -52,7 +56,7 @@ class Host:
 
 
 @pytest.fixture(scope="module")
-def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+def host(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     problem = engine_problem()
     if problem:
         pytest.skip(f"fleet hosts need Docker, ssh and ansible-runner: {problem}")

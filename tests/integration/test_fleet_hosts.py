@@ -15,11 +15,15 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers.fleet_hosts import FLEET, Fleet, engine_problem, start_fleet
+
+if TYPE_CHECKING:
+    from cannenv.engine import Engine
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -40,7 +44,7 @@ def cannenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+def fleet(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     problem = engine_problem()
     if problem:
         pytest.skip(f"fleet hosts need Docker, ssh and ansible-runner: {problem}")
