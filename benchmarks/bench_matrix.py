@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yaml
 
-from cannenv import matrix
+from cannenv import matrix, values
 from cannenv.resolve import resolve
 from cannenv.resources import matrices_dir
 
@@ -68,7 +68,7 @@ def shipped() -> tuple[float, float, float]:
 
 def generated(n: int = 10_000) -> tuple[float, float, Path]:
     base = matrix.load()
-    seeds = [s.model_dump(mode="json", exclude_none=True) for s in base.stacks]
+    seeds = [values.dump(s, exclude_none=True) for s in base.stacks]
     stacks = []
     for i in range(n):
         s = dict(seeds[i % len(seeds)])

@@ -1,9 +1,10 @@
 """Facts: what the probes found on a host, as plain serialisable data.
 
 Facts are the seam between gathering and judging: ``cannenv facts --json > host.json`` on an NPU
-box, ``cannenv doctor --facts host.json`` anywhere. Every section is a frozen pydantic model; the
-top-level :class:`Facts` carries ``schema_version`` so a saved file from a newer cannenv is
-refused with a clear message instead of being misread.
+box, ``cannenv doctor --facts host.json`` anywhere. Every section is a frozen value dataclass
+(:mod:`cannenv.values`), validated by pydantic when read back; the top-level :class:`Facts`
+carries ``schema_version`` so a saved file from a newer cannenv is refused with a clear message
+instead of being misread.
 
 Paths in facts are spelled as on the probed host (``/usr/local/Ascend/...``), never as the local
 path under ``--root``.
@@ -11,10 +12,11 @@ path under ``--root``.
 
 from __future__ import annotations
 
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from cannenv.values import to_json, value
 
 SCHEMA_VERSION = 1
 """Bump when a field changes meaning or is removed; adding optional fields keeps the version."""
@@ -35,11 +37,8 @@ IssueKind = Literal[
 ]
 
 
-class _Value(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ProbeIssue(_Value):
+@value
+class ProbeIssue:
     """Something a probe could not read or understand. Becomes a finding; the doctor carries on."""
 
     probe: str
@@ -48,7 +47,8 @@ class ProbeIssue(_Value):
     message: str
 
 
-class DriverFacts(_Value):
+@value
+class DriverFacts:
     """``/usr/local/Ascend/driver/version.info`` (research §4.1)."""
 
     path: str
@@ -62,7 +62,8 @@ class DriverFacts(_Value):
     lib64: bool = False
 
 
-class FirmwareFacts(_Value):
+@value
+class FirmwareFacts:
     """``/usr/local/Ascend/firmware/version.info`` (research §4.2)."""
 
     path: str
@@ -71,18 +72,20 @@ class FirmwareFacts(_Value):
     compatible_version_drv: tuple[str, ...] = ()
 
 
-class ComponentInfo(_Value):
+@value
+class ComponentInfo:
     """A per-component ``version.info`` (toolkit, opp, opp_kernel, runtime ...; research §4.5)."""
 
     name: str
     path: str
     version: str | None = None
     version_dir: str | None = None
-    required: dict[str, str] = Field(default_factory=dict)
+    required: dict[str, str] = field(default_factory=dict)
     """``required_package_<name>_version`` values without quotes, keyed by ``<name>``."""
 
 
-class OpsPackage(_Value):
+@value
+class OpsPackage:
     """A chip ops/kernels package installed into a CANN version (research §3.1, §3.3, §4.5)."""
 
     path: str
@@ -94,7 +97,8 @@ class OpsPackage(_Value):
     chip_source: str | None = None
 
 
-class CannInstall(_Value):
+@value
+class CannInstall:
     """One CANN toolkit version on disk."""
 
     path: str
@@ -113,7 +117,8 @@ class CannInstall(_Value):
     """The ``set_env.sh`` that selects this install."""
 
 
-class NnalFacts(_Value):
+@value
+class NnalFacts:
     """NNAL / ATB (research §3.3, §4.5, §5.3)."""
 
     path: str
@@ -123,14 +128,15 @@ class NnalFacts(_Value):
     set_env: str | None = None
 
 
-class CannFacts(_Value):
+@value
+class CannFacts:
     installs: tuple[CannInstall, ...] = ()
     active: str | None = None
     """Path of the install in use, or None."""
     active_reason: str = ""
-    links: dict[str, str] = Field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
     """Selector links (``ascend-toolkit/latest``, ``cann``) -> the directory they resolve to."""
-    install_record: dict[str, str] = Field(default_factory=dict)
+    install_record: dict[str, str] = field(default_factory=dict)
     install_record_path: str | None = None
     nnal: NnalFacts | None = None
 
@@ -141,7 +147,8 @@ class CannFacts(_Value):
         return None
 
 
-class CommandOutcome(_Value):
+@value
+class CommandOutcome:
     argv: tuple[str, ...]
     returncode: int | None = None
     timed_out: bool = False
@@ -150,7 +157,8 @@ class CommandOutcome(_Value):
     message: str = ""
 
 
-class NpuChip(_Value):
+@value
+class NpuChip:
     """One row pair of ``npu-smi info`` (research §4.7)."""
 
     npu_id: int
@@ -161,19 +169,21 @@ class NpuChip(_Value):
     bus_id: str | None = None
 
 
-class PciDevice(_Value):
+@value
+class PciDevice:
     address: str
     vendor: str
     device: str
 
 
-class DeviceFacts(_Value):
+@value
+class DeviceFacts:
     npu_smi_path: str | None = None
     npu_smi: CommandOutcome | None = None
     smi_version: str | None = None
     driver_version: str | None = None
     chips: tuple[NpuChip, ...] = ()
-    board: dict[str, str] = Field(default_factory=dict)
+    board: dict[str, str] = field(default_factory=dict)
     soc: str | None = None
     family: str | None = None
     family_source: str | None = None
@@ -181,7 +191,8 @@ class DeviceFacts(_Value):
     dev_nodes: tuple[str, ...] = ()
 
 
-class ContainerFacts(_Value):
+@value
+class ContainerFacts:
     in_container: bool = False
     evidence: tuple[str, ...] = ()
     present: tuple[str, ...] = ()
@@ -190,12 +201,13 @@ class ContainerFacts(_Value):
     """Expected device nodes and driver mounts that do not exist."""
 
 
-class PythonFacts(_Value):
+@value
+class PythonFacts:
     source: Literal["interpreter", "site-packages", "none"] = "none"
     interpreter: str | None = None
     version: str | None = None
     site_dirs: tuple[str, ...] = ()
-    packages: dict[str, str] = Field(default_factory=dict)
+    packages: dict[str, str] = field(default_factory=dict)
     """Canonical distribution name (PEP 503) -> version."""
     torch_npu_dir: str | None = None
     torch_dir: str | None = None
@@ -203,13 +215,15 @@ class PythonFacts(_Value):
     error: str | None = None
 
 
-class NeededLib(_Value):
+@value
+class NeededLib:
     name: str
     found: str | None = None
     via: str | None = None
 
 
-class ElfLibrary(_Value):
+@value
+class ElfLibrary:
     path: str
     needed: tuple[NeededLib, ...] = ()
     runpath: tuple[str, ...] = ()
@@ -217,7 +231,8 @@ class ElfLibrary(_Value):
     error: str | None = None
 
 
-class AbiFacts(_Value):
+@value
+class AbiFacts:
     checked: bool = False
     reason: str = ""
     libraries: tuple[ElfLibrary, ...] = ()
@@ -226,8 +241,9 @@ class AbiFacts(_Value):
     ld_cache_entries: int = 0
 
 
-class EnvFacts(_Value):
-    vars: dict[str, str] = Field(default_factory=dict)
+@value
+class EnvFacts:
+    vars: dict[str, str] = field(default_factory=dict)
     """Stack-relevant variables; values of secret-looking names are ``<redacted>``."""
     redacted: tuple[str, ...] = ()
     ld_library_path: tuple[str, ...] = ()
@@ -235,7 +251,8 @@ class EnvFacts(_Value):
     pythonpath: tuple[str, ...] = ()
 
 
-class OsFacts(_Value):
+@value
+class OsFacts:
     distro_id: str | None = None
     distro_version: str | None = None
     pretty_name: str | None = None
@@ -248,7 +265,8 @@ class OsFacts(_Value):
     hwhiaiuser_group: bool = False
 
 
-class Facts(_Value):
+@value
+class Facts:
     """Everything the probes found. ``Facts.from_json(Facts.to_json())`` is the identity."""
 
     schema_version: int = SCHEMA_VERSION
@@ -260,7 +278,7 @@ class Facts(_Value):
     os: OsFacts = OsFacts()
     driver: DriverFacts | None = None
     firmware: FirmwareFacts | None = None
-    install_record: dict[str, str] = Field(default_factory=dict)
+    install_record: dict[str, str] = field(default_factory=dict)
     cann: CannFacts = CannFacts()
     devices: DeviceFacts = DeviceFacts()
     container: ContainerFacts = ContainerFacts()
@@ -270,7 +288,7 @@ class Facts(_Value):
     issues: tuple[ProbeIssue, ...] = ()
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
+        return to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "<facts>") -> Facts:
@@ -280,7 +298,10 @@ class Facts(_Value):
         hint = "produce facts with `cannenv facts --json > host.json`; do not edit them by hand"
         raw = records.parse_json(text, source=source, hint=hint)
         records.check_schema_version(
-            raw, source=source, supported=SCHEMA_VERSION, what="facts",
+            raw,
+            source=source,
+            supported=SCHEMA_VERSION,
+            what="facts",
             hint="collect the facts again with this cannenv version, or upgrade cannenv",
         )
         return records.validate(cls, raw, source=source, hint=hint)

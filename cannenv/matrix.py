@@ -1,4 +1,4 @@
-"""The version matrix: pydantic models, the YAML loader, and rule queries.
+"""The version matrix: value types, the YAML loader, and rule queries.
 
 API note for other modules (all pure; errors are :mod:`cannenv.errors` errors)::
 
@@ -35,27 +35,32 @@ File format: every matrix file is a mapping with ``schema_version: 1`` and any o
 across all entries of all files and reported together with ``file:line``, the entry, the field path
 and what was expected. The JSON Schema (``cannenv matrix schema``) is generated from
 :class:`MatrixFile`.
+
+The types are frozen value dataclasses (:mod:`cannenv.values`): files are validated by pydantic
+(imported on first validation), while a matrix taken from the validated-matrix cache is only
+unpickled, so a warm :func:`load` never imports pydantic.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
-
+from cannenv import values
 from cannenv.errors import InputError, NotFoundError, VersionError, did_you_mean
 from cannenv.soc import FAMILY_IDS, FamilyId, Hardware
+from cannenv.values import Check, value
 
 if TYPE_CHECKING:
     from cannenv.versions import AnyVersion, Family
@@ -126,28 +131,16 @@ def _range_checker(family: Family) -> Any:
     return check
 
 
-CannStr = Annotated[
-    str, AfterValidator(_checker("cann")), Field(description="CANN version, e.g. 8.3.RC1 or 9.0.0")
-]
-DriverStr = Annotated[
-    str, AfterValidator(_checker("driver")), Field(description="driver/HDK version, e.g. 24.1.rc2")
-]
-FirmwareStr = Annotated[
-    str, AfterValidator(_checker("firmware")), Field(description="firmware, e.g. 7.3.0.1.231")
-]
-Pep440Str = Annotated[
-    str, AfterValidator(_checker("pep440")), Field(description="PEP 440 version, e.g. 2.1.0.post17")
-]
-CannRange = Annotated[
-    str, AfterValidator(_range_checker("cann")), Field(description="CANN range, e.g. '>=8.0.RC3,<8.5'")
-]
-DriverRange = Annotated[
-    str, AfterValidator(_range_checker("driver")), Field(description="driver range, e.g. '>=25.2.0'")
-]
-Pep440Spec = Annotated[str, AfterValidator(_range_checker("pep440")), Field(description="PEP 440 specifier")]
-SourceIds = Annotated[
-    tuple[str, ...], Field(min_length=1, description="source ids (see the sources section)")
-]
+CannStr = Annotated[str, Check(_checker("cann"), "CANN version, e.g. 8.3.RC1 or 9.0.0")]
+DriverStr = Annotated[str, Check(_checker("driver"), "driver/HDK version, e.g. 24.1.rc2")]
+FirmwareStr = Annotated[str, Check(_checker("firmware"), "firmware, e.g. 7.3.0.1.231")]
+Pep440Str = Annotated[str, Check(_checker("pep440"), "PEP 440 version, e.g. 2.1.0.post17")]
+CannRange = Annotated[str, Check(_range_checker("cann"), "CANN range, e.g. '>=8.0.RC3,<8.5'")]
+DriverRange = Annotated[str, Check(_range_checker("driver"), "driver range, e.g. '>=25.2.0'")]
+Pep440Spec = Annotated[str, Check(_range_checker("pep440"), "PEP 440 specifier")]
+SourceIds = Annotated[tuple[str, ...], Check(None, "source ids (see the sources section)", min_length=1)]
+NonEmpty = Check(min_length=1)
+"""At least one item (``Annotated[tuple[X, ...], NonEmpty]``)."""
 
 
 def parse_component_version(key: str, text: str, scheme: Family | None = None) -> AnyVersion:
@@ -183,58 +176,60 @@ def same_python_line(a: str, b: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# models
+# value types (frozen dataclasses; validated by pydantic only when read from files)
 
 
-class _Frozen(BaseModel):
-    # defer_build: the validators are built on first validation, not at import, so a process that
-    # takes its matrix from the cache (the doctor) never pays for them.
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
-class Source(_Frozen):
+@value
+class Source:
     """Where facts come from; every row and stack names source ids."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+/-]*$")
+    id: Annotated[str, Check(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+/-]*$")]
     title: str
-    where: str | None = Field(None, description="repository/path/commit or URL of the cited version")
+    where: str | None = None
+    """repository/path/commit or URL of the cited version"""
     note: str | None = None
 
 
-class Artifact(_Frozen):
+@value
+class Artifact:
     """An installer or wheel file for one architecture."""
 
     file: str
-    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$", description="null: not known yet")
+    sha256: Annotated[str, Check(pattern=r"^[0-9a-f]{64}$")] | None = None
+    """null: not known yet"""
     url: str | None = None
     sources: tuple[str, ...] = ()
 
 
-class Component(_Frozen):
+@value
+class Component:
     """One pinned component of a stack (exact version)."""
 
-    version: str = Field(description="exact version in the component's grammar")
-    package: str | None = Field(None, description="installer package or pip distribution name")
-    scheme: Literal["cann", "driver", "firmware", "pep440"] | None = Field(
-        None, description="version grammar for extra components (default pep440)"
-    )
-    artifacts: dict[Arch, Artifact] = Field(default_factory=dict)
+    version: str
+    """exact version in the component's grammar"""
+    package: str | None = None
+    """installer package or pip distribution name"""
+    scheme: Literal["cann", "driver", "firmware", "pep440"] | None = None
+    """version grammar for extra components (default pep440)"""
+    artifacts: dict[Arch, Artifact] = dataclasses.field(default_factory=dict)
     evidence: Evidence | None = None
     sources: SourceIds
     note: str | None = None
 
 
-class Stack(_Frozen):
+@value
+class Stack:
     """A concrete, pinned combination of components with a stable id."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._+-]*$")
+    id: Annotated[str, Check(pattern=r"^[a-z0-9][a-z0-9._+-]*$")]
     family: FamilyId
-    arches: tuple[Arch, ...] = Field(min_length=1)
+    arches: Annotated[tuple[Arch, ...], NonEmpty]
     os: tuple[str, ...] = ()
     status: Status
     components: dict[str, Component]
     sources: SourceIds
-    certificates: tuple[str, ...] = Field((), description="sha256 digests of certificates for this stack")
+    certificates: tuple[str, ...] = ()
+    """sha256 digests of certificates for this stack"""
     note: str | None = None
 
     def version(self, key: str) -> str | None:
@@ -246,16 +241,16 @@ class Stack(_Frozen):
         return comp.artifacts.get(arch) if comp is not None else None  # type: ignore[call-overload]
 
 
-class TorchNpuRow(_Frozen):
+@value
+class TorchNpuRow:
     """torch_npu <-> PyTorch <-> CANN (vendor tables, wheel METADATA)."""
 
     torch_npu: Pep440Str
     torch: Pep440Str
     cann: CannStr
     branch: str | None = None
-    label: str | None = Field(
-        None, description="the vendor's own spelling where it differs, e.g. '1.11.0.rc2 (beta)'"
-    )
+    label: str | None = None
+    """the vendor's own spelling where it differs, e.g. '1.11.0.rc2 (beta)'"""
     table: Literal["active", "historical", "other"] = "active"
     status: Literal["current", "superseded", "prerelease", "conflict"] = "current"
     evidence: Evidence = "recommended"
@@ -263,28 +258,32 @@ class TorchNpuRow(_Frozen):
     note: str | None = None
 
 
-class PythonSupportRow(_Frozen):
+@value
+class PythonSupportRow:
     """Python versions a PyTorch line supports; ``statement`` keeps older (narrower) statements."""
 
-    torch: tuple[Pep440Str, ...] = Field(min_length=1)
-    python: tuple[Pep440Str, ...] = Field(min_length=1)
+    torch: Annotated[tuple[Pep440Str, ...], NonEmpty]
+    python: Annotated[tuple[Pep440Str, ...], NonEmpty]
     statement: Literal["current", "older"] = "current"
     sources: SourceIds
     note: str | None = None
 
 
-class WheelRow(_Frozen):
+@value
+class WheelRow:
     """torch-npu versions with a published wheel for one Python (PEP 440 specifiers, any may match)."""
 
     python: Pep440Str
-    arches: tuple[Arch, ...] = Field(min_length=1)
-    torch_npu: tuple[Pep440Spec, ...] = Field(min_length=1)
+    arches: Annotated[tuple[Arch, ...], NonEmpty]
+    torch_npu: Annotated[tuple[Pep440Spec, ...], NonEmpty]
     sources: SourceIds
     note: str | None = None
 
 
-class LifecycleRow(_Frozen):
-    torch_npu: Pep440Str = Field(description="torch_npu / PyTorch line, e.g. 2.8.0")
+@value
+class LifecycleRow:
+    torch_npu: Pep440Str
+    """torch_npu / PyTorch line, e.g. 2.8.0"""
     status: Literal["planned", "development", "maintenance", "eol"]
     released: str | None = None
     eol: str | None = None
@@ -292,25 +291,29 @@ class LifecycleRow(_Frozen):
     note: str | None = None
 
 
-class HdkRow(_Frozen):
+@value
+class HdkRow:
     """A CANN <-> HDK (driver + firmware) pairing, with the strength of its evidence."""
 
-    cann: tuple[CannStr, ...] = Field(min_length=1)
-    families: tuple[FamilyId, ...] | None = Field(None, description="null: the source does not say")
+    cann: Annotated[tuple[CannStr, ...], NonEmpty]
+    families: tuple[FamilyId, ...] | None = None
+    """null: the source does not say"""
     driver: tuple[DriverStr, ...] = ()
-    driver_range: DriverRange | None = Field(None, description="only where a source states a range")
-    driver_file: DriverStr | None = Field(
-        None, description="driver file version when it differs (25.0.rc1.1)"
-    )
+    driver_range: DriverRange | None = None
+    """only where a source states a range"""
+    driver_file: DriverStr | None = None
+    """driver file version when it differs (25.0.rc1.1)"""
     firmware: FirmwareStr | None = None
-    hdk: str | None = Field(None, description="HDK bundle as written by the source")
+    hdk: str | None = None
+    """HDK bundle as written by the source"""
     evidence: Evidence
     confidence: str | None = None
     sources: SourceIds
     note: str | None = None
 
 
-class InstallerPattern(_Frozen):
+@value
+class InstallerPattern:
     """File-name pattern of an installer in one era: placeholders {version} {arch} {hdk_arch}."""
 
     component: str
@@ -322,7 +325,8 @@ class InstallerPattern(_Frozen):
     note: str | None = None
 
 
-class CompanionRule(_Frozen):
+@value
+class CompanionRule:
     """Which ops/kernels or NNAL versions go with a toolkit (default: the same version)."""
 
     component: Literal["ops", "nnal"]
@@ -333,10 +337,11 @@ class CompanionRule(_Frozen):
     note: str | None = None
 
 
-class MatrixFile(_Frozen):
+@value
+class MatrixFile:
     """One matrix file. Sections are merged across files."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", title="cannenv matrix file", defer_build=True)
+    __pydantic_config__: ClassVar[Mapping[str, Any]] = {**values.FORBID_EXTRA, "title": "cannenv matrix file"}
 
     schema_version: Literal[1]
     sources: tuple[Source, ...] = ()
@@ -351,12 +356,12 @@ class MatrixFile(_Frozen):
     stacks: tuple[Stack, ...] = ()
 
 
-SECTIONS: tuple[str, ...] = tuple(k for k in MatrixFile.model_fields if k != "schema_version")
+SECTIONS: tuple[str, ...] = tuple(k for k in values.field_names(MatrixFile) if k != "schema_version")
 
 
 def json_schema() -> dict[str, Any]:
     """JSON Schema of a matrix file, generated from the model."""
-    schema = MatrixFile.model_json_schema()
+    schema = values.json_schema(MatrixFile)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://cannenv.dev/schema/matrix-v1.json"
     return schema
@@ -577,16 +582,9 @@ def _path_text(loc: Sequence[str | int], start: int) -> str:
     return out
 
 
-_EXPECTED = {
-    "string_type": "a string",
-    "literal_error": None,
-    "missing": "this field",
-    "extra_forbidden": None,
-    "tuple_type": "a list",
-    "dict_type": "a mapping",
-    "too_short": None,
-    "string_pattern_mismatch": None,
-}
+_UNKNOWN_KEY = frozenset({"unexpected_keyword_argument", "extra_forbidden"})
+"""pydantic's error types for a key the type does not have (dataclass / BaseModel spelling)."""
+_MISSING = frozenset({"missing", "missing_argument", "missing_keyword_only_argument"})
 
 
 def _problem_from_pydantic(err: Any, file: str, doc: Any, index: dict[tuple[str | int, ...], int]) -> Problem:
@@ -602,14 +600,16 @@ def _problem_from_pydantic(err: Any, file: str, doc: Any, index: dict[tuple[str 
     if typ == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
         msg = f"expected a quoted version string, got the number {value!r}"
         hint = "quote version numbers: YAML reads python: 3.10 as the number 3.1"
-    elif typ == "extra_forbidden":
+    elif typ in _UNKNOWN_KEY:
         name = loc[-1] if loc else "?"
-        model_fields = _fields_at(loc[:-1])
-        suggestion = did_you_mean(str(name), model_fields) if model_fields else None
+        known = _fields_at(loc[:-1])
+        suggestion = did_you_mean(str(name), known) if known else None
         msg = f"unknown key {name!r}"
-        hint = suggestion or (("expected one of: " + ", ".join(model_fields)) if model_fields else None)
-    elif typ == "missing":
+        hint = suggestion or (("expected one of: " + ", ".join(known)) if known else None)
+    elif typ in _MISSING:
         msg = "required field is missing"
+    elif typ == "dataclass_type":
+        msg = f"expected a mapping, got {_kind(value)}"
     elif typ == "literal_error":
         msg = f"got {value!r}; {msg.lower()}"
     elif typ == "value_error":
@@ -617,32 +617,49 @@ def _problem_from_pydantic(err: Any, file: str, doc: Any, index: dict[tuple[str 
     return Problem(file, _line_for(index, loc), entry, _path_text(loc, start), msg, hint)
 
 
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return type(value).__name__
+
+
 def _fields_at(loc: Sequence[str | int]) -> list[str]:
-    """Field names of the model at a location (for did-you-mean on unknown keys)."""
-    model: Any = MatrixFile
+    """Field names of the value type at a location (for did-you-mean on unknown keys)."""
+    cls: Any = MatrixFile
     for part in loc:
         if isinstance(part, int):
             continue
-        if model is None:
-            return []
-        if part in getattr(model, "model_fields", {}):
-            ann = model.model_fields[part].annotation
-            model = _inner_model(ann)
-        elif False:  # pragma: no cover
-            model = None
-        else:
-            # dict values (components.<key>, artifacts.<arch>) keep the value model
-            continue
-    return list(getattr(model, "model_fields", {}) or [])
+        hints = _field_types(cls)
+        if part in hints:
+            cls = _inner_value_type(hints[part])
+            if cls is None:
+                return []
+        # else: a dict key (components.<key>, artifacts.<arch>) keeps the value type
+    return values.field_names(cls)
 
 
-def _inner_model(ann: Any) -> Any:
+@cache
+def _field_types(cls: type[Any]) -> dict[str, Any]:
+    """The resolved field annotations of a value class (they are strings in the class itself)."""
     import typing
 
-    if isinstance(ann, type) and issubclass(ann, BaseModel):
+    return typing.get_type_hints(cls)
+
+
+def _inner_value_type(ann: Any) -> Any:
+    """The value class inside an annotation (``tuple[Stack, ...]``, ``dict[Arch, Artifact] | None``)."""
+    import typing
+
+    if isinstance(ann, type) and dataclasses.is_dataclass(ann):
         return ann
     for arg in typing.get_args(ann):
-        found = _inner_model(arg)
+        found = _inner_value_type(arg)
         if found is not None:
             return found
     return None
@@ -699,18 +716,18 @@ def _read_doc(path: Path, raw: bytes | None = None) -> tuple[Any, str, list[Prob
         return None, text, [Problem(str(path), line, None, "", f"invalid YAML: {problem}")]
 
 
-def _validate_file(
-    path: Path, raw: bytes | None = None
-) -> tuple[MatrixFile | None, Any, str, list[Problem]]:
+def _validate_file(path: Path, raw: bytes | None = None) -> tuple[MatrixFile | None, Any, str, list[Problem]]:
     """Validate one file (``raw``: its bytes, already read). ``doc`` is None for a valid JSON file.
 
     JSON is validated straight from the bytes (pydantic's JSON parser, no intermediate objects);
     only when that fails is it parsed again the slow way, so that errors read exactly the same.
     """
+    ValidationError = values.validation_error(f"matrix file {path}")
+
     if path.suffix == ".json":
         try:
             data = path.read_bytes() if raw is None else raw
-            return MatrixFile.model_validate_json(data), None, "", []
+            return values.validate_json(MatrixFile, data), None, "", []
         except (OSError, ValidationError):
             pass  # the slow path below reports it, with the entry labels
     doc, text, problems = _read_doc(path, raw)
@@ -728,7 +745,7 @@ def _validate_file(
             ],
         )
     try:
-        return MatrixFile.model_validate(doc), doc, text, []
+        return values.validate(MatrixFile, doc), doc, text, []
     except ValidationError as exc:
         index = _line_index(text) if path.suffix != ".json" else {}
         out = [_problem_from_pydantic(e, str(path), doc, index) for e in exc.errors(include_url=False)]
@@ -783,10 +800,10 @@ class Matrix:
     def canonical_json(self) -> str:
         """Canonical JSON of the merged content (sections concatenated in file-name order)."""
         merged: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
-        dumps = [mf.model_dump(mode="json", exclude_none=True) for mf in self._parts]
+        dumps = [values.dump(mf, exclude_none=True) for mf in self._parts]
         for section in SECTIONS:
             if section == "hardware":
-                merged[section] = self.hardware.model_dump(mode="json", exclude_none=True)
+                merged[section] = values.dump(self.hardware, exclude_none=True)
                 continue
             merged[section] = [item for d in dumps for item in d.get(section, ())]
         return json.dumps(merged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -1381,17 +1398,32 @@ def _code_fingerprint() -> bytes | None:
     """Hash of everything that shapes a loaded Matrix besides the data: the code and its versions.
 
     None (no caching) when a module's source cannot be read (e.g. running from a zipapp).
+
+    pydantic is identified by its ``version.py`` (its version and the one pydantic-core version it
+    runs with), read without importing pydantic: a warm load must not pay for that import.
     """
-    import pydantic
-    import pydantic_core
+    from importlib.util import find_spec
 
-    from cannenv import __version__, soc, versions
+    from cannenv import __version__
 
+    try:
+        spec = find_spec("pydantic")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
     h = hashlib.sha256()
-    h.update(f"{CACHE_FORMAT}|{__version__}|{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}".encode())
-    for module_file in (__file__, soc.__file__, versions.__file__):
+    h.update(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
+    here = Path(__file__)
+    for module_file in (
+        here,
+        here.with_name("soc.py"),
+        here.with_name("values.py"),
+        here.with_name("versions.py"),  # (by path: importing it for its name costs ~15 ms)
+        Path(spec.origin).with_name("version.py"),
+    ):
         try:
-            h.update(Path(module_file or "").read_bytes())
+            h.update(module_file.read_bytes())
         except OSError:
             return None
     return h.digest()

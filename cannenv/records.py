@@ -1,7 +1,8 @@
 """Reading versioned JSON records (facts, lock files, fleet manifests) with one set of messages.
 
-Every record file cannenv reads back is JSON with a ``schema_version`` and a pydantic model behind
-it. A bad file must say which file, which line or field, and what to do — the same way everywhere.
+Every record file cannenv reads back is JSON with a ``schema_version`` and a value class (or a
+pydantic model) behind it. A bad file must say which file, which line or field, and what to do —
+the same way everywhere.
 """
 
 from __future__ import annotations
@@ -10,14 +11,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from cannenv.errors import CannenvError, InputError
 
 if TYPE_CHECKING:
     import os
 
-M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def read_text(
@@ -64,10 +63,14 @@ def check_schema_version(
         )
 
 
-def validate(model: type[M], raw: Any, *, source: str, hint: str | None = None) -> M:
-    """``model`` from ``raw``; a validation error names the first field and counts the rest."""
+def validate(model: type[T], raw: Any, *, source: str, hint: str | None = None) -> T:
+    """``model`` (a value class or pydantic model) from ``raw``; a validation error names the first
+    field and counts the rest."""
+    from cannenv import values
+
+    ValidationError = values.validation_error(source)
     try:
-        return model.model_validate(raw)
+        return values.validate(model, raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"

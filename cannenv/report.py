@@ -1,7 +1,7 @@
 """Findings, the doctor's report, and its renderers (rich table, JSON, JUnit XML).
 
-Renderers return strings; only the CLI prints them. The JSON form is the :class:`Report` model
-itself (``Report.model_json_schema()`` is its documented schema, see docs/doctor.md) and carries
+Renderers return strings; only the CLI prints them. The JSON form is the :class:`Report` value
+itself (``report_json_schema()`` is its documented schema, see docs/doctor.md) and carries
 ``schema_version``; consumers should refuse a higher major version than they know.
 """
 
@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, get_args
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import field
+from typing import Annotated, Any, Literal, get_args
 
 from cannenv.errors import ExitCode
+from cannenv.values import Check, check_pattern, json_schema, to_json, value
 
 REPORT_SCHEMA_VERSION = 1
+CHECK_ID = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+"""Check ids are stable kebab-case."""
 
 Status = Literal["pass", "warn", "fail", "skip", "error"]
 Scope = Literal["software", "device"]
@@ -27,14 +29,11 @@ Severity = Literal["critical", "high", "medium", "low", "info"]
 SEVERITIES: tuple[str, ...] = get_args(Severity)
 
 
-class _Value(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Finding(_Value):
+@value
+class Finding:
     """One judgement. ``id`` is the stable kebab-case id of the check that made it."""
 
-    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    id: Annotated[str, Check(pattern=CHECK_ID)]
     status: Status
     severity: Severity
     title: str
@@ -46,8 +45,12 @@ class Finding(_Value):
     scope: Scope = "software"
     """``device`` for what needs the NPU, its driver or their container mounts; ``software`` else."""
 
+    def __post_init__(self) -> None:
+        check_pattern(CHECK_ID, self.id, "finding id")
 
-class StackChoice(_Value):
+
+@value
+class StackChoice:
     """The target stack the host was judged against, and why that one."""
 
     id: str | None = None
@@ -56,15 +59,16 @@ class StackChoice(_Value):
     candidates: tuple[str, ...] = ()
 
 
-class Report(_Value):
+@value
+class Report:
     """What ``cannenv doctor --json`` prints. Documented in docs/doctor.md."""
 
     schema_version: int = REPORT_SCHEMA_VERSION
     cannenv_version: str = ""
-    host: dict[str, Any] = Field(default_factory=dict)
+    host: dict[str, Any] = field(default_factory=dict)
     stack: StackChoice = StackChoice()
     findings: tuple[Finding, ...] = ()
-    summary: dict[str, int] = Field(default_factory=dict)
+    summary: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -92,7 +96,7 @@ class Report(_Value):
         )
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
+        return to_json(self, indent=indent)
 
 
 def summarize(findings: Iterable[Finding]) -> dict[str, int]:
@@ -106,7 +110,7 @@ def summarize(findings: Iterable[Finding]) -> dict[str, int]:
 
 
 def report_json_schema() -> dict[str, Any]:
-    return Report.model_json_schema()
+    return json_schema(Report)
 
 
 # ---------------------------------------------------------------- renderers

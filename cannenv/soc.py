@@ -20,11 +20,10 @@ from __future__ import annotations
 import re
 import threading
 from functools import cache
-from typing import Literal, get_args
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Annotated, Literal, get_args
 
 from cannenv.errors import InputError, did_you_mean
+from cannenv.values import Check, validate, value
 
 FamilyId = Literal["a2", "a3", "310p", "910", "310b", "950"]
 FAMILY_IDS: tuple[str, ...] = get_args(FamilyId)
@@ -32,65 +31,73 @@ FAMILY_IDS: tuple[str, ...] = get_args(FamilyId)
 _HEX_RE = re.compile(r"^(0x)?([0-9a-f]{4})$")
 
 
-class _Frozen(BaseModel):
-    # defer_build: a process that takes the table from the matrix cache never builds validators
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+def _lower_pci(ids: tuple[str, ...]) -> tuple[str, ...]:
+    out = []
+    for item in ids:
+        m = _HEX_RE.match(item.lower())
+        if not m:
+            raise ValueError(f"PCI device id {item!r} is not 4 hex digits")
+        out.append(m.group(2))
+    return tuple(out)
 
 
-class SocFamily(_Frozen):
+def _regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"bad regular expression {pattern!r}: {exc}") from exc
+    return patterns
+
+
+# The models are value dataclasses (:mod:`cannenv.values`): pydantic validates socs.yaml at the
+# boundary and never needs importing when the table comes from the matrix cache.
+PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
+Regexes = Annotated[tuple[str, ...], Check(_regexes)]
+Sources = Annotated[tuple[str, ...], Check(min_length=1)]
+
+
+@value
+class SocFamily:
     """A product family (Atlas A2, A3, ...): what the matrix's rules and stacks are keyed on."""
 
     id: FamilyId
     title: str
-    image_chip: str | None = Field(None, description="chip series in official image tags (910b, a3, ...)")
-    pci_device_ids: tuple[str, ...] = ()
-    npu_smi_name_patterns: tuple[str, ...] = Field((), description="regexes for the npu-smi Name column")
-    runtime_soc_ids: str | None = Field(None, description="torch_npu runtime numeric SoC ids")
-    soc_patterns: tuple[str, ...] = Field((), description="regexes for SoC names not listed one by one")
-    sources: tuple[str, ...] = Field(min_length=1)
+    image_chip: str | None = None
+    """chip series in official image tags (910b, a3, ...)"""
+    pci_device_ids: PciIds = ()
+    npu_smi_name_patterns: Regexes = ()
+    """regexes for the npu-smi Name column"""
+    runtime_soc_ids: str | None = None
+    """torch_npu runtime numeric SoC ids"""
+    soc_patterns: Regexes = ()
+    """regexes for SoC names not listed one by one"""
+    sources: Sources
     note: str | None = None
 
-    @field_validator("pci_device_ids")
-    @classmethod
-    def _lower_pci(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        out = []
-        for item in v:
-            m = _HEX_RE.match(item.lower())
-            if not m:
-                raise ValueError(f"PCI device id {item!r} is not 4 hex digits")
-            out.append(m.group(2))
-        return tuple(out)
 
-    @field_validator("npu_smi_name_patterns", "soc_patterns")
-    @classmethod
-    def _regexes(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for pattern in v:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"bad regular expression {pattern!r}: {exc}") from exc
-        return v
-
-
-class SocEntry(_Frozen):
+@value
+class SocEntry:
     """One SoC name in its canonical spelling (as used by SOC_VERSION, e.g. ``Ascend910B4``)."""
 
-    name: str = Field(pattern=r"^Ascend[0-9A-Za-z_-]+$")
+    name: Annotated[str, Check(pattern=r"^Ascend[0-9A-Za-z_-]+$")]
     family: FamilyId
-    sources: tuple[str, ...] = Field(min_length=1)
+    sources: Sources
     note: str | None = None
 
 
-class BoardAlias(_Frozen):
+@value
+class BoardAlias:
     """An npu-smi board ``Chip Name`` that is not itself a SoC name (e.g. ``A2G*``)."""
 
     pattern: str
     soc: str
-    sources: tuple[str, ...] = Field(min_length=1)
+    sources: Sources
     note: str | None = None
 
 
-class Hardware(_Frozen):
+@value
+class Hardware:
     families: tuple[SocFamily, ...] = ()
     socs: tuple[SocEntry, ...] = ()
     board_aliases: tuple[BoardAlias, ...] = ()
@@ -127,7 +134,7 @@ def _hardware() -> Hardware:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with path.open(encoding="utf-8") as fh:
         doc = yaml.load(fh, Loader=loader)
-    return Hardware.model_validate(doc["hardware"])
+    return validate(Hardware, doc["hardware"])
 
 
 def families() -> tuple[SocFamily, ...]:

@@ -48,12 +48,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypeVar
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from cannenv.errors import VersionError
 
 if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
     from pydantic import GetCoreSchemaHandler
     from pydantic_core import CoreSchema
 
@@ -435,6 +435,10 @@ class VersionRange:
         if raw in ("", "*"):
             return cls(family, "*")
         if family == "pep440":
+            # Imported here: packaging.specifiers pulls in packaging.utils/tags (~8 ms), which a
+            # doctor run that evaluates no Python-package range never needs.
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
             try:
                 spec = SpecifierSet(raw)
             except InvalidSpecifier:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cannenv import values
 from cannenv.certify.stages import (
     Device,
     Level,
@@ -249,7 +250,7 @@ def doctor_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
     metrics = {
         "counts": counts,
         "stack": choice.id,
-        "findings": [f.model_dump(mode="json") for f in findings if f.status != "pass"],
+        "findings": [values.dump(f) for f in findings if f.status != "pass"],
     }
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no findings"
     return [

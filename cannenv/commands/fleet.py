@@ -13,22 +13,6 @@ if TYPE_CHECKING:
     from cannenv.fleet.report import FleetReport, Judge
     from cannenv.report import Finding, StackChoice
 
-_BUNDLE_TARGETS = click.option(
-    "--target",
-    "targets",
-    multiple=True,
-    metavar="TAG",
-    help="Interpreter the bundle carries native modules for: cpXY-MACHINE[-musl], e.g. cp312-aarch64 "
-    "(repeatable or a,b; `default` = CPython 3.10-3.13 on x86_64 and aarch64, the default; "
-    "`controller` = this Python).",
-)
-_WHEELHOUSE = click.option(
-    "--wheelhouse",
-    metavar="DIR",
-    help="Folder of pydantic_core wheels for the targets (air-gapped controllers); "
-    "missing ones are fetched from PyPI with pip download.",
-)
-
 
 @click.group()
 def fleet() -> None:
@@ -58,8 +42,6 @@ def fleet() -> None:
     help="Seconds `cannenv facts` may run on one host.",
 )
 @click.option("--bundle", metavar="FILE", help="Push this bundle (default: build one from this cannenv).")
-@_BUNDLE_TARGETS
-@_WHEELHOUSE
 @click.option(
     "--no-bundle", is_flag=True, help="Use the `cannenv` installed on each host instead of pushing one."
 )
@@ -84,8 +66,6 @@ def collect_cmd(
     out: str,
     timeout: int,
     bundle: str | None,
-    targets: tuple[str, ...],
-    wheelhouse: str | None,
     no_bundle: bool,
     no_login_shell: bool,
     facts_args: tuple[str, ...],
@@ -100,8 +80,6 @@ def collect_cmd(
 
     if bundle and no_bundle:
         raise InputError("give either --bundle or --no-bundle, not both")
-    if (targets or wheelhouse) and (bundle or no_bundle):
-        raise InputError("--target/--wheelhouse build the bundle: not with --bundle or --no-bundle")
     collection = collect(
         inventory,
         out,
@@ -110,8 +88,6 @@ def collect_cmd(
         timeout=timeout,
         bundle=bundle,
         use_bundle=not no_bundle,
-        targets=targets,
-        wheelhouse=wheelhouse,
         login_shell=not no_login_shell,
         facts_args=facts_args,
     )
@@ -340,20 +316,17 @@ def k8s_label_cmd(
 
 @fleet.command("bundle")
 @click.option("--out", default="cannenv.pyz", show_default=True, metavar="FILE")
-@_BUNDLE_TARGETS
-@_WHEELHOUSE
-def bundle_cmd(out: str, targets: tuple[str, ...], wheelhouse: str | None) -> int:
+def bundle_cmd(out: str) -> int:
     """Build the self-contained cannenv (a zipapp) that `fleet collect` and the Ansible role push.
 
-    Pure-Python code is carried once; pydantic_core (native) once per --target. A host runs it
-    (`python3 cannenv.pyz facts --json`) when its tag (CPython minor version, machine, libc) is one
-    of the targets; others are told which tags it carries and how to add theirs (exit 3).
+    Pure Python, no native code: one file runs on any Python >= 3.10, whatever the host's machine
+    or libc (`python3 cannenv.pyz facts --json`). An older Python is told what it needs (exit 3).
     """
-    from cannenv.fleet.zipapp import build_bundle, parse_targets
+    from cannenv.fleet.zipapp import MIN_PYTHON, build_bundle
 
-    b = build_bundle(out, targets=parse_targets(targets), wheelhouse=wheelhouse)
-    click.echo(f"{b.path}  {b.size} bytes  sha256 {b.sha256}")
-    click.echo("targets: " + ", ".join(f"{tag} ({origin})" for tag, origin in b.native))
+    b = build_bundle(out)
+    click.echo(f"{b.path}  {b.size} bytes  {b.files} files  sha256 {b.sha256}")
+    click.echo(f"runs on: Python >= {MIN_PYTHON[0]}.{MIN_PYTHON[1]}, any machine and libc (pure Python)")
     click.echo("carries: " + ", ".join(b.modules))
     if b.left_out:
         click.echo("left out (native speed-ups with a pure-Python fallback): " + ", ".join(b.left_out))

@@ -128,7 +128,9 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     problems = m.stack_problems(s)
     req = m.driver_requirement(s.version("cann") or "", s.family) if s.version("cann") else None
     if as_json:
-        data = s.model_dump(mode="json")
+        from cannenv.values import dump
+
+        data = dump(s)
         data["matrix_digest"] = m.digest
         data["driver_requirement"] = req.to_json() if req else None
         data["problems"] = problems
@@ -235,12 +237,14 @@ def query(
             "query needs at least one of --cann, --torch, --torch-npu, --python, --driver",
             hint="e.g. cannenv matrix query --cann 8.3.RC1 --torch 2.7.1 --python 3.11",
         )
+    from cannenv.values import dump
+
     result: dict[str, Any] = {}
     if cann or torch or torch_npu:
         rows = m.torch_npu_rows(cann=cann, torch=torch, torch_npu=torch_npu, python=python)
         result["torch_npu"] = [
             {
-                **r.model_dump(mode="json", exclude_none=True),
+                **dump(r, exclude_none=True),
                 **({"wheel_published": m.wheel_published(r.torch_npu, python, arch=arch)} if python else {}),
             }
             for r in rows
@@ -257,9 +261,7 @@ def query(
         fams = [fam] if fam else ["a2", "a3", "310p", "910", "310b", "950"]
         reqs = [r for f in fams if (r := m.driver_requirement(cann, f)) is not None]
         result["driver_requirement"] = [r.to_json() for r in reqs]
-        result["hdk_pairs"] = [
-            r.model_dump(mode="json", exclude_none=True) for r in m.hdk_pairs(cann, family=fam)
-        ]
+        result["hdk_pairs"] = [dump(r, exclude_none=True) for r in m.hdk_pairs(cann, family=fam)]
         if fam and arch:
             from cannenv.errors import NotFoundError
 

@@ -115,8 +115,6 @@ def collect(
     timeout: int = 120,
     bundle: str | Path | None = None,
     use_bundle: bool = True,
-    targets: tuple[str, ...] = (),
-    wheelhouse: str | Path | None = None,
     login_shell: bool = True,
     facts_args: tuple[str, ...] = (),
     extravars: Mapping[str, Any] | None = None,
@@ -124,8 +122,8 @@ def collect(
 ) -> Collection:
     """Collect facts from the inventory's hosts into ``out``; every host gets a status and a reason.
 
-    Without ``bundle`` the bundle is built for ``targets`` (``--target`` values; none = the default
-    CPython 3.10-3.13 on x86_64/aarch64) and kept in the controller's cache, keyed by content.
+    Without ``bundle`` the bundle (pure Python: one for every host) is built from this cannenv and
+    kept in the controller's cache, keyed by content.
     """
     try:
         import ansible_runner
@@ -135,7 +133,7 @@ def collect(
             hint="install the fleet extra: pip install 'cannenv[fleet]' (ansible-core + ansible-runner)",
         ) from exc
     from cannenv import __version__
-    from cannenv.fleet.zipapp import build_bundle, parse_targets
+    from cannenv.fleet.zipapp import build_bundle
 
     inv = Path(inventory)
     if not inv.exists():
@@ -145,19 +143,18 @@ def collect(
     if forks < 1:
         raise InputError(f"--forks {forks}: expected 1 or more")
     out_dir = Path(out).resolve()
-    chosen = parse_targets(targets) if use_bundle and bundle is None else ()
 
     with tempfile.TemporaryDirectory(prefix="cannenv-fleet-") as work:
         bundle_tag = bundle_sha = None
         bundle_file = ""
         if use_bundle:
             if bundle is None:
-                # before the output folder is touched: a missing wheel leaves the last collection intact
+                # before the output folder is touched: a failed build leaves the last collection intact
                 from cannenv.fleet.zipapp import cache_root
 
                 dest = None if cache_root() is not None else Path(work) / "cannenv.pyz"
-                built = build_bundle(dest, targets=chosen, wheelhouse=wheelhouse)
-                bundle_file, bundle_tag, bundle_sha = str(built.path), ",".join(built.tags), built.sha256
+                built = build_bundle(dest)
+                bundle_file, bundle_tag, bundle_sha = str(built.path), built.tag, built.sha256
             else:
                 from cannenv.fsutil import sha256_file
 

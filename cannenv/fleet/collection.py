@@ -50,6 +50,7 @@ class Collection(BaseModel):
     limit: str | None = None
     forks: int | None = None
     bundle_tag: str | None = None
+    """``py3-none-any`` for the bundle `collect` built (pure Python, any host); None when none was built."""
     bundle_sha256: str | None = None
     hosts: tuple[HostResult, ...] = ()
     root: Path = Field(default=Path(), exclude=True)

@@ -27,6 +27,7 @@ from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Any
 
+from cannenv import values
 from cannenv.errors import ExternalError, InputError
 
 LABEL_PREFIX = "cannenv.io/"
@@ -124,7 +125,7 @@ def node_labels(report: Mapping[str, Any], certificate_digest: str | None = None
     from cannenv.fleet.report import node_status
     from cannenv.report import Finding
 
-    findings = [Finding.model_validate(f) for f in report.get("findings", ())]
+    findings = [values.validate(Finding, f) for f in report.get("findings", ())]
     stack = (report.get("stack") or {}).get("id")
     cert = "none"
     if certificate_digest:

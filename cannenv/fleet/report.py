@@ -23,6 +23,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cannenv import values
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
 from cannenv.fleet.collection import Collection, HostResult, load_collection
@@ -44,8 +45,8 @@ _COLLECT_REMEDY = {
     "then collect again",
     "no-python": "install Python >= 3.10 on the host "
     "(e.g. `apt-get install python3` / `dnf install python3`), then collect again",
-    "python-mismatch": "collect from a controller whose Python has the host's version and machine "
-    "(e.g. a python3.X venv with cannenv[fleet]), or install cannenv on the host and pass --no-bundle",
+    "python-mismatch": "install Python >= 3.10 on the host (the bundle runs on any such CPython, "
+    "machine and libc), or install cannenv there and pass --no-bundle",
     "timeout": "find what hangs `cannenv facts` on the host (often npu-smi) or raise --timeout",
     "facts-failed": "run `cannenv facts --json` on the host by hand and fix the error it prints",
     "invalid-facts": "collect the facts again with this cannenv version (`cannenv fleet collect`)",
@@ -133,7 +134,7 @@ def load_facts(path: Path) -> Facts:
     """Read one facts file; fast path first (10,000 files), the doctor's reader for a precise error."""
     data = path.read_bytes()
     try:
-        return Facts.model_validate_json(data)
+        return values.validate_json(Facts, data)
     except ValidationError:
         return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
 

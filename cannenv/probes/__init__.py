@@ -17,6 +17,7 @@ import datetime as _dt
 import socket
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cannenv import __version__
@@ -99,7 +100,7 @@ def collect(
         fields.update(result)
     cann = fields.get("cann")
     if cann is not None and "nnal" in fields:
-        fields["cann"] = cann.model_copy(update={"nnal": fields.pop("nnal")})
+        fields["cann"] = replace(cann, nnal=fields.pop("nnal"))
     elif "nnal" in fields:
         fields.pop("nnal")
     try:

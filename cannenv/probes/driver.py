@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from cannenv.facts import DriverFacts, FirmwareFacts
@@ -43,7 +44,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             ctx.issue(
                 "driver", "malformed", DRIVER_INFO, f"{DRIVER_INFO} has no Version= or package_version= line"
             )
-        out["driver"] = drv.model_copy(update={"lib64": exists(ctx, "/usr/local/Ascend/driver/lib64")})
+        out["driver"] = replace(drv, lib64=exists(ctx, "/usr/local/Ascend/driver/lib64"))
     elif exists(ctx, DRIVER_INFO) or ctx.host.path(DRIVER_INFO).is_symlink():
         out["driver"] = DriverFacts(path=DRIVER_INFO, lib64=exists(ctx, "/usr/local/Ascend/driver/lib64"))
     text = read_text(ctx, "firmware", FIRMWARE_INFO)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     facts["npu_smi_path"] = smi_host
     if smi_local is not None and smi_host is not None:
         res = ctx.host.run([smi_local, "info"], timeout=ctx.npu_smi_timeout)
-        facts["npu_smi"] = _outcome(res).model_copy(update={"argv": (smi_host, "info")})
+        facts["npu_smi"] = replace(_outcome(res), argv=(smi_host, "info"))
         if res.timed_out:
             ctx.issue(
                 "npu",

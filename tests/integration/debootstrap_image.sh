@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make a registry-free Docker image from Debian's packages: debootstrap --variant=minbase SUITE with
 # INCLUDE, trimmed (package caches, docs, locales, SSH host keys), then `docker import` as IMAGE.
-# Used by engine_setup.sh (bookworm base) and fleet_base_trixie.sh (a host with another Python).
+# Used by engine_setup.sh (bookworm base) and fleet_base_debian.sh (hosts with another Python).
 #
 # usage: debootstrap_image.sh SUITE INCLUDE IMAGE     (needs root, debootstrap, Debian's mirror)
 # Environment: DEBIAN_MIRROR (default http://deb.debian.org/debian).

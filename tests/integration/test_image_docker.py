@@ -231,7 +231,7 @@ def test_labels_and_lock_describe_the_stack(engine: Engine, built83: Built) -> N
 def test_probes_in_the_image_detect_the_fixture_versions(engine: Engine, built83: Built) -> None:
     code = (
         "import json; from cannenv.probes import collect; from cannenv.host import Host; "
-        "print(collect(Host.live()).model_dump_json())"
+        "print(collect(Host.live()).to_json())"
     )
     r = run_in(engine, built83.tag, "python", "-c", code)
     assert r.exit_code == 0, r.stderr

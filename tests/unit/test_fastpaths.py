@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.utils import canonicalize_name as packaging_canonicalize
 
-from cannenv import matrix
+from cannenv import matrix, values
 from cannenv.cli import FAMILIES
 from cannenv.probes.python_env import canonicalize_name
 from cannenv.resources import matrices_dir
@@ -98,7 +98,7 @@ def test_unwritable_cache_and_switch_off(tmp_path: Path, monkeypatch: pytest.Mon
 def test_json_fast_path_keeps_entry_labels(cache: Path, tmp_path: Path) -> None:
     d = _copy_shipped(tmp_path / "m")
     base = matrix.load([d])
-    stacks: list[dict[str, Any]] = [s.model_dump(mode="json", exclude_none=True) for s in base.stacks]
+    stacks: list[dict[str, Any]] = [values.dump(s, exclude_none=True) for s in base.stacks]
     doc = {"schema_version": 1, "stacks": stacks}
     (d / "stacks.yaml").unlink()
     (d / "stacks.json").write_text(json.dumps(doc))
@@ -161,7 +161,7 @@ def test_hardware_table_from_the_matrix_cache_is_the_yaml_one(
     from cannenv import soc
 
     doc = yaml.safe_load((matrices_dir() / "socs.yaml").read_text(encoding="utf-8"))
-    from_yaml = soc.Hardware.model_validate(doc["hardware"])
+    from_yaml = values.validate(soc.Hardware, doc["hardware"])
     monkeypatch.setattr(matrix, "_SHIPPED", {})
     soc._hardware.cache_clear()
     try:
@@ -175,6 +175,36 @@ def test_hardware_table_from_the_matrix_cache_is_the_yaml_one(
         assert soc.hardware() is next(p.hardware for p in hit.parts if p.hardware is not None)
     finally:
         soc._hardware.cache_clear()
+
+
+def test_warm_matrix_and_hardware_import_no_pydantic(tmp_path: Path) -> None:
+    """The matrix and SoC types are plain dataclasses: pydantic is imported to validate files
+    (a cold cache), never to answer from the validated-matrix cache."""
+    code = (
+        "import sys\n"
+        "import cannenv.matrix, cannenv.soc\n"
+        "assert 'pydantic' not in sys.modules, 'importing cannenv.matrix/soc imported pydantic'\n"
+        "m = cannenv.matrix.load()\n"
+        "hw = cannenv.soc.hardware()\n"
+        "print('PYDANTIC', 'pydantic' in sys.modules, len(m.stacks), len(hw.socs), m.digest)\n"
+    )
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(REPO),
+        "CANNENV_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+        )
+        for _ in range(2)
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    assert len(list((tmp_path / "cache").glob("matrix-*.pickle"))) == 1
+    cold, warm = (r.stdout.split() for r in runs)
+    assert cold[:2] == ["PYDANTIC", "True"]  # cold: the files are validated
+    assert warm[:2] == ["PYDANTIC", "False"], runs[1].stdout  # warm: unpickled only
+    assert warm[2:] == cold[2:]  # same stacks, SoCs and digest
 
 
 def test_warm_doctor_imports_no_yaml(cache: Path, tmp_path: Path) -> None:

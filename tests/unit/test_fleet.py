@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers.fleet_hosts import DRIVER_24_1_RC1, HostSpec, build_tree
 
+from cannenv import values
 from cannenv.facts import Facts
 from cannenv.fleet.collect import classify_events, hosts_seen
 from cannenv.fleet.collection import Collection, HostResult, load_collection
@@ -337,7 +338,7 @@ def test_k8s_manifest_refuses_injection() -> None:
 def test_node_labels() -> None:
     report = {
         "stack": {"id": "a2-cann8.2.rc1-torch2.6.0-py3.11"},
-        "findings": [f("driver-cann", "warn").model_dump()],
+        "findings": [values.dump(f("driver-cann", "warn"))],
     }
     labels = node_labels(report, "sha256:" + "ab" * 32)
     assert labels == {
@@ -376,7 +377,7 @@ def test_k8s_label_against_a_local_api_server(tmp_path: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         report = tmp_path / "doctor.json"
-        report.write_text(json.dumps({"stack": {"id": "s1"}, "findings": [f("x", "fail").model_dump()]}))
+        report.write_text(json.dumps({"stack": {"id": "s1"}, "findings": [values.dump(f("x", "fail"))]}))
         token = tmp_path / "token"
         token.write_text("tok\n")
         proc = subprocess.run(
@@ -412,12 +413,17 @@ def test_k8s_label_against_a_local_api_server(tmp_path: Path) -> None:
 
 
 def test_bundle_runs_without_site_packages(tmp_path: Path) -> None:
-    """The zipapp carries everything `cannenv facts` imports: run it with site-packages disabled."""
+    """The zipapp carries all `cannenv facts` imports, and no pydantic: run it without site-packages."""
     from cannenv.fleet.zipapp import build_bundle
 
     bundle = build_bundle(tmp_path / "cannenv.pyz")
-    assert {"cannenv", "pydantic", "pydantic_core", "click"} <= set(bundle.modules)
-    assert "torch" not in bundle.modules and "docker" not in bundle.modules
+    assert {"cannenv", "click"} <= set(bundle.modules)
+    assert not {"pydantic", "pydantic_core", "torch", "docker"} & set(bundle.modules)
+    import zipfile
+
+    with zipfile.ZipFile(bundle.path) as zf:
+        names = zf.namelist()
+    assert not [n for n in names if n.startswith(("site/pydantic/", "site/pydantic_core/"))]
     again = build_bundle(tmp_path / "again.pyz")
     assert again.sha256 == bundle.sha256  # deterministic
     root = build_tree(HostSpec("b"), tmp_path / "tree")
@@ -436,21 +442,32 @@ def test_bundle_runs_without_site_packages(tmp_path: Path) -> None:
     assert facts.driver is not None and facts.driver.version == "25.0.rc1.1"
 
 
-def test_bundle_refuses_another_python(tmp_path: Path) -> None:
-    from cannenv.fleet.zipapp import build_bundle
-
-    bundle = build_bundle(tmp_path / "cannenv.pyz")
+def test_bundle_refuses_a_python_older_than_it_needs(tmp_path: Path) -> None:
+    """This Python, told by the bundle that it needs 3.99: the one-line refusal the collector records."""
+    import platform
     import zipfile
 
-    foreign = tmp_path / "foreign.pyz"
-    with zipfile.ZipFile(bundle.path) as src, zipfile.ZipFile(foreign, "w") as dst:
+    from cannenv.fleet.zipapp import MIN_PYTHON, build_bundle
+
+    bundle = build_bundle(tmp_path / "cannenv.pyz")
+    strict = tmp_path / "strict.pyz"
+    with zipfile.ZipFile(bundle.path) as src, zipfile.ZipFile(strict, "w") as dst:
         for item in src.infolist():
             data = src.read(item)
             if item.filename == "__main__.py":
-                data = data.replace(bundle.tag.encode(), b"cp399-riscv64-gnu")
+                old = f"MIN_PYTHON = {MIN_PYTHON!r}".encode()
+                assert old in data
+                data = data.replace(old, b"MIN_PYTHON = (3, 99)")
             dst.writestr(item, data)
     proc = subprocess.run(
-        [sys.executable, str(foreign), "facts"], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, str(strict), "facts"], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.returncode == 3
-    assert proc.stderr.startswith("cannenv-bundle: python-mismatch: ") and "cp399-riscv64-gnu" in proc.stderr
+    assert proc.stderr == (
+        f"cannenv-bundle: python-mismatch: the host runs {platform.python_implementation()} "
+        f"{platform.python_version()} ({sys.executable}); cannenv needs Python >= 3.99: "
+        "install a newer python3 there\n"
+    )
+    role_msg = "cannenv-fleet: " + proc.stderr.split("cannenv-bundle: ", 1)[1]  # what the role fails with
+    outcome = classify_events([_ev("runner_on_failed", "h", {"msg": role_msg})])["h"]
+    assert outcome.status == "python-mismatch" and "needs Python >= 3.99" in outcome.reason
