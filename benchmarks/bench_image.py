@@ -67,16 +67,30 @@ def wheelhouse(dest: Path, deps: Path, torch_npu: str) -> Path:
     return dest
 
 
-def context(tmp: Path, name: str, art: Path, pins: dict[str, tuple[str, str | None]], wh: Path, cw: Path,
-            torch_npu: str) -> Path:
+def context(
+    tmp: Path,
+    name: str,
+    art: Path,
+    pins: dict[str, tuple[str, str | None]],
+    wh: Path,
+    cw: Path,
+    torch_npu: str,
+) -> Path:
     mfile = tmp / f"{name}.yaml"
     mfile.write_text(matrix_yaml(stack_id=STACK, cann="8.3.RC2", installers=pins, torch_npu=torch_npu))
     m = matrix.load([mfile])
     spec = spec_from_stack(m.stack(STACK), m)
     verified = verify_installers(spec, art)
-    ctx = render(spec, RenderOptions(os="preinstalled", base_image=BASE, wheels=scan_wheelhouse(wh),
-                                     cannenv_wheel=wheel_from_file(cw),
-                                     installer_files={v.ref.component: v.path for v in verified}))
+    ctx = render(
+        spec,
+        RenderOptions(
+            os="preinstalled",
+            base_image=BASE,
+            wheels=scan_wheelhouse(wh),
+            cannenv_wheel=wheel_from_file(cw),
+            installer_files={v.ref.component: v.path for v in verified},
+        ),
+    )
     return ctx.write(tmp / f"ctx-{name}")
 
 
@@ -97,15 +111,21 @@ def main() -> int:
         return 4
     with tempfile.TemporaryDirectory(prefix="cannenv-bench-") as t:
         tmp = Path(t)
-        inst = make_installers(tmp / "art", "8.3.RC2", installed_bytes=args.installed_mb << 20,
-                               padding_bytes=args.padding_mb << 20)
+        inst = make_installers(
+            tmp / "art",
+            "8.3.RC2",
+            installed_bytes=args.installed_mb << 20,
+            padding_bytes=args.padding_mb << 20,
+        )
         pins: dict[str, tuple[str, str | None]] = {
             c: (inst[f].path.name, inst[f].sha256) for c, f in COMP.items()
         }
         cw = build_cannenv_wheel(tmp / "cw")
         deps = tmp / "deps"
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(deps),
-                        str(cw)], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(deps), str(cw)],
+            check=True,
+        )
         for p in deps.glob("cannenv-*.whl"):
             p.unlink()
         wh1 = wheelhouse(tmp / "wh1", deps, "2.5.1")
@@ -136,9 +156,14 @@ def main() -> int:
             os.link(i.path, naive_dir / "installers" / i.path.name)
         for p in [*wh1.glob("*.whl"), cw]:
             os.link(p, naive_dir / "wheels" / p.name)
-        (naive_dir / "Dockerfile").write_text(NAIVE.format(
-            base=BASE, toolkit=inst["toolkit"].path.name, kernels=inst["kernels"].path.name,
-            nnal=inst["nnal"].path.name))
+        (naive_dir / "Dockerfile").write_text(
+            NAIVE.format(
+                base=BASE,
+                toolkit=inst["toolkit"].path.name,
+                kernels=inst["kernels"].path.name,
+                nnal=inst["nnal"].path.name,
+            )
+        )
         t0 = time.monotonic()
         engine.build(naive_dir, tags["naive"], nocache=True)
         naive_s = time.monotonic() - t0
@@ -164,14 +189,22 @@ def main() -> int:
         ratio_rebuild = rebuild.duration_s / full.duration_s
         over = added / installed - 1
         naive_over = naive_added / naive_installed - 1
-        print(f"installers: {sum(i.path.stat().st_size for i in inst.values()) / 2**20:.1f} MiB; "
-              f"installed trees: {installed / 2**20:.1f} MiB")
-        print(f"full build      cannenv {full.duration_s:6.1f} s   naive {naive_s:6.1f} s   "
-              f"ratio {full.duration_s / naive_s:.2f}")
-        print(f"torch_npu-only rebuild  {rebuild.duration_s:6.1f} s = {ratio_rebuild:.0%} of the full build "
-              f"(target < 20%); CANN steps from cache: {cann_cached}/{cann_steps}")
-        print(f"image size over installed trees: cannenv {over:+.1%}   naive {naive_over:+.1%} "
-              f"(target <= +5%); naive/cannenv added bytes {naive_added / added:.2f}x")
+        print(
+            f"installers: {sum(i.path.stat().st_size for i in inst.values()) / 2**20:.1f} MiB; "
+            f"installed trees: {installed / 2**20:.1f} MiB"
+        )
+        print(
+            f"full build      cannenv {full.duration_s:6.1f} s   naive {naive_s:6.1f} s   "
+            f"ratio {full.duration_s / naive_s:.2f}"
+        )
+        print(
+            f"torch_npu-only rebuild  {rebuild.duration_s:6.1f} s = {ratio_rebuild:.0%} of the full build "
+            f"(target < 20%); CANN steps from cache: {cann_cached}/{cann_steps}"
+        )
+        print(
+            f"image size over installed trees: cannenv {over:+.1%}   naive {naive_over:+.1%} "
+            f"(target <= +5%); naive/cannenv added bytes {naive_added / added:.2f}x"
+        )
         for tag in tags.values():
             engine.remove(tag)
         ok = cann_cached == cann_steps and ratio_rebuild < 0.20 and over <= 0.05

@@ -45,9 +45,8 @@ def locate(ref: InstallerRef, directory: Path) -> Path:
     elif near:
         hint = f"{near} The {ref.component} installer of CANN {ref.version} must be named exactly {ref.file}"
     else:
-        hint = (
-            f"download {ref.file} from the vendor (versions.md §3.1 download layout) into {directory}"
-            + (f"; the directory has: {', '.join(have)}" if have else "")
+        hint = f"download {ref.file} from the vendor (versions.md §3.1 download layout) into {directory}" + (
+            f"; the directory has: {', '.join(have)}" if have else ""
         )
     raise NotFoundError(f"{directory} has no {ref.component} installer {ref.file}", hint=hint)
 

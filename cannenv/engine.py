@@ -125,8 +125,14 @@ class Engine:
         start = time.monotonic()
         try:
             stream = self.client.api.build(
-                path=str(context), tag=tag, rm=True, forcerm=True, pull=False, nocache=nocache,
-                decode=True, network_mode=network_mode,
+                path=str(context),
+                tag=tag,
+                rm=True,
+                forcerm=True,
+                pull=False,
+                nocache=nocache,
+                decode=True,
+                network_mode=network_mode,
             )
             for chunk in stream:
                 if "error" in chunk:
@@ -233,8 +239,12 @@ class Engine:
         volumes = {src: {"bind": dst, "mode": "ro"} for src, dst in (binds or {}).items()}
         try:
             container = self.client.containers.create(
-                ref, list(command), environment=dict(environment or {}), volumes=volumes,
-                network_mode=network_mode, detach=True,
+                ref,
+                list(command),
+                environment=dict(environment or {}),
+                volumes=volumes,
+                network_mode=network_mode,
+                detach=True,
             )
         except docker.errors.ImageNotFound:
             raise NotFoundError(f"no image {ref!r} in the local engine") from None

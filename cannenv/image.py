@@ -250,8 +250,12 @@ def validate_spec(spec: ImageSpec) -> None:
     _check(re.compile(r"^3\.[0-9]{1,2}$"), "python version", spec.python, "a Python version like 3.11")
     for name, version in spec.components.items():
         _check(_LABEL_KEY, "component name", name, "lower-case letters, digits and . _ -")
-        _check(_SAFE_RANGE if any(c in version for c in "<>=,") else _SAFE_VERSION,
-               f"component {name} version", version, "a version or a version range")
+        _check(
+            _SAFE_RANGE if any(c in version for c in "<>=,") else _SAFE_VERSION,
+            f"component {name} version",
+            version,
+            "a version or a version range",
+        )
     for inst in spec.installers:
         _check(_SAFE_FILE, f"{inst.component} installer file", inst.file, "a vendor file name ending in .run")
         _check(_SAFE_VERSION, f"{inst.component} installer version", inst.version, "a version")
@@ -366,26 +370,48 @@ def python_groups(spec: ImageSpec, options: RenderOptions) -> tuple[PythonGroup,
             reqs = tuple(_wheel_requirement(w) for w in members)
             groups.append(PythonGroup(gname, _WHEELHOUSE_PIP, reqs, members))
         return tuple(groups)
-    base = tuple(LockedRequirement(name=n, version="", source="https://pypi.org/simple")
-                 for n in settings["cann_requirements"])
+    base = tuple(
+        LockedRequirement(name=n, version="", source="https://pypi.org/simple")
+        for n in settings["cann_requirements"]
+    )
     groups.append(PythonGroup("base", "--no-cache-dir", base))
     if spec.torch:
         idx = settings["torch_index"]
-        groups.append(PythonGroup("torch", f"--no-cache-dir --index-url {idx}",
-                                  (LockedRequirement(name="torch", version=spec.torch, source=idx),)))
+        groups.append(
+            PythonGroup(
+                "torch",
+                f"--no-cache-dir --index-url {idx}",
+                (LockedRequirement(name="torch", version=spec.torch, source=idx),),
+            )
+        )
     if options.cannenv_wheel is not None:
         w = options.cannenv_wheel
         groups.append(PythonGroup("cannenv", "--no-cache-dir", (_wheel_requirement(w),), (w,)))
     else:
         from cannenv import __version__
 
-        groups.append(PythonGroup("cannenv", "--no-cache-dir", (
-            LockedRequirement(name="cannenv", version=options.cannenv_version or __version__,
-                              source="https://pypi.org/simple"),)))
+        groups.append(
+            PythonGroup(
+                "cannenv",
+                "--no-cache-dir",
+                (
+                    LockedRequirement(
+                        name="cannenv",
+                        version=options.cannenv_version or __version__,
+                        source="https://pypi.org/simple",
+                    ),
+                ),
+            )
+        )
     if spec.torch_npu:
         idx = settings["torch_npu_index"]
-        groups.append(PythonGroup("torch_npu", f"--no-cache-dir --index-url {idx}",
-                                  (LockedRequirement(name="torch-npu", version=spec.torch_npu, source=idx),)))
+        groups.append(
+            PythonGroup(
+                "torch_npu",
+                f"--no-cache-dir --index-url {idx}",
+                (LockedRequirement(name="torch-npu", version=spec.torch_npu, source=idx),),
+            )
+        )
     return tuple(groups)
 
 
@@ -627,7 +653,6 @@ def render(spec: ImageSpec, options: RenderOptions) -> BuildContext:
     )
 
 
-
 # ------------------------------------------------------------------------------------- lock
 
 
@@ -653,13 +678,17 @@ def lock_for(
             raise InputError(f"no verified digest for the {ref.component} installer {ref.file}")
         if not pinned:
             notes.append(f"{ref.file}: not pinned in the matrix; sha256 recorded from the file used")
-        installers.append(LockedInstaller(
-            component=ref.component, version=ref.version, file=ref.file, sha256=digest, pinned=pinned
-        ))
+        installers.append(
+            LockedInstaller(
+                component=ref.component, version=ref.version, file=ref.file, sha256=digest, pinned=pinned
+            )
+        )
     hashed = any(r.hashes for r in ctx.requirements if r.name in ("torch", "torch-npu"))
     if (spec.torch or spec.torch_npu) and not hashed:
-        notes.append("torch/torch_npu installed from indexes by version pin, without hashes "
-                     "(give --wheelhouse for hash-pinned Python inputs)")
+        notes.append(
+            "torch/torch_npu installed from indexes by version pin, without hashes "
+            "(give --wheelhouse for hash-pinned Python inputs)"
+        )
     if "@" not in ctx.base_image:
         notes.append(f"base image {ctx.base_image} is a tag, not a digest")
     return Lock(
@@ -680,6 +709,7 @@ def lock_for(
 
 
 # ----------------------------------------------------------------------------------- verify
+
 
 @dataclass(frozen=True)
 class VerifyOutcome:
@@ -714,8 +744,10 @@ def judge_verify(report: Mapping[str, Any]) -> VerifyOutcome:
         if is_device_finding(f):
             device.append((fid, status))
             if status != "skip":
-                problems.append(f"device check {label} reported {status!r} in an image with no devices "
-                                f"(expected 'skip'): {f.get('detail', '')}")
+                problems.append(
+                    f"device check {label} reported {status!r} in an image with no devices "
+                    f"(expected 'skip'): {f.get('detail', '')}"
+                )
         else:
             software.append((fid, status))
             if status in ("fail", "error"):

@@ -113,7 +113,11 @@ def load_lock(path: str | os.PathLike[str]) -> Lock:
     )
     data = records.parse_json(text, source=str(path), hint=hint)
     records.check_schema_version(
-        data, source=str(path), supported=LOCK_SCHEMA_VERSION, what="lock file", default=LOCK_SCHEMA_VERSION,
+        data,
+        source=str(path),
+        supported=LOCK_SCHEMA_VERSION,
+        what="lock file",
+        default=LOCK_SCHEMA_VERSION,
         hint="upgrade cannenv, or regenerate the lock with this version",
     )
     return records.validate(Lock, data, source=str(path), hint=hint)

@@ -179,6 +179,7 @@ def _execute(
     )
     stack_info = _stack_info(stack_id)
     plans = runner.plan(options, cast("Scope", scope))
+
     def echo(text: str) -> None:
         click.echo(text, err=as_json)  # with --json, stdout carries only the certificate
 

@@ -208,6 +208,7 @@ def doctor(
     selected = checks.select(list(check_ids) or None)
     facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
     from cannenv import matrix as matrix_mod
+
     try:
         m = matrix_mod.load(list(matrix_paths) or None)
     except CannenvError:

@@ -27,20 +27,46 @@ class _Prepared:
 
 
 def _stack_options(f: Any) -> Any:
-    f = click.option("--matrix", "matrix_paths", multiple=True, type=click.Path(path_type=Path),
-                     help="Matrix files or folders to use instead of the shipped matrix (repeatable).")(f)
-    f = click.option("--arch", type=click.Choice(["x86_64", "aarch64"]), default=None,
-                     help="Target architecture (default: the stack's only one, else this machine's).")(f)
-    f = click.option("--os", "os_id", default="ubuntu22.04", show_default=True,
-                     help="Base OS profile from dockerfiles/os.yaml (ubuntu22.04, preinstalled, …).")(f)
-    f = click.option("--base-image", default=None,
-                     help="Base image reference, ideally pinned: NAME@sha256:<digest>.")(f)
-    f = click.option("--wheelhouse", type=click.Path(path_type=Path, file_okay=False), default=None,
-                     help="Local wheels (torch, torch_npu, their deps) installed hash-pinned and offline.")(f)
-    f = click.option("--cannenv-wheel", type=click.Path(path_type=Path, dir_okay=False), default=None,
-                     help="cannenv wheel to install (default: built from this checkout, else from PyPI).")(f)
-    f = click.option("--allow-unpinned", is_flag=True,
-                     help="Accept installers whose sha256 the matrix does not pin (recorded in the lock).")(f)
+    f = click.option(
+        "--matrix",
+        "matrix_paths",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help="Matrix files or folders to use instead of the shipped matrix (repeatable).",
+    )(f)
+    f = click.option(
+        "--arch",
+        type=click.Choice(["x86_64", "aarch64"]),
+        default=None,
+        help="Target architecture (default: the stack's only one, else this machine's).",
+    )(f)
+    f = click.option(
+        "--os",
+        "os_id",
+        default="ubuntu22.04",
+        show_default=True,
+        help="Base OS profile from dockerfiles/os.yaml (ubuntu22.04, preinstalled, …).",
+    )(f)
+    f = click.option(
+        "--base-image", default=None, help="Base image reference, ideally pinned: NAME@sha256:<digest>."
+    )(f)
+    f = click.option(
+        "--wheelhouse",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Local wheels (torch, torch_npu, their deps) installed hash-pinned and offline.",
+    )(f)
+    f = click.option(
+        "--cannenv-wheel",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="cannenv wheel to install (default: built from this checkout, else from PyPI).",
+    )(f)
+    f = click.option(
+        "--allow-unpinned",
+        is_flag=True,
+        help="Accept installers whose sha256 the matrix does not pin (recorded in the lock).",
+    )(f)
     return f
 
 
@@ -94,10 +120,18 @@ def image() -> None:
 @image.command("render")
 @click.argument("stack_id")
 @_stack_options
-@click.option("--artifacts", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Directory with the vendor's installer files (verified and placed into the context).")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Write the build context here (new or empty directory); without it, print the Dockerfile.")
+@click.option(
+    "--artifacts",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Directory with the vendor's installer files (verified and placed into the context).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Write the build context here (new or empty directory); without it, print the Dockerfile.",
+)
 def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
     """Render the build context for STACK_ID (pure: no Docker, no network)."""
     import tempfile
@@ -110,8 +144,11 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
         prep.ctx.write(out)
     click.echo(f"wrote build context for {prep.spec.stack_id} to {out} (context sha256 {prep.ctx.digest})")
     if not prep.verified:
-        click.echo("note: no --artifacts given: put the installer files into installers/ before building: "
-                   + ", ".join(i.file for i in prep.spec.installers), err=True)
+        click.echo(
+            "note: no --artifacts given: put the installer files into installers/ before building: "
+            + ", ".join(i.file for i in prep.spec.installers),
+            err=True,
+        )
     return 0
 
 
@@ -122,11 +159,20 @@ def _installer_digests(prep: _Prepared) -> dict[str, tuple[str, bool]]:
 @image.command("build")
 @click.argument("stack_id")
 @_stack_options
-@click.option("--artifacts", type=click.Path(path_type=Path, file_okay=False), required=True,
-              help="Directory with the vendor's installer files.")
+@click.option(
+    "--artifacts",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Directory with the vendor's installer files.",
+)
 @click.option("--tag", default=None, help=f"Image tag (default {DEFAULT_REPOSITORY}:<stack id>).")
-@click.option("--lock", "lock_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the lock file here after the build.")
+@click.option(
+    "--lock",
+    "lock_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the lock file here after the build.",
+)
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached layers.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not stream the build log.")
 def build_cmd(
@@ -167,8 +213,14 @@ def build_cmd(
     info = engine.inspect(ref)
     base_digest = _base_digest(engine, prep.ctx.base_image)
     if lock_path is not None:
-        lock = lock_for(prep.spec, prep.ctx, _installer_digests(prep), base_image_digest=base_digest,
-                        image_id=info.id, tag=ref)
+        lock = lock_for(
+            prep.spec,
+            prep.ctx,
+            _installer_digests(prep),
+            base_image_digest=base_digest,
+            image_id=info.id,
+            tag=ref,
+        )
         write_lock(lock_path, lock)
         click.echo(f"lock: {lock_path}")
     click.echo(f"image: {ref}")
@@ -191,13 +243,27 @@ def _base_digest(engine: Any, base_image: str) -> str | None:
 @image.command("lock")
 @click.argument("stack_id")
 @_stack_options
-@click.option("--artifacts", type=click.Path(path_type=Path, file_okay=False), required=True,
-              help="Directory with the vendor's installer files.")
-@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path("cannenv.lock.json"), show_default=True, help="Lock file to write or update.")
-@click.option("--image", "image_ref", default=None,
-              help="Record this built image's id (needs the engine); default: keep the id already in "
-              "the lock when nothing else changed.")
+@click.option(
+    "--artifacts",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Directory with the vendor's installer files.",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("cannenv.lock.json"),
+    show_default=True,
+    help="Lock file to write or update.",
+)
+@click.option(
+    "--image",
+    "image_ref",
+    default=None,
+    help="Record this built image's id (needs the engine); default: keep the id already in "
+    "the lock when nothing else changed.",
+)
 def lock_cmd(stack_id: str, out: Path, image_ref: str | None, **kw: Any) -> int:
     """Write or update the lock file of STACK_ID (stack, matrix digest, inputs and their digests)."""
     import tempfile
@@ -223,15 +289,23 @@ def lock_cmd(stack_id: str, out: Path, image_ref: str | None, **kw: Any) -> int:
                 image_id, tag = engine.inspect(image_ref).id, image_ref
     else:
         base_digest = prep.ctx.base_image.split("@", 1)[1]
-    new = lock_for(prep.spec, prep.ctx, _installer_digests(prep), base_image_digest=base_digest,
-                   image_id=image_id, tag=tag)
+    new = lock_for(
+        prep.spec,
+        prep.ctx,
+        _installer_digests(prep),
+        base_image_digest=base_digest,
+        image_id=image_id,
+        tag=tag,
+    )
     if out.exists() and image_id is None:
         old = load_lock(out)
         if old.context_digest == new.context_digest and old.image_id:
             new = new.model_copy(update={"image_id": old.image_id, "tag": old.tag})
     write_lock(out, new)
-    click.echo(f"wrote {out} (stack {new.stack_id}, context {new.context_digest[:12]}, "
-               f"image {new.image_id or 'not built'})")
+    click.echo(
+        f"wrote {out} (stack {new.stack_id}, context {new.context_digest[:12]}, "
+        f"image {new.image_id or 'not built'})"
+    )
     for note in new.notes:
         click.echo(f"note: {note}", err=True)
     return 0
@@ -266,9 +340,18 @@ def verify_cmd(tag: str, as_json: bool) -> int:
         ) from None
     outcome = judge_verify(report)
     if as_json:
-        click.echo(json.dumps({"image": tag, "ok": outcome.ok, "problems": list(outcome.problems),
-                               "software": [list(x) for x in outcome.software],
-                               "device": [list(x) for x in outcome.device]}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "image": tag,
+                    "ok": outcome.ok,
+                    "problems": list(outcome.problems),
+                    "software": [list(x) for x in outcome.software],
+                    "device": [list(x) for x in outcome.device],
+                },
+                indent=2,
+            )
+        )
     else:
         click.echo(f"{tag}: {len(outcome.software)} software checks, {len(outcome.device)} device checks")
         for p in outcome.problems:
@@ -300,8 +383,12 @@ def run_args_cmd(devices: str, image_ref: str | None, as_json: bool) -> int:
 
 @click.command("gate", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--require", default=None, help="Driver range to enforce (default: the image's label).")
-@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Judge a host tree under this directory instead of / (tests).")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Judge a host tree under this directory instead of / (tests).",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def gate_cmd(require: str | None, root: Path | None, command: tuple[str, ...]) -> int:
     """Refuse to start when the host NPU driver does not fit the image; else run COMMAND.

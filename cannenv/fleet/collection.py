@@ -81,7 +81,11 @@ def load_collection(directory: str | Path) -> Collection:
         text = records.read_text(manifest, what="manifest")
         raw = records.parse_json(text, source=str(manifest), hint=hint)
         records.check_schema_version(
-            raw, source=str(manifest), supported=COLLECTION_SCHEMA_VERSION, what="collection", default=1,
+            raw,
+            source=str(manifest),
+            supported=COLLECTION_SCHEMA_VERSION,
+            what="collection",
+            default=1,
             hint="upgrade cannenv",
         )
         return records.validate(Collection, {**raw, "root": root}, source=str(manifest), hint=hint)

@@ -193,7 +193,7 @@ def test_host_launchers_type_check_against_fixture_acl(tmp_path: Path) -> None:
             (inc / f"{case.launch_symbol}.h").write_text(
                 "#pragma once\n#include <cstdint>\n"
                 f'extern "C" uint32_t {case.launch_symbol}'
-                f'(uint32_t blockDim, void* stream, {", ".join(args)});\n'
+                f"(uint32_t blockDim, void* stream, {', '.join(args)});\n"
             )
         result = run(
             [

@@ -39,17 +39,35 @@ def test_wheel_ships_the_data_and_runs_outside_the_checkout(tmp_path: Path) -> N
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
     installed = _run(
-        [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--force-reinstall",
-         "--ignore-installed", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(py),
+            "install",
+            "-q",
+            "--no-deps",
+            "--force-reinstall",
+            "--ignore-installed",
+            str(wheel),
+        ],
         tmp_path,
     )
     assert installed.returncode == 0, installed.stderr
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    where = _run([str(py), "-c", "import cannenv, cannenv.resources as r; "
-                  "print(cannenv.__file__); print(r.matrices_dir()); print(r.dockerfiles_dir()); "
-                  "print(r.smoke_kernels_dir())"], elsewhere)
+    where = _run(
+        [
+            str(py),
+            "-c",
+            "import cannenv, cannenv.resources as r; "
+            "print(cannenv.__file__); print(r.matrices_dir()); print(r.dockerfiles_dir()); "
+            "print(r.smoke_kernels_dir())",
+        ],
+        elsewhere,
+    )
     assert where.returncode == 0, where.stderr
     lines = where.stdout.splitlines()
     assert str(env_dir) in lines[0], "cannenv was imported from the checkout, not the wheel"

@@ -159,9 +159,7 @@ def test_no_devices_turns_every_device_check_into_a_skip_and_keeps_software_judg
     from dataclasses import replace
 
     root = Path(__file__).resolve().parents[2] / "examples" / "hosts" / "broken-driver-too-old"
-    env = dict(
-        line.split("=", 1) for line in (root / "host.env").read_text().splitlines() if "=" in line
-    )
+    env = dict(line.split("=", 1) for line in (root / "host.env").read_text().splitlines() if "=" in line)
     facts = collect(Host(root / "tree", env, allow_commands=False))
     target = choose_target(facts, load())
     judged = {f.id: f for f in checks.run(facts, target)}
@@ -177,9 +175,7 @@ def test_no_devices_turns_every_device_check_into_a_skip_and_keeps_software_judg
 def test_installer_remedies_name_the_exact_vendor_file_for_the_host_arch() -> None:
     """Remedies name the era's installer file for the host's arch, not a `<arch>` placeholder."""
     root = Path(__file__).resolve().parents[2] / "examples" / "hosts" / "broken-driver-too-old"
-    env = dict(
-        line.split("=", 1) for line in (root / "host.env").read_text().splitlines() if "=" in line
-    )
+    env = dict(line.split("=", 1) for line in (root / "host.env").read_text().splitlines() if "=" in line)
     facts = collect(Host(root / "tree", env, allow_commands=False))
     findings = checks.run(facts, choose_target(facts, load()))
     nnal = next(f for f in findings if f.id == "nnal-cann")

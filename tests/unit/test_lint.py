@@ -1,4 +1,4 @@
-"""ruff and mypy --strict are part of the test command, so CI enforces them."""
+"""ruff (lint and format) and mypy --strict are part of the test command, so CI enforces them."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ def test_ruff_is_clean() -> None:
         pytest.fail("ruff is not installed: pip install -e '.[test]'")
     proc = _run("ruff", "check", "cannenv", "tests", "benchmarks", "examples")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = _run("ruff", "format", "--check", "cannenv", "tests", "benchmarks", "examples")
+    assert proc.returncode == 0, "run `ruff format cannenv tests benchmarks examples`:\n" + proc.stdout
 
 
 @pytest.mark.slow

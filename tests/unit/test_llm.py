@@ -260,9 +260,25 @@ def test_model_dir_without_transformers_is_a_skip(tmp_path: Path) -> None:
     path = os.pathsep.join([str(blocker.parent), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}
     proc = subprocess.run(
-        [sys.executable, "-m", "cannenv", "certify", "llm", "--device", "cpu", "--model", str(tmp_path),
-         "--json", "--out", str(tmp_path / "cert.json")],
-        capture_output=True, text=True, timeout=300, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "cannenv",
+            "certify",
+            "llm",
+            "--device",
+            "cpu",
+            "--model",
+            str(tmp_path),
+            "--json",
+            "--out",
+            str(tmp_path / "cert.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     cert = json.loads(proc.stdout)["certificate"]
@@ -280,8 +296,13 @@ def test_local_hugging_face_checkpoint_is_compared_with_the_cpu_reference(tmp_pa
 
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(
-        vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+        vocab_size=512,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
     )
     transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "ckpt")
     options = runner.CertifyOptions(device="cpu", dtype="bf16", model_dir=str(tmp_path / "ckpt"))

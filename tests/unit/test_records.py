@@ -28,7 +28,7 @@ def test_missing_file_raises_the_callers_error(tmp_path: Path) -> None:
 
 def test_bad_json_names_line_and_column() -> None:
     with pytest.raises(InputError, match=r"^w\.json:2: not valid JSON \(.*column 3\)"):
-        records.parse_json('{\n  oops\n}', source="w.json")
+        records.parse_json("{\n  oops\n}", source="w.json")
 
 
 @pytest.mark.parametrize(
