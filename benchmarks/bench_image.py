@@ -88,7 +88,7 @@ def context(
             base_image=BASE,
             wheels=scan_wheelhouse(wh),
             cannenv_wheel=wheel_from_file(cw),
-            installer_files={v.ref.component: v.path for v in verified},
+            verified_installers=verified,
         ),
     )
     return ctx.write(tmp / f"ctx-{name}")
@@ -164,16 +164,14 @@ def main() -> int:
                 nnal=inst["nnal"].path.name,
             )
         )
-        t0 = time.monotonic()
-        engine.build(naive_dir, tags["naive"], nocache=True)
-        naive_s = time.monotonic() - t0
+        naive_s = engine.build(naive_dir, tags["naive"], nocache=True).duration_s
 
         base_size = engine.inspect(BASE).size
         trees = ("/usr/local/Ascend", "/opt/cannenv/venv", "/etc/Ascend")
         installed = du(engine, tags["a"], *trees)
         added = engine.inspect(tags["a"]).size - base_size
         naive_added = engine.inspect(tags["naive"]).size - base_size
-        naive_installed = du(engine, tags["naive"], "/usr/local/Ascend", "/opt/cannenv/venv", "/etc/Ascend")
+        naive_installed = du(engine, tags["naive"], *trees)
 
         # CANN-side steps: the os and cann-installer stages, and the final stage before any Python copy
         stage, cann_steps, cann_cached, after_python = 0, 0, 0, False

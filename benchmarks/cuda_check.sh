@@ -6,7 +6,8 @@
 # Needs Python >= 3.10 with torch (a CUDA build) and cannenv's runtime modules already installed
 # (click, pydantic, pyyaml, packaging, rich, numpy, cryptography): no network is used. cannenv itself
 # runs from the checkout (PYTHONPATH), nothing is installed. Certificates and logs go to $OUT
-# (default ./cuda-check-out). Exit status: that of the last failing step, 0 if all passed.
+# (default ./cuda-check-out). Exit status: 4 when torch sees no GPU (nothing would run), else that
+# of the last failing step, 0 if all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -21,8 +22,12 @@ missing = [m for m in ("click", "pydantic", "yaml", "packaging", "rich", "numpy"
 if missing:
     sys.exit(f"missing Python modules: {', '.join(missing)} (pip install them; no network is used here)")
 import torch
+if not torch.cuda.is_available():
+    # Every stage would be a skip and the script would exit 0: a check that checked nothing.
+    sys.exit(f"torch {torch.__version__} (cuda {torch.version.cuda}) sees no CUDA device: nothing to check "
+             "here; run on a host with an NVIDIA GPU and a CUDA build of torch")
 print(f"python {sys.version.split()[0]}, torch {torch.__version__}, cuda {torch.version.cuda}, "
-      f"gpu: {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'NONE'}")
+      f"gpu: {torch.cuda.get_device_name(0)}")
 PYEOF
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>/dev/null || true
 

@@ -8,9 +8,11 @@ is the command's job. Builds use the host network by default: our CI engines run
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from cannenv.errors import ExternalError, MissingToolError, NotFoundError
@@ -39,8 +41,22 @@ class BuildStep:
 
 
 @dataclass(frozen=True)
+class ImageInfo:
+    id: str
+    tags: tuple[str, ...]
+    repo_digests: tuple[str, ...]
+    labels: Mapping[str, str]
+    size: int
+
+    @property
+    def digest(self) -> str | None:
+        """Registry digest when the image was pushed or pulled; None for a local build."""
+        return self.repo_digests[0].split("@", 1)[1] if self.repo_digests else None
+
+
+@dataclass(frozen=True)
 class BuildResult:
-    image_id: str
+    info: ImageInfo  # of the image just built
     tag: str
     steps: tuple[BuildStep, ...]
     duration_s: float
@@ -48,21 +64,6 @@ class BuildResult:
     @property
     def cached_steps(self) -> int:
         return sum(1 for s in self.steps if s.cached)
-
-
-@dataclass(frozen=True)
-class ImageInfo:
-    id: str
-    tags: tuple[str, ...]
-    repo_digests: tuple[str, ...]
-    labels: Mapping[str, str]
-    size: int
-    layers: tuple[str, ...]  # RootFS layer digests
-
-    @property
-    def digest(self) -> str | None:
-        """Registry digest when the image was pushed or pulled; None for a local build."""
-        return self.repo_digests[0].split("@", 1)[1] if self.repo_digests else None
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,6 @@ class Engine:
 
     client: Any
     server_version: str = ""
-    _cache: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def connect(cls, *, timeout: int = 600) -> Engine:
@@ -112,8 +112,6 @@ class Engine:
         network_mode: str = "host",
     ) -> BuildResult:
         """Build ``context`` (its Dockerfile) into ``tag`` with the classic builder."""
-        import time
-
         import docker
 
         emit = on_event or (lambda _e: None)
@@ -170,8 +168,7 @@ class Engine:
             )
         if image_id is None:
             raise ExternalError("the Docker engine finished the build without an image id")
-        info = self.inspect(tag)
-        return BuildResult(info.id, tag, tuple(steps), time.monotonic() - start)
+        return BuildResult(self.inspect(tag), tag, tuple(steps), time.monotonic() - start)
 
     # -- images ----------------------------------------------------------------------------
 
@@ -191,7 +188,6 @@ class Engine:
             repo_digests=tuple(attrs.get("RepoDigests") or ()),
             labels=dict(cfg.get("Labels") or {}),
             size=int(attrs.get("Size") or 0),
-            layers=tuple((attrs.get("RootFS") or {}).get("Layers") or ()),
         )
 
     def exists(self, ref: str) -> bool:
@@ -211,15 +207,10 @@ class Engine:
         yield from image.save(named=True)
 
     def remove(self, ref: str) -> None:
-        import contextlib
-
         import docker
 
         with contextlib.suppress(docker.errors.ImageNotFound):
             self.client.api.remove_image(ref, force=True, noprune=False)
-
-    def tag(self, ref: str, repository: str, tag: str) -> None:
-        self.client.api.tag(ref, repository, tag)
 
     # -- run -------------------------------------------------------------------------------
 

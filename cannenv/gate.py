@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 DRIVER_INFO = "/usr/local/Ascend/driver/version.info"
 IMAGE_INFO = "/etc/cannenv/image.json"
+# The image labels the gate reads; cannenv.image writes them (and imports them from here, so the
+# gate, the image's entrypoint, stays free of the renderer's imports).
+LABEL_STACK = "cannenv.stack"
 LABEL_DRIVER_RANGE = "cannenv.requires.driver"
 ENV_REQUIRE = "CANNENV_REQUIRE_DRIVER"
 ENV_DISABLE = "CANNENV_DISABLE_REQUIRE"
@@ -152,9 +155,11 @@ def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
                 f"{IMAGE_INFO} is not readable JSON: {exc}",
                 hint=f"rebuild the image with `cannenv image build`, or set {ENV_DISABLE}=1",
             ) from None
-        labels = data.get("labels", {}) if isinstance(data, dict) else {}
-        stack_id = labels.get("cannenv.stack") if isinstance(labels, dict) else None
-        if required is None and isinstance(labels, dict) and labels.get(LABEL_DRIVER_RANGE):
+        labels = data.get("labels") if isinstance(data, dict) else None
+        if not isinstance(labels, dict):
+            labels = {}
+        stack_id = labels.get(LABEL_STACK)
+        if required is None and labels.get(LABEL_DRIVER_RANGE):
             required, source = str(labels[LABEL_DRIVER_RANGE]), f"label {LABEL_DRIVER_RANGE} in {IMAGE_INFO}"
     if required is None:
         source = f"no {LABEL_DRIVER_RANGE} label, no ${ENV_REQUIRE}"

@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from cannenv.errors import InputError, NotFoundError, did_you_mean
+from cannenv.gate import LABEL_DRIVER_RANGE, LABEL_STACK
 from cannenv.lock import LockedRequirement
 
 if TYPE_CHECKING:
+    from cannenv.artifacts import VerifiedInstaller
     from cannenv.lock import Lock
     from cannenv.matrix import Matrix, Stack
 
@@ -40,10 +42,7 @@ COMPONENT_ORDER: tuple[Component, ...] = ("cann", "ops", "nnal")
 INSTALL_FLAGS = "--quiet --install --install-for-all"  # [CCI] Dockerfiles, versions.md §3.2
 SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"  # exists in both layouts (versions.md §3.3)
 
-LABEL_PREFIX = "cannenv."
-LABEL_STACK = "cannenv.stack"
 LABEL_MATRIX_DIGEST = "cannenv.matrix-digest"
-LABEL_DRIVER_RANGE = "cannenv.requires.driver"
 
 # What may reach a Dockerfile. Anything else is refused before rendering.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
@@ -107,7 +106,7 @@ class RenderOptions:
     base_image: str | None = None
     wheels: tuple[Wheel, ...] | None = None  # a local wheelhouse; None: install pins from indexes
     cannenv_wheel: Wheel | None = None
-    installer_files: Mapping[str, Path] = field(default_factory=dict)  # component -> verified file
+    verified_installers: tuple[VerifiedInstaller, ...] = ()  # from artifacts.verify_installers
     cannenv_version: str | None = None
 
 
@@ -294,20 +293,23 @@ def cann_environment(cann: str, arch: str, *, nnal: bool) -> tuple[tuple[str, st
 # ----------------------------------------------------------------------------------- python
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def wheel_from_file(path: Path) -> Wheel:
     """A :class:`Wheel` for one ``.whl`` file (name and version from its file name, PEP 427)."""
     from cannenv.fsutil import sha256_file
+    from cannenv.versions import canonicalize_name
 
     if not _SAFE_FILE.match(path.name) or not path.name.endswith(".whl"):
         raise _refuse("wheel file", path.name, "a wheel file name (letters, digits, . _ + -)")
     parts = path.name[:-4].split("-")
     if len(parts) < 5:
         raise InputError(f"{path}: not a wheel file name (name-version-python-abi-platform.whl)")
-    return Wheel(name=_norm(parts[0]), version=parts[1], file=path.name, sha256=sha256_file(path), path=path)
+    return Wheel(
+        name=canonicalize_name(parts[0]),
+        version=parts[1],
+        file=path.name,
+        sha256=sha256_file(path),
+        path=path,
+    )
 
 
 def scan_wheelhouse(directory: Path) -> tuple[Wheel, ...]:
@@ -332,6 +334,15 @@ _WHEELHOUSE_PIP = "--no-index --no-deps --require-hashes --no-cache-dir"
 def _wheel_requirement(w: Wheel) -> LockedRequirement:
     hashes = (f"sha256:{w.sha256}",)
     return LockedRequirement(name=w.name, version=w.version, hashes=hashes, source="wheelhouse")
+
+
+_PYPI = "https://pypi.org/simple"
+
+
+def _index_group(group: str, name: str, version: str, index: str) -> PythonGroup:
+    """A layer that installs one pinned distribution from ``index`` (no hashes: the lock notes it)."""
+    req = LockedRequirement(name=name, version=version, source=index)
+    return PythonGroup(group, f"--no-cache-dir --index-url {index}", (req,))
 
 
 # torch_npu last: its pin changes most often, and every layer before it stays cached.
@@ -370,48 +381,20 @@ def python_groups(spec: ImageSpec, options: RenderOptions) -> tuple[PythonGroup,
             reqs = tuple(_wheel_requirement(w) for w in members)
             groups.append(PythonGroup(gname, _WHEELHOUSE_PIP, reqs, members))
         return tuple(groups)
-    base = tuple(
-        LockedRequirement(name=n, version="", source="https://pypi.org/simple")
-        for n in settings["cann_requirements"]
-    )
+    base = tuple(LockedRequirement(name=n, version="", source=_PYPI) for n in settings["cann_requirements"])
     groups.append(PythonGroup("base", "--no-cache-dir", base))
     if spec.torch:
-        idx = settings["torch_index"]
-        groups.append(
-            PythonGroup(
-                "torch",
-                f"--no-cache-dir --index-url {idx}",
-                (LockedRequirement(name="torch", version=spec.torch, source=idx),),
-            )
-        )
+        groups.append(_index_group("torch", "torch", spec.torch, settings["torch_index"]))
     if options.cannenv_wheel is not None:
         w = options.cannenv_wheel
         groups.append(PythonGroup("cannenv", "--no-cache-dir", (_wheel_requirement(w),), (w,)))
     else:
         from cannenv import __version__
 
-        groups.append(
-            PythonGroup(
-                "cannenv",
-                "--no-cache-dir",
-                (
-                    LockedRequirement(
-                        name="cannenv",
-                        version=options.cannenv_version or __version__,
-                        source="https://pypi.org/simple",
-                    ),
-                ),
-            )
-        )
+        req = LockedRequirement(name="cannenv", version=options.cannenv_version or __version__, source=_PYPI)
+        groups.append(PythonGroup("cannenv", "--no-cache-dir", (req,)))
     if spec.torch_npu:
-        idx = settings["torch_npu_index"]
-        groups.append(
-            PythonGroup(
-                "torch_npu",
-                f"--no-cache-dir --index-url {idx}",
-                (LockedRequirement(name="torch-npu", version=spec.torch_npu, source=idx),),
-            )
-        )
+        groups.append(_index_group("torch_npu", "torch-npu", spec.torch_npu, settings["torch_npu_index"]))
     return tuple(groups)
 
 
@@ -585,22 +568,19 @@ def render(spec: ImageSpec, options: RenderOptions) -> BuildContext:
     link_digests: dict[str, str] = {}
     installers = []
     by_comp = {i.component: i for i in spec.installers}
+    verified = {v.ref.component: v for v in options.verified_installers}
     for comp in COMPONENT_ORDER:
         inst = by_comp.get(comp)
         if inst is None:
             continue
         installers.append({"file": inst.file, "source_env": comp == "nnal"})
-        src = options.installer_files.get(comp)
-        if src is not None:
-            links[f"installers/{inst.file}"] = src
-            if inst.sha256:
-                link_digests[f"installers/{inst.file}"] = inst.sha256
-            else:
-                from cannenv.fsutil import sha256_file
-
-                link_digests[f"installers/{inst.file}"] = sha256_file(src)
+        rel = f"installers/{inst.file}"
+        file = verified.get(comp)
+        if file is not None:  # hashed once, by verify_installers
+            links[rel] = file.path
+            link_digests[rel] = file.sha256
         else:
-            link_digests[f"installers/{inst.file}"] = inst.sha256 or "unpinned"
+            link_digests[rel] = inst.sha256 or "unpinned"
     if "cann" not in by_comp:
         raise InputError(f"stack {spec.stack_id} names no CANN toolkit installer; an image needs one")
 
@@ -659,21 +639,22 @@ def render(spec: ImageSpec, options: RenderOptions) -> BuildContext:
 def lock_for(
     spec: ImageSpec,
     ctx: BuildContext,
-    installer_digests: Mapping[str, tuple[str, bool]],
+    verified_installers: Iterable[VerifiedInstaller],
     *,
     base_image_digest: str | None = None,
     image_id: str | None = None,
     tag: str | None = None,
     cannenv_version: str | None = None,
 ) -> Lock:
-    """The lock record of a build. ``installer_digests``: component -> (sha256 of the file, pinned)."""
+    """The lock record of a build, with the digests of the installer files used."""
     from cannenv import __version__
     from cannenv.lock import Lock, LockedInstaller
 
+    used = {v.ref.component: (v.sha256, v.pinned) for v in verified_installers}
     installers = []
     notes = []
     for ref in spec.installers:
-        digest, pinned = installer_digests.get(ref.component, (ref.sha256 or "", ref.sha256 is not None))
+        digest, pinned = used.get(ref.component, (ref.sha256 or "", ref.sha256 is not None))
         if not digest:
             raise InputError(f"no verified digest for the {ref.component} installer {ref.file}")
         if not pinned:
@@ -759,19 +740,10 @@ def judge_verify(report: Mapping[str, Any]) -> VerifyOutcome:
 
 # --------------------------------------------------------------------------------- run-args
 
+
 # `docker run` flags an NPU host needs (versions.md §6.3: identical in [CCI], [PT-DOCKER],
 # [VA-INSTALL], [ADOCS]): one /dev/davinciN per NPU, the management devices, and the host's
 # driver files (the driver is never inside an image). version.info is what `cannenv gate` reads.
-_MANAGER_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
-_HOST_MOUNTS = (
-    ("/usr/local/dcmi", "/usr/local/dcmi"),
-    ("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi"),
-    ("/usr/local/Ascend/driver/lib64/", "/usr/local/Ascend/driver/lib64/"),
-    ("/usr/local/Ascend/driver/version.info", "/usr/local/Ascend/driver/version.info"),
-    ("/etc/ascend_install.info", "/etc/ascend_install.info"),
-)
-
-
 def parse_devices(text: str) -> tuple[int, ...]:
     """``0,1`` / ``0-7`` / ``0,2-3`` -> sorted unique NPU ids."""
     ids: set[int] = set()
@@ -792,11 +764,13 @@ def parse_devices(text: str) -> tuple[int, ...]:
 
 def run_args(devices: str) -> list[str]:
     """Flat list of ``docker run`` flags (``--device X`` / ``-v A:B:ro`` pairs) for NPUs ``devices``."""
+    from cannenv.probes.container import DEVICE_NODES, DRIVER_VOLUMES
+
     flags: list[str] = []
     for n in parse_devices(devices):
         flags += ["--device", f"/dev/davinci{n}"]
-    for dev in _MANAGER_DEVICES:
+    for dev in DEVICE_NODES:
         flags += ["--device", dev]
-    for src, dst in _HOST_MOUNTS:
-        flags += ["-v", f"{src}:{dst}:ro"]
+    for volume in DRIVER_VOLUMES.values():
+        flags += ["-v", f"{volume}:ro"]
     return flags

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     import os
 
 LOCK_SCHEMA_VERSION: Literal[1] = 1
-DEFAULT_LOCK_NAME = "cannenv.lock.json"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")

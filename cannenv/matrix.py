@@ -24,7 +24,6 @@ API note for other modules (all pure; errors are :mod:`cannenv.errors` errors)::
         # component: cann | ops | nnal | driver | firmware
     m.companion_versions("ops", "9.0.0")   -> tuple[str, ...]   (ops/nnal versions that go with a toolkit)
     m.stack_problems(stack)                -> list[str]  (rules a stack breaks; empty = consistent)
-    matrix.parse_component_version(key, text)  # CannVersion | DriverVersion | FirmwareVersion | Version
 
 Resolution lives in :mod:`cannenv.resolve` (``resolve(m, keep=..., want=...)``); the torch_npu METADATA
 importer in :mod:`cannenv.torch_npu_import`.
@@ -52,7 +51,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
@@ -93,7 +92,6 @@ Evidence = Literal["recommended", "validated", "declared", "observed"]
 EVIDENCE_RANK: dict[str, int] = {"recommended": 0, "validated": 1, "declared": 2, "observed": 3}
 Status = Literal["published", "certified", "deprecated", "eol"]
 Arch = Literal["aarch64", "x86_64"]
-ARCHES: tuple[Arch, ...] = ("aarch64", "x86_64")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,24 +105,18 @@ def _canonical(family: Family, text: str) -> str:
     return str(parse_version(family, text))
 
 
-def _checker(family: Family) -> Any:
+def _canonical_range(family: Family, text: str) -> str:
+    from cannenv.versions import VersionRange
+
+    return str(VersionRange.parse(family, text))
+
+
+def _checker(family: Family, *, ranges: bool = False) -> Any:
+    """A field check: the canonical spelling of a ``family`` version (or range, with ``ranges``)."""
+
     def check(value: str) -> str:
         try:
-            return _canonical(family, value)
-        except VersionError as exc:
-            raise ValueError(
-                f"{exc.message}; expected e.g. {exc.hint}" if exc.hint else exc.message
-            ) from None
-
-    return check
-
-
-def _range_checker(family: Family) -> Any:
-    def check(value: str) -> str:
-        from cannenv.versions import VersionRange
-
-        try:
-            return str(VersionRange.parse(family, value))
+            return _canonical_range(family, value) if ranges else _canonical(family, value)
         except VersionError as exc:
             raise ValueError(exc.message + (f"; {exc.hint}" if exc.hint else "")) from None
 
@@ -135,19 +127,12 @@ CannStr = Annotated[str, Check(_checker("cann"), "CANN version, e.g. 8.3.RC1 or 
 DriverStr = Annotated[str, Check(_checker("driver"), "driver/HDK version, e.g. 24.1.rc2")]
 FirmwareStr = Annotated[str, Check(_checker("firmware"), "firmware, e.g. 7.3.0.1.231")]
 Pep440Str = Annotated[str, Check(_checker("pep440"), "PEP 440 version, e.g. 2.1.0.post17")]
-CannRange = Annotated[str, Check(_range_checker("cann"), "CANN range, e.g. '>=8.0.RC3,<8.5'")]
-DriverRange = Annotated[str, Check(_range_checker("driver"), "driver range, e.g. '>=25.2.0'")]
-Pep440Spec = Annotated[str, Check(_range_checker("pep440"), "PEP 440 specifier")]
+CannRange = Annotated[str, Check(_checker("cann", ranges=True), "CANN range, e.g. '>=8.0.RC3,<8.5'")]
+DriverRange = Annotated[str, Check(_checker("driver", ranges=True), "driver range, e.g. '>=25.2.0'")]
+Pep440Spec = Annotated[str, Check(_checker("pep440", ranges=True), "PEP 440 specifier")]
 SourceIds = Annotated[tuple[str, ...], Check(None, "source ids (see the sources section)", min_length=1)]
 NonEmpty = Check(min_length=1)
 """At least one item (``Annotated[tuple[X, ...], NonEmpty]``)."""
-
-
-def parse_component_version(key: str, text: str, scheme: Family | None = None) -> AnyVersion:
-    """Parse a component version in its family's grammar (extras: PEP 440 unless ``scheme``)."""
-    from cannenv.versions import parse_version
-
-    return parse_version(scheme or COMPONENT_SCHEME.get(key, "pep440"), text)
 
 
 @lru_cache(maxsize=8192)
@@ -167,6 +152,14 @@ def _drv(text: str) -> Any:
 
 def _pep(text: str) -> Any:
     return _parsed("pep440", text)
+
+
+@lru_cache(maxsize=8192)
+def _in_range(family: Family, spec: str, version: str) -> bool:
+    """``version`` in the range ``spec``, pre-releases admitted (rules are asked the same pairs often)."""
+    from cannenv.versions import VersionRange
+
+    return VersionRange.parse(family, spec).contains(version, prereleases=True)
 
 
 def same_python_line(a: str, b: str) -> bool:
@@ -386,9 +379,7 @@ class DriverRequirement:
     note: str = ""
 
     def accepts(self, driver: str) -> bool:
-        from cannenv.versions import VersionRange
-
-        return VersionRange.parse("driver", self.range).contains(driver, prereleases=True)
+        return _in_range("driver", self.range, driver)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -493,6 +484,26 @@ def _yaml_loader() -> Any:
     import yaml
 
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _DuplicateKey(Exception):
+    """A mapping repeats a key (PyYAML would silently keep the last one)."""
+
+
+@cache
+def _strict_yaml_loader() -> Any:
+    """The YAML loader for matrix files: refuses a repeated mapping key while it builds the document,
+    so a valid file is still parsed once; the duplicates are then located by :func:`_duplicate_keys`."""
+    import yaml
+
+    class Loader(_yaml_loader()):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+            if len(keys) != len(set(keys)):
+                raise _DuplicateKey
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 def _line_index(text: str) -> dict[tuple[str | int, ...], int]:
@@ -706,7 +717,10 @@ def _read_doc(path: Path, raw: bytes | None = None) -> tuple[Any, str, list[Prob
     try:
         if path.suffix == ".json":
             return json.loads(text), text, []
-        return yaml.load(text, Loader=_yaml_loader()), text, []
+        try:
+            return yaml.load(text, Loader=_strict_yaml_loader()), text, []
+        except _DuplicateKey:  # reported beside any other problem of the file (the last key is kept)
+            return yaml.load(text, Loader=_yaml_loader()), text, _dup_problems(path, text)
     except json.JSONDecodeError as exc:
         return None, text, [Problem(str(path), exc.lineno, None, "", f"invalid JSON: {exc.msg}")]
     except yaml.YAMLError as exc:
@@ -731,7 +745,7 @@ def _validate_file(path: Path, raw: bytes | None = None) -> tuple[MatrixFile | N
         except (OSError, ValidationError):
             pass  # the slow path below reports it, with the entry labels
     doc, text, problems = _read_doc(path, raw)
-    if problems:
+    if problems and doc is None:
         return None, doc, text, problems
     if not isinstance(doc, dict):
         return (
@@ -745,12 +759,12 @@ def _validate_file(path: Path, raw: bytes | None = None) -> tuple[MatrixFile | N
             ],
         )
     try:
-        return values.validate(MatrixFile, doc), doc, text, []
+        valid = values.validate(MatrixFile, doc)
     except ValidationError as exc:
         index = _line_index(text) if path.suffix != ".json" else {}
         out = [_problem_from_pydantic(e, str(path), doc, index) for e in exc.errors(include_url=False)]
-        out.extend(_dup_problems(path, text))
-        return None, doc, text, out
+        return None, doc, text, out + problems  # problems: the duplicate keys, if any
+    return (None if problems else valid), doc, text, problems
 
 
 def _dup_problems(path: Path, text: str) -> list[Problem]:
@@ -769,7 +783,9 @@ class Matrix:
 
     def __init__(self, files: Sequence[tuple[Path, MatrixFile]]) -> None:
         self.files: tuple[Path, ...] = tuple(p for p, _ in files)
-        parts = [mf for _, mf in files]
+        self.parts: tuple[MatrixFile, ...] = tuple(mf for _, mf in files)
+        """The validated files, in the order of :attr:`files`."""
+        parts = self.parts
         self.sources: dict[str, Source] = {s.id: s for mf in parts for s in mf.sources}
         hw = [mf.hardware for mf in parts if mf.hardware is not None]
         self.hardware = Hardware(
@@ -786,13 +802,7 @@ class Matrix:
         self.companions: tuple[CompanionRule, ...] = tuple(r for mf in parts for r in mf.companions)
         self.stacks: tuple[Stack, ...] = tuple(s for mf in parts for s in mf.stacks)
         self._stacks_by_id = {s.id: s for s in self.stacks}
-        self._parts = parts
         self._memo: dict[tuple[Any, ...], Any] = {}
-
-    @property
-    def parts(self) -> tuple[MatrixFile, ...]:
-        """The validated files, in the order of :attr:`files`."""
-        return tuple(self._parts)
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -800,7 +810,7 @@ class Matrix:
     def canonical_json(self) -> str:
         """Canonical JSON of the merged content (sections concatenated in file-name order)."""
         merged: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
-        dumps = [values.dump(mf, exclude_none=True) for mf in self._parts]
+        dumps = [values.dump(mf, exclude_none=True) for mf in self.parts]
         for section in SECTIONS:
             if section == "hardware":
                 merged[section] = values.dump(self.hardware, exclude_none=True)
@@ -866,9 +876,6 @@ class Matrix:
             out.append(row)
         return out
 
-    def torch_lines(self) -> list[str]:
-        return sorted({r.torch for r in self.torch_npu}, key=_pep)
-
     def cann_versions(self) -> list[str]:
         vals = {r.cann for r in self.torch_npu} | {c for r in self.hdk for c in r.cann}
         return sorted(vals, key=_cann)
@@ -891,8 +898,6 @@ class Matrix:
 
     def wheel_published(self, torch_npu: str, python: str, *, arch: str | None = None) -> bool | None:
         """Whether PyPI has a torch-npu wheel for this Python (None: no data for that Python/arch)."""
-        from cannenv.versions import VersionRange
-
         rows = [
             r
             for r in self.wheels
@@ -900,19 +905,7 @@ class Matrix:
         ]
         if not rows:
             return None
-        v = _pep(torch_npu)
-        return any(
-            VersionRange.parse("pep440", spec).contains(v, prereleases=True)
-            for r in rows
-            for spec in r.torch_npu
-        )
-
-    def lifecycle_of(self, torch_npu_or_torch: str) -> LifecycleRow | None:
-        rel = _pep(torch_npu_or_torch).release[:3]
-        for row in self.lifecycle:
-            if _pep(row.torch_npu).release[:3] == rel:
-                return row
-        return None
+        return any(_in_range("pep440", spec, torch_npu) for r in rows for spec in r.torch_npu)
 
     # -- HDK -------------------------------------------------------------------------------
 
@@ -1013,15 +1006,13 @@ class Matrix:
         self, component: str, version: str, family: str, arch: str, *, cann: str | None = None
     ) -> InstallerName:
         """The installer file name for a component in the era of ``cann`` (default: ``version``)."""
-        from cannenv.versions import VersionRange
-
         era = cann or version
         hits = [
             p
             for p in self.installers
             if p.component == component
             and (p.families is None or family in p.families)
-            and VersionRange.parse("cann", p.cann).contains(era, prereleases=True)
+            and _in_range("cann", p.cann, era)
         ]
         if not hits:
             raise NotFoundError(
@@ -1039,15 +1030,8 @@ class Matrix:
 
     def companion_versions(self, component: str, cann: str) -> tuple[str, ...]:
         """Versions of ``ops``/``nnal`` that go with toolkit ``cann``."""
-        from cannenv.versions import VersionRange
-
         canon = str(_cann(cann))
-        rules = [
-            r
-            for r in self.companions
-            if r.component == component
-            and VersionRange.parse("cann", r.cann).contains(canon, prereleases=True)
-        ]
+        rules = [r for r in self.companions if r.component == component and _in_range("cann", r.cann, canon)]
         if not rules:
             return ()
         out: dict[str, None] = {}
@@ -1121,16 +1105,18 @@ class Matrix:
 
 def component_matches(key: str, pinned: str, actual: str | None) -> bool:
     """Whether ``actual`` satisfies a pin: exact version, a series (``2.7``, ``8.3``) or a range."""
-    if actual is None:
-        return False
+    return actual is not None and _component_matches(key, pinned, actual)
+
+
+@lru_cache(maxsize=1 << 16)
+def _component_matches(key: str, pinned: str, actual: str) -> bool:
+    # Cached: resolution asks the same (pin, version) pairs for every stack of a large matrix.
     family = COMPONENT_SCHEME.get(key, "pep440")
     pinned = pinned.strip()
     if key == "python":
         return same_python_line(pinned, actual)
-    from cannenv.versions import VersionRange
-
     if pinned[:1] in "<>=!" or "," in pinned:
-        return VersionRange.parse(family, pinned).contains(actual, prereleases=True)
+        return _in_range(family, pinned, actual)
     if family == "pep440":
         p = _pep(pinned)
         a = _pep(actual)
@@ -1138,7 +1124,7 @@ def component_matches(key: str, pinned: str, actual: str | None) -> bool:
             return bool(a.release[: len(p.release)] == p.release)
         return bool(a == p)
     if re.fullmatch(r"\d+(\.\d+)?", pinned):
-        return VersionRange.parse(family, f"=={pinned}").contains(actual, prereleases=True)
+        return _in_range(family, f"=={pinned}", actual)
     return bool(_parsed(family, pinned) == _parsed(family, actual))
 
 
@@ -1146,23 +1132,48 @@ def component_matches(key: str, pinned: str, actual: str | None) -> bool:
 # cross-entry checks
 
 
-@dataclass
 class _Checker:
-    problems: list[Problem] = field(default_factory=list)
-    _docs: dict[str, Any] = field(default_factory=dict)
+    """Cross-entry problems, located (file:line, entry) in the file being checked."""
 
-    def add(
-        self, file: str, text: str, doc: Any, loc: list[str | int], msg: str, hint: str | None = None
-    ) -> None:
-        index = _line_index(text) if text and not file.endswith(".json") else {}
-        if doc is None:  # a JSON file validated straight from bytes: parse it now, for the labels
-            if file not in self._docs:
-                self._docs[file] = _read_doc(Path(file))[0]
-            doc = self._docs[file]
-        entry = _entry_label(doc, loc)
+    def __init__(self, sources: set[str]) -> None:
+        self.sources = sources
+        self.good: set[tuple[str, ...]] = set()
+        """source-id tuples found all declared (checked once)"""
+        self.problems: list[Problem] = []
+        self._file, self._text, self._doc = "", "", None
+        self._index: dict[tuple[str | int, ...], int] | None = None
+
+    def open(self, path: Path, text: str, doc: Any) -> None:
+        """Locate the problems added from now on in this file."""
+        self._file, self._text, self._doc, self._index = str(path), text, doc, None
+
+    def add(self, loc: list[str | int], msg: str, hint: str | None = None) -> None:
+        if self._index is None:  # composed once per file, on its first problem (not once per problem)
+            self._index = _line_index(self._text) if self._text and not self._file.endswith(".json") else {}
+        if self._doc is None:  # a JSON file validated straight from bytes: parse it now, for the labels
+            self._doc = _read_doc(Path(self._file))[0]
+        entry = _entry_label(self._doc, loc)
         self.problems.append(
-            Problem(file, _line_for(index, loc), entry, _path_text(loc, 2 if entry else 0), msg, hint)
+            Problem(
+                self._file, _line_for(self._index, loc), entry, _path_text(loc, 2 if entry else 0), msg, hint
+            )
         )
+
+    def check_sources(self, loc: list[str | int], ids: tuple[str, ...]) -> None:
+        """Each id is declared in a sources section (not checked when no file declares any)."""
+        if not self.sources or ids in self.good:
+            return
+        if all(sid in self.sources for sid in ids):
+            self.good.add(ids)
+            return
+        for j, sid in enumerate(ids):
+            if sid not in self.sources:
+                self.add(
+                    [*loc, j],
+                    f"unknown source id {sid!r}",
+                    did_you_mean(sid, self.sources)
+                    or "declare it in the sources section (matrices/sources.yaml)",
+                )
 
 
 _COMPONENT_KEY_RE = re.compile(r"[a-z][a-z0-9_-]*")
@@ -1170,57 +1181,29 @@ _DIGEST_RE = re.compile(r"(sha256:)?[0-9a-f]{64}")
 
 
 def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Problem]:
-    chk = _Checker()
-    sources = {s.id for _, mf, _, _ in loaded for s in mf.sources}
+    chk = _Checker({s.id for _, mf, _, _ in loaded for s in mf.sources})
     seen_stacks: dict[str, str] = {}
     seen_sources: dict[str, str] = {}
     seen_socs: dict[str, str] = {}
     family_defs = {f.id for _, mf, _, _ in loaded if mf.hardware for f in mf.hardware.families}
-    check_sources = bool(sources)
-
-    good: set[tuple[str, ...]] = set()
     good_keys: set[str] = set()
-
-    def src(file: str, text: str, doc: Any, loc: list[str | int], ids: tuple[str, ...]) -> None:
-        if not check_sources or ids in good:
-            return
-        if all(sid in sources for sid in ids):
-            good.add(ids)
-            return
-        for j, sid in enumerate(ids):
-            if sid not in sources:
-                chk.add(
-                    file,
-                    text,
-                    doc,
-                    [*loc, j],
-                    f"unknown source id {sid!r}",
-                    did_you_mean(sid, sources) or "declare it in the sources section (matrices/sources.yaml)",
-                )
 
     for path, mf, doc, text in loaded:
         f = str(path)
+        chk.open(path, text, doc)
         for i, s in enumerate(mf.sources):
             if s.id in seen_sources:
-                chk.add(
-                    f,
-                    text,
-                    doc,
-                    ["sources", i, "id"],
-                    f"source id {s.id!r} already defined in {seen_sources[s.id]}",
-                )
+                chk.add(["sources", i, "id"], f"source id {s.id!r} already defined in {seen_sources[s.id]}")
             seen_sources[s.id] = f
         if mf.hardware:
             for i, soc_entry in enumerate(mf.hardware.socs):
                 key = soc_entry.name.lower()
                 if key in seen_socs:
-                    chk.add(
-                        f, text, doc, ["hardware", "socs", i, "name"], f"SoC {soc_entry.name!r} listed twice"
-                    )
+                    chk.add(["hardware", "socs", i, "name"], f"SoC {soc_entry.name!r} listed twice")
                 seen_socs[key] = f
-                src(f, text, doc, ["hardware", "socs", i, "sources"], soc_entry.sources)
+                chk.check_sources(["hardware", "socs", i, "sources"], soc_entry.sources)
             for i, fam in enumerate(mf.hardware.families):
-                src(f, text, doc, ["hardware", "families", i, "sources"], fam.sources)
+                chk.check_sources(["hardware", "families", i, "sources"], fam.sources)
         for section in (
             "torch_npu",
             "python_support",
@@ -1231,28 +1214,21 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
             "companions",
         ):
             for i, row in enumerate(getattr(mf, section)):
-                src(f, text, doc, [section, i, "sources"], row.sources)
+                chk.check_sources([section, i, "sources"], row.sources)
+        # (the `not in chk.good` tests below skip building a location list for known-good sources)
         for i, st in enumerate(mf.stacks):
             if st.id in seen_stacks:
-                chk.add(
-                    f,
-                    text,
-                    doc,
-                    ["stacks", i, "id"],
-                    f"stack id {st.id!r} already defined in {seen_stacks[st.id]}",
-                )
+                chk.add(["stacks", i, "id"], f"stack id {st.id!r} already defined in {seen_stacks[st.id]}")
             seen_stacks[st.id] = f
-            if check_sources and st.sources not in good:  # (skip building the location when known good)
-                src(f, text, doc, ["stacks", i, "sources"], st.sources)
+            if st.sources not in chk.good:
+                chk.check_sources(["stacks", i, "sources"], st.sources)
             if family_defs and st.family not in family_defs:
-                chk.add(f, text, doc, ["stacks", i, "family"], f"family {st.family!r} has no hardware entry")
+                chk.add(["stacks", i, "family"], f"family {st.family!r} has no hardware entry")
             for key, comp in st.components.items():
+                loc: list[str | int] = ["stacks", i, "components", key]
                 if key not in good_keys and not _COMPONENT_KEY_RE.fullmatch(key):
                     chk.add(
-                        f,
-                        text,
-                        doc,
-                        ["stacks", i, "components", key],
+                        loc,
                         f"bad component key {key!r}",
                         "lower-case letters, digits, '_' and '-' (core: " + ", ".join(CORE_COMPONENTS) + ")",
                     )
@@ -1264,41 +1240,26 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
                     and comp.scheme != COMPONENT_SCHEME[key]
                 ):
                     chk.add(
-                        f,
-                        text,
-                        doc,
-                        ["stacks", i, "components", key, "scheme"],
+                        [*loc, "scheme"],
                         f"{key} versions use the {COMPONENT_SCHEME[key]} grammar, not {comp.scheme}",
                     )
                 try:
                     _parsed(comp.scheme or COMPONENT_SCHEME.get(key, "pep440"), comp.version)
                 except VersionError as exc:
-                    chk.add(f, text, doc, ["stacks", i, "components", key, "version"], exc.message, exc.hint)
-                if check_sources and comp.sources not in good:
-                    src(f, text, doc, ["stacks", i, "components", key, "sources"], comp.sources)
+                    chk.add([*loc, "version"], exc.message, exc.hint)
+                if comp.sources not in chk.good:
+                    chk.check_sources([*loc, "sources"], comp.sources)
                 for arch, art in comp.artifacts.items():
                     if arch not in st.arches:
                         chk.add(
-                            f,
-                            text,
-                            doc,
-                            ["stacks", i, "components", key, "artifacts", arch],
+                            [*loc, "artifacts", arch],
                             f"artifact for {arch}, but the stack's arches are {', '.join(st.arches)}",
                         )
-                    if check_sources and art.sources not in good:
-                        src(
-                            f,
-                            text,
-                            doc,
-                            ["stacks", i, "components", key, "artifacts", arch, "sources"],
-                            art.sources,
-                        )
+                    if art.sources not in chk.good:
+                        chk.check_sources([*loc, "artifacts", arch, "sources"], art.sources)
             for j, digest in enumerate(st.certificates):
                 if not _DIGEST_RE.fullmatch(digest):
                     chk.add(
-                        f,
-                        text,
-                        doc,
                         ["stacks", i, "certificates", j],
                         f"{digest!r} is not a sha256 digest",
                         "expected sha256:<64 hex digits>",

@@ -12,10 +12,10 @@ rules in words and the nearest valid changes (drop or change one pin, with the b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from cannenv.errors import InputError, did_you_mean
+from cannenv.errors import InputError, VersionError, did_you_mean
 from cannenv.matrix import (
     COMPONENT_SCHEME,
     CORE_COMPONENTS,
@@ -24,6 +24,7 @@ from cannenv.matrix import (
     Matrix,
     Stack,
     _cann,
+    _parsed,
     _pep,
     component_matches,
 )
@@ -104,7 +105,7 @@ class Resolution:
     python: str | None
     candidates: tuple[Candidate, ...]
     blockers: tuple[str, ...] = ()
-    changes: tuple[Change, ...] = field(default_factory=tuple)
+    changes: tuple[Change, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -159,9 +160,9 @@ def candidates(
         )
         if not (cann and torch and tnpu and py):
             continue
-        if python and not _cached_match("python", python, py):
+        if python and not component_matches("python", python, py):
             continue
-        if exact and not all(_cached_match(k, v, s.version(k)) for k, v in exact.items()):
+        if exact and not all(component_matches(k, v, s.version(k)) for k, v in exact.items()):
             continue
         req = m.driver_requirement(cann, s.family)
         if req is None:
@@ -205,19 +206,6 @@ def candidates(
                     )
                 )
     return out
-
-
-_MATCH_MEMO: dict[tuple[str, str, str | None], bool] = {}
-
-
-def _cached_match(key: str, pinned: str, actual: str | None) -> bool:
-    k = (key, pinned, actual)
-    hit = _MATCH_MEMO.get(k)
-    if hit is None:
-        if len(_MATCH_MEMO) > 100_000:
-            _MATCH_MEMO.clear()
-        hit = _MATCH_MEMO[k] = component_matches(key, pinned, actual)
-    return hit
 
 
 def _satisfies(c: Candidate, key: str, pinned: str) -> bool:
@@ -297,7 +285,7 @@ def _nearest_changes(pool: list[Candidate], keep: dict[str, str], want: dict[str
             )
         else:
             to = _closest([c.version(key) or "" for c in ok if c.version(key)], key, value)
-            ok = sorted([c for c in ok if c.version(key) == to], key=lambda c: _rank(c, want)) or ok
+            ok = [c for c in ok if c.version(key) == to] or ok  # (still in rank order)
             kind = "keep" if key in keep else "want"
             msg = (
                 f"change {key} from {value} to {to} ({kind}) to keep {_describe(rest)}"
@@ -315,12 +303,10 @@ def _hdk(req: DriverRequirement) -> str:
 
 def _closest(values: list[str], key: str, pinned: str) -> str:
     """The value nearest to ``pinned`` in version order (ties: the lower one)."""
-    from cannenv.matrix import _parsed
-
     fam = COMPONENT_SCHEME.get(key, "pep440")
     try:
         target = _parsed(fam, pinned)
-    except Exception:
+    except VersionError:  # a range or series pin: no single point to measure from
         return values[0]
     ordered = sorted(set(values), key=lambda v: _parsed(fam, v))
     below = [v for v in ordered if _parsed(fam, v) < target]

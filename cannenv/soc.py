@@ -120,7 +120,7 @@ def hardware() -> Hardware:
 
 @cache
 def _hardware() -> Hardware:
-    from cannenv.matrix import shipped_if_cached
+    from cannenv.matrix import _yaml_loader, shipped_if_cached
     from cannenv.resources import matrices_dir
 
     path = matrices_dir() / "socs.yaml"
@@ -131,9 +131,8 @@ def _hardware() -> Hardware:
                 return part.hardware
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with path.open(encoding="utf-8") as fh:
-        doc = yaml.load(fh, Loader=loader)
+        doc = yaml.load(fh, Loader=_yaml_loader())
     return validate(Hardware, doc["hardware"])
 
 
@@ -228,16 +227,11 @@ def normalize_family(family: str) -> FamilyId:
 
 def family_title(family: str) -> str:
     """Human title of a family id: ``a2`` -> ``Atlas A2``."""
-    return _families_by_id()[normalize_family(family)].title
+    return family_info(family).title
 
 
 def family_info(family: str) -> SocFamily:
     return _families_by_id()[normalize_family(family)]
-
-
-def family_socs(family: str) -> tuple[str, ...]:
-    fam = normalize_family(family)
-    return tuple(s.name for s in socs() if s.family == fam)
 
 
 def soc_from_board(chip_type: str | None, chip_name: str | None, npu_name: str | None) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from cannenv.errors import InputError
 
 _HEADING = re.compile(r"^#{1,6}\s*Ascend Auxiliary Software\s*$", re.IGNORECASE)
+_VERSION = re.compile(r"^Version:\s*(\S+)\s*$", re.MULTILINE)
 _BETA = re.compile(r"^(?P<v>[^\s(（]+)\s*[(（]\s*(?P<tag>beta|alpha)\s*[)）]\s*$", re.IGNORECASE)
 
 
@@ -112,7 +113,7 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
             "no 'Ascend Auxiliary Software' section in this METADATA",
             hint="torch_npu wheels from PyPI carry it; other wheels do not",
         )
-    version_m = re.search(r"^Version:\s*(\S+)\s*$", text, flags=re.MULTILINE)
+    version_m = _VERSION.search(text)
     table_lines: list[str] = []
     for line in lines[start + 1 :]:
         s = line.strip()
@@ -183,7 +184,7 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
 def read_table(path: str | Path) -> ImportedTable:
     p = Path(path)
     text, name = _read_metadata(p)
-    version_m = re.search(r"^Version:\s*(\S+)\s*$", text, flags=re.MULTILINE)
+    version_m = _VERSION.search(text)
     version = version_m[1] if version_m else None
     sid = f"WHEEL-torch_npu-{version}" if version else f"WHEEL-{re.sub(r'[^A-Za-z0-9._-]', '-', name)}"
     title = (
@@ -231,9 +232,10 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     added: list[dict[str, Any]] = []
     new_lines: list[str] = []
     for r in table.rows:
-        if _key(r.cann, r.torch, r.torch_npu) in existing:
+        key = _key(r.cann, r.torch, r.torch_npu)
+        if key in existing:
             continue
-        existing.add(_key(r.cann, r.torch, r.torch_npu))
+        existing.add(key)
         parts = [f"torch_npu: {_q(r.torch_npu)}", f"torch: {_q(r.torch)}", f"cann: {_q(r.cann)}"]
         if r.branch:
             parts.append(f"branch: {_q(r.branch)}")
@@ -251,7 +253,7 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     if table.source_id not in declared:
         src = f"{{id: {_q(table.source_id)}, title: {_q(table.source_title)}}}"
         text = _insert_items(text, "sources", [src])
-    probs = [p for p in _check_text(path, text, check_file)]
+    probs = _check_text(path, text, check_file)
     if probs:
         raise InputError(
             f"merging into {path} would make it invalid:\n" + "\n".join(f"  {p}" for p in probs),

@@ -13,7 +13,7 @@ Why not ``pydantic.BaseModel``: importing pydantic and building model classes co
 process (measured in docs/performance.md), which is most of what ``cannenv doctor`` costs. With
 plain dataclasses the doctor's path (probes → checks → JSON report, matrix from its cache) never
 imports pydantic; it is imported only where outside data is validated or a schema is written.
-``tests/unit/test_doctor_imports.py`` keeps it that way.
+``tests/unit/test_doctor.py`` keeps it that way.
 
 Serialisation (:func:`dump`, :func:`to_json`) is our own short walk over dataclasses, tuples,
 lists and dicts: pydantic's serializer would need pydantic on the hot path, and the shapes here

@@ -160,10 +160,6 @@ class _Ordered:
         )
 
 
-def _num(s: str) -> int:
-    return int(s)
-
-
 _CANN_V1 = re.compile(
     r"""^(?P<M>\d+)\.(?P<m>\d+)\.
         (?:
@@ -195,30 +191,30 @@ class CannVersion(_Ordered):
         s = text.strip()
         if m := _CANN_V2.match(s):
             stage = m["stage"].lower()
-            n = _num(m["n"]) if m["n"] else 0
-            major, minor, patch = _num(m["M"]), _num(m["m"]), _num(m["p"])
+            n = int(m["n"]) if m["n"] else 0
+            major, minor, patch = int(m["M"]), int(m["m"]), int(m["p"])
             stage_no = {"alpha": _ALPHA, "beta": _BETA, "rc": _RC}[stage]
             key = (major, minor, _LINE_FINAL, patch, stage_no, n, 0)
             spelled = f"{major}.{minor}.{patch}-{stage}" + (f".{n}" if m["n"] else "")
             return cls(key, spelled)
         if m := _CANN_V1.match(s):
-            major, minor = _num(m["M"]), _num(m["m"])
+            major, minor = int(m["M"]), int(m["m"])
             if m["t"] is not None:
-                t = _num(m["t"])
+                t = int(m["t"])
                 return cls((major, minor, _LINE_T, t, _RELEASE, 0, 0), f"{major}.{minor}.T{t}")
             if m["rc"] is not None:
-                line, rel = _LINE_RC, _num(m["rc"])
+                line, rel = _LINE_RC, int(m["rc"])
                 base = f"{major}.{minor}.RC{rel}"
             else:
-                line, rel = _LINE_FINAL, _num(m["p"])
+                line, rel = _LINE_FINAL, int(m["p"])
                 base = f"{major}.{minor}.{rel}"
             if m["alpha"] is not None:
-                a = _num(m["alpha"])
+                a = int(m["alpha"])
                 return cls((major, minor, line, rel, _ALPHA, a, 0), f"{base}.alpha{a:03d}")
             if m["beta"] is not None:
-                b = _num(m["beta"])
+                b = int(m["beta"])
                 return cls((major, minor, line, rel, _BETA, b, 0), f"{base}.beta{b}")
-            hot = _num(m["hot"]) if m["hot"] is not None else 0
+            hot = int(m["hot"]) if m["hot"] is not None else 0
             spelled = base + (f".{hot}" if m["hot"] is not None else "")
             return cls((major, minor, line, rel, _RELEASE, 0, hot), spelled)
         raise cls._fail(text)
@@ -231,10 +227,6 @@ class CannVersion(_Ordered):
     @property
     def is_prerelease(self) -> bool:
         return self.key[2] == _LINE_T or self.key[4] != _RELEASE
-
-    @property
-    def is_internal(self) -> bool:
-        return self.key[2] == _LINE_T
 
     @property
     def release(self) -> CannVersion:
@@ -277,29 +269,29 @@ class DriverVersion(_Ordered):
         m = _DRIVER.match(text.strip())
         if not m:
             raise cls._fail(text)
-        major, minor = _num(m["M"]), _num(m["m"])
+        major, minor = int(m["M"]), int(m["m"])
         if m["t"] is not None:
-            t = _num(m["t"])
+            t = int(m["t"])
             return cls((major, minor, _LINE_T, t, _RELEASE, 0, 0, 0), f"{major}.{minor}.T{t}")
         if m["rc"] is not None:
-            line, rel = _LINE_RC, _num(m["rc"])
+            line, rel = _LINE_RC, int(m["rc"])
             text_ = f"{major}.{minor}.rc{rel}"
         else:
-            line, rel = _LINE_FINAL, _num(m["p"])
+            line, rel = _LINE_FINAL, int(m["p"])
             text_ = f"{major}.{minor}.{rel}"
         stage, n, hot = _RELEASE, 0, 0
         if m["alpha"] is not None:
-            stage, n = _ALPHA, _num(m["alpha"])
+            stage, n = _ALPHA, int(m["alpha"])
             text_ += f".alpha{m['alpha']}"
         elif m["beta"] is not None:
-            stage, n = _BETA, _num(m["beta"])
+            stage, n = _BETA, int(m["beta"])
             text_ += f".beta{m['beta']}"
         elif m["hot"] is not None:
-            hot = _num(m["hot"])
+            hot = int(m["hot"])
             text_ += f".{hot}"
         build = 0
         if m["build"] is not None:
-            build = _num(m["build"]) + 1  # a build sorts after the plain release
+            build = int(m["build"]) + 1  # a build sorts after the plain release
             text_ += f".b{m['build']}"
         return cls((major, minor, line, rel, stage, n, hot, build), text_)
 
@@ -330,7 +322,7 @@ class FirmwareVersion(_Ordered):
             raise cls._fail(text)
         s = text.strip()
         if _FW_NUMERIC.match(s):
-            parts = [_num(p) for p in s.split(".")]
+            parts = [int(p) for p in s.split(".")]
             padded = parts + [0] * (_FW_PARTS + 1 - len(parts))
             # (M, m, kind=1 numeric, rest...) keeps legacy rc spellings below numeric ones.
             return cls((padded[0], padded[1], 1, *padded[2:]), ".".join(str(p) for p in parts))
@@ -349,6 +341,18 @@ _CLASSES: dict[Family, type[CannVersion] | type[DriverVersion] | type[FirmwareVe
     "driver": DriverVersion,
     "firmware": FirmwareVersion,
 }
+
+
+_NAME_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalised project name (what ``packaging.utils.canonicalize_name`` returns).
+
+    Spelled out here because importing :mod:`packaging.utils` pulls in ``packaging.tags`` and the
+    ELF/manylinux readers, a few ms of every doctor run for a one-line rule.
+    """
+    return _NAME_SEPARATORS.sub("-", name).lower()
 
 
 def parse_pep440(text: str) -> Version:
@@ -471,10 +475,6 @@ class VersionRange:
                     f"{text!r} is not a valid {family} version range: {exc.message}", hint=exc.hint
                 ) from None
         return cls(family, ",".join(str(c) for c in clauses), tuple(clauses))
-
-    @property
-    def is_any(self) -> bool:
-        return self.text == "*"
 
     @property
     def names_prerelease(self) -> bool:

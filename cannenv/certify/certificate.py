@@ -41,9 +41,6 @@ from cannenv.certify.stages import Outcome, StageResult, outcome
 from cannenv.errors import InputError, IntegrityError, NotFoundError
 from cannenv.fsutil import atomic_write_text
 
-KIND = "cannenv-certificate"
-SCHEMA_VERSION = 1
-
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -123,13 +120,13 @@ class Certificate(_Frozen):
             options=jsonable(dict(options or {})),
             stages=clean,
             outcome=outcome(clean),
-            certified_stages=tuple(s.id for s in clean if s.status == "pass"),
-            not_certified={s.id: s.status for s in clean if s.status != "pass"},
+            certified_stages=tuple(s.id for s in clean if s.certified),
+            not_certified={s.id: s.status for s in clean if not s.certified},
         )
 
     def certifies(self, stage_id: str) -> bool:
         """True only when the stage is recorded and passed."""
-        return any(s.id == stage_id and s.status == "pass" for s in self.stages)
+        return any(s.id == stage_id and s.certified for s in self.stages)
 
 
 def now() -> str:

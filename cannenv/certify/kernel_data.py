@@ -8,7 +8,8 @@ Files (reached only through :mod:`cannenv.resources`):
 * ``matrices/certify/tolerances.yaml`` — numeric acceptance rules (:class:`ToleranceRule`).
 
 Loading collects every problem of a file before raising one :class:`~cannenv.errors.InputError`
-that names the file and each field.
+that names the file and each field (:func:`load_yaml_model`, also used for the LLM thresholds and
+the perf data).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -27,6 +28,8 @@ GoldenKind = Literal["copy", "add", "matmul", "row_softmax"]
 Metric = Literal["bandwidth", "flops"]
 KernelRole = Literal["toolchain-probe", "smoke"]
 ToleranceKind = Literal["exact", "double_ratio"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 DTYPE_SIZES: dict[str, int] = {"float16": 2, "float32": 4, "bfloat16": 2, "int32": 4}
 
@@ -138,14 +141,6 @@ class KernelManifest(_Frozen):
         return self
 
 
-def _format_validation(source: str, exc: ValidationError) -> str:
-    lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{source}: field {loc}: {err['msg']}")
-    return "\n".join(lines)
-
-
 def _read_yaml(path: Path) -> Any:
     import yaml
 
@@ -161,15 +156,26 @@ def _read_yaml(path: Path) -> Any:
         raise InputError(f"{path}{where}: not valid YAML: {exc}") from exc
 
 
-def load_manifest(path: Path) -> KernelManifest:
-    doc = _read_yaml(path)
+def load_yaml_model(path: Path, model: type[ModelT], *, what: str, hint: str | None = None) -> ModelT:
+    """``model`` validated from the YAML file ``path``; every invalid field is named (file, field path).
+
+    The one loader of the certification data files (manifests, SoC table, tolerances, LLM
+    thresholds, perf data).
+    """
     try:
-        return KernelManifest.model_validate(doc)
+        return model.model_validate(_read_yaml(path))
     except ValidationError as exc:
-        raise InputError(
-            f"invalid kernel manifest:\n{_format_validation(str(path), exc)}",
-            hint="see docs/kernels.md for the manifest fields",
-        ) from exc
+        problems = "\n".join(
+            f"{path}: field {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InputError(f"invalid {what}:\n{problems}", hint=hint) from exc
+
+
+def load_manifest(path: Path) -> KernelManifest:
+    return load_yaml_model(
+        path, KernelManifest, what="kernel manifest", hint="see docs/kernels.md for the manifest fields"
+    )
 
 
 def load_manifests(kernels_dir: Path) -> tuple[KernelManifest, ...]:
@@ -241,10 +247,7 @@ class SocBuildTable(_Frozen):
 
 
 def load_soc_table(path: Path) -> SocBuildTable:
-    try:
-        return SocBuildTable.model_validate(_read_yaml(path))
-    except ValidationError as exc:
-        raise InputError(f"invalid SoC build table:\n{_format_validation(str(path), exc)}") from exc
+    return load_yaml_model(path, SocBuildTable, what="SoC build table")
 
 
 @cache
@@ -287,10 +290,7 @@ class ToleranceTable(_Frozen):
 
 
 def load_tolerances(path: Path) -> ToleranceTable:
-    try:
-        return ToleranceTable.model_validate(_read_yaml(path))
-    except ValidationError as exc:
-        raise InputError(f"invalid tolerance table:\n{_format_validation(str(path), exc)}") from exc
+    return load_yaml_model(path, ToleranceTable, what="tolerance table")
 
 
 @cache

@@ -20,12 +20,13 @@ the system compiler; it checks cannenv's harness and certifies nothing about a d
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,11 +58,15 @@ from cannenv.certify.kernel_toolkit import (
 from cannenv.errors import CannenvError
 from cannenv.host import Host, run
 
+if TYPE_CHECKING:
+    from cannenv.certify.stages import StageResult
+
 SCHEMA_VERSION = 1
 Status = Literal["pass", "fail", "skip", "error"]
 Target = Literal["device", "reference"]
 StepStatus = Literal["ok", "failed", "timeout", "missing"]
 BROKEN_TOOLCHAIN = "the toolchain or environment is broken"
+COMPARE_MODULES = ("numpy",)
 
 
 class _Frozen(BaseModel):
@@ -87,6 +92,8 @@ class KernelsEnvironment(_Frozen):
     """Why no SoC is known (when ``soc`` is None)."""
     modes: dict[str, tuple[ModeAvailability, ...]] = Field(default_factory=dict)
     """Run-mode availability per build flow the toolkit ships (needs a SoC)."""
+    missing_modules: tuple[str, ...] = ()
+    """Python modules the inputs, goldens and comparison need that this Python lacks."""
 
 
 def resolve_soc(host: Host, facts: Any = None) -> tuple[str | None, str]:
@@ -132,8 +139,15 @@ def inspect_environment(
     if toolkit is not None and target is not None and cann_root.path is not None:
         for flow in toolkit.available:
             modes[flow] = mode_availability(host, cann_root.path, flow, target)
+    missing = tuple(m for m in COMPARE_MODULES if importlib.util.find_spec(m) is None)
     return KernelsEnvironment(
-        live=host.is_live, cann=cann_root, toolkit=toolkit, soc=target, soc_reason=reason, modes=modes
+        live=host.is_live,
+        cann=cann_root,
+        toolkit=toolkit,
+        soc=target,
+        soc_reason=reason,
+        modes=modes,
+        missing_modules=missing,
     )
 
 
@@ -240,6 +254,9 @@ def plan_kernels(
             )
     if not env.live and skip is None:
         skip = "the host is a tree on disk (--root), not the live system: nothing can be built or run"
+    if env.missing_modules and skip is None:
+        skip = f"{' and '.join(env.missing_modules)} not installed in this Python: it computes the goldens"
+        hint = "pip install numpy (or 'cannenv[llm]')"
 
     planned: list[PlannedKernel] = []
     for manifest in manifests:
@@ -356,16 +373,23 @@ class KernelsReport(_Frozen):
     duration_s: float = 0.0
     metrics: dict[str, Any] = Field(default_factory=dict)
 
-    def to_stage_result(self) -> Any:
-        """The common stage shape of :mod:`cannenv.certify.stages` (for the certificate)."""
+    def to_stage_result(self) -> StageResult:
+        """The common stage shape of :mod:`cannenv.certify.stages` (for the certificate).
+
+        A pass that certifies nothing (the harness self-test) becomes a ``skip`` that says so.
+        """
         from cannenv.certify.stages import StageResult
 
+        status, summary, reasons = self.status, self.summary, self.reasons
+        if status == "pass" and not self.certifies:
+            why = "harness self-test: the C++ references passed, which certifies nothing about a device"
+            status, summary, reasons = "skip", f"skipped: {why}", (why, *reasons)
         return StageResult(
             id="kernels",
             title="Ascend C smoke kernels",
-            status=self.status if self.certifies or self.status != "pass" else "skip",
-            summary=self.summary,
-            reasons=self.reasons,
+            status=status,
+            summary=summary,
+            reasons=reasons,
             warnings=self.warnings,
             hint=self.hint,
             metrics=self.metrics,
@@ -523,36 +547,27 @@ def execute(
             failed_step = build if build.status != "ok" else None
             what = "build"
         build_s = round(configure.duration_s + (build.duration_s if build else 0.0), 3)
+        status: Status
+        reasons: tuple[str, ...]
         if failed_step is not None:
             reason = _describe_failure(failed_step, f"{what} of {planned.name}")
             if is_probe:
                 probe_broken = f"{BROKEN_TOOLCHAIN}: the toolchain probe did not {what}"
                 reason = f"{BROKEN_TOOLCHAIN}: the toolchain probe (a buffer copy) failed to {what}"
-            results.append(
-                KernelResult(
-                    name=planned.name,
-                    title=planned.title,
-                    role=planned.role,
-                    status="fail",
-                    reasons=(reason,),
-                    configure=configure,
-                    build=build,
-                    build_s=build_s,
-                    cases=tuple(
-                        CaseResult(id=c.id, status="skip", reasons=(f"not run: {what} failed",))
-                        for c in planned.cases
-                    ),
+            status, reasons = "fail", (reason,)
+            cases = tuple(
+                CaseResult(id=c.id, status="skip", reasons=(f"not run: {what} failed",))
+                for c in planned.cases
+            )
+        else:
+            cases = tuple(_run_case(plan, manifest, c, tol, tmo, env) for c in planned.cases)
+            reasons = tuple(r for c in cases for r in c.reasons)
+            status = _worst([c.status for c in cases])
+            if is_probe and status == "fail":
+                reasons = (
+                    "the toolchain probe built but did not run correctly: runtime, driver or device broken",
+                    *reasons,
                 )
-            )
-            continue
-        cases = tuple(_run_case(plan, manifest, c, tol, tmo, env) for c in planned.cases)
-        reasons = tuple(r for c in cases for r in c.reasons)
-        status = _worst([c.status for c in cases])
-        if is_probe and status == "fail":
-            reasons = (
-                "the toolchain probe built but did not run correctly: runtime, driver or device broken",
-                *reasons,
-            )
         results.append(
             KernelResult(
                 name=planned.name,

@@ -23,7 +23,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -331,7 +330,3 @@ def fused_reference(cfg: TinyConfig, dtype: torch.dtype) -> dict[str, npt.NDArra
     rounded = {k: v.to(dtype).float() for k, v in fused_inputs(cfg).items()}
     with torch.no_grad():
         return {k: _np(v) for k, v in eager_fused_refs(rounded, cfg).items()}
-
-
-def describe_torch() -> dict[str, Any]:
-    return {"torch": torch.__version__, "cuda_build": torch.version.cuda}

@@ -44,7 +44,6 @@ from cannenv.fsutil import atomic_write_text
 RESULT = "result.json"
 FORWARD = "forward.npz"
 FUSED = "fused.npz"
-FUSED_OPS = ("npu_rms_norm", "npu_rotary_mul", "npu_fusion_attention")
 
 
 class SkipTask(Exception):
@@ -301,12 +300,14 @@ def task_fused(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 ops[name] = {
                     "status": "skip",
                     "reason": f"npu_fusion_attention is Atlas A2/A3 only ({dev.name})",
+                    "hint": "run on an Atlas A2/A3 NPU to certify it",
                 }
                 continue
             if not hasattr(torch_npu, name):
                 ops[name] = {
                     "status": "skip",
                     "reason": f"torch_npu {getattr(torch_npu, '__version__', '?')} has no {name}",
+                    "hint": "install the torch_npu the stack pins (`cannenv doctor` names it)",
                 }
                 continue
             try:

@@ -337,19 +337,10 @@ def load_thresholds(path: str | None = None) -> LlmThresholds:
     """Load and validate the thresholds file; every problem is reported with its field path."""
     from pathlib import Path
 
-    import yaml
-    from pydantic import ValidationError
-
-    from cannenv.errors import InputError
+    from cannenv.certify.kernel_data import load_yaml_model
     from cannenv.resources import matrices_dir
 
     p = Path(path) if path else matrices_dir() / "certify" / "llm_thresholds.yaml"
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"{p}: cannot read thresholds: {exc}") from exc
-    try:
-        return LlmThresholds.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"{p}: {problems}", hint="schema: cannenv.certify.metrics.LlmThresholds") from exc
+    return load_yaml_model(
+        p, LlmThresholds, what="LLM thresholds", hint="schema: cannenv.certify.metrics.LlmThresholds"
+    )

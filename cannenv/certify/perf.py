@@ -22,8 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cannenv.errors import InputError
 from cannenv.resources import matrices_dir
@@ -233,17 +232,14 @@ def load_perf_data(path: Path | None = None) -> PerfData:
 
 @cache
 def _load_perf(path: str) -> PerfData:
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: cannot read perf data: {exc}") from exc
-    try:
-        return PerfData.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise InputError(
-            f"{path}: {problems}", hint="fix the data file (schema: cannenv.certify.perf.PerfData)"
-        ) from exc
+    from cannenv.certify.kernel_data import load_yaml_model
+
+    return load_yaml_model(
+        Path(path),
+        PerfData,
+        what="perf data",
+        hint="fix the data file (schema: cannenv.certify.perf.PerfData)",
+    )
 
 
 def published_peak(table: tuple[PublishedPeak, ...], device_name: str) -> PublishedPeak | None:

@@ -10,6 +10,7 @@ stage, so the certificate is always complete.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import sys
@@ -17,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,7 +38,6 @@ from cannenv.host import run as host_run
 
 if TYPE_CHECKING:
     from cannenv.facts import Facts
-    from cannenv.matrix import Matrix
 
 DtypeChoice = Literal["auto", "bf16", "fp16", "fp32"]
 Scope = Literal["all", "llm", "perf"]
@@ -237,7 +237,9 @@ def doctor_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
     facts = ctx.facts()
     if facts is None:
         return [errored(p, f"collecting host facts failed: {ctx.facts_error}")]
-    matrix = _matrix()
+    from cannenv.matrix import load
+
+    matrix = load()
     # The same target choice as `cannenv doctor`: --stack, else the best match for what is installed.
     target = choose_target(facts, matrix, stack_id=ctx.options.stack_id)
     choice = target.choice
@@ -253,6 +255,16 @@ def doctor_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
         "findings": [values.dump(f) for f in findings if f.status != "pass"],
     }
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no findings"
+    if not bad and not any(f.status in ("pass", "warn") for f in findings):
+        # Nothing failed because nothing was judged: that certifies nothing.
+        return [
+            skipped(
+                p,
+                f"no doctor check could run here (doctor: {summary})",
+                hint="run `cannenv doctor` to see why each check skipped",
+                **metrics,
+            )
+        ]
     return [
         stage_result(
             p,
@@ -266,21 +278,12 @@ def doctor_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
     ]
 
 
-def _matrix() -> Matrix | None:
-    try:
-        from cannenv.matrix import load
-    except ImportError:
-        return None
-    return load()
-
-
 def kernels_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
     (p,) = plans
-    try:
-        from cannenv.certify.kernels import run_kernels
-    except ImportError as exc:
-        return [errored(p, f"the kernels stage is not available in this cannenv build ({exc})")]
-    report = run_kernels(ctx.host, mode="npu" if ctx.options.device == "npu" else "cpu")
+    from cannenv.certify.kernels import run_kernels
+
+    # The SoC comes from the facts the run already gathered (no second npu-smi query).
+    report = run_kernels(ctx.host, mode="npu" if ctx.options.device == "npu" else "cpu", facts=ctx.facts())
     result: StageResult = report.to_stage_result()
     return [result.model_copy(update={"id": p.id, "title": p.title})]
 
@@ -421,11 +424,21 @@ def _not_ok(p: StagePlan, w: WorkerOutcome) -> StageResult:
     return stage_result(p, status, w.reason, reasons=(w.reason,), hint=w.hint, metrics=dict(w.details))
 
 
+REFERENCE_MODULES = ("numpy", "torch")
+"""What the device worker and the CPU float32 reference import (the optional ``llm`` extra)."""
+
+
 def _precheck(plans: list[StagePlan], ctx: RunContext) -> list[StageResult] | None:
+    """Skips for what is certainly missing here, before a worker is started."""
     if ctx.options.device == "npu":
         reason = npu_absent(ctx.host)
         if reason:
             return [skipped(p, reason, hint=NPU_HINT) for p in plans]
+    missing = [m for m in REFERENCE_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        reason = f"{' and '.join(missing)} not installed in this Python ({sys.executable})"
+        hint = "pip install 'cannenv[llm]' (numpy and a CPU build of torch, for the reference)"
+        return [skipped(p, reason, hint=hint) for p in plans]
     return None
 
 
@@ -434,12 +447,10 @@ def _precheck(plans: list[StagePlan], ctx: RunContext) -> list[StageResult] | No
 
 
 def llm_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
-    return _forward_stage(plans, ctx, model=None)
+    return _precheck(plans, ctx) or _forward_stage(plans, ctx, model=None)
 
 
 def llm_model_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
-    from cannenv.certify.llm_worker import FORWARD  # noqa: F401  # cheap check that the module imports
-
     (p,) = plans
     model = ctx.options.model_dir
     assert model is not None
@@ -449,6 +460,9 @@ def llm_model_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult
                 p, f"--model {model!r} is not a directory", hint="give a local Hugging Face checkpoint folder"
             )
         ]
+    pre = _precheck(plans, ctx)
+    if pre:
+        return pre
     from cannenv.certify import llm
 
     reason = llm.hf_available()
@@ -461,9 +475,6 @@ def llm_model_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult
 
 def _forward_stage(plans: list[StagePlan], ctx: RunContext, *, model: str | None) -> list[StageResult]:
     (p,) = plans
-    pre = _precheck(plans, ctx)
-    if pre:
-        return pre
     with tempfile.TemporaryDirectory(prefix="cannenv-llm-") as tmp:
         out = Path(tmp)
         w = call_worker(ctx.options, ctx.host, "llm", out, model=model)
@@ -570,7 +581,7 @@ def fused_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
         op = by_stage[p.id]
         info = ops.get(op, {"status": "skip", "reason": "not reported by the worker"})
         if info["status"] == "skip":
-            results.append(skipped(p, str(info["reason"])))
+            results.append(skipped(p, str(info["reason"]), hint=info.get("hint")))
             continue
         if info["status"] != "ran":
             reason = f"{op} raised on the device: {info.get('reason')}"
@@ -608,10 +619,20 @@ def perf_group(plans: list[StagePlan], ctx: RunContext) -> list[StageResult]:
     return judge_perf(plans, w.result, ctx.options.device, ctx.host)
 
 
-def peaks_for(
-    device: str, name: str, host: Host
-) -> tuple[dict[str, float | None], float | None, str, str, bool]:
-    """(matmul TFLOP/s per dtype, bandwidth GB/s, compute source, bandwidth source, bandwidth verified)."""
+class Peaks(NamedTuple):
+    """The peaks a device's figures are judged against, where each comes from, and whether it is
+    a vendor figure (an unverified peak is reported as a ratio but never judged)."""
+
+    tflops: dict[str, float | None]
+    """Matmul TFLOP/s per dtype."""
+    bandwidth_gbs: float | None
+    source: str
+    bandwidth_source: str
+    bandwidth_verified: bool = True
+    tflops_verified: bool = True
+
+
+def peaks_for(device: str, name: str, host: Host) -> Peaks:
     from cannenv.certify.perf import (
         find_platform_ini,
         load_perf_data,
@@ -625,8 +646,15 @@ def peaks_for(
         row = published_peak(data.cuda_peaks, name)
         if row is None:
             why = f"{name!r} is not in the published-peak table (matrices/certify/perf.yaml)"
-            return {}, None, why, why, True
-        return {k: v for k, v in row.tflops.items()}, row.bandwidth_gbs, row.source, row.source, row.verified
+            return Peaks({}, None, why, why)
+        return Peaks(
+            {k: v for k, v in row.tflops.items()},
+            row.bandwidth_gbs,
+            row.source,
+            row.source,
+            row.verified,
+            row.verified,
+        )
     if device == "npu":
         bw_row = published_peak(data.npu_bandwidth, name)
         bw, bw_src, bw_ok = (
@@ -636,13 +664,8 @@ def peaks_for(
         )
         ini_path = find_platform_ini(host, name)
         if ini_path is None:
-            return (
-                {},
-                bw,
-                f"no platform_config/{name}.ini under $ASCEND_HOME_PATH or the default toolkit roots",
-                bw_src,
-                bw_ok,
-            )
+            why = f"no platform_config/{name}.ini under $ASCEND_HOME_PATH or the default toolkit roots"
+            return Peaks({}, bw, why, bw_src, bw_ok)
         ini = parse_platform_ini(
             ini_path.read_text(encoding="utf-8", errors="replace"), source=host.unroot(ini_path)
         )
@@ -656,8 +679,9 @@ def peaks_for(
             f"{'·'.join(map(str, ini.cube_mnk))} × 2 × "
             f"{ini.cube_freq_mhz:g} MHz"
         )
-        return tf, bw, src, bw_src, bw_ok
-    return {}, None, "CPU: no peak is judged, figures only", "CPU: no peak is judged, figures only", True
+        return Peaks(tf, bw, src, bw_src, bw_ok)
+    cpu = "CPU: no peak is judged, figures only"
+    return Peaks({}, None, cpu, cpu)
 
 
 def judge_perf(plans: list[StagePlan], result: dict[str, Any], device: str, host: Host) -> list[StageResult]:
@@ -666,7 +690,7 @@ def judge_perf(plans: list[StagePlan], result: dict[str, Any], device: str, host
     data = load_perf_data()
     dev = result.get("device") or {}
     name = str(dev.get("name", ""))
-    tflops, bw_peak, src, bw_src, bw_verified = peaks_for(device, name, host)
+    peaks = peaks_for(device, name, host)
     matmul = {m["dtype"]: m for m in result.get("matmul", [])}
     out: list[StageResult] = []
     for p in plans:
@@ -674,30 +698,37 @@ def judge_perf(plans: list[StagePlan], result: dict[str, Any], device: str, host
             copy = result.get("copy") or {}
             j = judge(
                 float(copy.get("gbs", 0.0)),
-                bw_peak,
+                peaks.bandwidth_gbs,
                 data.thresholds,
                 what="copy bandwidth",
                 unit="GB/s",
-                peak_source=bw_src,
-                verified=bw_verified,
+                peak_source=peaks.bandwidth_source,
+                verified=peaks.bandwidth_verified,
             )
-            metrics = {**copy, "peak_gbs": bw_peak, "peak_source": bw_src, "ratio": j.ratio, "device": dev}
+            metrics = {
+                **copy,
+                "peak_gbs": peaks.bandwidth_gbs,
+                "peak_source": peaks.bandwidth_source,
+                "ratio": j.ratio,
+                "device": dev,
+            }
         else:
             dt = p.id.removeprefix("perf-matmul-")
             m = matmul.get(dt)
             if m is None or "skip" in m:
                 out.append(skipped(p, str((m or {}).get("skip", f"{dt} matmul was not measured"))))
                 continue
-            peak = tflops.get(dt)
+            peak = peaks.tflops.get(dt)
             j = judge(
                 float(m["tflops"]),
                 peak,
                 data.thresholds,
                 what=f"{dt} matmul",
                 unit="TFLOP/s",
-                peak_source=src,
+                peak_source=peaks.source,
+                verified=peaks.tflops_verified,
             )
-            metrics = {**m, "peak_tflops": peak, "peak_source": src, "ratio": j.ratio, "device": dev}
+            metrics = {**m, "peak_tflops": peak, "peak_source": peaks.source, "ratio": j.ratio, "device": dev}
         if j.status == "skip":
             out.append(skipped(p, j.reason, **metrics))
         else:

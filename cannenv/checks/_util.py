@@ -2,42 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cannenv.errors import CannenvError
+from cannenv.facts import Facts
+
+DEFAULT_TOOLKIT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+
+
+def _parsed(parse: Callable[[str], Any], text: str | None) -> Any:
+    """``parse(text)``, or None when ``text`` is empty or does not parse: checks never raise on it."""
+    if not text:
+        return None
+    try:
+        return parse(text)
+    except (CannenvError, ValueError):
+        return None
 
 
 def cann_v(text: str | None) -> Any:
     from cannenv.versions import CannVersion
 
-    if not text:
-        return None
-    try:
-        return CannVersion.parse(text)
-    except (CannenvError, ValueError):
-        return None
+    return _parsed(CannVersion.parse, text)
 
 
 def driver_v(text: str | None) -> Any:
     from cannenv.versions import DriverVersion
 
-    if not text:
-        return None
-    try:
-        return DriverVersion.parse(text)
-    except (CannenvError, ValueError):
-        return None
+    return _parsed(DriverVersion.parse, text)
 
 
 def pep_v(text: str | None) -> Any:
     from cannenv.versions import parse_pep440
 
-    if not text:
-        return None
-    try:
-        return parse_pep440(text)
-    except (CannenvError, ValueError):
-        return None
+    return _parsed(parse_pep440, text)
+
+
+def toolkit_set_env(facts: Facts) -> str:
+    """The active install's ``set_env.sh`` for a remedy; the usual system path when none is known."""
+    inst = facts.cann.active_install()
+    return inst.set_env if inst is not None and inst.set_env else DEFAULT_TOOLKIT_SET_ENV
 
 
 def family_title(family: str | None) -> str:
@@ -49,11 +54,6 @@ def family_title(family: str | None) -> str:
         return _title(family)
     except (CannenvError, KeyError):
         return family
-
-
-def canonical_cann(text: str | None) -> str | None:
-    v = cann_v(text)
-    return str(v) if v is not None else text
 
 
 def same_cann(a: str | None, b: str | None) -> bool:

@@ -6,8 +6,9 @@ import re
 from typing import get_args
 
 from cannenv.checks import Check, Target
+from cannenv.checks._util import toolkit_set_env
 from cannenv.facts import Facts, IssueKind
-from cannenv.probes.container import DEVICE_NODES
+from cannenv.probes.container import DEVICE_NODES, DRIVER_VOLUMES
 from cannenv.probes.toolkit import version_of_path
 from cannenv.report import Finding, Status
 
@@ -48,7 +49,7 @@ def _env_sourced(facts: Facts, target: Target) -> list[Finding]:
         return [c.finding("skip", "no CANN toolkit installed")]
     env = facts.env.vars
     unset = [v for v in CANN_VARS if not env.get(v)]
-    set_env = inst.set_env or "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+    set_env = toolkit_set_env(facts)
     needs = facts.python.torch_npu_dir is not None or "torch-npu" in facts.python.packages
     if len(unset) == len(CANN_VARS):
         return [
@@ -85,10 +86,9 @@ def _env_stale(facts: Facts, target: Target) -> list[Finding]:
         return [c.finding("skip", "no CANN variables set")]
     live_dirs = {i.path for i in facts.cann.installs}
     installed_versions = {i.version for i in facts.cann.installs if i.version}
-    installed_versions |= {version_of_path(i.path) for i in facts.cann.installs if version_of_path(i.path)}  # type: ignore[misc]
+    installed_versions |= {v for i in facts.cann.installs if (v := version_of_path(i.path))}
     out: list[Finding] = []
-    inst = facts.cann.active_install()
-    set_env = inst.set_env if inst and inst.set_env else "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+    set_env = toolkit_set_env(facts)
     for var in (*CANN_VARS, "ATB_HOME_PATH"):
         value = env.get(var)
         if not value:
@@ -118,12 +118,8 @@ def _env_stale(facts: Facts, target: Target) -> list[Finding]:
                 )
             )
     custom = env.get("ASCEND_CUSTOM_OPP_PATH")
-    if (
-        custom
-        and ":" not in custom
-        and version_of_path(custom)
-        and version_of_path(custom) not in installed_versions
-    ):
+    custom_version = version_of_path(custom) if custom and ":" not in custom else None
+    if custom_version and custom_version not in installed_versions:
         out.append(
             c.finding(
                 "warn",
@@ -257,16 +253,9 @@ def missing_docker_flags(facts: Facts) -> list[str]:
     for node in DEVICE_NODES:
         if node in absent:
             flags.append(f"--device {node}")
-    mounts = {
-        "/usr/local/dcmi": "-v /usr/local/dcmi:/usr/local/dcmi",
-        "/usr/local/bin/npu-smi": "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
-        "/usr/local/Ascend/driver/lib64": "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/",  # noqa: E501
-        "/usr/local/Ascend/driver/version.info": "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info",  # noqa: E501
-        "/etc/ascend_install.info": "-v /etc/ascend_install.info:/etc/ascend_install.info",
-    }
-    for path, flag in mounts.items():
+    for path, volume in DRIVER_VOLUMES.items():
         if path in absent:
-            flags.append(flag)
+            flags.append(f"-v {volume}")
     return flags
 
 

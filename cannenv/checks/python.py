@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
-from typing import Any
+from importlib import resources
 
 from cannenv.checks import Check, Target
-from cannenv.checks._util import cann_v, pep_v
+from cannenv.checks._util import cann_v, pep_v, toolkit_set_env
 from cannenv.facts import Facts
 from cannenv.report import Finding
+from cannenv.values import value
 
 
 def _versions(facts: Facts) -> tuple[str | None, str | None, str | None]:
@@ -172,22 +174,40 @@ def _same_line(a: str, b: str) -> bool:
     return bool(va and vb and va.release[:2] == vb.release[:2])
 
 
+@value
+class Provider:
+    """The package that provides a shared library torch_npu needs, and the environment step that
+    puts it on the loader's path (``step`` is formatted with ``toolkit_set_env``, ``nnal_set_env``
+    and ``torch``)."""
+
+    match: str
+    """A regular expression on the soname; the first provider that matches wins."""
+    package: str
+    step: str
+    container_step: str | None = None
+    device: bool = False
+    """The library comes from the host (the driver): without devices its absence is not judged."""
+
+
+@value
+class ProviderTable:
+    """``cannenv/checks/libraries.json``: data, with its sources; JSON so that reading it on the
+    doctor's path (exactly when a library is missing) costs no PyYAML import."""
+
+    schema_version: int
+    about: str
+    sources: tuple[str, ...]
+    providers: tuple[Provider, ...]
+
+
 @cache
-def _providers() -> tuple[dict[str, Any], ...]:
-    from importlib import resources
-
-    import yaml
-
-    text = resources.files("cannenv.checks").joinpath("libraries.yaml").read_text(encoding="utf-8")
-    doc = yaml.safe_load(text)
-    return tuple(doc["providers"])
+def providers() -> tuple[Provider, ...]:
+    text = resources.files("cannenv.checks").joinpath("libraries.json").read_text(encoding="utf-8")
+    return tuple(Provider(**p) for p in json.loads(text)["providers"])
 
 
-def provider_of(name: str) -> dict[str, Any] | None:
-    for p in _providers():
-        if re.match(p["match"], name):
-            return p
-    return None
+def provider_of(name: str) -> Provider | None:
+    return next((p for p in providers() if re.match(p.match, name)), None)
 
 
 def _abi_preflight(facts: Facts, target: Target) -> list[Finding]:
@@ -195,8 +215,7 @@ def _abi_preflight(facts: Facts, target: Target) -> list[Finding]:
     abi = facts.abi
     if not abi.checked:
         return [c.finding("skip", abi.reason or "torch_npu not found")]
-    inst = facts.cann.active_install()
-    toolkit_set_env = inst.set_env if inst and inst.set_env else "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+    toolkit_env = toolkit_set_env(facts)
     nnal_set_env = (
         facts.cann.nnal.set_env
         if facts.cann.nnal and facts.cann.nnal.set_env
@@ -220,12 +239,10 @@ def _abi_preflight(facts: Facts, target: Target) -> list[Finding]:
                 f"find the package that ships {name} and add its lib dir to LD_LIBRARY_PATH",
             )
         else:
-            pkg = p["package"]
-            step = str(p["step"]).format(
-                toolkit_set_env=toolkit_set_env, nnal_set_env=nnal_set_env, torch=torch
-            )
-            if facts.container.in_container and p.get("container_step"):
-                step = f"{step} (in a container: {p['container_step']})"
+            pkg = p.package
+            step = p.step.format(toolkit_set_env=toolkit_env, nnal_set_env=nnal_set_env, torch=torch)
+            if facts.container.in_container and p.container_step:
+                step = f"{step} (in a container: {p.container_step})"
             present = _installed(facts, pkg)
             if present is False:
                 step = f"install the {pkg}, then {step}"
@@ -233,7 +250,7 @@ def _abi_preflight(facts: Facts, target: Target) -> list[Finding]:
             f"{name} (needed by {', '.join(sorted(set(users)))}) is not found on LD_LIBRARY_PATH, "
             f"RUNPATH, ld.so.cache or the default dirs; provided by the {pkg}"
         )
-        if p is not None and p.get("device") and target.no_devices:
+        if p is not None and p.device and target.no_devices:
             # The host mounts the driver at run time; without devices this is not judged.
             out.append(
                 c.finding("skip", f"{detail}; not judged: {target.no_devices}", subject=name, scope="device")

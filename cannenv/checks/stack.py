@@ -56,13 +56,11 @@ def _matches(key: str, pinned: str | None, actual: str | None) -> bool:
 def load_lock_ids(path: str) -> tuple[str, str | None]:
     """(stack_id, matrix_digest) from a lock file: cannenv.lock when it parses, else any YAML/JSON
     mapping with ``stack_id`` (and optionally ``matrix_digest``)."""
-    try:
-        from cannenv.lock import load_lock
+    from cannenv.lock import load_lock
 
+    try:
         lock = load_lock(path)
         return lock.stack_id, lock.matrix_digest
-    except ImportError:  # pragma: no cover - lock.py ships with cannenv
-        pass
     except InputError:
         pass
     import yaml

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from cannenv.commands.kernels import kernels as kernels_cmd
 from cannenv.errors import IntegrityError
 
 if TYPE_CHECKING:
@@ -136,12 +137,7 @@ def perf_cmd(**kw: Any) -> int:
     )
 
 
-try:  # engineer C's command; keep the CLI loading if it is missing or broken
-    from cannenv.commands.kernels import kernels as _kernels_cmd
-
-    certify.add_command(_kernels_cmd)
-except ImportError:  # pragma: no cover - only in a broken install
-    pass
+certify.add_command(kernels_cmd)
 
 
 def _execute(
@@ -209,11 +205,8 @@ def _execute(
 
 def _stack_info(stack_id: str | None) -> Any:
     from cannenv.certify.certificate import StackInfo
+    from cannenv.matrix import load
 
-    try:
-        from cannenv.matrix import load
-    except ImportError:
-        return StackInfo(id=stack_id)
     matrix = load()
     if stack_id is None:
         return StackInfo(matrix_digest=matrix.digest)
@@ -224,10 +217,9 @@ def _stack_info(stack_id: str | None) -> Any:
 
 def _host_info(ctx: RunContext) -> Any:
     """Summary + digest of the doctor's facts; falls back to platform facts if the probes fail."""
-    import hashlib
     import platform
 
-    from cannenv.certify.certificate import HostInfo, canonical
+    from cannenv.certify.certificate import HostInfo, digest_of
 
     facts = ctx.facts()
     summary: dict[str, Any]
@@ -263,12 +255,11 @@ def _host_info(ctx: RunContext) -> Any:
     }
     return HostInfo(
         summary=summary,
-        digest="sha256:" + hashlib.sha256(canonical(data)).hexdigest(),
+        digest="sha256:" + digest_of(data),
         source="cannenv probes (cannenv facts --json, collected_at excluded from the digest)",
     )
 
 
-IMAGE_JSON = "/etc/cannenv/image.json"
 IMAGE_ENV = {"CANNENV_IMAGE_REF": "ref", "CANNENV_IMAGE_ID": "id", "CANNENV_IMAGE_DIGEST": "digest"}
 
 
@@ -277,25 +268,26 @@ def image_info(env: Any, host: Any) -> Any:
     plus ``CANNENV_IMAGE_REF/ID/DIGEST`` from the environment (an image cannot know its own digest;
     pass it with ``docker run -e CANNENV_IMAGE_DIGEST=...``). None outside a cannenv image."""
     from cannenv.certify.certificate import ImageInfo
+    from cannenv.gate import IMAGE_INFO, LABEL_STACK
 
     fields: dict[str, Any] = {}
     labels: dict[str, str] = {}
     sources: list[str] = []
-    p = host.path(IMAGE_JSON)
+    p = host.path(IMAGE_INFO)
     if p.is_file():
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = None
         if isinstance(data, dict):
-            sources.append(IMAGE_JSON)
+            sources.append(IMAGE_INFO)
             for key in ("ref", "id", "digest"):
                 if isinstance(data.get(key), str):
                     fields[key] = data[key]
             raw_labels = data.get("labels")
             if isinstance(raw_labels, dict):
                 labels = {str(k): str(v) for k, v in raw_labels.items()}
-            stack = data.get("stack") or labels.get("cannenv.stack")
+            stack = data.get("stack") or labels.get(LABEL_STACK)
             if isinstance(stack, str):
                 fields["stack"] = stack
     for var, key in IMAGE_ENV.items():
@@ -324,8 +316,7 @@ def _render_plan(plans: list[StagePlan], options: CertifyOptions) -> str:
 def _render_result(r: StageResult) -> str:
     badge = click.style(f"{r.status.upper():<5}", fg=_STATUS_STYLE[r.status], bold=True)
     lines = [f"{badge} {r.id:<18} {r.summary}"]
-    if r.status != "skip":
-        lines += [f"        reason: {x}" for x in r.reasons if x != r.summary]
+    lines += [f"        reason: {x}" for x in r.reasons if x not in r.summary]
     lines += [f"        warning: {x}" for x in r.warnings]
     if r.hint and r.status != "pass":
         lines.append(f"        hint: {r.hint}")

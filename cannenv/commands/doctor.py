@@ -10,6 +10,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
@@ -57,13 +58,9 @@ _TIMEOUT = click.option(
 
 def read_env_file(path: str) -> dict[str, str]:
     """Parse ``KEY=VALUE`` lines (``export`` prefix, quotes and ``#`` comments allowed)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"environment file {path!r} does not exist") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read environment file {path!r}: {exc}") from exc
+    from cannenv import records
+
+    text = records.read_text(path, what="environment file", missing=NotFoundError)
     env: dict[str, str] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -217,17 +214,13 @@ def doctor(
         m = None
     target = choose_target(facts, m, stack_id=stack_id, lock=lock_file)
     if m is None:
-        from dataclasses import replace
-
         from cannenv.report import StackChoice
 
         target = replace(
             target, choice=StackChoice(how="none", reason="the shipped matrix could not be loaded")
         )
     if no_devices:
-        from dataclasses import replace as _replace
-
-        target = _replace(target, no_devices="--no-devices (software only: no NPU expected here)")
+        target = replace(target, no_devices="--no-devices (software only: no NPU expected here)")
     findings = checks.run(facts, target, selected)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__

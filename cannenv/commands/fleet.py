@@ -149,8 +149,6 @@ def report_cmd(
     from cannenv.fleet.report import report_collection
     from cannenv.fsutil import atomic_write_text
 
-    if stack_id and lock_file:
-        raise InputError("give either --stack or --lock, not both")
     report = report_collection(directory, _judge(stack_id, lock_file, check_ids))
     if junit_file:
         from cannenv.fleet.report import render_junit

@@ -14,6 +14,7 @@ from cannenv.errors import ChecksFailed, InputError
 
 if TYPE_CHECKING:
     from cannenv.artifacts import VerifiedInstaller
+    from cannenv.engine import Engine
     from cannenv.image import BuildContext, ImageSpec
 
 DEFAULT_REPOSITORY = "cannenv/stack"
@@ -94,14 +95,10 @@ def _prepare(
     cw = None
     if cannenv_wheel is not None:
         cw = wheel_from_file(cannenv_wheel)
-    elif wheel_dir is not None and source_checkout() is not None:
-        cw = wheel_from_file(build_cannenv_wheel(wheel_dir))
+    elif wheel_dir is not None and (checkout := source_checkout()) is not None:
+        cw = wheel_from_file(build_cannenv_wheel(wheel_dir, source=checkout))
     options = RenderOptions(
-        os=os_id,
-        base_image=base_image,
-        wheels=wheels,
-        cannenv_wheel=cw,
-        installer_files={v.ref.component: v.path for v in verified},
+        os=os_id, base_image=base_image, wheels=wheels, cannenv_wheel=cw, verified_installers=verified
     )
     return _Prepared(spec, render(spec, options), verified)
 
@@ -150,10 +147,6 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
             err=True,
         )
     return 0
-
-
-def _installer_digests(prep: _Prepared) -> dict[str, tuple[str, bool]]:
-    return {v.ref.component: (v.sha256, v.pinned) for v in prep.verified}
 
 
 @image.command("build")
@@ -210,14 +203,13 @@ def build_cmd(
                 console.print(f"  {ev.text}", markup=False, soft_wrap=True)
 
         result = engine.build(ctx_dir, ref, on_event=show, nocache=no_cache)
-    info = engine.inspect(ref)
-    base_digest = _base_digest(engine, prep.ctx.base_image)
+    info = result.info
     if lock_path is not None:
         lock = lock_for(
             prep.spec,
             prep.ctx,
-            _installer_digests(prep),
-            base_image_digest=base_digest,
+            prep.verified,
+            base_image_digest=_base_digest(engine, prep.ctx.base_image),
             image_id=info.id,
             tag=ref,
         )
@@ -230,9 +222,12 @@ def build_cmd(
     return 0
 
 
-def _base_digest(engine: Any, base_image: str) -> str | None:
+def _base_digest(engine: Engine | None, base_image: str) -> str | None:
+    """The pinned digest of ``base_image``, else what the engine knows of it (None without one)."""
     if "@" in base_image:
         return base_image.split("@", 1)[1]
+    if engine is None:
+        return None
     try:
         info = engine.inspect(base_image)
     except Exception:
@@ -273,27 +268,23 @@ def lock_cmd(stack_id: str, out: Path, image_ref: str | None, **kw: Any) -> int:
 
     with tempfile.TemporaryDirectory(prefix="cannenv-lock-") as tmp:
         prep = _prepare(stack_id, wheel_dir=Path(tmp), **kw)
-    image_id = tag = base_digest = None
+    engine = image_id = tag = None
     if image_ref is not None or "@" not in prep.ctx.base_image:
-        try:
-            from cannenv.engine import Engine
+        from cannenv.engine import Engine
+        from cannenv.errors import MissingToolError
 
+        try:
             engine = Engine.connect(timeout=30)
-        except Exception:
-            engine = None
+        except MissingToolError:
             if image_ref is not None:
                 raise
-        if engine is not None:
-            base_digest = _base_digest(engine, prep.ctx.base_image)
-            if image_ref is not None:
-                image_id, tag = engine.inspect(image_ref).id, image_ref
-    else:
-        base_digest = prep.ctx.base_image.split("@", 1)[1]
+    if engine is not None and image_ref is not None:
+        image_id, tag = engine.inspect(image_ref).id, image_ref
     new = lock_for(
         prep.spec,
         prep.ctx,
-        _installer_digests(prep),
-        base_image_digest=base_digest,
+        prep.verified,
+        base_image_digest=_base_digest(engine, prep.ctx.base_image),
         image_id=image_id,
         tag=tag,
     )
@@ -321,7 +312,8 @@ def verify_cmd(tag: str, as_json: bool) -> int:
     """
     from cannenv.engine import Engine
     from cannenv.errors import ExitCode, ExternalError
-    from cannenv.image import LABEL_STACK, judge_verify
+    from cannenv.gate import LABEL_STACK
+    from cannenv.image import judge_verify
 
     engine = Engine.connect()
     info = engine.inspect(tag)

@@ -1,7 +1,7 @@
 """`cannenv certify kernels`: compile and run our own Ascend C smoke kernels, compare with goldens.
 
-``kernels`` is a click command; engineer D's ``cannenv/commands/certify.py`` adds it to the
-``certify`` group. ``COMMANDS`` stays empty so the top-level loader does not register it twice.
+``kernels`` is a click command; ``cannenv/commands/certify.py`` adds it to the ``certify`` group.
+``COMMANDS`` stays empty so the top-level loader does not register it twice.
 """
 
 from __future__ import annotations

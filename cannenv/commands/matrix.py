@@ -13,15 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cannenv.errors import ExitCode, InputError
+from cannenv.errors import ExitCode, InputError, NotFoundError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from cannenv.matrix import Matrix, Stack
     from cannenv.resolve import Resolution
-
-COMPONENT_KEYS = ("firmware", "driver", "cann", "ops", "nnal", "python", "torch", "torch_npu")
 
 
 def _console() -> Console:
@@ -38,10 +36,14 @@ def _matrix(ctx: click.Context) -> Matrix:
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    from cannenv.values import to_json
+
+    click.echo(to_json(data))
 
 
 def _pins(values: tuple[str, ...], option: str) -> dict[str, str]:
+    from cannenv.matrix import CORE_COMPONENTS
+
     out: dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -49,7 +51,7 @@ def _pins(values: tuple[str, ...], option: str) -> dict[str, str]:
         if not sep or not value.strip():
             raise InputError(
                 f"{option} {item!r} is not KEY=VERSION",
-                hint=f"e.g. {option} driver=24.1.rc2; keys: " + ", ".join(COMPONENT_KEYS),
+                hint=f"e.g. {option} driver=24.1.rc2; keys: " + ", ".join(CORE_COMPONENTS),
             )
         out[key] = value.strip()
     return out
@@ -74,12 +76,14 @@ def matrix(ctx: click.Context, matrix_paths: tuple[Path, ...]) -> None:
 
 
 def _stack_row(s: Stack) -> dict[str, Any]:
+    from cannenv.matrix import CORE_COMPONENTS
+
     return {
         "id": s.id,
         "family": s.family,
         "arches": list(s.arches),
         "status": s.status,
-        **{k: s.version(k) for k in COMPONENT_KEYS},
+        **{k: s.version(k) for k in CORE_COMPONENTS},
     }
 
 
@@ -126,7 +130,8 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     m = _matrix(ctx)
     s = m.stack(stack_id)
     problems = m.stack_problems(s)
-    req = m.driver_requirement(s.version("cann") or "", s.family) if s.version("cann") else None
+    cann = s.version("cann")
+    req = m.driver_requirement(cann, s.family) if cann else None
     if as_json:
         from cannenv.values import dump
 
@@ -228,7 +233,7 @@ def query(
     cannenv matrix query --driver 24.1.rc2 [--family a2]              # which CANN accept this driver
     cannenv matrix query --torch 2.7.1                                # Python support, torch_npu rows
     """
-    from cannenv.soc import normalize_family
+    from cannenv.soc import FAMILY_IDS, normalize_family
 
     m = _matrix(ctx)
     fam = normalize_family(family) if family else None
@@ -258,13 +263,11 @@ def query(
             "sources": sorted({s for r in ps.rows for s in r.sources}),
         }
     if cann:
-        fams = [fam] if fam else ["a2", "a3", "310p", "910", "310b", "950"]
+        fams = [fam] if fam else FAMILY_IDS
         reqs = [r for f in fams if (r := m.driver_requirement(cann, f)) is not None]
         result["driver_requirement"] = [r.to_json() for r in reqs]
         result["hdk_pairs"] = [dump(r, exclude_none=True) for r in m.hdk_pairs(cann, family=fam)]
         if fam and arch:
-            from cannenv.errors import NotFoundError
-
             try:
                 ops = m.ops_package(cann, fam, arch)
                 result["ops_package"] = {
@@ -278,8 +281,8 @@ def query(
         result["cann_accepting_driver"] = [r.to_json() for r in m.cann_accepting_driver(driver, family=fam)]
     if as_json:
         _echo_json(result)
-        return 0 if any(result.values()) else int(ExitCode.NOT_FOUND)
-    _render_query(result)
+    else:
+        _render_query(result)
     return 0 if any(result.values()) else int(ExitCode.NOT_FOUND)
 
 

@@ -13,7 +13,6 @@ ansible-runner starts ``ansible-playbook`` itself: that subprocess is Ansible's 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -231,9 +230,3 @@ def collect(
             hint="list them with `ansible-inventory -i INVENTORY --graph`",
         )
     return collection
-
-
-def events_to_json(events: Iterable[Mapping[str, Any]]) -> str:
-    """Debug helper: the events that matter, as JSON lines (used by tests to keep real samples)."""
-    keep = ("event", "event_data")
-    return "\n".join(json.dumps({k: ev.get(k) for k in keep}, default=str) for ev in events) + "\n"

@@ -18,16 +18,6 @@ from cannenv.errors import NotFoundError
 MANIFEST_NAME = "collection.json"
 COLLECTION_SCHEMA_VERSION = 1
 
-COLLECT_STATUSES: tuple[str, ...] = (
-    "collected",
-    "unreachable",
-    "no-python",
-    "python-mismatch",
-    "timeout",
-    "facts-failed",
-    "failed",
-)
-
 
 class HostResult(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

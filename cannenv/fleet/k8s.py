@@ -19,7 +19,6 @@ to the API server from inside the pod with the service-account token (standard l
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -91,7 +90,7 @@ def render_manifest(
         if value is not None and not re.match(r"^[A-Za-z0-9._/+-]+$", value):
             raise InputError(f"{what} {value!r}: only letters, digits and . _ / + - are allowed here")
     text = importlib_resources.files("cannenv.fleet").joinpath("templates/k8s-daemonset.yaml").read_text()
-    objects: list[dict[str, Any]] = copy.deepcopy(yaml.safe_load(text))
+    objects: list[dict[str, Any]] = yaml.safe_load(text)
     for obj in objects:
         if "namespace" in obj["metadata"]:
             obj["metadata"]["namespace"] = namespace

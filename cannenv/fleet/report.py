@@ -21,12 +21,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from cannenv import values
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
-from cannenv.fleet.collection import Collection, HostResult, load_collection
+from cannenv.fleet.collection import Collection, load_collection
 from cannenv.report import Finding, StackChoice
 
 FLEET_REPORT_SCHEMA_VERSION = 1
@@ -131,12 +130,9 @@ def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = Non
 
 
 def load_facts(path: Path) -> Facts:
-    """Read one facts file; fast path first (10,000 files), the doctor's reader for a precise error."""
-    data = path.read_bytes()
-    try:
-        return values.validate_json(Facts, data)
-    except ValidationError:
-        return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
+    """Read one facts file with the doctor's reader (``doctor --facts``): the same schema_version
+    check and messages. A missing or unreadable file raises OSError, a bad one InputError."""
+    return Facts.from_json(path.read_bytes().decode("utf-8", errors="replace"), source=str(path))
 
 
 def build_report(collection: Collection, judge: Judge, *, source: str = "") -> FleetReport:
@@ -326,7 +322,3 @@ def render_junit(report: FleetReport, *, strict: bool = False) -> str:
         suite.set("skipped", str(skipped))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
-
-
-def unreachable_hosts(collection: Collection) -> list[HostResult]:
-    return [h for h in collection.hosts if h.status != "collected"]

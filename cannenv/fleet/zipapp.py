@@ -46,7 +46,8 @@ ENTRY_MODULES: tuple[str, ...] = ("cannenv.cli", "cannenv.commands.doctor", "can
 """Imported in a fresh interpreter to find what the bundle must carry (``facts`` lives in doctor)."""
 
 LAZY_MODULES: tuple[str, ...] = ("elftools.elf.elffile", "elftools.elf.dynamic", "distro", "yaml")
-"""Imported inside functions by the probes (and the doctor): carried when installed here."""
+"""Imported inside functions on the facts path (pyelftools and distro by the probes; PyYAML for the
+SoC table when no matrix cache exists yet): carried when installed here."""
 
 MIN_PYTHON: tuple[int, int] = (3, 10)
 """The oldest Python the bundle runs on (cannenv's ``requires-python``)."""

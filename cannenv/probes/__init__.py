@@ -57,12 +57,7 @@ class _Beside:
     """One probe running in a thread with its own issue list (merged in order by :func:`collect`)."""
 
     def __init__(self, name: str, fn: Probe, ctx: ProbeContext) -> None:
-        self.ctx = ProbeContext(
-            host=ctx.host,
-            python=ctx.python,
-            site_packages=ctx.site_packages,
-            npu_smi_timeout=ctx.npu_smi_timeout,
-        )
+        self.ctx = replace(ctx, issues=[], results={})
         self.result: dict[str, Any] = {}
         self.thread = threading.Thread(target=self._run, args=(name, fn), name=f"probe-{name}", daemon=True)
         self.thread.start()
@@ -98,11 +93,9 @@ def collect(
             result = _run_probe(name, fn, ctx)
         ctx.results.update(result)
         fields.update(result)
-    cann = fields.get("cann")
-    if cann is not None and "nnal" in fields:
-        fields["cann"] = replace(cann, nnal=fields.pop("nnal"))
-    elif "nnal" in fields:
-        fields.pop("nnal")
+    nnal = fields.pop("nnal", None)  # NNAL is part of the CANN facts
+    if nnal is not None and "cann" in fields:
+        fields["cann"] = replace(fields["cann"], nnal=nnal)
     try:
         hostname = socket.gethostname() if host.is_live else None
     except OSError:

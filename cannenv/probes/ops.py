@@ -54,14 +54,16 @@ def family_of_chip(chip: str) -> str | None:
         return None
 
 
-def probe_install(ctx: ProbeContext, inst: str) -> tuple[OpsPackage, ...]:
-    """Ops/kernels packages inside one CANN install directory (host spelling)."""
+def probe_install(ctx: ProbeContext, inst: str, kv: dict[str, str]) -> tuple[OpsPackage, ...]:
+    """Ops/kernels packages inside one CANN install directory (host spelling).
+
+    ``kv`` is the install's parsed ``opp_kernel/version.info`` ({} when absent or unreadable),
+    which the toolkit probe has already read as one of the install's components.
+    """
     found: list[OpsPackage] = []
     records = _install_records(ctx, inst)
     kernel_chips = _kernel_dir_chips(ctx, inst)
     opp_kernel = f"{inst}/opp_kernel/version.info"
-    text = read_text(ctx, "ops", opp_kernel)
-    kv = parse_kv(text) if text else {}
     for rec_path, rec in records:
         name = rec.get("package_name", "")
         chip = chip_from_package_name(name)

@@ -22,18 +22,7 @@ from typing import Any
 from cannenv.facts import PythonFacts
 from cannenv.host import run
 from cannenv.probes._common import ProbeContext
-
-_SEPARATORS = re.compile(r"[-_.]+")
-
-
-def canonicalize_name(name: str) -> str:
-    """PEP 503 normalised project name (what ``packaging.utils.canonicalize_name`` returns).
-
-    Spelled out here because importing :mod:`packaging.utils` pulls in ``packaging.tags`` and the
-    ELF/manylinux readers, a few ms of every doctor run for a one-line rule.
-    """
-    return _SEPARATORS.sub("-", name).lower()
-
+from cannenv.versions import canonicalize_name
 
 _SCRIPT = r"""
 import json, sys, importlib.metadata as md, importlib.util as iu
@@ -101,11 +90,13 @@ def read_site_packages(dirs: list[Path]) -> dict[str, str]:
     return packages
 
 
-def _from_dirs(ctx: ProbeContext, host_dirs: list[str], source: str) -> PythonFacts:
-    local = [ctx.host.path(d) for d in host_dirs]
-    existing = [(h, lp) for h, lp in zip(host_dirs, local, strict=True) if lp.is_dir()]
-    for h, lp in zip(host_dirs, local, strict=True):
-        if not lp.is_dir():
+def _from_dirs(ctx: ProbeContext, host_dirs: list[str]) -> PythonFacts:
+    existing: list[tuple[str, Path]] = []
+    for h in host_dirs:
+        lp = ctx.host.path(h)
+        if lp.is_dir():
+            existing.append((h, lp))
+        else:
             ctx.issue("python", "not-a-file", h, f"site-packages directory {h} does not exist")
     packages = read_site_packages([lp for _, lp in existing])
     npu_dir = torch_dir = None
@@ -177,7 +168,7 @@ def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     if ctx.site_packages:
-        return {"python": _from_dirs(ctx, list(ctx.site_packages), "site-packages")}
+        return {"python": _from_dirs(ctx, list(ctx.site_packages))}
     if ctx.python is not None:
         return {"python": _from_interpreter(ctx, ctx.python)}
     if not ctx.host.is_live:
@@ -186,5 +177,5 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             return {
                 "python": PythonFacts(source="none", error="no site-packages directory found in the tree")
             }
-        return {"python": _from_dirs(ctx, dirs, "site-packages")}
+        return {"python": _from_dirs(ctx, dirs)}
     return {"python": _from_interpreter(ctx, sys.executable)}

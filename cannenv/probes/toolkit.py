@@ -32,12 +32,8 @@ COMPONENTS = ("toolkit", "runtime", "compiler", "opp", "opp_kernel", "hccl")
 _SKIP = {"latest", "set_env.sh", "set_env.csh", "set_env.fish"}
 
 
-def parse_install_info(text: str) -> dict[str, str]:
-    return parse_kv(text)
-
-
-def parse_component_info(name: str, path: str, text: str) -> ComponentInfo:
-    kv = parse_kv(text)
+def component_info(name: str, path: str, kv: dict[str, str]) -> ComponentInfo:
+    """A component's parsed ``version.info`` (``required_package_<name>_version`` lines collected)."""
     required = {
         k[len("required_package_") : -len("_version")]: v
         for k, v in kv.items()
@@ -88,18 +84,22 @@ def _install(
             p = f"{path}/{entry}/ascend_toolkit_install.info"
             text = read_text(ctx, "toolkit", p)
             if text is not None:
-                info_path, kv = p, parse_install_info(text)
+                info_path, kv = p, parse_kv(text)
                 if not get_ci(kv, "version"):
                     ctx.issue("toolkit", "malformed", p, f"{p} has no version= line")
                 break
             if exists(ctx, p):
                 info_path = p
     components = []
+    opp_kernel: dict[str, str] = {}
     for comp in COMPONENTS:
         p = f"{path}/{comp}/version.info"
         text = read_text(ctx, "toolkit", p)
         if text is not None:
-            components.append(parse_component_info(comp, p, text))
+            comp_kv = parse_kv(text)
+            components.append(component_info(comp, p, comp_kv))
+            if comp == "opp_kernel":
+                opp_kernel = comp_kv  # the ops probe judges it too: read once
     version = get_ci(kv, "version")
     source = "ascend_toolkit_install.info" if version else None
     if version is None:
@@ -120,7 +120,7 @@ def _install(
         info_path=info_path,
         user_install=user,
         components=tuple(components),
-        ops=ops.probe_install(ctx, path),
+        ops=ops.probe_install(ctx, path, opp_kernel),
         set_env=set_env,
     )
 
@@ -130,6 +130,18 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
     installs: list[CannInstall] = []
     links: dict[str, str] = {}
     seen_real: set[str] = set()
+
+    def unseen_dir(p: str) -> bool:
+        """A directory (not a link to one) not yet found under another name; marks it seen."""
+        local = ctx.host.path(p)
+        if local.is_symlink() or not local.is_dir():
+            return False
+        real = realpath(ctx, p) or p
+        if real in seen_real:
+            return False
+        seen_real.add(real)
+        return True
+
     for base, user in _bases(ctx, record):
         if not is_dir(ctx, base):
             continue
@@ -137,25 +149,12 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
         tk_set_env = f"{tk}/set_env.sh"
         for name in list_dir(ctx, tk):
             p = f"{tk}/{name}"
-            local = ctx.host.path(p)
-            if name in _SKIP or local.is_symlink() or not local.is_dir():
-                continue
-            real = realpath(ctx, p) or p
-            if real in seen_real:
-                continue
-            seen_real.add(real)
-            installs.append(_install(ctx, p, "toolkit", name, user, tk_set_env))
+            if name not in _SKIP and unseen_dir(p):
+                installs.append(_install(ctx, p, "toolkit", name, user, tk_set_env))
         for name in list_dir(ctx, base):
-            if not name.startswith("cann-"):
-                continue
             p = f"{base}/{name}"
-            local = ctx.host.path(p)
-            if local.is_symlink() or not local.is_dir():
+            if not name.startswith("cann-") or not unseen_dir(p):
                 continue
-            real = realpath(ctx, p) or p
-            if real in seen_real:
-                continue
-            seen_real.add(real)
             set_env = next(
                 (s for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env) if exists(ctx, s)),
                 f"{base}/cann/set_env.sh",
@@ -215,20 +214,19 @@ def choose_active(
 
 
 def _newest(installs: list[CannInstall]) -> CannInstall:
+    """The install with the highest readable CANN version; the last path when none is readable."""
     from cannenv.errors import CannenvError
     from cannenv.versions import CannVersion
 
-    def key(inst: CannInstall) -> tuple[int, Any]:
+    versioned: list[tuple[CannVersion, CannInstall]] = []
+    for inst in installs:
         try:
-            return (1, CannVersion.parse(inst.version or ""))
+            versioned.append((CannVersion.parse(inst.version or ""), inst))
         except (CannenvError, ValueError):
-            return (0, inst.path)
-
-    ranked = sorted(installs, key=lambda i: (key(i)[0], str(i.path)))
-    parsed = [i for i in installs if key(i)[0] == 1]
-    if parsed:
-        return max(parsed, key=lambda i: key(i)[1])
-    return ranked[-1]
+            continue
+    if versioned:
+        return max(versioned, key=lambda pair: pair[0])[1]
+    return max(installs, key=lambda i: i.path)
 
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:

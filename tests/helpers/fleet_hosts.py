@@ -16,7 +16,6 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -246,7 +245,3 @@ def wait_ssh(port: int, timeout: float = 30) -> None:
             pass
         time.sleep(0.2)
     raise RuntimeError(f"sshd on 127.0.0.1:{port} did not answer within {timeout} s")
-
-
-def iter_specs() -> Iterator[HostSpec]:
-    yield from FLEET

@@ -409,7 +409,7 @@ def test_changing_only_the_torch_npu_pin_reuses_every_cann_layer(
             base_image=BASE_IMAGE,
             wheels=scan_wheelhouse(wh),
             cannenv_wheel=wheel_from_file(built83.cannenv_wheel),
-            installer_files={v.ref.component: v.path for v in verified},
+            verified_installers=verified,
         ),
     )
     result = engine.build(ctx.write(tmp_path / "ctx"), "cannenv-test/fixture:8.3.rc1-npu-post4")

@@ -41,6 +41,7 @@ def test_probe_alone_passes_and_certifies_nothing(tmp_path: Path) -> None:
     assert report.status == "pass", K.render_report(report)
     assert report.certifies is False
     assert report.to_stage_result().status == "skip"  # a self-test never certifies a stage
+    assert "certifies nothing" in report.to_stage_result().reasons[0]  # and the skip says why
     (probe,) = report.kernels
     (case,) = probe.cases
     assert case.comparisons[0]["rule"] == "exact" and case.comparisons[0]["passed"]

@@ -67,17 +67,27 @@ def test_unpinned_needs_allow_unpinned_and_lands_in_the_lock(installers: dict[st
     out = verify_installers(s, directory, allow_unpinned=True)
     nnal = next(v for v in out if v.ref.component == "nnal")
     assert not nnal.pinned and nnal.sha256 == installers["nnal"].sha256
-    ctx = render(
-        s,
-        RenderOptions(
-            os="preinstalled", base_image="a/b:c", installer_files={v.ref.component: v.path for v in out}
-        ),
-    )
-    lock = lock_for(s, ctx, {v.ref.component: (v.sha256, v.pinned) for v in out})
+    ctx = render(s, RenderOptions(os="preinstalled", base_image="a/b:c", verified_installers=out))
+    lock = lock_for(s, ctx, out)
     locked = {i.component: i for i in lock.installers}
     assert locked["nnal"].sha256 == installers["nnal"].sha256 and not locked["nnal"].pinned
     assert locked["cann"].pinned
     assert any("not pinned" in n for n in lock.notes)
+
+
+def test_render_reuses_the_verified_digests_instead_of_hashing_again(
+    installers: dict[str, FixtureInstaller], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = pinned_spec(installers, nnal=None)
+    out = verify_installers(s, installers["toolkit"].path.parent, allow_unpinned=True)
+
+    def no_hashing(path: object, **_kw: object) -> str:
+        raise AssertionError(f"{path} hashed a second time")
+
+    monkeypatch.setattr("cannenv.fsutil.sha256_file", no_hashing)
+    ctx = render(s, RenderOptions(os="preinstalled", base_image="a/b:c", verified_installers=out))
+    assert {f"installers/{v.ref.file}": v.sha256 for v in out}.items() <= ctx.link_digests.items()
+    assert {f"installers/{v.ref.file}": v.path for v in out} == ctx.links
 
 
 def test_a_missing_file_is_reported_with_what_is_there(

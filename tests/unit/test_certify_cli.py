@@ -123,3 +123,44 @@ def test_image_info(tmp_path: Path) -> None:
     info = image_info({"CANNENV_IMAGE_DIGEST": "sha256:abc"}, host)
     assert info is not None and info.stack == "a2-x" and info.digest == "sha256:abc"
     assert info.labels["cannenv.requires.driver"] == ">=24"
+
+
+def test_missing_reference_packages_are_a_skip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No numpy/torch here (the optional `llm` extra): a skip that says what to install, not a failure."""
+    monkeypatch.setattr(runner, "REFERENCE_MODULES", ("numpy", "cannenv_no_such_module"))
+    options = runner.CertifyOptions(device="cpu")
+    plans = [p for p in runner.plan(options) if p.id == "llm" or p.id.startswith("perf-")]
+    results = runner.run(plans, options, Host(root=Path("/"), env={}, allow_commands=False))
+    assert results and all(r.status == "skip" for r in results)
+    assert all("cannenv_no_such_module not installed" in r.reasons[0] for r in results)
+    assert all(r.hint and "cannenv[llm]" in r.hint for r in results)
+
+
+def test_doctor_stage_with_nothing_judged_is_a_skip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cannenv import checks
+    from cannenv.report import Finding
+
+    skipped = Finding(id="driver-version", status="skip", severity="info", title="t", detail="no driver")
+    monkeypatch.setattr(checks, "run", lambda facts, target: [skipped])
+    options = runner.CertifyOptions(level=1)
+    ctx = runner.RunContext(options, Host(root=tmp_path, env={}, allow_commands=False))
+    (result,) = runner.run(runner.plan(options), options, context=ctx)
+    assert result.status == "skip" and not result.certified
+    assert "no doctor check could run here" in result.reasons[0]
+
+
+def test_a_skip_shows_the_reasons_its_summary_does_not_name() -> None:
+    from cannenv.certify.stages import StagePlan, StageResult, skipped
+    from cannenv.commands.certify import _render_result
+
+    plan = StagePlan(id="kernels", title="t", level=2, needs="n")
+    one = _render_result(skipped(plan, "no CANN toolkit"))
+    assert "no CANN toolkit" in one and "reason:" not in one  # said once, in the summary
+    many = StageResult(
+        id="kernels",
+        title="t",
+        status="skip",
+        summary="skipped: no kernel ran",
+        reasons=("matmul skipped: written for a2, a3; Ascend950 is family 950",),
+    )
+    assert "reason: matmul skipped: written for a2, a3" in _render_result(many)

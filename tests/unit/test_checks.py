@@ -8,7 +8,7 @@ import pytest
 
 from cannenv import checks
 from cannenv.checks.stack import choose_target
-from cannenv.facts import ContainerFacts, Facts
+from cannenv.facts import ContainerFacts, DeviceFacts, Facts, PciDevice
 from cannenv.host import Host
 from cannenv.matrix import load
 from cannenv.probes import collect
@@ -112,6 +112,13 @@ def test_bare_machine_says_so_plainly(tmp_path: Path) -> None:
     assert {x.status for x in fs if x.id not in ("ascend-software", "probe-files")} == {"skip"}
 
 
+def test_an_npu_without_its_driver_is_a_failing_driver_check() -> None:
+    """Not "no Ascend software": the NPU is there, and the driver is what it needs first."""
+    f = Facts(devices=DeviceFacts(pci=(PciDevice(address="0000:c1:00.0", vendor="0x19e5", device="0xd802"),)))
+    d = _by(checks.run(f, checks.Target()), "driver-installed")[0]
+    assert d.status == "fail" and "no NPU driver" in d.detail and d.remedy and "npu-driver" in d.remedy
+
+
 def test_hung_npu_smi_is_a_finding(tmp_path: Path) -> None:
     tree = hosts.HostTree(tmp_path).driver().npu_smi(None, script=hosts.NPU_SMI_HUNG)
     f = collect(Host(tree.root, tree.env, True, 1.0), npu_smi_timeout=0.5)
@@ -195,3 +202,24 @@ def test_firmware_remedy_names_the_paired_firmware_file_when_the_matrix_knows_it
     # a hot-fix driver no source pairs with a firmware: no invented version, the generic step
     generic = _firmware_remedy(checks.Target(matrix=m), "24.1.rc2.2", "a2")
     assert "<ver>" in generic and "24.1.rc2.2" in generic
+
+
+def test_the_library_provider_table_is_valid_data() -> None:
+    """cannenv/checks/libraries.json validates as a ProviderTable, and every pattern compiles."""
+    import json
+    import re
+    from importlib import resources
+
+    from cannenv import values
+    from cannenv.checks.python import ProviderTable, provider_of, providers
+
+    text = resources.files("cannenv.checks").joinpath("libraries.json").read_text(encoding="utf-8")
+    table = values.validate_json(ProviderTable, text)
+    assert table.schema_version == 1 and table.sources
+    assert table.providers == providers()
+    for p in table.providers:
+        re.compile(p.match)
+        p.step.format(toolkit_set_env="t", nnal_set_env="n", torch="2")
+    assert json.loads(text)["providers"][0]["device"] is True
+    assert provider_of("libhccl.so") is not None and provider_of("libhccl.so").package.startswith("CANN")
+    assert provider_of("libnothing.so") is None

@@ -22,8 +22,8 @@ from packaging.utils import canonicalize_name as packaging_canonicalize
 
 from cannenv import matrix, values
 from cannenv.cli import FAMILIES
-from cannenv.probes.python_env import canonicalize_name
 from cannenv.resources import matrices_dir
+from cannenv.versions import canonicalize_name
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -178,8 +178,8 @@ def test_hardware_table_from_the_matrix_cache_is_the_yaml_one(
 
 
 def test_warm_matrix_and_hardware_import_no_pydantic(tmp_path: Path) -> None:
-    """The matrix and SoC types are plain dataclasses: pydantic is imported to validate files
-    (a cold cache), never to answer from the validated-matrix cache."""
+    """The matrix and SoC types are plain dataclasses: pydantic and YAML are imported to validate
+    files (a cold cache), never to answer from the validated-matrix cache."""
     code = (
         "import sys\n"
         "import cannenv.matrix, cannenv.soc\n"
@@ -187,6 +187,7 @@ def test_warm_matrix_and_hardware_import_no_pydantic(tmp_path: Path) -> None:
         "m = cannenv.matrix.load()\n"
         "hw = cannenv.soc.hardware()\n"
         "print('PYDANTIC', 'pydantic' in sys.modules, len(m.stacks), len(hw.socs), m.digest)\n"
+        "print('YAML', 'yaml' in sys.modules, file=sys.stderr)\n"
     )
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -205,6 +206,7 @@ def test_warm_matrix_and_hardware_import_no_pydantic(tmp_path: Path) -> None:
     assert cold[:2] == ["PYDANTIC", "True"]  # cold: the files are validated
     assert warm[:2] == ["PYDANTIC", "False"], runs[1].stdout  # warm: unpickled only
     assert warm[2:] == cold[2:]  # same stacks, SoCs and digest
+    assert "YAML True" in runs[0].stderr and "YAML False" in runs[1].stderr  # warm: no YAML parser either
 
 
 def test_warm_doctor_imports_no_yaml(cache: Path, tmp_path: Path) -> None:

@@ -212,6 +212,22 @@ def test_collection_without_manifest_and_errors(tmp_path: Path) -> None:
         load_collection(tmp_path)
 
 
+def test_report_refuses_facts_the_doctor_refuses(tmp_path: Path) -> None:
+    """A facts file of a newer schema, or without one, is not judged: `doctor --facts` refuses it too."""
+    doc = json.loads(Facts().to_json())
+    (tmp_path / "newer.json").write_text(json.dumps({**doc, "schema_version": 2}))
+    (tmp_path / "unversioned.json").write_text(
+        json.dumps({k: v for k, v in doc.items() if k != "schema_version"})
+    )
+    (tmp_path / "ok.json").write_text(json.dumps(doc))
+    report = build_report(load_collection(tmp_path), lambda facts: ([f("x", "pass")], StackChoice()))
+    nodes = {n.name: n for n in report.nodes}
+    assert nodes["ok"].status == "compliant"
+    assert nodes["newer"].collect_status == "invalid-facts" and "newer" in nodes["newer"].reason
+    assert nodes["unversioned"].collect_status == "invalid-facts"
+    assert "schema_version None" in nodes["unversioned"].reason
+
+
 # ------------------------------------------------------------------ diff
 
 

@@ -16,10 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cann_
 from fixture_stack import fixture_spec, standin_wheel
 
 from cannenv.errors import InputError, IntegrityError, NotFoundError
+from cannenv.gate import LABEL_DRIVER_RANGE, LABEL_STACK
 from cannenv.image import (
-    LABEL_DRIVER_RANGE,
     LABEL_MATRIX_DIGEST,
-    LABEL_STACK,
     ImageSpec,
     InstallerRef,
     RenderOptions,

@@ -502,3 +502,15 @@ def test_soc_from_saved_facts(tmp_path: Path) -> None:
     # The same name typed by the user is bad input (exit 2) with a hint.
     with pytest.raises(InputError):
         K.run_kernels(host, soc="Ascend999", dry_run=True)
+
+
+def test_missing_numpy_is_a_skip_not_a_crash(tmp_path: Path) -> None:
+    """The goldens need numpy (not a core dependency): without it nothing runs, and the plan says why."""
+    fixture_toolkit(tmp_path, cpu=True, sim_dirs=("Ascend910B3",))
+    env = K.inspect_environment(Host(root=tmp_path, env={}, allow_commands=False), soc="910B3")
+    assert env.missing_modules == ()  # numpy is installed here
+    env = env.model_copy(update={"live": True, "missing_modules": ("numpy",)})
+    plan = K.plan_kernels(env, shipped_manifests(), mode="cpu", work_dir="/w", kernels_dir="/k")
+    assert plan.skip_reason is not None and plan.skip_reason.startswith("numpy not installed")
+    assert "pip install numpy" in (plan.hint or "")
+    assert all(k.skip_reason == plan.skip_reason for k in plan.kernels)

@@ -13,6 +13,7 @@ import yaml
 from cannenv import matrix
 from cannenv.errors import InputError, NotFoundError
 from cannenv.resources import matrices_dir
+from cannenv.versions import CannVersion
 
 
 @pytest.fixture(scope="module")
@@ -243,6 +244,25 @@ def test_all_errors_of_a_file_in_one_pass(tmp_path: Path) -> None:
     assert "'a9'" in by_line[8].message
 
 
+def test_a_repeated_key_in_an_otherwise_valid_file_is_a_problem(tmp_path: Path) -> None:
+    """PyYAML keeps the last of two equal keys without a word; the loader refuses the file."""
+    p = _write(
+        tmp_path,
+        """\
+        schema_version: 1
+        sources:
+          - {id: A, title: a, title: b}
+        """,
+    )
+    with pytest.raises(matrix.MatrixError) as info:
+        matrix.load_files([p], use_cache=False)
+    (problem,) = info.value.problems
+    assert problem.line == 3 and "duplicate key 'title'" in problem.message
+    assert "sources[0]" in problem.path
+    q = _write(tmp_path, "schema_version: 1\nsources:\n  - {id: A, title: a}\n", name="ok.yaml")
+    assert [s.id for s in matrix.load_files([q], use_cache=False).sources.values()] == ["A"]
+
+
 def test_semantic_errors_have_lines(tmp_path: Path) -> None:
     p = _write(
         tmp_path,
@@ -274,6 +294,46 @@ def test_semantic_errors_have_lines(tmp_path: Path) -> None:
     assert {10, 11, 13} <= lines, msgs
     text = str(info.value)
     assert "24.1.rcX" in text and "unknown source id 'B'" in text and "already defined" in text
+
+
+def test_many_semantic_errors_compose_the_yaml_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lines come from one composed YAML tree per file: a file with many unknown source ids (a
+    # renamed source) was composed again for every problem, minutes for a large stacks file.
+    stack = (
+        "  - {{id: s{}, family: a2, arches: [aarch64], status: published, components: {{}}, sources: [B]}}\n"
+    )
+    stacks = "".join(stack.format(i) for i in range(20))
+    p = _write(tmp_path, "schema_version: 1\nsources:\n  - {id: A, title: a source}\nstacks:\n" + stacks)
+    composed: list[str] = []
+    real = matrix._line_index
+
+    def counting(text: str) -> dict[tuple[str | int, ...], int]:
+        composed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(matrix, "_line_index", counting)
+    problems = matrix.check_file(p)
+    assert [pr.line for pr in problems] == list(range(5, 25))
+    assert {(pr.entry, pr.path, pr.message) for pr in problems} == {
+        (f"stacks[{i}] (id s{i})", "sources[0]", "unknown source id 'B'") for i in range(20)
+    }
+    assert len(composed) == 1
+
+
+def test_bad_version_message_names_the_shapes_once(tmp_path: Path) -> None:
+    p = _write(
+        tmp_path,
+        """\
+        schema_version: 1
+        torch_npu:
+          - {torch_npu: "2.1.0", torch: "2.1.x", cann: "8.0.RCX", sources: [A]}
+        """,
+    )
+    problems = {pr.path: pr.message for pr in matrix.check_file(p)}
+    assert problems["cann"] == (
+        f"'8.0.RCX' is not a valid cann version; expected a cann version such as {CannVersion.shapes}"
+    )
+    assert problems["torch"].startswith("'2.1.x' is not a valid PEP 440 version; expected a Python package")
 
 
 def test_unknown_key_did_you_mean(tmp_path: Path) -> None:

@@ -172,12 +172,25 @@ def test_npu_peaks_from_toolkit(tmp_path: Path) -> None:
     cfg = tmp_path / "usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/data/platform_config"
     cfg.mkdir(parents=True)
     (cfg / "Ascend910B4.ini").write_text(INI_910B4)
-    tflops, bw, src, _bw_src, bw_ok = peaks_for(
-        "npu", "Ascend910B4", Host(root=tmp_path, env={}, allow_commands=False)
-    )
+    peaks = peaks_for("npu", "Ascend910B4", Host(root=tmp_path, env={}, allow_commands=False))
+    tflops, bw, src, bw_ok = peaks.tflops, peaks.bandwidth_gbs, peaks.source, peaks.bandwidth_verified
     assert tflops["bf16"] == pytest.approx(245.76)
     assert "20 cube cores" in src and "1500 MHz" in src
     assert bw == 800 and not bw_ok  # from the data file, unverified
+
+
+def test_unverified_peaks_are_never_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A figure not from the vendor gives a ratio, never a pass: compute as well as bandwidth."""
+    from cannenv.certify import runner
+
+    unverified = runner.Peaks({"bf16": 100.0}, 1000.0, "t", "t", False, False)
+    monkeypatch.setattr(runner, "peaks_for", lambda *_: unverified)
+    plans = runner.plan(runner.CertifyOptions(device="cuda"), "perf")
+    result = {"device": {"name": "X"}, "matmul": [{"dtype": "bf16", "tflops": 90.0}], "copy": {"gbs": 900.0}}
+    results = runner.judge_perf(plans, result, "cuda", Host(root=Path("/"), env={}, allow_commands=False))
+    assert [r.id for r in results] == ["perf-matmul-bf16", "perf-matmul-fp16", "perf-bandwidth"]
+    assert all(r.status == "skip" for r in results)
+    assert results[0].metrics["ratio"] == pytest.approx(0.9) and "unverified" in results[0].reasons[0]
 
 
 def test_perf_data_and_published_peaks() -> None:

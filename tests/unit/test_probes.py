@@ -199,6 +199,19 @@ def test_broken_version_file_becomes_an_issue_naming_the_path(tmp_path: Path, ma
     assert f.cann.installs == () and f.firmware is not None  # the other probes carried on
 
 
+def test_a_file_two_probes_judge_is_read_once_and_reported_once(tmp_path: Path) -> None:
+    """opp_kernel/version.info is a toolkit component and the ops probe's version source: one read."""
+    tree = hosts.a2_cann83_old(tmp_path)
+    path = "/usr/local/Ascend/ascend-toolkit/8.3.RC2/opp_kernel/version.info"
+    f = collect(_host(tree))
+    (pkg,) = f.cann.installs[0].ops
+    assert (pkg.version, pkg.version_dir) == ("8.3.0.0.201", "8.3.RC2")
+    (tmp_path / path.lstrip("/")).write_text("")
+    f = collect(_host(tree))
+    assert [(i.probe, i.kind) for i in f.issues if i.path == path] == [("toolkit", "empty")]
+    assert f.cann.installs[0].ops[0].chip_source == "kernel directories"  # the probes carried on
+
+
 def _issues_as_unprivileged_user(tree: HostTree) -> list[tuple[str, str]]:
     """Run the probes in a forked child whose effective uid is `nobody`.
 

@@ -41,6 +41,30 @@ def test_preflight_names_both_missing_then_finds_them(tmp_path: Path) -> None:
     assert found["libhccl.so"].via == "LD_LIBRARY_PATH" and found["libhccl.so"].found == f"{ld}/libhccl.so"
 
 
+def test_a_missing_library_is_judged_without_pyyaml(tmp_path: Path) -> None:
+    """The provider table is code: a failing abi-preflight (the common broken host) adds no import."""
+    import subprocess
+    import sys
+
+    tree = HostTree(tmp_path / "tree").python_stack("2.7.1", "2.7.1")
+    compile_torch_npu_libs(tree)
+    code = (
+        "import sys\n"
+        "from cannenv import checks\n"
+        "from cannenv.checks import Target\n"
+        "from cannenv.host import Host\n"
+        "from cannenv.probes import collect\n"
+        f"f = collect(Host(__import__('pathlib').Path({str(tree.root)!r}), {{'PATH': '/usr/bin'}}, True))\n"
+        "found = checks.run(f, Target(), checks.select(['abi-preflight']))\n"
+        "print(sorted(x.subject for x in found if x.status == 'fail'), 'yaml' in sys.modules)\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120, check=True
+    )
+    assert p.stdout.strip() == "['libascendcl.so', 'libhccl.so'] False", p.stdout + p.stderr
+
+
 def test_runpath_origin_is_expanded(tmp_path: Path) -> None:
     import subprocess
 
