@@ -110,9 +110,20 @@ def facts(fleet: Fleet, out: str, limit: str) -> dict[str, Any]:
     return got
 
 
+def saved(fleet: Fleet, out: str) -> dict[str, Any]:
+    """Facts `provision --out` kept (before/ or after/), without their collection time."""
+    got = {}
+    for f in (fleet.work / out).glob("*.json"):
+        if f.name != "collection.json":
+            doc = json.loads(f.read_text())
+            doc.pop("collected_at", None)
+            got[f.stem] = doc
+    return got
+
+
 def test_check_changes_nothing(fleet: Fleet, art: Artifacts) -> None:
-    before = facts(fleet, "facts-check-before", "all")
     code, report = provision(fleet, art, "run-check", "--check")
+    before = saved(fleet, "run-check/before")
     assert code == 1 and report["check"] is True
     by = hosts(report)
     assert {h["status"] for h in by.values()} == {"planned"}
@@ -142,7 +153,7 @@ def test_tampered_installer_is_refused_on_the_host(fleet: Fleet, art: Artifacts)
     assert h["status"] == "failed" and h["failed_component"] == "driver", h
     assert h["reason"].startswith("checksum:") and "refused before running" in h["reason"]
     assert art.sha256["driver"] in h["reason"]
-    after = facts(fleet, "facts-tampered", "tampered")["tampered"]
+    after = saved(fleet, "run-tampered/after")["tampered"]
     assert after["driver"] is None and after["firmware"] is None and after["cann"]["installs"] == []
 
 
@@ -174,7 +185,7 @@ def test_first_run_upgrades_the_old_host_and_stops_the_bare_ones_for_the_reboot(
     assert old["steps_done"] == [1, 2, 3, 4, 5, 6, 7]
     assert old["doctor_failures"] == [] and old["remaining"] == 0
 
-    after = facts(fleet, "facts-1", "old")["old"]
+    after = saved(fleet, "run-1/after")["old"]
     assert sorted(i["version"] for i in after["cann"]["installs"]) == ["8.2.RC1", "8.5.0"]  # side by side
     assert after["cann"]["links"]["/usr/local/Ascend/ascend-toolkit/latest"] == "/usr/local/Ascend/cann-8.5.0"
     assert after["driver"]["version"] == "25.5.1" and after["firmware"]["version"] == "7.7.0.1.231"
@@ -201,13 +212,13 @@ def test_after_a_reboot_the_run_finishes_and_a_failing_host_stops(fleet: Fleet, 
     assert fail["failed_step"] == 3 and fail["steps_done"] == [1, 2]  # toolkit and ops; nothing after NNAL
     assert any("fixture failure half way" in line for line in fail["log_tail"]), fail
 
-    after = facts(fleet, "facts-2", "bare:failing")
+    after = saved(fleet, "run-2/after")
     assert after["bare"]["python"]["packages"]["torch-npu"] == "2.8.0.post2"
     assert after["failing"]["python"]["packages"].get("torch-npu") is None
     doctor = cannenv(
         "doctor",
         "--facts",
-        str(fleet.work / "facts-2" / "bare.json"),
+        str(fleet.work / "run-2" / "after" / "bare.json"),
         "--stack",
         STACK_ID,
         *matrix_args(art),
