@@ -792,6 +792,7 @@ class Matrix:
             families=tuple(f for h in hw for f in h.families),
             socs=tuple(s for h in hw for s in h.socs),
             board_aliases=tuple(a for h in hw for a in h.board_aliases),
+            memory=tuple(m for h in hw for m in h.memory),
         )
         self.torch_npu: tuple[TorchNpuRow, ...] = tuple(r for mf in parts for r in mf.torch_npu)
         self.python_rows: tuple[PythonSupportRow, ...] = tuple(r for mf in parts for r in mf.python_support)
@@ -1204,6 +1205,10 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
                 chk.check_sources(["hardware", "socs", i, "sources"], soc_entry.sources)
             for i, fam in enumerate(mf.hardware.families):
                 chk.check_sources(["hardware", "families", i, "sources"], fam.sources)
+            for i, mem in enumerate(mf.hardware.memory):
+                chk.check_sources(["hardware", "memory", i, "sources"], mem.sources)
+                if (mem.soc is None) == (mem.family is None):
+                    chk.add(["hardware", "memory", i], "name exactly one of soc or family")
         for section in (
             "torch_npu",
             "python_support",

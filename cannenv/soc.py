@@ -50,6 +50,12 @@ def _regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
+def _positive(n: int) -> int:
+    if n <= 0:
+        raise ValueError(f"{n} is not a positive size")
+    return n
+
+
 # The models are value dataclasses (:mod:`cannenv.values`): pydantic validates socs.yaml at the
 # boundary and never needs importing when the table comes from the matrix cache.
 PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
@@ -97,10 +103,27 @@ class BoardAlias:
 
 
 @value
+class DeviceMemory:
+    """HBM capacity of one device (a SoC, or every SoC of a family), as a tool on the device shows it.
+
+    ``hbm_mib`` is the total ``npu-smi info`` prints in its ``HBM-Usage(MB)`` column (MiB), per
+    chip: on Atlas A3 a chip is one of the two dies of an NPU. Exactly one of ``soc``/``family``.
+    """
+
+    hbm_mib: Annotated[int, Check(_positive, "MiB, > 0")]
+    sources: Sources
+    soc: str | None = None
+    family: FamilyId | None = None
+    note: str | None = None
+
+
+@value
 class Hardware:
     families: tuple[SocFamily, ...] = ()
     socs: tuple[SocEntry, ...] = ()
     board_aliases: tuple[BoardAlias, ...] = ()
+    memory: tuple[DeviceMemory, ...] = ()
+    """HBM per device (issue 17: ``cannenv model memory``)"""
 
 
 _HARDWARE_LOCK = threading.Lock()
@@ -263,6 +286,22 @@ def soc_from_board(chip_type: str | None, chip_name: str | None, npu_name: str |
         except InputError:
             continue
     return normalize_soc(candidates[0])  # raises with the did-you-mean hint
+
+
+def device_memory(soc: str | None = None, family: str | None = None) -> DeviceMemory | None:
+    """The HBM fact for a SoC (its own entry first, then its family's), or for a family; else None."""
+    if soc is not None:
+        canonical = normalize_soc(soc)
+        for mem in hardware().memory:
+            if mem.soc is not None and mem.soc.lower() == canonical.lower():
+                return mem
+        family = soc_family(canonical)
+    if family is not None:
+        fam = normalize_family(family)
+        for mem in hardware().memory:
+            if mem.family == fam and mem.soc is None:
+                return mem
+    return None
 
 
 def family_from_npu_name(name: str) -> FamilyId | None:
