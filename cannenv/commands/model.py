@@ -34,8 +34,15 @@ def _echo_json(data: Any) -> None:
 
 
 def _source_options(f: Any) -> Any:
-    f = click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A config.json file.")(f)
-    f = click.option("--model", "model_dir", type=click.Path(file_okay=False), help="A checkpoint folder (its config.json).")(f)
+    f = click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A config.json file.")(
+        f
+    )
+    f = click.option(
+        "--model",
+        "model_dir",
+        type=click.Path(file_okay=False),
+        help="A checkpoint folder (its config.json).",
+    )(f)
     return f
 
 
@@ -111,11 +118,29 @@ def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) ->
 
 @model.command("ops")
 @_source_options
-@click.option("--torch-npu", "torch_npu", help="torch_npu to judge against: a package folder, a wheel, or a version (downloaded with pip into the cache). Default: this Python's.")
+@click.option(
+    "--torch-npu",
+    "torch_npu",
+    help="torch_npu to judge against: a package folder, a wheel, or a version (downloaded with pip "
+    "into the cache). Default: this Python's.",
+)
 @click.option("--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True)
-@click.option("--seq-len", type=click.IntRange(1, 1 << 20), default=16, show_default=True, help="Prefill length for the trace.")
+@click.option(
+    "--seq-len",
+    type=click.IntRange(1, 1 << 20),
+    default=16,
+    show_default=True,
+    help="Prefill length for the trace.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.ops/1).")
-def ops(model_dir: str | None, config_file: str | None, torch_npu: str | None, dtype: str, seq_len: int, as_json: bool) -> None:
+def ops(
+    model_dir: str | None,
+    config_file: str | None,
+    torch_npu: str | None,
+    dtype: str,
+    seq_len: int,
+    as_json: bool,
+) -> None:
     """List every ATen operator the model calls (prefill + one decode step, on the meta device)
     and classify it against a torch_npu build: native / composite / CPU fallback / unsupported.
 
@@ -134,7 +159,9 @@ def ops(model_dir: str | None, config_file: str | None, torch_npu: str | None, d
 # memory
 
 
-def _hbm(soc: str | None, family: str | None, hbm_gib: float | None) -> tuple[int | None, str | None, tuple[str, ...]]:
+def _hbm(
+    soc: str | None, family: str | None, hbm_gib: float | None
+) -> tuple[int | None, str | None, tuple[str, ...]]:
     if hbm_gib is not None:
         return int(hbm_gib * (1 << 30)), "--hbm-gib", ("--hbm-gib",)
     if soc is None and family is None:
@@ -151,14 +178,31 @@ def _hbm(soc: str | None, family: str | None, hbm_gib: float | None) -> tuple[in
     return mem.hbm_mib << 20, name, mem.sources
 
 
-def _plan(cfg: ModelConfig, dtype: str, seq_len: int, batch: int, tp: int, hbm: tuple[int | None, str | None, tuple[str, ...]], kv_dtype: str | None, reserve_gib: float | None) -> Plan:
+def _plan(
+    cfg: ModelConfig,
+    dtype: str,
+    seq_len: int,
+    batch: int,
+    tp: int,
+    hbm: tuple[int | None, str | None, tuple[str, ...]],
+    kv_dtype: str | None,
+    reserve_gib: float | None,
+) -> Plan:
     from cannenv.model import memory, trace
 
     shp = trace.shape(cfg)
     reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
     return memory.plan(
-        shp, dtype=dtype, batch=batch, seq_len=seq_len, tp=tp, hbm=hbm[0], device=hbm[1],
-        hbm_source=hbm[2], kv_dtype=kv_dtype, reserve=reserve,
+        shp,
+        dtype=dtype,
+        batch=batch,
+        seq_len=seq_len,
+        tp=tp,
+        hbm=hbm[0],
+        device=hbm[1],
+        hbm_source=hbm[2],
+        kv_dtype=kv_dtype,
+        reserve=reserve,
     )
 
 
@@ -172,13 +216,19 @@ def render_plan(p: Plan, console: Console) -> None:
     s = p.shape
     console.print(
         f"[bold]{s.model}[/bold]: {s.params:,} parameters"
-        f" ({'tied' if s.tied else 'untied'} embeddings) · attention {', '.join(s.attention_kinds)} · {len(s.layers)} layers"
+        f" ({'tied' if s.tied else 'untied'} embeddings) · attention {', '.join(s.attention_kinds)}"
+        f" · {len(s.layers)} layers"
     )
     console.print(
-        f"weights {p.dtype}: {p.weights_total / 1e9:.2f} GB ({_gib(p.weights_total)}) · KV cache {p.kv_dtype}: "
+        f"weights {p.dtype}: {p.weights_total / 1e9:.2f} GB ({_gib(p.weights_total)})"
+        f" · KV cache {p.kv_dtype}: "
         f"{p.kv_per_token / 1024:.1f} KiB per token, {_gib(p.kv_total)} for batch {p.batch} × {p.seq_len}"
     )
-    device = f"{p.device}: {_gib(p.hbm)} HBM per device" if p.hbm else "no device given (--soc / --family / --hbm-gib)"
+    device = (
+        f"{p.device}: {_gib(p.hbm)} HBM per device"
+        if p.hbm
+        else "no device given (--soc / --family / --hbm-gib)"
+    )
     console.print(f"{device} · reserve {_gib(p.reserve)} (runtime + idle device use)")
     table = Table()
     for col in ("TP", "weights", "KV cache", "activations", "total", "fits", "max batch×seq"):
@@ -187,7 +237,12 @@ def render_plan(p: Plan, console: Console) -> None:
         fits = "-" if d.fits is None else ("[green]yes[/]" if d.fits else "[red]no[/]")
         mark = " *" if d.tp == p.at_tp.tp else ""
         table.add_row(
-            f"{d.tp}{mark}", _gib(d.weights), _gib(d.kv_cache), _gib(d.activations), _gib(d.total), fits,
+            f"{d.tp}{mark}",
+            _gib(d.weights),
+            _gib(d.kv_cache),
+            _gib(d.activations),
+            _gib(d.total),
+            fits,
             "-" if d.max_tokens is None else f"{d.max_tokens:,}",
         )
     console.print(table)
@@ -196,16 +251,33 @@ def render_plan(p: Plan, console: Console) -> None:
     if p.hbm is not None:
         at = p.at_tp
         verdict = "[green]fits[/]" if at.fits else "[red]does not fit[/]"
-        console.print(f"at TP {at.tp}: {verdict} ({_gib(at.total)} of {_gib(p.hbm)}); minimum TP that fits: {p.min_tp or 'none up to 16'}")
+        console.print(
+            f"at TP {at.tp}: {verdict} ({_gib(at.total)} of {_gib(p.hbm)});"
+            f" minimum TP that fits: {p.min_tp or 'none up to 16'}"
+        )
 
 
 def _memory_options(f: Any) -> Any:
-    f = click.option("--reserve-gib", type=click.FloatRange(0), help="Override the per-device reserve (default: idle use + runtime workspace, docs/model.md).")(f)
-    f = click.option("--kv-dtype", type=click.Choice(["bf16", "fp16", "int8", "fp32"]), help="KV-cache dtype (default: the weights' 16-bit dtype).")(f)
-    f = click.option("--hbm-gib", type=click.FloatRange(min=0, min_open=True), help="HBM per device, for a SoC the data has no size for.")(f)
+    f = click.option(
+        "--reserve-gib",
+        type=click.FloatRange(0),
+        help="Override the per-device reserve (default: idle use + runtime workspace, docs/model.md).",
+    )(f)
+    f = click.option(
+        "--kv-dtype",
+        type=click.Choice(["bf16", "fp16", "int8", "fp32"]),
+        help="KV-cache dtype (default: the weights' 16-bit dtype).",
+    )(f)
+    f = click.option(
+        "--hbm-gib",
+        type=click.FloatRange(min=0, min_open=True),
+        help="HBM per device, for a SoC the data has no size for.",
+    )(f)
     f = click.option("--family", help="SoC family (a2, a3, ...).")(f)
     f = click.option("--soc", help="SoC, e.g. Ascend910B3.")(f)
-    f = click.option("--tp", type=click.IntRange(1, 64), default=1, show_default=True, help="Tensor-parallel degree.")(f)
+    f = click.option(
+        "--tp", type=click.IntRange(1, 64), default=1, show_default=True, help="Tensor-parallel degree."
+    )(f)
     f = click.option("--batch", type=click.IntRange(1), default=1, show_default=True)(f)
     f = click.option("--seq-len", type=click.IntRange(1), default=4096, show_default=True)(f)
     return f
@@ -214,14 +286,42 @@ def _memory_options(f: Any) -> Any:
 @model.command("memory")
 @_source_options
 @_memory_options
-@click.option("--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True, help="Weights (int8/int4: weight-only quantisation with scales).")
+@click.option(
+    "--dtype",
+    type=click.Choice(["bf16", "fp16", "int8", "int4"]),
+    default="bf16",
+    show_default=True,
+    help="Weights (int8/int4: weight-only quantisation with scales).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.memory/1).")
-def memory(model_dir: str | None, config_file: str | None, seq_len: int, batch: int, tp: int, soc: str | None, family: str | None, hbm_gib: float | None, kv_dtype: str | None, reserve_gib: float | None, dtype: str, as_json: bool) -> None:
+def memory(
+    model_dir: str | None,
+    config_file: str | None,
+    seq_len: int,
+    batch: int,
+    tp: int,
+    soc: str | None,
+    family: str | None,
+    hbm_gib: float | None,
+    kv_dtype: str | None,
+    reserve_gib: float | None,
+    dtype: str,
+    as_json: bool,
+) -> None:
     """Memory plan: weights, KV cache, prefill activations and reserve against the HBM per device.
 
     Exit code 1 when a device is given and the model does not fit at --tp.
     """
-    p = _plan(_load(model_dir, config_file), dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib)
+    p = _plan(
+        _load(model_dir, config_file),
+        dtype,
+        seq_len,
+        batch,
+        tp,
+        _hbm(soc, family, hbm_gib),
+        kv_dtype,
+        reserve_gib,
+    )
     if as_json:
         _echo_json(p.to_json())
     else:
@@ -250,10 +350,27 @@ def _detected_soc() -> str | None:
 @_source_options
 @_memory_options
 @click.option("--torch-npu", "torch_npu", help="torch_npu to judge against (default: this Python's).")
-@click.option("--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True)
+@click.option(
+    "--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True
+)
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
-def check(model_dir: str | None, config_file: str | None, seq_len: int, batch: int, tp: int, soc: str | None, family: str | None, hbm_gib: float | None, kv_dtype: str | None, reserve_gib: float | None, torch_npu: str | None, dtype: str, strict: bool, as_json: bool) -> None:
+def check(
+    model_dir: str | None,
+    config_file: str | None,
+    seq_len: int,
+    batch: int,
+    tp: int,
+    soc: str | None,
+    family: str | None,
+    hbm_gib: float | None,
+    kv_dtype: str | None,
+    reserve_gib: float | None,
+    torch_npu: str | None,
+    dtype: str,
+    strict: bool,
+    as_json: bool,
+) -> None:
     """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
     (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise.
 
@@ -270,7 +387,9 @@ def check(model_dir: str | None, config_file: str | None, seq_len: int, batch: i
     op_dtype = dtype if dtype in ("bf16", "fp16") else "bf16"
     cov = _coverage(cfg, torch_npu, op_dtype, 16)
     p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib)
-    ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[cov.verdict]
+    ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
+        cov.verdict
+    ]
     fits = bool(p.at_tp.fits)
     if as_json:
         _echo_json(
@@ -292,7 +411,11 @@ def check(model_dir: str | None, config_file: str | None, seq_len: int, batch: i
         console.print()
         render_plan(p, console)
         console.print()
-        mem = f"fits at TP {tp}" if fits else f"does not fit at TP {tp}" + (f" (fits at TP {p.min_tp})" if p.min_tp else "")
+        mem = (
+            f"fits at TP {tp}"
+            if fits
+            else f"does not fit at TP {tp}" + (f" (fits at TP {p.min_tp})" if p.min_tp else "")
+        )
         console.print(f"[bold]verdict:[/bold] {ops_verdict}; {mem}")
     failed = cov.verdict == "unsupported" or not fits or (strict and cov.verdict == "fallbacks")
     if failed:

@@ -55,7 +55,10 @@ def load(model_dir: str | None = None, config: str | None = None) -> ModelConfig
         raise InputError("give exactly one of --model DIR or --config config.json")
     path = Path(model_dir) / "config.json" if model_dir is not None else Path(str(config))
     if model_dir is not None and not Path(model_dir).is_dir():
-        raise InputError(f"--model {model_dir}: not a folder", hint="--model takes a checkpoint folder; use --config for a file")
+        raise InputError(
+            f"--model {model_dir}: not a folder",
+            hint="--model takes a checkpoint folder; use --config for a file",
+        )
     text = _read(path)
     try:
         raw = json.loads(text)
@@ -69,7 +72,7 @@ def load(model_dir: str | None = None, config: str | None = None) -> ModelConfig
 def from_dict(raw: dict[str, Any], origin: str) -> ModelConfig:
     model_type = raw.get("model_type")
     if not isinstance(model_type, str) or not model_type:
-        raise InputError(f"{origin}: no \"model_type\"", hint="a Hugging Face config.json names its model_type")
+        raise InputError(f'{origin}: no "model_type"', hint="a Hugging Face config.json names its model_type")
     if model_type == TINY_TYPE:
         from pydantic import ValidationError
 

@@ -110,7 +110,11 @@ class Coverage:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": "cannenv.model.ops/1",
-            "model": {"class": self.trace.model, "config": self.trace.config, "steps": list(self.trace.steps)},
+            "model": {
+                "class": self.trace.model,
+                "config": self.trace.config,
+                "steps": list(self.trace.steps),
+            },
             "torch_npu": self.registry.to_json(),
             "verdict": self.verdict,
             "fallbacks": list(self.fallbacks),
@@ -212,9 +216,16 @@ class _Classifier:
             return Verdict(op, "composite", effect, f"{composite[0]}: {how}", tuple(judged), rewrite)
         if "CPU" in kernels:
             return Verdict(
-                op, "fallback", "fallback", "no NPU kernel; torch_npu's CPU fallback runs the CPU kernel", (), rewrite
+                op,
+                "fallback",
+                "fallback",
+                "no NPU kernel; torch_npu's CPU fallback runs the CPU kernel",
+                (),
+                rewrite,
             )
-        return Verdict(op, "unsupported", "unsupported", "no NPU kernel, no composite, no CPU kernel", (), rewrite)
+        return Verdict(
+            op, "unsupported", "unsupported", "no NPU kernel, no composite, no CPU kernel", (), rewrite
+        )
 
 
 def classify(trace: Trace, registry: Registry) -> Coverage:
@@ -228,7 +239,12 @@ def classify(trace: Trace, registry: Registry) -> Coverage:
         rows.append(Row(rec, v))
         _collect(clf, v, fallbacks, unsupported)
     return Coverage(
-        trace, registry, tuple(rows), fusions(trace, registry), tuple(sorted(fallbacks)), tuple(sorted(unsupported))
+        trace,
+        registry,
+        tuple(rows),
+        fusions(trace, registry),
+        tuple(sorted(fallbacks)),
+        tuple(sorted(unsupported)),
     )
 
 

@@ -22,7 +22,8 @@ GIB = 1 << 30
 IDLE_RESERVED_MIB = 3419
 """largest HBM in use on an idle device in the npu-smi outputs the SoC data cites"""
 RUNTIME_WORKSPACE_MIB = 1024
-"""allowance for the runtime's own workspace (fused-operator and HCCL buffers, allocator slack): a stated assumption"""
+"""allowance for the runtime's own workspace (fused-operator and HCCL buffers, allocator slack):
+a stated assumption"""
 TP_CANDIDATES = (1, 2, 4, 8, 16)
 
 AttnKind = Literal["mha", "gqa", "mqa", "mla", "ssm", "none"]
@@ -65,7 +66,9 @@ class Shape:
 
     @property
     def attention_kinds(self) -> tuple[str, ...]:
-        return tuple(sorted({lay.kind + (f"+window{lay.window}" if lay.window else "") for lay in self.layers}))
+        return tuple(
+            sorted({lay.kind + (f"+window{lay.window}" if lay.window else "") for lay in self.layers})
+        )
 
 
 def weight_bytes(s: Shape, dtype: str) -> int:
@@ -204,7 +207,17 @@ class Plan:
         }
 
 
-def _device(s: Shape, dtype: str, kv_b: float, act_b: float, batch: int, seq: int, tp: int, hbm: int | None, reserve: int) -> DevicePlan:
+def _device(
+    s: Shape,
+    dtype: str,
+    kv_b: float,
+    act_b: float,
+    batch: int,
+    seq: int,
+    tp: int,
+    hbm: int | None,
+    reserve: int,
+) -> DevicePlan:
     w = _weights_per_device(s, dtype, tp)
     kv = kv_cache_bytes(s, batch, seq, kv_b, tp)
     act = activation_bytes(s, batch, seq, act_b, tp)
@@ -212,7 +225,9 @@ def _device(s: Shape, dtype: str, kv_b: float, act_b: float, batch: int, seq: in
     max_tokens = None
     if hbm is not None:
         free = hbm - w - reserve - activation_bytes(s, 1, 0, act_b, tp)
-        per_token = kv_bytes_per_token(s, kv_b, tp) + (activation_bytes(s, 1, 1, act_b, tp) - activation_bytes(s, 1, 0, act_b, tp))
+        per_token = kv_bytes_per_token(s, kv_b, tp) + (
+            activation_bytes(s, 1, 1, act_b, tp) - activation_bytes(s, 1, 0, act_b, tp)
+        )
         max_tokens = max(int(free // per_token), 0) if per_token > 0 and free > 0 else 0
     return DevicePlan(tp, w, kv, act, reserve, total, hbm, None if hbm is None else total <= hbm, max_tokens)
 
@@ -246,6 +261,19 @@ def plan(
     at = _device(s, dtype, kv_b, act_b, batch, seq_len, tp, hbm, res)
     min_tp = next((p.tp for p in per_tp if p.fits), None) if hbm is not None else None
     return Plan(
-        s, dtype, kv_dtype, batch, seq_len, weight_bytes(s, dtype), kv_bytes_per_token(s, kv_b),
-        kv_cache_bytes(s, batch, seq_len, kv_b), device, hbm, hbm_source, res, at, per_tp, min_tp,
+        s,
+        dtype,
+        kv_dtype,
+        batch,
+        seq_len,
+        weight_bytes(s, dtype),
+        kv_bytes_per_token(s, kv_b),
+        kv_cache_bytes(s, batch, seq_len, kv_b),
+        device,
+        hbm,
+        hbm_source,
+        res,
+        at,
+        per_tp,
+        min_tp,
     )

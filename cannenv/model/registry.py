@@ -11,7 +11,8 @@ them (``torchnpugen/gen_backend_stubs.py`` in the 2.13.0 wheel):
                in-place variants that name it as ``structured_delegate``
 ``autograd``   ATen operators with an NPU autograd kernel (``AutogradPrivateUse1``)
 ``quant``      quantised ATen operators (``dequantize.self``, ``int_repr`` ...)
-``custom`` / ``custom_autograd``   torch_npu's own operators, namespace ``npu`` (``torch.ops.npu.npu_rms_norm``)
+``custom`` / ``custom_autograd``   torch_npu's own operators, namespace ``npu``
+               (``torch.ops.npu.npu_rms_norm``)
 ``symint``     a flag list (which kernels take SymInt), not a registration
 
 Every input is hostile: a wheel is read as a zip with bounded member reads (no extraction), a
@@ -60,7 +61,12 @@ class Registry:
         return self.ops.get(op)
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "origin": self.origin, "files": list(self.files), "operators": len(self.ops)}
+        return {
+            "version": self.version,
+            "origin": self.origin,
+            "files": list(self.files),
+            "operators": len(self.ops),
+        }
 
 
 def _op_key(namespace: str, name: str) -> str:
@@ -125,7 +131,9 @@ def _name(func: str) -> str:
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, wheel: Path) -> str:
     if info.file_size > limit:
-        raise InputError(f"{wheel}: {info.filename} declares {info.file_size} bytes; at most {limit} are read")
+        raise InputError(
+            f"{wheel}: {info.filename} declares {info.file_size} bytes; at most {limit} are read"
+        )
     with zf.open(info) as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:
@@ -202,7 +210,9 @@ def from_dir(path: Path, version: str | None = None) -> Registry:
         raise InputError(f"{aten} holds no npu_native_functions*.yaml")
     if version is None:
         for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
-            m = re.search(r"^Version:\s*(\S+)\s*$", _read_regular(meta, root.parent, MAX_METADATA_BYTES), re.M)
+            m = re.search(
+                r"^Version:\s*(\S+)\s*$", _read_regular(meta, root.parent, MAX_METADATA_BYTES), re.M
+            )
             version = m.group(1) if m else None
     return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts))
 
@@ -244,15 +254,28 @@ def from_version(version: str, *, download: bool = True) -> Registry:
 
         folder.mkdir(parents=True, exist_ok=True)
         res = host.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-             "--no-input", "-q", "-d", str(folder), f"torch-npu=={version}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--disable-pip-version-check",
+                "--no-input",
+                "-q",
+                "-d",
+                str(folder),
+                f"torch-npu=={version}",
+            ],
             timeout=900,
         )
         if res.missing or res.timed_out or res.returncode != 0:
             tail = (res.stderr or res.stdout).strip().splitlines()[-3:]
             raise ExternalError(
                 f"pip download torch-npu=={version} failed: " + (" | ".join(tail) or "no output"),
-                hint="check the version on PyPI (pip index versions torch-npu) and the network, or pass a wheel file",
+                hint="check the version on PyPI (pip index versions torch-npu) and the network, "
+                "or pass a wheel file",
             )
         wheels = sorted(folder.glob(f"torch_npu-{version}-*.whl"))
     if not wheels:
@@ -279,7 +302,8 @@ def resolve(spec: str | None) -> Registry:
         return from_version(spec)
     raise InputError(
         f"--torch-npu {spec!r} is neither a wheel, a folder nor a version",
-        hint="e.g. --torch-npu 2.7.1, --torch-npu torch_npu-2.7.1-cp311-...whl, --torch-npu /path/site-packages",
+        hint="e.g. --torch-npu 2.7.1, --torch-npu torch_npu-2.7.1-cp311-...whl, "
+        "--torch-npu /path/site-packages",
     )
 
 

@@ -136,9 +136,11 @@ def _pre_dispatch_mode(rec: _Recorder) -> TorchDispatchMode:
     # we override all it does.
     from torch._subclasses.schema_check_mode import SchemaCheckMode
 
-    class PreDispatch(SchemaCheckMode):  # type: ignore[misc]
+    class PreDispatch(SchemaCheckMode):  # type: ignore[misc, no-untyped-call, unused-ignore]
         def __init__(self) -> None:
-            TorchDispatchMode.__init__(self, _dispatch_key=torch._C.DispatchKey.PreDispatch)
+            TorchDispatchMode.__init__(  # type: ignore[no-untyped-call, unused-ignore]
+                self, _dispatch_key=torch._C.DispatchKey.PreDispatch
+            )
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             kwargs = kwargs or {}
@@ -151,9 +153,9 @@ def _pre_dispatch_mode(rec: _Recorder) -> TorchDispatchMode:
     return PreDispatch()
 
 
-class _LeafMode(TorchDispatchMode):
+class _LeafMode(TorchDispatchMode):  # type: ignore[no-untyped-call, unused-ignore]
     def __init__(self, rec: _Recorder) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call, unused-ignore]
         self.rec = rec
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -257,7 +259,9 @@ def _build_hf(cfg: ModelConfig) -> nn.Module:
             return auto_cls.from_config(hf_cfg)  # type: ignore[no-any-return]
         except ValueError as exc:
             errors.append(f"{auto_cls.__name__}: {exc}")
-    raise InputError(f"{cfg.origin}: no transformers model class builds this config", hint="; ".join(errors)[:500])
+    raise InputError(
+        f"{cfg.origin}: no transformers model class builds this config", hint="; ".join(errors)[:500]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,6 +274,10 @@ def _cache_of(out: Any) -> Any:
         if value is not None:
             return value
     return None
+
+
+class _NoCache(Exception):
+    """The prefill returned no cache: there is no decode step to run (an encoder)."""
 
 
 def _steps(model: nn.Module, batch: int, seq_len: int, device: str) -> list[tuple[str, Callable[[], Any]]]:
@@ -295,6 +303,8 @@ def _steps(model: nn.Module, batch: int, seq_len: int, device: str) -> list[tupl
     def decode() -> Any:
         out = state["out"]
         cache = _cache_of(out)
+        if cache is None:
+            raise _NoCache
         logits = getattr(out, "logits", None)
         nxt = logits[:, -1:].argmax(-1) if logits is not None else ids[:, :1]
         kwargs: dict[str, Any] = {"use_cache": True, cache_kw: cache} if cache_kw else {}
@@ -315,7 +325,11 @@ def record(cfg: ModelConfig, *, dtype: str = "bf16", batch: int = 1, seq_len: in
     """Build ``cfg`` on ``meta``, run a prefill and one decode step, return every operator called."""
     if dtype not in DTYPES:
         raise InputError(f"--dtype {dtype!r}: operators are recorded in " + ", ".join(DTYPES))
-    model = build(cfg, DTYPES[dtype])
+    return record_model(build(cfg, DTYPES[dtype]), cfg.origin, batch=batch, seq_len=seq_len)
+
+
+def record_model(model: nn.Module, origin: str, *, batch: int = 1, seq_len: int = 16) -> Trace:
+    """Record a model already built on ``meta`` (a Hugging Face model, or any module taking ids)."""
     rec = _Recorder()
     ran: list[str] = []
     notes: list[str] = []
@@ -326,17 +340,19 @@ def record(cfg: ModelConfig, *, dtype: str = "bf16", batch: int = 1, seq_len: in
             rec.step = step
             try:
                 call()
+            except _NoCache:
+                break
             except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
                 if step == "prefill":
                     raise InputError(
-                        f"{cfg.origin}: the model cannot run on the meta device: {type(exc).__name__}: {exc}",
+                        f"{origin}: the model cannot run on the meta device: {type(exc).__name__}: {exc}",
                         hint="a model whose control flow reads tensor values needs real weights; "
                         "report the model to cannenv",
                     ) from None
                 notes.append(f"decode step not run: {type(exc).__name__}: {str(exc)[:200]}")
                 break
             ran.append(step)
-    if len(steps) == 1:
+    if "decode" not in ran and not notes:
         notes.append("no decode step: the model returns no cache (an encoder)")
     decomps = _decompose(rec)
     names = set(rec.seen) | {p for parts in decomps.values() for p in parts}
@@ -346,7 +362,7 @@ def record(cfg: ModelConfig, *, dtype: str = "bf16", batch: int = 1, seq_len: in
         modules = tuple(m or "(top)" for m, _ in acc.modules.most_common(MAX_MODULES))
         parts = tuple(sorted(acc.parts)) or (name,)
         ops.append(OpRecord(name, dts, acc.count, modules, parts, tuple(s for s in ran if s in acc.steps)))
-    return Trace(type(model).__name__, cfg.origin, tuple(ran), tuple(ops), kernels, decomps, tuple(notes))
+    return Trace(type(model).__name__, origin, tuple(ran), tuple(ops), kernels, decomps, tuple(notes))
 
 
 def _decompose(rec: _Recorder) -> dict[str, tuple[str, ...]]:
@@ -412,13 +428,22 @@ def _get(cfg: Any, *names: str, default: Any = None) -> Any:
 
 def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
     """A :class:`cannenv.model.memory.Shape`, parameters counted exactly on the meta model."""
-    from cannenv.model.memory import Layer, Shape
+    from cannenv.model.memory import AttnKind, Layer, Shape
 
     model = model if model is not None else build(cfg, torch.bfloat16)
     params = sum(p.numel() for p in model.parameters())  # unique: tied weights once
     linear = [m for m in model.modules() if isinstance(m, nn.Linear)]
-    emb = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else getattr(model, "embed", None)
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else getattr(model, "lm_head", None)
+    anymodel: Any = model
+    emb: Any = (
+        anymodel.get_input_embeddings()
+        if hasattr(model, "get_input_embeddings")
+        else getattr(model, "embed", None)
+    )
+    head: Any = (
+        anymodel.get_output_embeddings()
+        if hasattr(model, "get_output_embeddings")
+        else getattr(model, "lm_head", None)
+    )
     tied = emb is not None and head is not None and head.weight is emb.weight
     head_params = head.weight.numel() if isinstance(head, nn.Linear) and not tied else 0
     linear_params = sum(m.weight.numel() for m in linear) - head_params
@@ -427,21 +452,32 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
     hf = getattr(model, "config", None) or cfg.raw
     if cfg.tiny is not None:
         t = cfg.tiny
-        hidden, heads, inter, vocab, n_layers = t.hidden_size, t.num_heads, t.intermediate_size, t.vocab_size, t.num_layers
+        hidden, heads, inter, vocab, n_layers = (
+            t.hidden_size,
+            t.num_heads,
+            t.intermediate_size,
+            t.vocab_size,
+            t.num_layers,
+        )
         kv_heads, head_dim = t.num_kv_heads, t.head_dim
     else:
         hidden = int(_get(hf, "hidden_size", "d_model", "n_embd", default=0))
         heads = int(_get(hf, "num_attention_heads", "num_heads", "n_head", default=0) or 0)
-        inter = int(_get(hf, "intermediate_size", "d_ff", "n_inner", "moe_intermediate_size", default=4 * hidden) or 4 * hidden)
+        inter = int(
+            _get(hf, "intermediate_size", "d_ff", "n_inner", "moe_intermediate_size", default=4 * hidden)
+            or 4 * hidden
+        )
         vocab = int(_get(hf, "vocab_size", default=0))
-        n_layers = int(_get(hf, "num_decoder_layers", "num_hidden_layers", "num_layers", "n_layer", default=0))
+        n_layers = int(
+            _get(hf, "num_decoder_layers", "num_hidden_layers", "num_layers", "n_layer", default=0)
+        )
         kv_heads = int(_get(hf, "num_key_value_heads", "num_kv_heads", default=heads) or heads)
         head_dim = int(_get(hf, "head_dim", "d_kv", default=(hidden // heads) if heads else 0) or 0)
     notes: list[str] = []
     model_type = cfg.model_type
     layers: list[Layer] = []
     cross: list[Layer] = []
-    kind = "mqa" if kv_heads == 1 and heads > 1 else ("gqa" if kv_heads < heads else "mha")
+    kind: AttnKind = "mqa" if kv_heads == 1 and heads > 1 else ("gqa" if kv_heads < heads else "mha")
     if cfg.tiny is None and model_type in ("mamba", "mamba2"):
         d_inner = int(_get(hf, "intermediate_size", default=2 * hidden))
         state = int(_get(hf, "state_size", default=16))
@@ -452,9 +488,14 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
     elif cfg.tiny is None and _get(hf, "kv_lora_rank") is not None:
         latent = int(_get(hf, "kv_lora_rank")) + int(_get(hf, "qk_rope_head_dim", default=0))
         layers = [Layer("mla", latent=latent)] * n_layers
-        notes.append("MLA: the cache holds kv_lora_rank + qk_rope_head_dim per token and layer, replicated across TP ranks")
-    elif cfg.tiny is None and not _get(hf, "is_decoder", "is_encoder_decoder", default=False) and model_type in (
-        "bert", "roberta", "xlm-roberta", "distilbert", "electra", "deberta", "deberta-v2"
+        notes.append(
+            "MLA: the cache holds kv_lora_rank + qk_rope_head_dim per token and layer,"
+            " replicated across TP ranks"
+        )
+    elif (
+        cfg.tiny is None
+        and not _get(hf, "is_decoder", "is_encoder_decoder", default=False)
+        and model_type in ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "deberta", "deberta-v2")
     ):
         layers = [Layer("none")] * n_layers
         notes.append("encoder: no KV cache")
@@ -471,12 +512,25 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
             layers.append(Layer(kind, kv_heads, head_dim, int(window) if sliding and window else None))
         if _get(hf, "is_encoder_decoder", default=False):
             cross = [Layer(kind, kv_heads, head_dim)] * n_layers
-            notes.append("encoder-decoder: cross-attention K/V cached over the encoder length (taken = seq_len)")
+            notes.append(
+                "encoder-decoder: cross-attention K/V cached over the encoder length (taken = seq_len)"
+            )
     experts = int(_get(hf, "num_experts_per_tok", default=0) or 0) if cfg.tiny is None else 0
     if experts:
         inter *= experts
         notes.append(f"MoE: activations counted for {experts} routed experts per token")
     return Shape(
-        type(model).__name__, params, linear_params, linear_out, emb_params, tied, hidden, heads, inter, vocab,
-        tuple(layers), tuple(cross), tuple(notes),
+        type(model).__name__,
+        params,
+        linear_params,
+        linear_out,
+        emb_params,
+        tied,
+        hidden,
+        heads,
+        inter,
+        vocab,
+        tuple(layers),
+        tuple(cross),
+        tuple(notes),
     )
