@@ -133,8 +133,7 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
 
     def unseen_dir(p: str) -> bool:
         """A directory (not a link to one) not yet found under another name; marks it seen."""
-        local = ctx.host.path(p)
-        if local.is_symlink() or not local.is_dir():
+        if ctx.host.is_symlink(p) or not ctx.host.is_dir(p):
             return False
         real = realpath(ctx, p) or p
         if real in seen_real:
@@ -161,13 +160,13 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
             )
             installs.append(_install(ctx, p, "cann", name[len("cann-") :], user, set_env))
         cann_dir = f"{base}/cann"
-        if is_dir(ctx, cann_dir) and not ctx.host.path(cann_dir).is_symlink():
+        if is_dir(ctx, cann_dir) and not ctx.host.is_symlink(cann_dir):
             real = realpath(ctx, cann_dir) or cann_dir
             if real not in seen_real and any(e.endswith("-linux") for e in list_dir(ctx, cann_dir)):
                 seen_real.add(real)
                 installs.append(_install(ctx, cann_dir, "cann", None, user, f"{cann_dir}/set_env.sh"))
         for link in (f"{tk}/latest", cann_dir):
-            if ctx.host.path(link).is_symlink():
+            if ctx.host.is_symlink(link):
                 target = realpath(ctx, link)
                 if target is None:
                     ctx.issue("toolkit", "dangling-symlink", link, f"{link} is a link to a missing directory")
