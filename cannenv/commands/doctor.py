@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -167,6 +168,7 @@ def gather(
             "--python runs an interpreter, and nothing of a --root tree is ever run",
             hint="read the tree's packages with --site-packages DIR (a path in the tree), or leave both out",
         )
+    check_python_options(host, python, site_packages)
     capture = read_capture(npu_smi_output, npu_smi_board)
     return collect(
         host,
@@ -175,6 +177,31 @@ def gather(
         npu_smi_timeout=timeout,
         npu_smi_capture=capture,
     )
+
+
+def check_python_options(host: Host, python: str | None, site_packages: tuple[str, ...]) -> None:
+    """Bad ``--python`` / ``--site-packages`` values are bad input (exit 2), not an empty host."""
+    if python is not None:
+        found = shutil.which(python) if os.sep not in python else python
+        if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
+            raise InputError(
+                f"--python {python!r}: no such executable on this machine",
+                hint="give the path of the interpreter to judge, e.g. --python /opt/venv/bin/python",
+            )
+    for d in site_packages:
+        if host.is_dir(d):
+            continue
+        if host.is_live:
+            raise InputError(f"--site-packages {d!r}: no such directory")
+        root = str(host.root)
+        inside = d[len(root) :] if d.startswith(root.rstrip("/") + "/") else None
+        raise InputError(
+            f"--site-packages {d!r}: no such directory under --root {root} "
+            f"(--site-packages paths are read inside the root, as {host.path(d)})",
+            hint=f"give it as the path on the probed host: --site-packages {inside}"
+            if inside
+            else "give the directory's path as the probed host sees it (relative to --root)",
+        )
 
 
 def _color() -> bool:
@@ -316,7 +343,11 @@ def doctor(
     if as_json:
         click.echo(report.to_json())
     else:
-        click.echo(render_table(report, color=_color(), verbose=verbose), nl=False)
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size().columns if tty else None
+        click.echo(
+            render_table(report, color=_color(), width=width, verbose=verbose, plain=not tty), nl=False
+        )
     return report.exit_code(strict=strict)
 
 
