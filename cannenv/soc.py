@@ -17,11 +17,14 @@ member of the 910B (Atlas A2) series; it is a separate SoC name in the vendor's 
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 import threading
-from functools import cache
-from typing import Annotated, Literal, get_args
+from functools import lru_cache
+from typing import Any
 
+from cannenv.compat import Literal, get_args
 from cannenv.errors import InputError, did_you_mean
 from cannenv.values import Check, validate, value
 
@@ -52,9 +55,14 @@ def _regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
 
 # The models are value dataclasses (:mod:`cannenv.values`): pydantic validates socs.yaml at the
 # boundary and never needs importing when the table comes from the matrix cache.
-PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
-Regexes = Annotated[tuple[str, ...], Check(_regexes)]
-Sources = Annotated[tuple[str, ...], Check(min_length=1)]
+# Read by pydantic on the controller only; in the fleet bundle (host Pythons >= 3.7, where
+# Annotated and tuple[...] do not exist) no annotation is ever evaluated.
+if sys.version_info >= (3, 9):  # noqa: UP036
+    from typing import Annotated  # novm: guarded by the version test above
+
+    PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
+    Regexes = Annotated[tuple[str, ...], Check(_regexes)]
+    Sources = Annotated[tuple[str, ...], Check(min_length=1)]
 
 
 @value
@@ -105,6 +113,23 @@ class Hardware:
 
 _HARDWARE_LOCK = threading.Lock()
 
+BUNDLED_HARDWARE = "hardware.json"
+"""Next to the matrices in the fleet bundle: :func:`hardware` as JSON, validated by the controller
+that built the bundle (``cannenv.fleet.zipapp``), read there without YAML, matrix or pydantic."""
+
+
+def hardware_from_plain(doc: dict[str, Any]) -> Hardware:
+    """A :class:`Hardware` from its own :func:`cannenv.values.dump` (already validated data)."""
+
+    def entries(cls: Any, items: list[dict[str, Any]]) -> tuple[Any, ...]:
+        return tuple(cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in i.items()}) for i in items)
+
+    return Hardware(
+        families=entries(SocFamily, doc["families"]),
+        socs=entries(SocEntry, doc["socs"]),
+        board_aliases=entries(BoardAlias, doc["board_aliases"]),
+    )
+
 
 def hardware() -> Hardware:
     """The shipped hardware table (``matrices/socs.yaml``), validated, cached.
@@ -118,15 +143,19 @@ def hardware() -> Hardware:
         return _hardware()
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - on the facts path (Python >= 3.7)
 def _hardware() -> Hardware:
-    from cannenv.matrix import _yaml_loader, shipped_if_cached
     from cannenv.resources import matrices_dir
+
+    bundled = matrices_dir().parent / BUNDLED_HARDWARE
+    if bundled.is_file():  # in the fleet bundle: no matrix, YAML or pydantic there
+        return hardware_from_plain(json.loads(bundled.read_text(encoding="utf-8")))
+    from cannenv.matrix import _yaml_loader, shipped_if_cached
 
     path = matrices_dir() / "socs.yaml"
     shipped = shipped_if_cached()
     if shipped is not None:
-        for file, part in zip(shipped.files, shipped.parts, strict=True):
+        for file, part in zip(shipped.files, shipped.parts):  # noqa: B905 - Python >= 3.7
             if file == path and part.hardware is not None:
                 return part.hardware
     import yaml
@@ -144,12 +173,12 @@ def socs() -> tuple[SocEntry, ...]:
     return hardware().socs
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - on the facts path (Python >= 3.7)
 def _by_lower() -> dict[str, SocEntry]:
     return {s.name.lower(): s for s in socs()}
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - on the facts path (Python >= 3.7)
 def _families_by_id() -> dict[str, SocFamily]:
     return {f.id: f for f in families()}
 

@@ -11,17 +11,15 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import click
 
-from cannenv.errors import InputError, NotFoundError
+from cannenv.errors import InputError
+from cannenv.gather import gather, make_host
 
 if TYPE_CHECKING:
     from cannenv.envscript import Shell
-    from cannenv.facts import Facts
-    from cannenv.host import Host
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,62 +52,6 @@ _TIMEOUT = click.option(
     metavar="SECONDS",
     help="Give up on a hung npu-smi after this long.",
 )
-
-
-def read_env_file(path: str) -> dict[str, str]:
-    """Parse ``KEY=VALUE`` lines (``export`` prefix, quotes and ``#`` comments allowed)."""
-    from cannenv import records
-
-    text = records.read_text(path, what="environment file", missing=NotFoundError)
-    env: dict[str, str] = {}
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export "):
-            line = line[len("export ") :].strip()
-        key, sep, value = line.partition("=")
-        if not sep or not key.replace("_", "a").isalnum():
-            raise InputError(
-                f"{path}:{lineno}: expected KEY=VALUE, got {raw.strip()!r}",
-                hint="one variable per line, e.g. ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest",
-            )
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        env[key.strip()] = value
-    return env
-
-
-def make_host(root: str, env_file: str | None, timeout: float) -> Host:
-    from cannenv.host import Host
-
-    env = read_env_file(env_file) if env_file else dict(os.environ)
-    if root in ("/", ""):
-        return Host(Path("/"), env, True, timeout)
-    p = Path(root)
-    if not p.exists():
-        raise NotFoundError(f"--root {root!r} does not exist")
-    if not p.is_dir():
-        raise InputError(f"--root {root!r} is not a directory")
-    return Host(p.resolve(), env, True, timeout)
-
-
-def gather(
-    root: str,
-    facts_file: str | None,
-    python: str | None,
-    site_packages: tuple[str, ...],
-    env_file: str | None,
-    timeout: float,
-) -> Facts:
-    from cannenv.facts import Facts
-    from cannenv.probes import collect
-
-    if facts_file:
-        return Facts.load(facts_file)
-    host = make_host(root, env_file, timeout)
-    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
 
 
 def _color() -> bool:

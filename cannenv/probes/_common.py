@@ -114,7 +114,7 @@ def read_text(
 
 def _readlink(p: Path) -> str:
     try:
-        return str(p.readlink())
+        return os.readlink(p)  # noqa: PTH115 - Path.readlink is 3.9+ (the bundle runs on 3.7)
     except OSError:
         return "?"
 
@@ -177,7 +177,7 @@ def _resolve_in_root(host: Host, local: Path) -> str | None:
             hops += 1
             if hops > 40:
                 return None
-            target = str(lp.readlink())
+            target = os.readlink(lp)  # noqa: PTH115 - Path.readlink is 3.9+ (the bundle runs on 3.7)
             if target.startswith("/"):
                 current = "/"
                 stack = list(Path(target).parts[1:]) + stack

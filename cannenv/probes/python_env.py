@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +23,34 @@ from cannenv.host import run
 from cannenv.probes._common import ProbeContext
 from cannenv.versions import canonicalize_name
 
+# Runs on the target interpreter, which may be as old as 3.7 (no importlib.metadata there): then
+# the same metadata is read from each sys.path entry's *.dist-info/METADATA and *.egg-info/PKG-INFO.
 _SCRIPT = r"""
-import json, sys, importlib.metadata as md, importlib.util as iu
+import email.parser, glob, json, os, sys, importlib.util as iu
 pk = {}
-for d in md.distributions():
-    try:
-        n = d.metadata["Name"]
-    except Exception:
-        n = None
-    if n and n not in pk:
-        pk[n] = d.version
+try:
+    import importlib.metadata as md
+except ImportError:
+    md = None
+if md is not None:
+    for d in md.distributions():
+        try:
+            n = d.metadata["Name"]
+        except Exception:
+            n = None
+        if n and n not in pk:
+            pk[n] = d.version
+else:
+    for entry in sys.path:
+        for meta in sorted(glob.glob(os.path.join(glob.escape(entry or "."), "*.dist-info", "METADATA"))
+                           + glob.glob(os.path.join(glob.escape(entry or "."), "*.egg-info", "PKG-INFO"))):
+            try:
+                with open(meta, "rb") as fh:
+                    h = email.parser.BytesHeaderParser().parsebytes(fh.read(1 << 20))
+            except Exception:
+                continue
+            if h["Name"] and h["Name"] not in pk:
+                pk[h["Name"]] = h["Version"]
 def loc(n):
     try:
         s = iu.find_spec(n)
@@ -78,6 +95,10 @@ def torch_cxx11_abi(local_torch_dir: Path) -> bool | None:
 
 
 def read_site_packages(dirs: list[Path]) -> dict[str, str]:
+    if sys.version_info < (3, 8):  # noqa: UP036 - the fleet bundle on a Python 3.7 host
+        return _read_metadata_files(dirs)
+    from importlib import metadata  # novm: guarded by the version test above
+
     packages: dict[str, str] = {}
     for dist in metadata.distributions(path=[str(d) for d in dirs]):
         try:
@@ -87,6 +108,29 @@ def read_site_packages(dirs: list[Path]) -> dict[str, str]:
             continue
         if name:
             packages.setdefault(canonicalize_name(name), meta["Version"])
+    return packages
+
+
+def _read_metadata_files(dirs: list[Path]) -> dict[str, str]:
+    """What importlib.metadata (3.8+) finds, read by hand: the Name/Version headers of each
+    ``*.dist-info/METADATA`` and ``*.egg-info/PKG-INFO`` (first 1 MiB, regular files only)."""
+    import email.parser
+
+    packages: dict[str, str] = {}
+    parser = email.parser.BytesHeaderParser()
+    for d in dirs:
+        metas = sorted(d.glob("*.dist-info/METADATA")) + sorted(d.glob("*.egg-info/PKG-INFO"))
+        for meta in metas:
+            try:
+                if not meta.is_file() or meta.is_symlink():
+                    continue
+                with meta.open("rb") as fh:
+                    headers = parser.parsebytes(fh.read(1 << 20))
+            except (OSError, ValueError):
+                continue
+            name, version = headers["Name"], headers["Version"]
+            if name and version:
+                packages.setdefault(canonicalize_name(name), version)
     return packages
 
 

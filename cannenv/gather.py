@@ -1,0 +1,134 @@
+"""Gather: a host (or a ``--root`` tree) into :class:`~cannenv.facts.Facts`, without click.
+
+Shared by the doctor's commands (``commands/doctor.py``) and the fleet bundle, whose entry point
+is :func:`bundle_main`: ``python3 cannenv.pyz facts --json`` on a host. The bundle runs on the
+host's own Python, 3.7 or newer, so this module and everything it imports stay 3.7-compatible
+(``tests/unit/test_py37.py`` checks them with vermin, and the bundle tests run them on real old
+interpreters); click (8.2+ needs 3.10) is therefore not on this path: the bundle parses its few
+options with :mod:`argparse`, the same options ``cannenv facts`` takes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cannenv.errors import CannenvError, ExitCode, InputError, NotFoundError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from cannenv.facts import Facts
+    from cannenv.host import Host
+
+
+def read_env_file(path: str) -> dict[str, str]:
+    """Parse ``KEY=VALUE`` lines (``export`` prefix, quotes and ``#`` comments allowed)."""
+    from cannenv import records
+
+    text = records.read_text(path, what="environment file", missing=NotFoundError)
+    env: dict[str, str] = {}
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :].strip()
+        key, sep, value = line.partition("=")
+        if not sep or not key.replace("_", "a").isalnum():
+            raise InputError(
+                f"{path}:{lineno}: expected KEY=VALUE, got {raw.strip()!r}",
+                hint="one variable per line, e.g. ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest",
+            )
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        env[key.strip()] = value
+    return env
+
+
+def make_host(root: str, env_file: str | None, timeout: float) -> Host:
+    from cannenv.host import Host
+
+    env = read_env_file(env_file) if env_file else dict(os.environ)
+    if root in ("/", ""):
+        return Host(Path("/"), env, True, timeout)
+    p = Path(root)
+    if not p.exists():
+        raise NotFoundError(f"--root {root!r} does not exist")
+    if not p.is_dir():
+        raise InputError(f"--root {root!r} is not a directory")
+    return Host(p.resolve(), env, True, timeout)
+
+
+def gather(
+    root: str,
+    facts_file: str | None,
+    python: str | None,
+    site_packages: tuple[str, ...],
+    env_file: str | None,
+    timeout: float,
+) -> Facts:
+    from cannenv.facts import Facts
+    from cannenv.probes import collect
+
+    if facts_file:
+        return Facts.load(facts_file)
+    host = make_host(root, env_file, timeout)
+    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
+
+
+# ------------------------------------------------------------------ the fleet bundle's entry point
+
+
+def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from cannenv import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="cannenv", description="cannenv fleet bundle: runs `cannenv facts --json` only."
+    )
+    parser.add_argument("--version", action="version", version=f"cannenv, version {__version__}")
+    parser.add_argument("--debug", action="store_true", help="Show tracebacks for errors.")
+    sub = parser.add_subparsers(dest="command")
+    facts = sub.add_parser("facts", help="Print what the probes find on this host, as JSON.")
+    facts.add_argument("--root", default="/", metavar="DIR")
+    facts.add_argument("--python", metavar="PATH")
+    facts.add_argument("--site-packages", dest="site_packages", action="append", default=[], metavar="DIR")
+    facts.add_argument("--env-file", dest="env_file", metavar="FILE")
+    facts.add_argument("--npu-smi-timeout", dest="npu_smi_timeout", type=float, default=10.0)
+    facts.add_argument("--json", dest="as_json", action="store_true", help="JSON (the only output here).")
+    return parser
+
+
+def bundle_main(argv: list[str]) -> None:
+    """``cannenv facts --json`` in the fleet bundle; exit codes as the CLI's (README's table)."""
+    args = _parser().parse_args(argv)  # exits 2 on a bad option, like click
+    if args.command != "facts":
+        sys.stderr.write("error: this bundle runs only `cannenv facts --json`\n")
+        sys.exit(int(ExitCode.BAD_INPUT))
+    try:
+        facts = gather(
+            args.root, None, args.python, tuple(args.site_packages), args.env_file, args.npu_smi_timeout
+        )
+        sys.stdout.write(facts.to_json() + "\n")
+    except CannenvError as exc:
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"error: {exc.message}\n" + (f"hint: {exc.hint}\n" if exc.hint else ""))
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        if args.debug:
+            raise
+        sys.stderr.write(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "hint: this is a bug in cannenv; rerun with --debug and report the traceback\n"
+        )
+        sys.exit(int(ExitCode.INTERNAL))
