@@ -91,7 +91,7 @@ def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
 
 
 def _ops_family(chips: tuple[str, ...]) -> list[str]:
-    from cannenv.probes.ops import family_of_chip
+    from cannenv.layout import family_of_chip
 
     return [f for f in (family_of_chip(ch) for ch in chips) if f]
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from cannenv.checks import Check, Target
 from cannenv.checks._util import cann_v, driver_v, family_title
 from cannenv.errors import CannenvError
 from cannenv.facts import Facts
 from cannenv.report import Finding
-
-_C_CODE_RE = re.compile(r"C(\d+)")
 
 
 def _driver_installed(facts: Facts, target: Target) -> list[Finding]:
@@ -86,23 +82,28 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
         if family is None
         else f"the matrix has no HDK pairing for CANN {cann} on {family_title(family)}"
     )
+    from cannenv.versions import compatible_codes_accept, internal_code
+
     inner = facts.driver.innerversion if facts.driver else None
-    m = _C_CODE_RE.search(inner or "")
-    if m and inst.compatible_version:
-        code = f"V100R001C{m.group(1)}"
-        if any(e.strip() == code for e in inst.compatible_version):
+    code = internal_code(inner)
+    listed = compatible_codes_accept(inst.compatible_version, inner)
+    if code is not None and listed is not None:
+        code_text = f"{code[0]}C{code[1]}"
+        record = ",".join(f"[{e}]" for e in inst.compatible_version)
+        if listed:
             return [
                 c.finding(
                     "pass",
-                    f"{why}; the toolkit's compatible_version lists the driver's {code} "
-                    "(local install files; semantics UNVERIFIED)",
+                    f"{why}; CANN {cann}'s install record lists the driver's internal code {code_text} "
+                    f"in compatible_version {record}. This is the weakest evidence: drivers from 2026 "
+                    "restart their internal code at C10, which older records also list",
                 )
             ]
         return [
             c.finding(
                 "warn",
-                f"{why}; driver {drv} ({code}) is not in CANN {cann}'s compatible_version "
-                f"{', '.join(inst.compatible_version)} (install files; semantics UNVERIFIED)",
+                f"{why}; driver {drv} (internal code {code_text}) is not in CANN {cann}'s "
+                f"compatible_version {record} (the toolkit's install record)",
                 f"install an Ascend HDK whose driver is listed for CANN {cann} (see `cannenv matrix query --cann {cann}`)",  # noqa: E501
             )
         ]

@@ -8,8 +8,7 @@ from typing import get_args
 from cannenv.checks import Check, Target
 from cannenv.checks._util import toolkit_set_env
 from cannenv.facts import Facts, IssueKind
-from cannenv.probes.container import DEVICE_NODES, DRIVER_VOLUMES
-from cannenv.probes.toolkit import version_of_path
+from cannenv.layout import DEVICE_NODES, DRIVER_VOLUMES, version_of_path
 from cannenv.report import Finding, Status
 
 # Every issue kind of a file the probes read; the two command kinds belong to other checks.
@@ -213,6 +212,16 @@ def _npu_devices(facts: Facts, target: Target) -> list[Finding]:
                 )
             )
         return out
+    if smi is not None and smi.returncode == 0:
+        return [
+            c.finding(
+                "warn",
+                f"`{' '.join(smi.argv)}` answered, but its table listed no NPU row cannenv could read "
+                f"(npu-smi {d.smi_version or 'version unknown'})",
+                "run `npu-smi info` by hand; if it lists NPUs, save its output with `cannenv facts --json` "
+                "and report the table layout to cannenv",
+            )
+        ]
     if d.pci:
         return [
             c.finding(

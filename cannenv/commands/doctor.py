@@ -19,7 +19,9 @@ from cannenv.errors import InputError
 from cannenv.gather import gather, make_host
 
 if TYPE_CHECKING:
+    from cannenv.checks import Target
     from cannenv.envscript import Shell
+    from cannenv.facts import Facts
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -108,6 +110,15 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
     "For images and CI runners without an NPU; env CANNENV_NO_DEVICES=1.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show passing checks in the table.")
+@click.option(
+    "--plan",
+    "show_plan",
+    is_flag=True,
+    help="Show only the ordered fix plan toward the chosen stack (the same plan as `cannenv plan`).",
+)
+@click.option(
+    "--shell", "as_shell", is_flag=True, help="With --plan: print it as a script to review (never run)."
+)
 @_gc_paused
 def doctor(
     root: str,
@@ -126,6 +137,8 @@ def doctor(
     strict: bool,
     no_devices: bool,
     verbose: bool,
+    show_plan: bool = False,
+    as_shell: bool = False,
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -163,6 +176,10 @@ def doctor(
         )
     if no_devices:
         target = replace(target, no_devices="--no-devices (software only: no NPU expected here)")
+    if as_shell and not show_plan:
+        raise InputError("--shell goes with --plan: `cannenv doctor --plan --shell`")
+    if show_plan:
+        return print_plan(facts, target, as_json=as_json, as_shell=as_shell, verbose=verbose)
     findings = checks.run(facts, target, selected)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
@@ -174,6 +191,20 @@ def doctor(
     else:
         click.echo(render_table(report, color=_color(), verbose=verbose), nl=False)
     return report.exit_code(strict=strict)
+
+
+def print_plan(facts: Facts, target: Target, *, as_json: bool, as_shell: bool, verbose: bool) -> int:
+    """``doctor --plan``: the fix plan toward the doctor's own target (cannenv.plan; never run)."""
+    from cannenv.plan import compute_plan, render_shell, render_text
+
+    plan = compute_plan(facts, target)
+    if as_json:
+        click.echo(plan.to_json())
+    elif as_shell:
+        click.echo(render_shell(plan), nl=False)
+    else:
+        click.echo(render_text(plan, verbose=verbose), nl=False)
+    return 0 if plan.empty else 1
 
 
 def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from cannenv.compat import Literal
@@ -167,7 +166,12 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
             if real not in seen_real and any(e.endswith("-linux") for e in list_dir(ctx, cann_dir)):
                 seen_real.add(real)
                 installs.append(_install(ctx, cann_dir, "cann", None, user, f"{cann_dir}/set_env.sh"))
-        for link in (f"{tk}/latest", cann_dir):
+        latest = f"{tk}/latest"
+        if is_dir(ctx, latest) and not ctx.host.path(latest).is_symlink():
+            owner = _latest_dir_owner(ctx, latest, installs)
+            if owner is not None:
+                links[latest] = realpath(ctx, owner.path) or owner.path
+        for link in (latest, cann_dir):
             if ctx.host.path(link).is_symlink():
                 target = realpath(ctx, link)
                 if target is None:
@@ -175,6 +179,43 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
                 else:
                     links[link] = target
     return installs, links
+
+
+def _latest_dir_owner(ctx: ProbeContext, latest: str, installs: list[CannInstall]) -> CannInstall | None:
+    """The install an ``ascend-toolkit/latest`` *directory* of symlinks points into.
+
+    Some installers make ``latest`` a real directory whose entries (``runtime``, ``compiler``,
+    ``<arch>-linux`` ...) are links into one version's directory, instead of one link. The install
+    most entries point into wins; an unknown target leaves ``latest`` unexplained (None).
+    """
+    counts: dict[str, int] = {}
+    by_path = {inst.path: inst for inst in installs}
+    for name in list_dir(ctx, latest):
+        entry = f"{latest}/{name}"
+        if not ctx.host.path(entry).is_symlink():
+            continue
+        target = realpath(ctx, entry)
+        owner = _owner(installs, ctx, target) if target else None
+        if owner is not None:
+            counts[owner.path] = counts.get(owner.path, 0) + 1
+    if not counts:
+        return None
+    if len(counts) > 1:
+        ctx.issue(
+            "toolkit",
+            "malformed",
+            latest,
+            f"{latest} holds links into {len(counts)} CANN installs: " + ", ".join(sorted(counts)),
+        )
+    return by_path[max(counts, key=lambda p: counts[p])]
+
+
+def _through_links(value: str, links: dict[str, str]) -> str:
+    """A path through a known selector (``.../ascend-toolkit/latest/...``) -> the same path in its target."""
+    for link, target in links.items():
+        if value == link or value.startswith(link + "/"):
+            return target + value[len(link) :]
+    return value
 
 
 def _owner(installs: list[CannInstall], ctx: ProbeContext, target: str) -> CannInstall | None:
@@ -195,7 +236,7 @@ def choose_active(
     for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
         value = ctx.host.getenv(var)
         if value:
-            owner = _owner(installs, ctx, value)
+            owner = _owner(installs, ctx, value) or _owner(installs, ctx, _through_links(value, links))
             if owner is not None:
                 return owner.path, f"{var}={value} points into it (its set_env.sh was sourced)"
     for link, target in links.items():
@@ -254,14 +295,3 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
 
 def arch_dir(inst: CannInstall) -> str:
     return f"{inst.arch or 'x86_64'}-linux"
-
-
-def version_of_path(path: str) -> str | None:
-    """``/usr/local/Ascend/ascend-toolkit/8.3.RC2/...`` -> ``8.3.RC2``; ``.../cann-8.5.0/...`` -> ``8.5.0``."""  # noqa: E501
-    parts = Path(path).parts
-    for i, part in enumerate(parts):
-        if part.startswith("cann-"):
-            return part[len("cann-") :]
-        if part == "ascend-toolkit" and i + 1 < len(parts) and parts[i + 1] != "latest":
-            return parts[i + 1]
-    return None
