@@ -11,6 +11,7 @@ options with :mod:`argparse`, the same options ``cannenv facts`` takes.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,7 +78,33 @@ def gather(
     if facts_file:
         return Facts.load(facts_file)
     host = make_host(root, env_file, timeout)
+    check_python_options(host, python, site_packages)
     return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
+
+
+def check_python_options(host: Host, python: str | None, site_packages: tuple[str, ...]) -> None:
+    """Bad ``--python`` / ``--site-packages`` values are bad input (exit 2), not an empty host."""
+    if python is not None:
+        found = shutil.which(python) if os.sep not in python else python
+        if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
+            raise InputError(
+                f"--python {python!r}: no such executable on this machine",
+                hint="give the path of the interpreter to judge, e.g. --python /opt/venv/bin/python",
+            )
+    for d in site_packages:
+        if host.path(d).is_dir():
+            continue
+        if host.is_live:
+            raise InputError(f"--site-packages {d!r}: no such directory")
+        root = str(host.root)
+        inside = d[len(root) :] if d.startswith(root.rstrip("/") + "/") else None
+        raise InputError(
+            f"--site-packages {d!r}: no such directory under --root {root} "
+            f"(--site-packages paths are read inside the root, as {host.path(d)})",
+            hint=f"give it as the path on the probed host: --site-packages {inside}"
+            if inside
+            else "give the directory's path as the probed host sees it (relative to --root)",
+        )
 
 
 # ------------------------------------------------------------------ the fleet bundle's entry point

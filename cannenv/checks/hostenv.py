@@ -45,7 +45,7 @@ def _env_sourced(facts: Facts, target: Target) -> list[Finding]:
     c = ENV_SOURCED
     inst = facts.cann.active_install()
     if inst is None:
-        return [c.finding("skip", "no CANN toolkit installed")]
+        return [c.finding("skip", "no CANN toolkit installed", caused_by="cann-installs")]
     env = facts.env.vars
     unset = [v for v in CANN_VARS if not env.get(v)]
     set_env = toolkit_set_env(facts)
@@ -345,7 +345,7 @@ CONTAINER_MOUNTS = Check(
     "container-mounts",
     "container has the NPU devices and driver mounts",
     "Images carry no driver: the container needs the device nodes and the host's driver lib64, version.info, "
-    "dcmi and npu-smi (research §6.3).",
+    "dcmi and npu-smi (the vendor's `docker run` recipe).",
     "critical",
     _container_mounts,
     scope="device",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -189,7 +190,11 @@ def doctor(
     if as_json:
         click.echo(report.to_json())
     else:
-        click.echo(render_table(report, color=_color(), verbose=verbose), nl=False)
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size().columns if tty else None
+        click.echo(
+            render_table(report, color=_color(), width=width, verbose=verbose, plain=not tty), nl=False
+        )
     return report.exit_code(strict=strict)
 
 

@@ -75,7 +75,7 @@ def _install(
     layout: Literal["toolkit", "cann"],
     name_version: str | None,
     user: bool,
-    set_env: str,
+    set_env: str | None,
 ) -> CannInstall:
     info_path = None
     kv: dict[str, str] = {}
@@ -146,7 +146,9 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
         if not is_dir(ctx, base):
             continue
         tk = f"{base}/ascend-toolkit"
-        tk_set_env = f"{tk}/set_env.sh"
+        tk_set_env: str | None = f"{tk}/set_env.sh"
+        if not exists(ctx, tk_set_env or ""):
+            tk_set_env = None  # a remedy must never name a set_env.sh that is not there
         for name in list_dir(ctx, tk):
             p = f"{tk}/{name}"
             if name not in _SKIP and unseen_dir(p):
@@ -156,8 +158,12 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
             if not name.startswith("cann-") or not unseen_dir(p):
                 continue
             set_env = next(
-                (s for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env) if exists(ctx, s)),
-                f"{base}/cann/set_env.sh",
+                (
+                    s
+                    for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env)
+                    if s and exists(ctx, s)
+                ),
+                None,
             )
             installs.append(_install(ctx, p, "cann", name[len("cann-") :], user, set_env))
         cann_dir = f"{base}/cann"
@@ -165,7 +171,10 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
             real = realpath(ctx, cann_dir) or cann_dir
             if real not in seen_real and any(e.endswith("-linux") for e in list_dir(ctx, cann_dir)):
                 seen_real.add(real)
-                installs.append(_install(ctx, cann_dir, "cann", None, user, f"{cann_dir}/set_env.sh"))
+                own = f"{cann_dir}/set_env.sh"
+                installs.append(
+                    _install(ctx, cann_dir, "cann", None, user, own if exists(ctx, own) else None)
+                )
         latest = f"{tk}/latest"
         if is_dir(ctx, latest) and not ctx.host.path(latest).is_symlink():
             owner = _latest_dir_owner(ctx, latest, installs)
