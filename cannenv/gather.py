@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from cannenv.facts import Facts
     from cannenv.host import Host
+    from cannenv.probes._common import NpuSmiCapture
 
 
 def read_env_file(path: str) -> dict[str, str]:
@@ -50,6 +51,27 @@ def read_env_file(path: str) -> dict[str, str]:
     return env
 
 
+def read_capture(info_file: str | None, board_file: str | None) -> NpuSmiCapture | None:
+    """The captured npu-smi output named on the command line (bounded, regular files only)."""
+    from cannenv import records
+    from cannenv.probes._common import NpuSmiCapture
+    from cannenv.probes.npu import MAX_NPU_SMI_OUTPUT
+
+    if info_file is None:
+        if board_file is not None:
+            raise InputError("--npu-smi-board needs --npu-smi-output (the `npu-smi info` capture)")
+        return None
+    info = records.read_text(
+        info_file, what="npu-smi output", missing=NotFoundError, max_bytes=MAX_NPU_SMI_OUTPUT
+    )
+    board = None
+    if board_file is not None:
+        board = records.read_text(
+            board_file, what="npu-smi board output", missing=NotFoundError, max_bytes=MAX_NPU_SMI_OUTPUT
+        )
+    return NpuSmiCapture(info=info, board=board, source=info_file)
+
+
 def make_host(root: str, env_file: str | None, timeout: float) -> Host:
     from cannenv.host import Host
 
@@ -71,15 +93,31 @@ def gather(
     site_packages: tuple[str, ...],
     env_file: str | None,
     timeout: float,
+    npu_smi_output: str | None = None,
+    npu_smi_board: str | None = None,
 ) -> Facts:
     from cannenv.facts import Facts
     from cannenv.probes import collect
 
     if facts_file:
+        if npu_smi_output or npu_smi_board:
+            raise InputError("--npu-smi-output judges a host or tree; saved --facts already hold its devices")
         return Facts.load(facts_file)
     host = make_host(root, env_file, timeout)
+    if python and not host.is_live:
+        raise InputError(
+            "--python runs an interpreter, and nothing of a --root tree is ever run",
+            hint="read the tree's packages with --site-packages DIR (a path in the tree), or leave both out",
+        )
     check_python_options(host, python, site_packages)
-    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
+    capture = read_capture(npu_smi_output, npu_smi_board)
+    return collect(
+        host,
+        python=python,
+        site_packages=site_packages,
+        npu_smi_timeout=timeout,
+        npu_smi_capture=capture,
+    )
 
 
 def check_python_options(host: Host, python: str | None, site_packages: tuple[str, ...]) -> None:
@@ -92,7 +130,7 @@ def check_python_options(host: Host, python: str | None, site_packages: tuple[st
                 hint="give the path of the interpreter to judge, e.g. --python /opt/venv/bin/python",
             )
     for d in site_packages:
-        if host.path(d).is_dir():
+        if host.is_dir(d):
             continue
         if host.is_live:
             raise InputError(f"--site-packages {d!r}: no such directory")
@@ -127,6 +165,8 @@ def _parser() -> argparse.ArgumentParser:
     facts.add_argument("--site-packages", dest="site_packages", action="append", default=[], metavar="DIR")
     facts.add_argument("--env-file", dest="env_file", metavar="FILE")
     facts.add_argument("--npu-smi-timeout", dest="npu_smi_timeout", type=float, default=10.0)
+    facts.add_argument("--npu-smi-output", dest="npu_smi_output", metavar="FILE")
+    facts.add_argument("--npu-smi-board", dest="npu_smi_board", metavar="FILE")
     facts.add_argument("--json", dest="as_json", action="store_true", help="JSON (the only output here).")
     return parser
 
@@ -139,7 +179,14 @@ def bundle_main(argv: list[str]) -> None:
         sys.exit(int(ExitCode.BAD_INPUT))
     try:
         facts = gather(
-            args.root, None, args.python, tuple(args.site_packages), args.env_file, args.npu_smi_timeout
+            args.root,
+            None,
+            args.python,
+            tuple(args.site_packages),
+            args.env_file,
+            args.npu_smi_timeout,
+            args.npu_smi_output,
+            args.npu_smi_board,
         )
         sys.stdout.write(facts.to_json() + "\n")
     except CannenvError as exc:

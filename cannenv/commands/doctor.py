@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 import click
 
 from cannenv.errors import InputError
-from cannenv.gather import gather, make_host
+
+# (moved to cannenv.gather, which the click-free fleet bundle shares; kept importable from here)
+from cannenv.gather import check_python_options as check_python_options
+from cannenv.gather import gather as gather
+from cannenv.gather import make_host as make_host
+from cannenv.gather import read_capture as read_capture
+from cannenv.gather import read_env_file as read_env_file
 
 if TYPE_CHECKING:
     from cannenv.checks import Target
@@ -47,13 +53,39 @@ _ENV_FILE = click.option(
     metavar="FILE",
     help="Judge the environment in FILE (KEY=VALUE lines) instead of this process's environment.",
 )
+MAX_NPU_SMI_TIMEOUT = 3600.0
+
+
+def _timeout_value(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A finite number of seconds in (0, 3600]: nan, inf, negative or absurd values are refused."""
+    import math
+
+    if not math.isfinite(value) or not 0 < value <= MAX_NPU_SMI_TIMEOUT:
+        raise click.BadParameter(f"{value!r} is not a number of seconds in (0, {MAX_NPU_SMI_TIMEOUT:g}]")
+    return value
+
+
 _TIMEOUT = click.option(
     "--npu-smi-timeout",
     type=float,
     default=10.0,
     show_default=True,
     metavar="SECONDS",
+    callback=_timeout_value,
     help="Give up on a hung npu-smi after this long.",
+)
+_SMI_OUTPUT = click.option(
+    "--npu-smi-output",
+    "npu_smi_output",
+    metavar="FILE",
+    help="Device facts from this captured `npu-smi info` output instead of running npu-smi "
+    "(nothing under --root is ever run; a tree may also carry it at /var/lib/cannenv/npu-smi-info.txt).",
+)
+_SMI_BOARD = click.option(
+    "--npu-smi-board",
+    "npu_smi_board",
+    metavar="FILE",
+    help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
 )
 
 
@@ -98,6 +130,8 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @_SITE
 @_ENV_FILE
 @_TIMEOUT
+@_SMI_OUTPUT
+@_SMI_BOARD
 @click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
@@ -131,6 +165,8 @@ def doctor(
     site_packages: tuple[str, ...],
     env_file: str | None,
     npu_smi_timeout: float,
+    npu_smi_output: str | None,
+    npu_smi_board: str | None,
     check_ids: tuple[str, ...],
     list_checks: bool,
     as_json: bool,
@@ -159,7 +195,9 @@ def doctor(
     if stack_id and lock_file:
         raise InputError("give either --stack or --lock, not both")
     selected = checks.select(list(check_ids) or None)
-    facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
+    facts = gather(
+        root, facts_file, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+    )
     from cannenv import matrix as matrix_mod
 
     try:
@@ -235,6 +273,8 @@ def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
 @_SITE
 @_ENV_FILE
 @_TIMEOUT
+@_SMI_OUTPUT
+@_SMI_BOARD
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")
 def facts_cmd(
     root: str,
@@ -242,12 +282,16 @@ def facts_cmd(
     site_packages: tuple[str, ...],
     env_file: str | None,
     npu_smi_timeout: float,
+    npu_smi_output: str | None,
+    npu_smi_board: str | None,
     as_json: bool,
 ) -> int:
     """Print what the probes find on this host (or under --root). Read-only."""
     from cannenv.checks.stack import host_summary
 
-    facts = gather(root, None, python, site_packages, env_file, npu_smi_timeout)
+    facts = gather(
+        root, None, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+    )
     if as_json:
         click.echo(facts.to_json())
         return 0

@@ -224,6 +224,10 @@ def build(cfg: ModelConfig, dtype: torch.dtype, device: str = "meta") -> nn.Modu
 def _build_hf(cfg: ModelConfig) -> nn.Module:
     import transformers
 
+    # transformers logs advice meant for training scripts (missing optional kernels, deprecated
+    # arguments) through its own logger: keep the command's output to what it reports.
+    transformers.logging.set_verbosity_error()
+
     from cannenv.certify.llm import hf_available
 
     missing = hf_available()
