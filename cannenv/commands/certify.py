@@ -451,19 +451,46 @@ def _short(v: Any) -> str:
 @cert.command("replay")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
-    "--plan", "as_plan", is_flag=True, help="Print the install plan (the default; nothing is installed)."
+    "--plan",
+    "as_plan",
+    is_flag=True,
+    help="What THIS machine (or --root/--facts) must install to match: the provisioning plan "
+    "toward the certified stack. Without --plan: the setup the certificate records.",
 )
-@click.option("--arch", help="Architecture of the new machine (default: the certified host's).")
+@click.option(
+    "--root", default="/", show_default=True, metavar="DIR", help="With --plan: plan for this host tree."
+)
+@click.option(
+    "--env-file", metavar="FILE", help="With --plan: the environment of that host (KEY=VALUE lines)."
+)
+@click.option(
+    "--facts",
+    "facts_file",
+    metavar="FILE",
+    help="With --plan: plan for saved facts (`cannenv facts --json`).",
+)
+@click.option(
+    "--arch", help="Without --plan: architecture whose files to list (default: the certified host's)."
+)
 @click.option("--pub", type=click.Path(dir_okay=False), help="Verify the signature against this key first.")
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-def replay_cmd(file: str, as_plan: bool, arch: str | None, pub: str | None, as_json: bool) -> int:
-    """Tell a new machine what to install to match the setup FILE certifies.
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the plan with --plan).")
+def replay_cmd(
+    file: str,
+    as_plan: bool,
+    root: str,
+    env_file: str | None,
+    facts_file: str | None,
+    arch: str | None,
+    pub: str | None,
+    as_json: bool,
+) -> int:
+    """Rebuild the setup FILE certifies: what it records, and what a new machine installs to match.
 
     \b
-    The certificate must verify first (exit 5 otherwise). From its stack pins (installer files
-    and sha256 from the matrix, or from the lock given at certify time) and the versions found
-    on the certified host, it lists what to install, in order. Nothing is installed:
-    apply the plan with your provisioning (`cannenv image build STACK` builds the same stack).
+    The certificate must verify first (exit 5 otherwise). Nothing is installed.
+      cannenv cert replay cert.json          the recorded setup: every pin, file and sha256
+      cannenv cert replay cert.json --plan   the ordered plan for this machine toward that stack
+                                             (the same plan as `cannenv plan`; exit 1 if not empty)
     """
     from cannenv.certify.certificate import verify_file
     from cannenv.certify.setup import replay_steps
@@ -471,15 +498,20 @@ def replay_cmd(file: str, as_plan: bool, arch: str | None, pub: str | None, as_j
     v = verify_file(file, public_key_path=pub)
     if not v.ok or v.certificate is None:
         raise IntegrityError("; ".join(v.problems), hint="replay only a certificate that verifies")
-    replay = replay_steps(v.certificate, arch=arch)
+    cert = v.certificate
+    if as_plan and cert.stack.id is not None:
+        return _replay_plan(file, cert, root=root, env_file=env_file, facts_file=facts_file, as_json=as_json)
+    replay = replay_steps(cert, arch=arch)
+    if as_plan:
+        click.echo(
+            "note: the certificate names no stack, so there is no plan to compute; its record follows",
+            err=True,
+        )
     if as_json:
         click.echo(json.dumps(replay.to_json(), indent=2))
         return 0
-    cert = v.certificate
-    head = (
-        f"replay of {file}: outcome {cert.outcome}, certified {', '.join(cert.certified_stages) or 'nothing'}"
-    )
-    click.echo(head)
+    certified = ", ".join(cert.certified_stages) or "nothing"
+    click.echo(f"replay of {file}: outcome {cert.outcome}, certified {certified}")
     stack = replay.stack_id or "none"
     if replay.how:
         stack += f" ({replay.how}: {replay.reason})"
@@ -492,6 +524,31 @@ def replay_cmd(file: str, as_plan: bool, arch: str | None, pub: str | None, as_j
     for note in replay.notes:
         click.echo(f"note: {note}")
     return 0
+
+
+def _replay_plan(
+    file: str, cert: Certificate, *, root: str, env_file: str | None, facts_file: str | None, as_json: bool
+) -> int:
+    """The provisioning plan (cannenv.plan) from this host's facts toward the certified stack."""
+    from cannenv.checks.stack import choose_target
+    from cannenv.commands.doctor import gather, print_plan
+    from cannenv.matrix import load
+
+    matrix = load()
+    assert cert.stack.id is not None
+    if cert.stack.matrix_digest and cert.stack.matrix_digest != matrix.digest:
+        click.echo(
+            f"note: certified with matrix {cert.stack.matrix_digest[:19]}…, this cannenv has "
+            f"{matrix.digest[:19]}…; the stack's pins are read from this matrix",
+            err=True,
+        )
+    facts = gather(root, facts_file, None, (), env_file, 10.0)
+    target = choose_target(facts, matrix, stack_id=cert.stack.id)  # unknown id here: exit 3
+    from dataclasses import replace
+
+    why = f"the stack certificate {file} certifies ({cert.outcome})"
+    target = replace(target, choice=replace(target.choice, reason=why))
+    return print_plan(facts, target, as_json=as_json, as_shell=False, verbose=False)
 
 
 @cert.command("keygen")

@@ -236,20 +236,10 @@ def test_checkpoint_record_has_its_config_and_weight_digests(tmp_path: Path) -> 
 def test_model_certificate_records_the_checkpoint_and_output_is_quiet(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    transformers = pytest.importorskip("transformers")
-    import torch
+    pytest.importorskip("transformers")
+    from tests.helpers.checkpoints import tiny_llama
 
-    torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(
-        vocab_size=512,
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-    )
-    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "ckpt")
+    tiny_llama(tmp_path / "ckpt")
     capfd.readouterr()
     out_file = tmp_path / "c.json"
     with pytest.raises(SystemExit) as exc:
@@ -322,12 +312,15 @@ def test_cert_diff_summarises_before_details(tmp_path: Path, capsys: pytest.Capt
     }
 
 
-def test_replay_plan_lists_what_to_install(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_lists_the_recorded_setup_and_plans_a_new_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out_file = tmp_path / "c.json"
     where = ["--root", str(A2 / "tree"), "--env-file", str(A2 / "host.env")]
     code, out, _ = _run(["certify", "--level", "1", *where, "--out", str(out_file)], capsys)
     assert code == 0, out
-    code, out, _ = _run(["cert", "replay", str(out_file), "--plan"], capsys)
+    # The record: every pin in install order, each file with its sha256 or "not in the matrix".
+    code, out, _ = _run(["cert", "replay", str(out_file)], capsys)
     assert code == 0, out
     assert "stack: a2-cann8.5.0-torch2.8.0-py3.11 (best-match" in out
     steps = [ln for ln in out.splitlines() if re.match(r"^  \d+\. ", ln)]
@@ -335,22 +328,33 @@ def test_replay_plan_lists_what_to_install(tmp_path: Path, capsys: pytest.Captur
     assert names.index("driver") < names.index("cann") < names.index("torch") < names.index("torch_npu")
     cert = C.load(out_file)
     arch = cert.host.summary["arch"]
-    digests = [
-        pin["artifacts"][arch]["sha256"]
-        for pin in cert.stack.pins.values()
-        if arch in pin["artifacts"] and pin["artifacts"][arch]["sha256"]
-    ]
-    assert all(d in out for d in digests)  # every installer digest the matrix knows ...
-    files = [
-        pin["artifacts"][arch]["file"]
-        for pin in cert.stack.pins.values()
-        if arch in pin["artifacts"] and not pin["artifacts"][arch]["sha256"]
-    ]
-    assert all(f in out for f in files)  # ... and the files whose digest it does not know, said so
-    assert not files or "sha256 not in the matrix" in out
+    pinned = [p["artifacts"][arch] for p in cert.stack.pins.values() if arch in p["artifacts"]]
+    assert pinned and all(a["file"] in out for a in pinned)
+    assert all((a["sha256"] or "sha256 not in the matrix") in out for a in pinned)
     code, out, _ = _run(["cert", "replay", str(out_file), "--json"], capsys)
     data = json.loads(out)
     assert data["stack_id"] == cert.stack.id and data["steps"][0]["component"] in ("firmware", "driver")
+    # The plan (cannenv.plan): the certified host itself needs nothing ...
+    code, out, _ = _run(["cert", "replay", str(out_file), "--plan", *where], capsys)
+    assert code == 0 and "nothing to do" in out, out
+    # ... an older host needs the driver, the toolkit and the Python packages, in that order.
+    old = REPO / "examples/hosts/a2-cann8.3-old-layout"
+    code, out, _ = _run(
+        [
+            "cert",
+            "replay",
+            str(out_file),
+            "--plan",
+            "--root",
+            str(old / "tree"),
+            "--env-file",
+            str(old / "host.env"),
+        ],
+        capsys,
+    )
+    assert code == 1, out
+    assert f"the stack certificate {out_file} certifies" in out
+    assert out.index(" driver ") < out.index(" cann ") < out.index(" python-packages ")
     # A changed certificate is not replayed.
     out_file.write_text(out_file.read_text().replace('"best-match"', '"option"'))
     code, _, _ = _run(["cert", "replay", str(out_file), "--plan"], capsys)

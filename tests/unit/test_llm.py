@@ -295,20 +295,10 @@ def test_model_dir_without_transformers_is_a_skip(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_local_hugging_face_checkpoint_is_compared_with_the_cpu_reference(tmp_path: Path) -> None:
     """`--model DIR`: a real (tiny, made here) Llama checkpoint through transformers, no download."""
-    transformers = pytest.importorskip("transformers")
-    import torch
+    pytest.importorskip("transformers")
+    from tests.helpers.checkpoints import tiny_llama
 
-    torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(
-        vocab_size=512,
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-    )
-    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "ckpt")
+    tiny_llama(tmp_path / "ckpt")
     options = runner.CertifyOptions(device="cpu", dtype="bf16", model_dir=str(tmp_path / "ckpt"))
     plans = [p for p in runner.plan(options, "llm") if p.id == "llm-model"]
     (result,) = runner.run(plans, options)
