@@ -19,6 +19,7 @@ from cannenv.probes.driver import parse_driver_info, parse_firmware_info
 from cannenv.probes.npu import parse_npu_smi_info
 from cannenv.soc import family_from_npu_name
 from cannenv.versions import DriverVersion, compatible_codes_accept, internal_code
+from tests.helpers import hosts
 from tests.helpers.hosts import HostTree
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -84,11 +85,10 @@ def test_collect_env_toolkit_record_is_read() -> None:
 
 def _tree_with_table(tmp_path: Path, table: str, *, board: str | None = None) -> HostTree:
     tree = HostTree(tmp_path).driver()
-    tree.npu_smi(None)
-    share = "/usr/local/share/cannenv-fixture-npu-smi"
-    tree.write(f"{share}/info.txt", table)
+    tree.npu_smi(None)  # a tree's npu-smi is never run: its captured output is the data
+    tree.write(hosts.CAPTURE_INFO, table)
     if board is not None:
-        tree.write(f"{share}/board.txt", board)
+        tree.write(hosts.CAPTURE_BOARD, board)
     return tree
 
 
