@@ -177,12 +177,18 @@ def _torch_npu_without_cann(facts: Facts, target: Target, torch: str | None, tnp
         if canns:
             goal = canns[-1]
             assert goal is not None
-            st_cann = target.stack.version("cann") if target.stack is not None else None
-            if st_cann and (st_cann in canns or target.stack.version("torch_npu") != tnpu):  # type: ignore[union-attr]
-                goal = st_cann  # the one target every remedy derives from
             hdk = _hdk_for(target, goal)
             pairs = f"; per the matrix it pairs with CANN {', '.join(canns)}" + (f" ({hdk})" if hdk else "")
             install = f"install CANN {goal}" + (f" and {hdk}" if hdk else "")
+            stack = target.stack
+            st_cann = stack.version("cann") if stack is not None else None
+            st_tnpu = stack.version("torch_npu") if stack is not None else None
+            if stack is not None and st_cann and (st_cann in canns or (st_tnpu and st_tnpu != tnpu)):
+                goal = st_cann  # the one target every remedy derives from
+                hdk = _hdk_for(target, goal)
+                install = f"install CANN {goal}" + (f" and {hdk}" if hdk else "")
+                if st_cann not in canns:
+                    install += f" (target stack {stack.id}, with torch-npu=={st_tnpu})"
         else:
             known = [r.torch_npu for r in m.torch_npu_rows(include_superseded=True)]
             newest = max(known, key=lambda v: pep_v(v) or pep_v("0"), default=None)

@@ -243,9 +243,12 @@ def _tree_site_dirs(ctx: ProbeContext) -> list[str]:
 def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
     env = dict(ctx.host.env)
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-    # Not -I: the interpreter's real sys.path, PYTHONPATH and the user site included, is what an
-    # `import torch_npu` would see; the script drops the working directory itself.
-    res = run([python, "-c", _SCRIPT], timeout=30.0, env=env, cwd="/")
+    # On this machine, not -I: the interpreter's real sys.path, PYTHONPATH and the user site
+    # included, is what an `import torch_npu` would see (the script drops the working directory
+    # itself). For a tree under --root the environment comes from the tree (--env-file): -I keeps
+    # its PYTHONPATH from putting the tree's code on the path, since nothing from a tree runs.
+    flags = [] if ctx.host.is_live else ["-I"]
+    res = run([python, *flags, "-c", _SCRIPT], timeout=30.0, env=env, cwd="/")
     if not res.ok:
         msg = res.describe()
         ctx.issue("python", "command-timeout" if res.timed_out else "command-failed", python, msg)

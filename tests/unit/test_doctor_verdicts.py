@@ -353,3 +353,16 @@ def test_the_example_hosts_still_give_their_documented_verdicts() -> None:
             name,
             [(x.id, x.status, x.detail) for x in report.findings if x.status == "fail"],
         )
+
+
+def test_a_trees_environment_never_puts_its_code_on_the_interpreters_path(tmp_path: Path) -> None:
+    """Under --root the environment is the tree's (--env-file): its PYTHONPATH is not followed."""
+    extra = tmp_path / "tree" / "evil"
+    (extra / "evil_pkg-1.0.dist-info").mkdir(parents=True)
+    (extra / "evil_pkg-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: evil-pkg\nVersion: 1.0\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(extra)}
+    ctx = ProbeContext(host=Host(tmp_path / "tree", env, True, 10.0))
+    py = _from_interpreter(ctx, sys.executable)
+    assert "evil-pkg" not in py.packages

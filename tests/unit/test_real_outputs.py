@@ -44,6 +44,24 @@ REAL_TABLES = [
     ("a3_processes_info.txt", None, None, (7, 0, 14, "Ascend910", "OK", "0000:81:00.0"), 2, "a3"),
     ("950pr_25.x_info.txt", None, None, (0, 0, None, "Ascend950PR", "OK", "0000:71:00.0"), 1, "950"),
     ("950pr_pypto_info.txt", "25.7.rc1.6", "25.7.rc1.6", (0, 0, None, "Ascend950PR", "OK", None), 2, "950"),
+    ("310p3_duo_25.2.0_info.txt", "25.2.0", "25.2.0", (2, 0, 0, "310P3", "OK", "0000:01:00.0"), 2, "310p"),
+    (
+        "310p3_25.0.rc1.b033_info.txt",
+        "25.0.rc1.b033",
+        "25.0.rc1.b033",
+        (1, 0, 0, "310P3", "OK", "0000:01:00.0"),
+        2,
+        "310p",
+    ),
+    (
+        "a3_24.1.rc3.7_info.txt",
+        "24.1.rc3.7",
+        "24.1.rc3.7",
+        (0, 0, 0, "Ascend910", "OK", "0000:9D:00.0"),
+        2,
+        "a3",
+    ),
+    ("910b1_24.1.0_info.txt", "24.1.0", "24.1.0", (0, 0, None, "910B1", "OK", "0000:C1:00.0"), 2, "a2"),
     ("a2_info.txt", "24.1.rc2.2", "24.1.rc2.2", (0, 0, None, "910B2C", "OK", "0000:5A:00.0"), 2, "a2"),
     ("310p_info.txt", "23.0.rc3", "23.0.rc3", (0, 0, 0, "310P3", "OK", "0000:01:00.0"), 2, "310p"),
 ]
@@ -234,3 +252,24 @@ def test_checks_never_import_probes() -> None:
                 mods = [a.name for a in node.names]
             bad += [f"{py.name}: {m}" for m in mods if re.match(r"^cannenv\.probes(\.|$)", m)]
     assert bad == []
+
+
+def test_950_board_query_has_no_chip_option(tmp_path: Path) -> None:
+    """Ascend 950's npu-smi refuses ``-c`` (SwanHubX/SwanLab PR #1719): the board query goes
+    without it. FIXTURE npu-smi: answers the board query only without ``-c``, with the two fields
+    research §4.8 names for 950 (not a capture)."""
+    script = (
+        "#!/bin/sh\n# cannenv TEST FIXTURE, not the real npu-smi\n"
+        'case "$*" in\n'
+        '  "info") cat "$(dirname "$0")/../share/cannenv-fixture-npu-smi/info.txt" ;;\n'
+        '  "info -t board -i 0") printf "        NPU ID : 0\\n        Chip Name : Ascend950PR\\n'
+        '        NPU Name : 9579\\n" ;;\n'
+        '  *) echo "unsupported: $*" >&2; exit 2 ;;\n'
+        "esac\n"
+    )
+    tree = HostTree(tmp_path).driver()
+    tree.npu_smi(None, script=script)
+    tree.write("/usr/local/share/cannenv-fixture-npu-smi/info.txt", (SMI / "950pr_25.x_info.txt").read_text())
+    f = collect(Host(tree.root, dict(tree.env), True, 5.0))
+    assert f.devices.board.get("Chip Name") == "Ascend950PR"
+    assert f.devices.soc == "Ascend950PR_9579" and f.devices.family == "950"
