@@ -410,9 +410,7 @@ def _decompose(rec: _Recorder) -> tuple[dict[str, tuple[str, ...]], tuple[str, .
     partial: list[str] = []
     for name, (args, kwargs) in sorted(rec.examples.items()):
         func = rec.seen[name]
-        parts, complete, seen = _parts_of(
-            lambda f=func, a=args, k=kwargs: f.redispatch(keyset, *a, **k), name
-        )
+        parts, complete, seen = _parts_of(functools.partial(func.redispatch, keyset, *args, **kwargs), name)
         if not complete:
             fn = decomposition_table.get(func)
             if fn is not None:
