@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+# torch_npu must not load itself into torch (autoload): without CANN that breaks `import torch`, and
+# the composite kernels are traced on the NPU's dispatch key, which must hold only torch's kernels.
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
 import contextlib
 import functools
