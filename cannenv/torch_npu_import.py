@@ -22,6 +22,8 @@ from cannenv.errors import InputError
 
 _HEADING = re.compile(r"^#{1,6}\s*Ascend Auxiliary Software\s*$", re.IGNORECASE)
 _VERSION = re.compile(r"^Version:\s*(\S+)\s*$", re.MULTILINE)
+_INSTALL_CANN = re.compile(r"Install CANN ([0-9][0-9A-Za-z.-]*[0-9A-Za-z])[^\n.]*")
+_TORCH_REQ = re.compile(r"^Requires-Dist:\s*torch\s*==\s*([0-9][0-9.]*[0-9])(\.\*)?\s*$", re.MULTILINE)
 _BETA = re.compile(r"^(?P<v>[^\s(（]+)\s*[(（]\s*(?P<tag>beta|alpha)\s*[)）]\s*$", re.IGNORECASE)
 
 
@@ -52,6 +54,9 @@ class ImportedTable:
     package_version: str | None
     rows: tuple[ImportedRow, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    evidence: str = "recommended"
+    """``declared`` when the METADATA has no table, only an install instruction naming a CANN"""
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +113,24 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
 
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if _HEADING.match(line.strip())), None)
+    install = _INSTALL_CANN.search(text)
+    version_found = _VERSION.search(text)
+    torch_req = _TORCH_REQ.search(text)
+    if start is None and install and version_found:
+        # Newer wheels (2.13+) carry no table: their README says which CANN to install.
+        tnpu = str(parse_pep440(version_found[1]))
+        torch = str(parse_pep440(torch_req[1])) if torch_req else re.sub(r"(\.post\d+|rc\d+)$", "", tnpu)
+        sentence = install[0].strip()
+        row = ImportedRow(str(CannVersion.parse(install[1])), torch, tnpu, None, tnpu, False)
+        return ImportedTable(
+            source_id,
+            source_title,
+            version_found[1],
+            (row,),
+            ("no 'Ascend Auxiliary Software' table; the README's install step names the CANN",),
+            evidence="declared",
+            note=f"no pairing table in the wheel METADATA; its install step says: {sentence!r}",
+        )
     if start is None:
         raise InputError(
             "no 'Ascend Auxiliary Software' section in this METADATA",
@@ -244,6 +267,10 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
             parts.append("status: prerelease")
         if r.raw_torch_npu != r.torch_npu:
             parts.append(f"label: {_q(r.raw_torch_npu)}")
+        if table.evidence != "recommended":
+            parts.append(f"evidence: {table.evidence}")
+        if table.note:
+            parts.append(f"note: {_q(table.note)}")
         parts.append(f"sources: [{table.source_id}]")
         new_lines.append("{" + ", ".join(parts) + "}")
         added.append(r.to_json())
