@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from cannenv.matrix.model import (
     CompanionRule,
     Download,
     DriverRequirement,
+    Evidence,
     HdkCompatRow,
     HdkRow,
     InstallerName,
@@ -61,7 +62,7 @@ class Matrix:
             socs=tuple(s for h in hw for s in h.socs),
             board_aliases=tuple(a for h in hw for a in h.board_aliases),
         )
-        self.torch_npu: tuple[TorchNpuRow, ...] = tuple(r for mf in parts for r in mf.torch_npu)
+        self.torch_npu: tuple[TorchNpuRow, ...] = _merge_rows(r for mf in parts for r in mf.torch_npu)
         self.python_rows: tuple[PythonSupportRow, ...] = tuple(r for mf in parts for r in mf.python_support)
         self.wheels: tuple[WheelRow, ...] = tuple(r for mf in parts for r in mf.wheels)
         self.published: tuple[Published, ...] = tuple(r for mf in parts for r in mf.published)
@@ -407,7 +408,7 @@ class Matrix:
         good += [h for r in compat if r.compatible for h in r.hdk]
         explicit = [r.driver_range for r in chosen if r.driver_range]
         rng = explicit[0] if explicit and not compat else _covering_range(good)
-        evidence = chosen[0].evidence if chosen else "recommended"
+        evidence: Evidence = chosen[0].evidence if chosen else "declared"
         notes = []
         if chosen:
             notes.append(f"{evidence}: {', '.join(drivers) or rng}")
@@ -645,3 +646,30 @@ def _pep_ordinal(v: Any) -> float:
     """A number that orders PEP 440 versions of one line by distance (release, then post)."""
     rel = (*v.release, 0, 0, 0)
     return float(rel[0] * 1e6 + rel[1] * 1e4 + rel[2] * 1e2 + (v.post or 0) * 1e-2)
+
+
+_TABLE_RANK = {"active": 0, "historical": 1, "other": 2}
+
+
+def _merge_rows(rows: Iterable[TorchNpuRow]) -> tuple[TorchNpuRow, ...]:
+    """One row per (torch_npu, torch, CANN, status, evidence): the same pairing stated by several
+    sources (a table and the vendor installer) is one row naming all of them."""
+    import dataclasses
+
+    out: dict[tuple[str, ...], TorchNpuRow] = {}
+    for r in rows:
+        key = (str(_pep(r.torch_npu)), str(_pep(r.torch)), str(_cann(r.cann)), r.status, r.evidence)
+        have = out.get(key)
+        if have is None:
+            out[key] = r
+            continue
+        if _TABLE_RANK[r.table] < _TABLE_RANK[have.table]:  # the vendor table's row leads
+            have, r = r, have
+        notes = "; ".join(n for n in (have.note, r.note) if n) or None
+        out[key] = dataclasses.replace(
+            have,
+            branch=have.branch or r.branch,
+            sources=tuple(dict.fromkeys((*have.sources, *r.sources))),
+            note=notes,
+        )
+    return tuple(out.values())
