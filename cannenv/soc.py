@@ -26,6 +26,7 @@ from cannenv.matrix.hardware import (
     FAMILY_IDS,
     PCI_ID_RE,
     BoardAlias,
+    DeviceMemory,
     FamilyId,
     Hardware,
     SocEntry,
@@ -33,7 +34,7 @@ from cannenv.matrix.hardware import (
 )
 from cannenv.values import validate
 
-__all__ = ["FAMILY_IDS", "BoardAlias", "FamilyId", "Hardware", "SocEntry", "SocFamily"]
+__all__ = ["FAMILY_IDS", "BoardAlias", "DeviceMemory", "FamilyId", "Hardware", "SocEntry", "SocFamily"]
 
 _HARDWARE_LOCK = threading.Lock()
 
@@ -196,6 +197,22 @@ def soc_from_board(chip_type: str | None, chip_name: str | None, npu_name: str |
         except InputError:
             continue
     return normalize_soc(candidates[0])  # raises with the did-you-mean hint
+
+
+def device_memory(soc: str | None = None, family: str | None = None) -> DeviceMemory | None:
+    """The HBM fact for a SoC (its own entry first, then its family's), or for a family; else None."""
+    if soc is not None:
+        canonical = normalize_soc(soc)
+        for mem in hardware().memory:
+            if mem.soc is not None and mem.soc.lower() == canonical.lower():
+                return mem
+        family = soc_family(canonical)
+    if family is not None:
+        fam = normalize_family(family)
+        for mem in hardware().memory:
+            if mem.family == fam and mem.soc is None:
+                return mem
+    return None
 
 
 def family_from_npu_name(name: str) -> FamilyId | None:

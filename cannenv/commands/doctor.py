@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,9 +20,11 @@ import click
 from cannenv.errors import InputError, NotFoundError
 
 if TYPE_CHECKING:
+    from cannenv.checks import Target
     from cannenv.envscript import Shell
     from cannenv.facts import Facts
     from cannenv.host import Host
+    from cannenv.probes._common import NpuSmiCapture
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,13 +49,39 @@ _ENV_FILE = click.option(
     metavar="FILE",
     help="Judge the environment in FILE (KEY=VALUE lines) instead of this process's environment.",
 )
+MAX_NPU_SMI_TIMEOUT = 3600.0
+
+
+def _timeout_value(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A finite number of seconds in (0, 3600]: nan, inf, negative or absurd values are refused."""
+    import math
+
+    if not math.isfinite(value) or not 0 < value <= MAX_NPU_SMI_TIMEOUT:
+        raise click.BadParameter(f"{value!r} is not a number of seconds in (0, {MAX_NPU_SMI_TIMEOUT:g}]")
+    return value
+
+
 _TIMEOUT = click.option(
     "--npu-smi-timeout",
     type=float,
     default=10.0,
     show_default=True,
     metavar="SECONDS",
+    callback=_timeout_value,
     help="Give up on a hung npu-smi after this long.",
+)
+_SMI_OUTPUT = click.option(
+    "--npu-smi-output",
+    "npu_smi_output",
+    metavar="FILE",
+    help="Device facts from this captured `npu-smi info` output instead of running npu-smi "
+    "(nothing under --root is ever run; a tree may also carry it at /var/lib/cannenv/npu-smi-info.txt).",
+)
+_SMI_BOARD = click.option(
+    "--npu-smi-board",
+    "npu_smi_board",
+    metavar="FILE",
+    help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
 )
 
 
@@ -81,6 +110,27 @@ def read_env_file(path: str) -> dict[str, str]:
     return env
 
 
+def read_capture(info_file: str | None, board_file: str | None) -> NpuSmiCapture | None:
+    """The captured npu-smi output named on the command line (bounded, regular files only)."""
+    from cannenv import records
+    from cannenv.probes._common import NpuSmiCapture
+    from cannenv.probes.npu import MAX_NPU_SMI_OUTPUT
+
+    if info_file is None:
+        if board_file is not None:
+            raise InputError("--npu-smi-board needs --npu-smi-output (the `npu-smi info` capture)")
+        return None
+    info = records.read_text(
+        info_file, what="npu-smi output", missing=NotFoundError, max_bytes=MAX_NPU_SMI_OUTPUT
+    )
+    board = None
+    if board_file is not None:
+        board = records.read_text(
+            board_file, what="npu-smi board output", missing=NotFoundError, max_bytes=MAX_NPU_SMI_OUTPUT
+        )
+    return NpuSmiCapture(info=info, board=board, source=info_file)
+
+
 def make_host(root: str, env_file: str | None, timeout: float) -> Host:
     from cannenv.host import Host
 
@@ -102,14 +152,56 @@ def gather(
     site_packages: tuple[str, ...],
     env_file: str | None,
     timeout: float,
+    npu_smi_output: str | None = None,
+    npu_smi_board: str | None = None,
 ) -> Facts:
     from cannenv.facts import Facts
     from cannenv.probes import collect
 
     if facts_file:
+        if npu_smi_output or npu_smi_board:
+            raise InputError("--npu-smi-output judges a host or tree; saved --facts already hold its devices")
         return Facts.load(facts_file)
     host = make_host(root, env_file, timeout)
-    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
+    if python and not host.is_live:
+        raise InputError(
+            "--python runs an interpreter, and nothing of a --root tree is ever run",
+            hint="read the tree's packages with --site-packages DIR (a path in the tree), or leave both out",
+        )
+    check_python_options(host, python, site_packages)
+    capture = read_capture(npu_smi_output, npu_smi_board)
+    return collect(
+        host,
+        python=python,
+        site_packages=site_packages,
+        npu_smi_timeout=timeout,
+        npu_smi_capture=capture,
+    )
+
+
+def check_python_options(host: Host, python: str | None, site_packages: tuple[str, ...]) -> None:
+    """Bad ``--python`` / ``--site-packages`` values are bad input (exit 2), not an empty host."""
+    if python is not None:
+        found = shutil.which(python) if os.sep not in python else python
+        if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
+            raise InputError(
+                f"--python {python!r}: no such executable on this machine",
+                hint="give the path of the interpreter to judge, e.g. --python /opt/venv/bin/python",
+            )
+    for d in site_packages:
+        if host.is_dir(d):
+            continue
+        if host.is_live:
+            raise InputError(f"--site-packages {d!r}: no such directory")
+        root = str(host.root)
+        inside = d[len(root) :] if d.startswith(root.rstrip("/") + "/") else None
+        raise InputError(
+            f"--site-packages {d!r}: no such directory under --root {root} "
+            f"(--site-packages paths are read inside the root, as {host.path(d)})",
+            hint=f"give it as the path on the probed host: --site-packages {inside}"
+            if inside
+            else "give the directory's path as the probed host sees it (relative to --root)",
+        )
 
 
 def _color() -> bool:
@@ -153,6 +245,8 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @_SITE
 @_ENV_FILE
 @_TIMEOUT
+@_SMI_OUTPUT
+@_SMI_BOARD
 @click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
@@ -166,6 +260,15 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
     "For images and CI runners without an NPU; env CANNENV_NO_DEVICES=1.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show passing checks in the table.")
+@click.option(
+    "--plan",
+    "show_plan",
+    is_flag=True,
+    help="Show only the ordered fix plan toward the chosen stack (the same plan as `cannenv plan`).",
+)
+@click.option(
+    "--shell", "as_shell", is_flag=True, help="With --plan: print it as a script to review (never run)."
+)
 @_gc_paused
 def doctor(
     root: str,
@@ -177,6 +280,8 @@ def doctor(
     site_packages: tuple[str, ...],
     env_file: str | None,
     npu_smi_timeout: float,
+    npu_smi_output: str | None,
+    npu_smi_board: str | None,
     check_ids: tuple[str, ...],
     list_checks: bool,
     as_json: bool,
@@ -184,6 +289,8 @@ def doctor(
     strict: bool,
     no_devices: bool,
     verbose: bool,
+    show_plan: bool = False,
+    as_shell: bool = False,
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -203,7 +310,9 @@ def doctor(
     if stack_id and lock_file:
         raise InputError("give either --stack or --lock, not both")
     selected = checks.select(list(check_ids) or None)
-    facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
+    facts = gather(
+        root, facts_file, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+    )
     from cannenv import matrix as matrix_mod
 
     try:
@@ -221,6 +330,10 @@ def doctor(
         )
     if no_devices:
         target = replace(target, no_devices="--no-devices (software only: no NPU expected here)")
+    if as_shell and not show_plan:
+        raise InputError("--shell goes with --plan: `cannenv doctor --plan --shell`")
+    if show_plan:
+        return print_plan(facts, target, as_json=as_json, as_shell=as_shell, verbose=verbose)
     findings = checks.run(facts, target, selected)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
@@ -230,8 +343,26 @@ def doctor(
     if as_json:
         click.echo(report.to_json())
     else:
-        click.echo(render_table(report, color=_color(), verbose=verbose), nl=False)
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size().columns if tty else None
+        click.echo(
+            render_table(report, color=_color(), width=width, verbose=verbose, plain=not tty), nl=False
+        )
     return report.exit_code(strict=strict)
+
+
+def print_plan(facts: Facts, target: Target, *, as_json: bool, as_shell: bool, verbose: bool) -> int:
+    """``doctor --plan``: the fix plan toward the doctor's own target (cannenv.plan; never run)."""
+    from cannenv.plan import compute_plan, render_shell, render_text
+
+    plan = compute_plan(facts, target)
+    if as_json:
+        click.echo(plan.to_json())
+    elif as_shell:
+        click.echo(render_shell(plan), nl=False)
+    else:
+        click.echo(render_text(plan, verbose=verbose), nl=False)
+    return 0 if plan.empty else 1
 
 
 def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
@@ -257,6 +388,8 @@ def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
 @_SITE
 @_ENV_FILE
 @_TIMEOUT
+@_SMI_OUTPUT
+@_SMI_BOARD
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")
 def facts_cmd(
     root: str,
@@ -264,12 +397,16 @@ def facts_cmd(
     site_packages: tuple[str, ...],
     env_file: str | None,
     npu_smi_timeout: float,
+    npu_smi_output: str | None,
+    npu_smi_board: str | None,
     as_json: bool,
 ) -> int:
     """Print what the probes find on this host (or under --root). Read-only."""
     from cannenv.checks.stack import host_summary
 
-    facts = gather(root, None, python, site_packages, env_file, npu_smi_timeout)
+    facts = gather(
+        root, None, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+    )
     if as_json:
         click.echo(facts.to_json())
         return 0

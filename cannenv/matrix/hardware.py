@@ -82,8 +82,31 @@ class BoardAlias:
     note: str | None = None
 
 
+def _positive(n: int) -> int:
+    if n <= 0:
+        raise ValueError(f"{n} is not a positive size")
+    return n
+
+
+@value
+class DeviceMemory:
+    """HBM capacity of one device (a SoC, or every SoC of a family), as a tool on the device shows it.
+
+    ``hbm_mib`` is the total ``npu-smi info`` prints in its ``HBM-Usage(MB)`` column (MiB), per
+    chip: on Atlas A3 a chip is one of the two dies of an NPU. Exactly one of ``soc``/``family``.
+    """
+
+    hbm_mib: Annotated[int, Check(_positive, "MiB, > 0")]
+    sources: Sources
+    soc: str | None = None
+    family: FamilyId | None = None
+    note: str | None = None
+
+
 @value
 class Hardware:
     families: tuple[SocFamily, ...] = ()
     socs: tuple[SocEntry, ...] = ()
     board_aliases: tuple[BoardAlias, ...] = ()
+    memory: tuple[DeviceMemory, ...] = ()
+    """HBM per device (``cannenv model memory``)"""

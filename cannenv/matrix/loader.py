@@ -467,6 +467,10 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
                 chk.check_sources(["hardware", "socs", i, "sources"], soc_entry.sources)
             for i, fam in enumerate(mf.hardware.families):
                 chk.check_sources(["hardware", "families", i, "sources"], fam.sources)
+            for i, mem in enumerate(mf.hardware.memory):
+                chk.check_sources(["hardware", "memory", i, "sources"], mem.sources)
+                if (mem.soc is None) == (mem.family is None):
+                    chk.add(["hardware", "memory", i], "name exactly one of soc or family")
         for section in (
             "torch_npu",
             "python_support",

@@ -137,6 +137,8 @@ class Source:
     title: str
     where: str | None = None
     """repository/path/commit or URL of the cited version"""
+    url: str | None = None
+    """a public address a user can open (shown in the doctor's output with the title)"""
     note: str | None = None
 
 

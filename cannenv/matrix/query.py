@@ -61,6 +61,7 @@ class Matrix:
             families=tuple(f for h in hw for f in h.families),
             socs=tuple(s for h in hw for s in h.socs),
             board_aliases=tuple(a for h in hw for a in h.board_aliases),
+            memory=tuple(m for h in hw for m in h.memory),
         )
         self.torch_npu: tuple[TorchNpuRow, ...] = _merge_rows(r for mf in parts for r in mf.torch_npu)
         self.python_rows: tuple[PythonSupportRow, ...] = tuple(r for mf in parts for r in mf.python_support)

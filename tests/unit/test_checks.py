@@ -129,8 +129,8 @@ def test_an_npu_without_its_driver_is_a_failing_driver_check() -> None:
 
 
 def test_hung_npu_smi_is_a_finding(tmp_path: Path) -> None:
-    tree = hosts.HostTree(tmp_path).driver().npu_smi(None, script=hosts.NPU_SMI_HUNG)
-    f = collect(Host(tree.root, tree.env, True, 1.0), npu_smi_timeout=0.5)
+    env = hosts.live_npu_smi(tmp_path / "bin", hosts.NPU_SMI_HUNG)
+    f = collect(Host(Path("/"), env, True, 1.0), npu_smi_timeout=0.5, only=("npu",))
     d = _by(checks.run(f, checks.Target()), "npu-devices")[0]
     assert d.status == "fail" and "hung" in d.detail
 
