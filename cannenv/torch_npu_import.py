@@ -54,6 +54,8 @@ class ImportedTable:
     package_version: str | None
     rows: tuple[ImportedRow, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    source_where: str | None = None
+    source_url: str | None = None
     evidence: str = "recommended"
     """``declared`` when the METADATA has no table, only an install instruction naming a CANN"""
     note: str | None = None
@@ -213,7 +215,17 @@ def read_table(path: str | Path) -> ImportedTable:
     title = (
         f"'Ascend Auxiliary Software' table in the METADATA of the torch_npu {version or '?'} wheel ({name})"
     )
-    return parse_table(text, source_id=sid, source_title=title)
+    import dataclasses
+
+    table = parse_table(text, source_id=sid, source_title=title)
+    if table.evidence != "recommended":  # no table: the README's install step
+        title = f"install step in the README of the torch_npu {version or '?'} wheel METADATA ({name})"
+    return dataclasses.replace(
+        table,
+        source_title=title,
+        source_where=f"{name} (PyPI), *.dist-info/METADATA",
+        source_url=f"https://pypi.org/project/torch-npu/{version}/" if version else None,
+    )
 
 
 def _key(cann: str, torch: str, torch_npu: str) -> tuple[str, str, str]:
@@ -278,7 +290,12 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
         return []
     text = _insert_items(text, "torch_npu", new_lines)
     if table.source_id not in declared:
-        src = f"{{id: {_q(table.source_id)}, title: {_q(table.source_title)}}}"
+        src = f"{{id: {_q(table.source_id)}, title: {_q(table.source_title)}"
+        if table.source_where:
+            src += f", where: {_q(table.source_where)}"
+        if table.source_url:
+            src += f", url: {_q(table.source_url)}"
+        src += "}"
         text = _insert_items(text, "sources", [src])
     probs = _check_text(path, text, check_file)
     if probs:

@@ -236,6 +236,7 @@ def matrix_doc(imp: DeployerImport) -> dict[str, Any]:
             {
                 "id": sid,
                 "title": f"ascend-deployer {imp.version} download manifests (the vendor's offline installer)",
+                "url": f"https://pypi.org/project/ascend-deployer/{imp.version}/",
                 "where": f"PyPI ascend-deployer {imp.version}, "
                 f"wheel sha256 {imp.sha256 or 'unpacked folder'}",
             }

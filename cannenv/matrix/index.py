@@ -146,6 +146,7 @@ def matrix_doc(imports: list[IndexImport]) -> dict[str, Any]:
                 "id": imp.source_id,
                 "title": f"the package index's listing of {imp.package} (exact wheels per Python and arch)",
                 "where": f"{INDEX_URL.format(package=imp.package)} ({imp.path}, sha256 {imp.sha256})",
+                "url": INDEX_URL.format(package=imp.package),
             }
         )
         doc["wheels"].extend(wheel_rows(imp))
