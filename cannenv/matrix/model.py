@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from cannenv import values
 from cannenv.errors import VersionError
-from cannenv.matrix.hardware import FamilyId, Hardware
+from cannenv.hardware import FamilyId, Hardware
 from cannenv.values import Check, value
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import Any
 
 from cannenv import values
 from cannenv.errors import NotFoundError, did_you_mean
-from cannenv.matrix.hardware import FAMILY_IDS, Hardware
+from cannenv.hardware import FAMILY_IDS, Hardware
 from cannenv.matrix.model import (
     EVIDENCE_RANK,
     SCHEMA_VERSION,

@@ -436,8 +436,8 @@ def test_bundle_runs_without_site_packages(tmp_path: Path) -> None:
     from cannenv.fleet.zipapp import build_bundle
 
     bundle = build_bundle(tmp_path / "cannenv.pyz")
-    assert {"cannenv", "click"} <= set(bundle.modules)
-    assert not {"pydantic", "pydantic_core", "torch", "docker"} & set(bundle.modules)
+    assert "cannenv" in bundle.modules
+    assert not {"click", "pydantic", "pydantic_core", "torch", "docker"} & set(bundle.modules)
     import zipfile
 
     with zipfile.ZipFile(bundle.path) as zf:
