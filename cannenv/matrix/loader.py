@@ -288,6 +288,11 @@ def _inner_value_type(ann: Any) -> Any:
 # loading
 
 
+def matrix_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The matrix files of ``paths`` (a folder: its top-level *.yaml/*.yml/*.json, not schema.json)."""
+    return _matrix_files(paths)
+
+
 def _matrix_files(paths: Iterable[str | Path]) -> list[Path]:
     files: list[Path] = []
     for p in paths:
