@@ -26,19 +26,37 @@ from cannenv.host import Host, run
 from cannenv.probes._common import ProbeContext, list_dir
 from cannenv.versions import canonicalize_name
 
+# Runs on the target interpreter, which may be as old as 3.7 (no importlib.metadata there): then
+# the same metadata is read from each sys.path entry's *.dist-info/METADATA and *.egg-info/PKG-INFO.
 _SCRIPT = r"""
 import sys
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]  # -c puts the working directory first: never import from it
-import json, os, site, importlib.metadata as md, importlib.util as iu
+import email.parser, glob, json, os, site, importlib.util as iu
 pk = {}
-for d in md.distributions():
-    try:
-        n = d.metadata["Name"]
-    except Exception:
-        n = None
-    if n and n not in pk:
-        pk[n] = d.version
+try:
+    import importlib.metadata as md
+except ImportError:
+    md = None
+if md is not None:
+    for d in md.distributions():
+        try:
+            n = d.metadata["Name"]
+        except Exception:
+            n = None
+        if n and n not in pk:
+            pk[n] = d.version
+else:
+    for entry in sys.path:
+        for meta in sorted(glob.glob(os.path.join(glob.escape(entry or "."), "*.dist-info", "METADATA"))
+                           + glob.glob(os.path.join(glob.escape(entry or "."), "*.egg-info", "PKG-INFO"))):
+            try:
+                with open(meta, "rb") as fh:
+                    h = email.parser.BytesHeaderParser().parsebytes(fh.read(1 << 20))
+            except Exception:
+                continue
+            if h["Name"] and h["Name"] not in pk:
+                pk[h["Name"]] = h["Version"]
 def loc(n):
     try:
         s = iu.find_spec(n)
