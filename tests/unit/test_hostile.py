@@ -194,3 +194,211 @@ def test_resolve_clamps_dotdot_and_reroots_absolute_targets(tmp_path: Path) -> N
     with pytest.raises(OSError, match="too many levels"):
         host.resolve("/a/loop")
     assert not host.exists("/a/loop") and host.lexists("/a/loop") and host.is_symlink("/a/loop")
+
+
+# ---------------------------------------------------------------- high 3-4: bounded reads, no FIFO hangs
+
+
+def _fifo(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    os.mkfifo(path)
+
+
+def _sparse(path: Path, size: int, head: bytes = b"") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    with path.open("wb") as fh:
+        fh.write(head)
+        fh.truncate(size)
+
+
+def _tree_with_libs(tmp_path: Path) -> hosts.HostTree:
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    sp = tree.site_packages()
+    tree.write(f"{sp}/torch_npu/lib/libtorch_npu.so", b"\x7fELF")
+    tree.write(f"{sp}/torch/lib/libc10.so", b"\x7fELF")
+    tree.write("/etc/ld.so.cache", b"glibc-ld.so.cache1.1")
+    return tree
+
+
+FIFO_PLACES = (
+    "usr/local/Ascend/driver/version.info",
+    "usr/local/lib/python3.11/site-packages/torch_npu-2.8.0.post2.dist-info/METADATA",
+    "usr/local/lib/python3.11/site-packages/torch_npu/lib/libtorch_npu.so",
+    "usr/local/lib/python3.11/site-packages/torch/lib/libc10.so",
+    "etc/ld.so.cache",
+    "sys/bus/pci/devices/0000:01:00.0/vendor",
+    "var/lib/cannenv/npu-smi-info.txt",
+)
+
+
+def test_fifos_never_hang_the_doctor(tmp_path: Path) -> None:
+    tree = _tree_with_libs(tmp_path)
+    for place in FIFO_PLACES:
+        _fifo(tree.root / place)
+    env = tree.env_file(tmp_path / "host.env")
+    r = cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env), timeout=60)
+    assert r.returncode == 0, r.stderr
+    issues = {(i["path"], i["kind"]) for i in json.loads(r.stdout)["issues"]}
+    assert ("/usr/local/Ascend/driver/version.info", "not-a-file") in issues
+    assert ("/var/lib/cannenv/npu-smi-info.txt", "not-a-file") in issues
+
+
+SPARSE_PLACES = (
+    ("usr/local/Ascend/driver/version.info", b"Version=25.3.rc1\n"),
+    ("usr/local/lib/python3.11/site-packages/torch_npu-2.8.0.post2.dist-info/METADATA", b""),
+    ("usr/local/lib/python3.11/site-packages/torch/lib/libc10.so", b"\x7fELF"),
+    ("etc/ld.so.cache", b"glibc-ld.so.cache1.1"),
+    ("var/lib/cannenv/npu-smi-info.txt", b""),
+    ("etc/os-release", b"ID=x\n"),
+)
+
+
+def test_sparse_gigabyte_files_cost_no_memory(tmp_path: Path) -> None:
+    """Each file claims 2 GiB; the doctor runs under a 1 GiB address-space limit."""
+    tree = _tree_with_libs(tmp_path)
+    for place, head in SPARSE_PLACES:
+        _sparse(tree.root / place, 2 << 30, head)
+    env = tree.env_file(tmp_path / "host.env")
+    r = cli(
+        "facts", "--json", "--root", str(tree.root), "--env-file", str(env), address_space=1 << 30, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    issues = {(i["path"], i["kind"]) for i in json.loads(r.stdout)["issues"]}
+    assert ("/usr/local/Ascend/driver/version.info", "oversized") in issues
+    assert ("/etc/ld.so.cache", "oversized") in issues
+
+
+def test_billion_laughs_matrix_is_bad_input_not_a_hang(tmp_path: Path) -> None:
+    lines = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 10):
+        prev, cur = chr(96 + i), chr(97 + i)
+        lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 9)}]")
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    assert bomb.stat().st_size < 1000
+    r = cli("matrix", "lint", str(bomb), address_space=1 << 30, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "expands to more than" in r.stderr + r.stdout and "Traceback" not in r.stderr
+
+
+def test_yaml_alias_bound_and_cycles() -> None:
+    from cannenv import records
+
+    assert records.load_yaml("a: &x [1, 2]\nb: *x\n") == {"a": [1, 2], "b": [1, 2]}
+    with pytest.raises(records.DocumentTooComplexError, match="cycle"):
+        records.load_yaml("a: &x [*x]\n")
+    with pytest.raises(records.DocumentTooComplexError, match="expands"):
+        records.load_yaml("a: &x [1, 2, 3]\nb: [*x, *x, *x]\n", max_nodes=10)
+
+
+def test_endless_command_output_is_capped_and_killed(tmp_path: Path) -> None:
+    """An npu-smi that writes forever: the capture stops at the cap, under a 512 MiB limit."""
+    code = (
+        "from cannenv.host import run\n"
+        "r = run(['yes', '| 0 910B4 | OK | 93.0 43 0 / 0 |'], timeout=60, max_output=1 << 20)\n"
+        "print(r.truncated, r.ok, len(r.stdout))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        preexec_fn=lambda: _limits(512 << 20),
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    truncated, ok, size = r.stdout.split()
+    assert truncated == "True" and ok == "False" and int(size) <= 1 << 20
+
+
+def test_a_hung_commands_children_are_killed_with_it(tmp_path: Path) -> None:
+    from cannenv.host import run
+
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "npu-smi"
+    script.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pidfile}\nsleep 300\n")
+    script.chmod(0o755)
+    res = run([str(script), "info"], timeout=1.0)
+    assert res.timed_out
+    pid = int(pidfile.read_text())
+    status = Path(f"/proc/{pid}/status")
+    alive = status.exists() and "\nState:\tZ" not in status.read_text()
+    assert not alive, "the hung npu-smi's child survived the timeout"
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),
+        ('{"schema_version": 1, "os": {"glibc": ' + "9" * 5000 + "}}", "digits"),
+        ('{"schema_version": 1, "x": ' + "[" * 80 + "]" * 80 + "}", "nested deeper"),
+    ],
+    ids=["deep-100000", "int-5000-digits", "deep-80"],
+)
+def test_hostile_facts_file_is_bad_input(tmp_path: Path, body: str, what: str) -> None:
+    p = tmp_path / "facts.json"
+    p.write_text(body)
+    r = cli("doctor", "--facts", str(p))
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert what in r.stderr and "Traceback" not in r.stderr
+
+
+def _collection(tmp_path: Path, facts_files: dict[str, str]) -> Path:
+    from cannenv.fleet.collection import Collection, HostResult
+
+    folder = tmp_path / "coll"
+    folder.mkdir(exist_ok=True)
+    good = hosts.a2_cann85_new(tmp_path / "good-tree")
+    (folder / "good.json").write_text(collect(_host(good)).to_json())
+    hosts_ = [HostResult(name="good", status="collected", facts_file="good.json")]
+    hosts_ += [HostResult(name=n, status="collected", facts_file=f) for n, f in facts_files.items()]
+    (folder / "collection.json").write_text(Collection(hosts=tuple(hosts_), root=folder).to_json())
+    return folder
+
+
+def test_fleet_report_reads_nothing_outside_its_folder(tmp_path: Path) -> None:
+    secret = tmp_path / "outside.json"
+    good = hosts.a2_cann85_new(tmp_path / "other-tree")
+    secret.write_text(collect(_host(good)).to_json().replace('"aarch64"', f'"{SECRET}"'))
+    folder = _collection(
+        tmp_path,
+        {"up": "../outside.json", "abs": str(secret), "zero": "/dev/zero", "link": "link.json"},
+    )
+    (folder / "link.json").symlink_to(secret)  # an absolute link: resolved inside the folder
+    r = cli("fleet", "report", str(folder), "--json", address_space=2 << 30, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    assert SECRET not in r.stdout
+    nodes = {n["name"]: n for n in json.loads(r.stdout)["nodes"]}
+    assert nodes["good"]["status"] != "unreachable"
+    for name in ("up", "abs", "zero", "link"):
+        assert nodes[name]["collect_status"] == "invalid-facts", nodes[name]
+
+
+def test_one_bad_facts_file_does_not_stop_the_fleet_report(tmp_path: Path) -> None:
+    folder = _collection(tmp_path, {"deep": "deep.json", "huge": "huge.json", "fifo": "fifo.json"})
+    (folder / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (folder / "huge.json").write_text('{"schema_version": 1, "root": ' + "1" * 5000 + "}")
+    os.mkfifo(folder / "fifo.json")
+    r = cli("fleet", "report", str(folder), "--json", timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    nodes = {n["name"]: n for n in json.loads(r.stdout)["nodes"]}
+    assert nodes["good"]["status"] != "unreachable"
+    assert {nodes[n]["collect_status"] for n in ("deep", "huge", "fifo")} == {"invalid-facts"}
+
+
+def test_record_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> None:
+    from cannenv import records
+    from cannenv.errors import InputError
+
+    os.mkfifo(tmp_path / "fifo")
+    for p in (tmp_path / "fifo", Path("/dev/zero"), tmp_path):
+        with pytest.raises(InputError, match="regular file"):
+            records.read_text(p, what="facts file")
+    _sparse(tmp_path / "big.json", 1 << 30)
+    with pytest.raises(InputError, match="at most"):
+        records.read_text(tmp_path / "big.json", what="facts file")
