@@ -23,6 +23,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
 from cannenv.fleet.collection import Collection, load_collection
@@ -344,4 +345,5 @@ def render_junit(report: FleetReport, *, strict: bool = False) -> str:
         suite.set("errors", str(errors))
         suite.set("skipped", str(skipped))
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    doc = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return sanitize.xml(doc)  # control characters from facts files would make it not well-formed

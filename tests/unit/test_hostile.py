@@ -13,9 +13,12 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cannenv.host import Host
 from cannenv.probes import collect
@@ -402,3 +405,264 @@ def test_record_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> No
     _sparse(tmp_path / "big.json", 1 << 30)
     with pytest.raises(InputError, match="at most"):
         records.read_text(tmp_path / "big.json", what="facts file")
+
+
+# ---------------------------------------------------------------- medium 5: secrets
+
+
+def test_secrets_that_leaked_before_are_redacted() -> None:
+    from cannenv.probes.environ import REDACTED, redact_env
+
+    kept, red = redact_env(
+        {
+            "PIP_INDEX_URL": "https://user:pa/ss@w0rd@mirror.example/simple",
+            "ASCEND_MIRROR": "https://mirror.example/cann?token=s3cr3t&arch=aarch64",
+            "HCCL_PASS": "hcclpw",
+            "ATB_PASSPHRASE": "atbpw",
+            "NPU_CREDS": "npucreds",
+            "ASCEND_PAT": "ghp_pat",
+            "ASCEND_HOME_PATH": "/usr/local/Ascend/ascend-toolkit/latest",
+        }
+    )
+    text = json.dumps(kept)
+    for leaked in ("pa/ss", "w0rd", "s3cr3t", "hcclpw", "atbpw", "npucreds", "ghp_pat"):
+        assert leaked not in text
+    assert {"HCCL_PASS", "ATB_PASSPHRASE", "NPU_CREDS", "ASCEND_PAT"} <= set(red)
+    assert kept["ASCEND_HOME_PATH"] == "/usr/local/Ascend/ascend-toolkit/latest"
+    assert kept["ASCEND_MIRROR"].endswith(f"token={REDACTED}&arch=aarch64")
+
+
+_pw = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Cc"), blacklist_characters=",;\"'"),
+    min_size=4,
+    max_size=30,
+)
+
+
+@given(
+    user=st.from_regex(r"[a-z]{1,8}", fullmatch=True),
+    password=_pw,
+    host=st.sampled_from(["m.example", "10.0.0.1:8080"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_no_url_password_survives(user: str, password: str, host: str) -> None:
+    from cannenv.probes.environ import redact_env
+
+    kept, _ = redact_env({"ASCEND_URL": f"https://{user}:{password}@{host}/simple"})
+    assert f"{user}:{password}" not in kept["ASCEND_URL"]
+    assert password not in kept["ASCEND_URL"].replace(host, "").replace("/simple", "").replace("https", "")
+
+
+@given(
+    prefix=st.sampled_from(["HCCL_", "ATB_", "NPU_", "ASCEND_", "ASDOPS_"]),
+    word=st.sampled_from(["PASS", "PASSWORD", "PASSPHRASE", "CREDS", "PAT", "TOKEN", "SECRET", "API_KEY"]),
+    value=st.text(min_size=6, max_size=20).filter(lambda v: v.strip() and "redacted" not in v),
+)
+@settings(max_examples=200, deadline=None)
+def test_secret_names_under_kept_prefixes_never_keep_their_value(prefix: str, word: str, value: str) -> None:
+    from cannenv.probes.environ import REDACTED, redact_env
+
+    kept, red = redact_env({f"{prefix}{word}": value})
+    assert kept[f"{prefix}{word}"] == REDACTED and f"{prefix}{word}" in red
+
+
+# ---------------------------------------------------------------- medium 7: unreadable PATH entries
+
+
+def _as_nobody(fn: Callable[[], object]) -> object:
+    """Run ``fn`` in a forked child whose effective uid/gid is `nobody`; its JSON-able result."""
+    if os.geteuid() != 0:
+        return fn()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        code = 1
+        try:
+            os.close(r)
+            os.setegid(65534)
+            os.seteuid(65534)
+            os.write(w, json.dumps(fn()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        data = fh.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the unprivileged child crashed"
+    return json.loads(data)
+
+
+def test_an_unreadable_path_entry_does_not_hide_the_npu(tmp_path: Path) -> None:
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="cannenv-path-", dir="/tmp"))
+    try:
+        (base / "private/bin").mkdir(parents=True)
+        base.chmod(0o755)
+        (base / "private").chmod(0o700)  # like /root/.local/bin for a non-root user
+        bindir = base / "pub"
+        env = hosts.live_npu_smi(bindir, hosts.NPU_SMI_SCRIPT, "a2")
+        base_path = env["PATH"]
+        env["PATH"] = f"{base}/private/bin:{base_path}"
+        bindir.chmod(0o755)
+        for p in bindir.iterdir():
+            p.chmod(0o755)
+        collect(Host(Path("/"), env, True, 5.0), only=("npu",))  # warm the imports
+
+        def probe() -> object:
+            f = collect(Host(Path("/"), env, True, 5.0), only=("os", "npu"))
+            return [f.devices.family, [i.kind for i in f.issues]]
+
+        family, kinds = _as_nobody(probe)  # type: ignore[misc]
+        assert family == "a2" and "probe-crashed" not in kinds
+    finally:
+        (base / "private").chmod(0o755)
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_chmod_000_file_probed_as_unprivileged_user_is_permission_denied() -> None:
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="cannenv-perm-", dir="/tmp"))
+    try:
+        tree = hosts.HostTree(base).driver()
+        for d in [base, *[p for p in base.rglob("*") if p.is_dir()]]:
+            d.chmod(0o755)
+        drv = base / "usr/local/Ascend/driver/version.info"
+        drv.chmod(0)
+        collect(_host(tree), only=("driver",))
+
+        def probe() -> object:
+            return [[i.kind, i.path] for i in collect(_host(tree), only=("driver",)).issues]
+
+        assert ["permission-denied", "/usr/local/Ascend/driver/version.info"] in _as_nobody(probe)  # type: ignore[operator]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- medium 8: control characters
+
+
+ESC_TITLE = "\x1b]0;pwned\x07"
+SPOOF = "\r\x1b[2K18 pass, 0 warn, 0 fail, 0 skip, 0 error"
+
+
+def _hostile_version_tree(tmp_path: Path) -> tuple[hosts.HostTree, Path]:
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    drv = tree.root / "usr/local/Ascend/driver/version.info"
+    drv.write_text(drv.read_text().replace("25.5.1", f"25.5.1{ESC_TITLE}{SPOOF}\u202e"))
+    rel = tree.root / "etc/os-release"
+    rel.write_text(rel.read_text().replace("Ubuntu 22.04.4 LTS", f"Ubuntu{ESC_TITLE}{SPOOF}"))
+    return tree, tree.env_file(tmp_path / "host.env")
+
+
+def test_control_characters_never_reach_the_terminal_or_the_xml(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    tree, env = _hostile_version_tree(tmp_path)
+    junit = tmp_path / "doctor.xml"
+    r = cli("doctor", "--root", str(tree.root), "--env-file", str(env), "--junit", str(junit), "-v")
+    assert r.returncode in (0, 1), r.stderr
+    for out in (r.stdout, r.stderr):
+        assert "\x1b" not in out and "\r" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b" in r.stdout  # shown, visibly
+    ET.parse(junit)  # well-formed
+    r = cli("facts", "--root", str(tree.root), "--env-file", str(env))
+    assert "\x1b" not in r.stdout
+    r = cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env))
+    assert "\\u001b" in r.stdout  # JSON stays exact (escaped by JSON itself)
+
+
+def test_fleet_junit_and_html_stay_clean(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    tree, env_file = _hostile_version_tree(tmp_path)
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    r = cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env_file))
+    (folder / "evil.json").write_text(r.stdout)
+    r = cli(
+        "fleet", "report", str(folder), "--junit", str(tmp_path / "f.xml"), "--html", str(tmp_path / "f.html")
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "\x1b" not in r.stdout and "\r" not in r.stdout
+    ET.parse(tmp_path / "f.xml")
+    page = (tmp_path / "f.html").read_text()
+    assert "\x1b" not in page and "\x07" not in page
+
+
+@given(st.text())
+@settings(max_examples=300, deadline=None)
+def test_sanitised_text_has_no_controls_and_xml_parses(value: str) -> None:
+    import xml.etree.ElementTree as ET
+
+    from cannenv import sanitize
+
+    shown = sanitize.line(value)
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in shown)
+    el = ET.Element("t", message=value)
+    el.text = value
+    ET.fromstring(sanitize.xml(ET.tostring(el, encoding="unicode")))
+
+
+# ---------------------------------------------------------------- medium 9: exit 70 only for bugs
+
+
+def test_output_writers_on_bad_paths_are_bad_input(tmp_path: Path) -> None:
+    tree = hosts.bare(tmp_path / "tree")
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere/deeper")
+    for junit in (tmp_path / "afile/out.xml", tmp_path / "dangling/out.xml", tmp_path):
+        r = cli("doctor", "--root", str(tree.root), "--junit", str(junit))
+        assert r.returncode == 2, (junit, r.returncode, r.stderr)
+        assert "cannot write" in r.stderr and "Traceback" not in r.stderr
+    with Path("/dev/full").open("w") as full:
+        r2 = subprocess.run(
+            [sys.executable, "-m", "cannenv", "matrix", "list"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "/usr/bin")},
+            timeout=120,
+            check=False,
+        )
+    assert r2.returncode == 2 and "No space left" in r2.stderr, r2.stderr
+
+
+def test_unknown_ssh_key_type_is_bad_input(tmp_path: Path) -> None:
+    pub = tmp_path / "k.pub"
+    pub.write_text("ssh-foo AAAAB3NzaC1yc2EAAAADAQABAAABAQ== me@host\n")
+    cert = tmp_path / "c.json"
+    cert.write_text("{}")
+    r = cli("cert", "verify", str(cert), "--pub", str(pub))
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------- low 10: strict base64
+
+
+def test_certificate_base64_low_bits_are_refused(tmp_path: Path) -> None:
+    from cannenv.certify import certificate as C
+
+    priv, _ = C.generate_keypair(tmp_path / "key.pem")
+    path = tmp_path / "cert.json"
+    import tests.unit.test_certificate as tc
+
+    C.write(tc._cert(), path, sign_key=C.load_private_key(priv))
+    assert C.verify_file(path).ok
+    env = json.loads(path.read_text())
+    for field in ("value", "public_key"):
+        b64 = env["signature"][field]
+        # the last character before the padding carries unused low bits: flip one of them
+        i = len(b64.rstrip("=")) - 1
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        flipped = alphabet[alphabet.index(b64[i]) ^ 1]
+        forged = dict(env, signature=dict(env["signature"], **{field: b64[:i] + flipped + b64[i + 1 :]}))
+        text = C.render(forged)
+        res = C.verify_text(text)
+        assert not res.ok and any("canonical" in p or "malformed" in p for p in res.problems), res.problems
