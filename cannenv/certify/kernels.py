@@ -381,6 +381,7 @@ class KernelsReport(_Frozen):
         from cannenv.certify.stages import StageResult
 
         status, summary, reasons = self.status, self.summary, self.reasons
+        ran = status != "skip"  # a skip here was decided before building (no toolkit, no SoC)
         if status == "pass" and not self.certifies:
             why = "harness self-test: the C++ references passed, which certifies nothing about a device"
             status, summary, reasons = "skip", f"skipped: {why}", (why, *reasons)
@@ -394,6 +395,7 @@ class KernelsReport(_Frozen):
             hint=self.hint,
             metrics=self.metrics,
             duration_s=self.duration_s,
+            ran=ran,
         )
 
 

@@ -12,19 +12,23 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import click
 
-from cannenv.errors import InputError, NotFoundError
+from cannenv.errors import InputError
+
+# (moved to cannenv.gather, which the click-free fleet bundle shares; kept importable from here)
+from cannenv.gather import check_python_options as check_python_options
+from cannenv.gather import gather as gather
+from cannenv.gather import make_host as make_host
+from cannenv.gather import read_capture as read_capture
+from cannenv.gather import read_env_file as read_env_file
 
 if TYPE_CHECKING:
     from cannenv.checks import Target
     from cannenv.envscript import Shell
     from cannenv.facts import Facts
-    from cannenv.host import Host
-    from cannenv.probes._common import NpuSmiCapture
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -83,125 +87,6 @@ _SMI_BOARD = click.option(
     metavar="FILE",
     help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
 )
-
-
-def read_env_file(path: str) -> dict[str, str]:
-    """Parse ``KEY=VALUE`` lines (``export`` prefix, quotes and ``#`` comments allowed)."""
-    from cannenv import records
-
-    text = records.read_text(path, what="environment file", missing=NotFoundError)
-    env: dict[str, str] = {}
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export "):
-            line = line[len("export ") :].strip()
-        key, sep, value = line.partition("=")
-        if not sep or not key.replace("_", "a").isalnum():
-            raise InputError(
-                f"{path}:{lineno}: expected KEY=VALUE, got {raw.strip()!r}",
-                hint="one variable per line, e.g. ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest",
-            )
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        env[key.strip()] = value
-    return env
-
-
-def read_capture(info_file: str | None, board_file: str | None) -> NpuSmiCapture | None:
-    """The captured npu-smi output named on the command line (bounded, regular files only)."""
-    from cannenv import records
-    from cannenv.probes._common import NpuSmiCapture
-    from cannenv.probes.npu import MAX_NPU_SMI_OUTPUT
-
-    if info_file is None:
-        if board_file is not None:
-            raise InputError("--npu-smi-board needs --npu-smi-output (the `npu-smi info` capture)")
-        return None
-    info = records.read_text(
-        info_file, what="npu-smi output", missing=NotFoundError, max_bytes=MAX_NPU_SMI_OUTPUT
-    )
-    board = None
-    if board_file is not None:
-        board = records.read_text(
-            board_file, what="npu-smi board output", missing=NotFoundError, max_bytes=MAX_NPU_SMI_OUTPUT
-        )
-    return NpuSmiCapture(info=info, board=board, source=info_file)
-
-
-def make_host(root: str, env_file: str | None, timeout: float) -> Host:
-    from cannenv.host import Host
-
-    env = read_env_file(env_file) if env_file else dict(os.environ)
-    if root in ("/", ""):
-        return Host(Path("/"), env, True, timeout)
-    p = Path(root)
-    if not p.exists():
-        raise NotFoundError(f"--root {root!r} does not exist")
-    if not p.is_dir():
-        raise InputError(f"--root {root!r} is not a directory")
-    return Host(p.resolve(), env, True, timeout)
-
-
-def gather(
-    root: str,
-    facts_file: str | None,
-    python: str | None,
-    site_packages: tuple[str, ...],
-    env_file: str | None,
-    timeout: float,
-    npu_smi_output: str | None = None,
-    npu_smi_board: str | None = None,
-) -> Facts:
-    from cannenv.facts import Facts
-    from cannenv.probes import collect
-
-    if facts_file:
-        if npu_smi_output or npu_smi_board:
-            raise InputError("--npu-smi-output judges a host or tree; saved --facts already hold its devices")
-        return Facts.load(facts_file)
-    host = make_host(root, env_file, timeout)
-    if python and not host.is_live:
-        raise InputError(
-            "--python runs an interpreter, and nothing of a --root tree is ever run",
-            hint="read the tree's packages with --site-packages DIR (a path in the tree), or leave both out",
-        )
-    check_python_options(host, python, site_packages)
-    capture = read_capture(npu_smi_output, npu_smi_board)
-    return collect(
-        host,
-        python=python,
-        site_packages=site_packages,
-        npu_smi_timeout=timeout,
-        npu_smi_capture=capture,
-    )
-
-
-def check_python_options(host: Host, python: str | None, site_packages: tuple[str, ...]) -> None:
-    """Bad ``--python`` / ``--site-packages`` values are bad input (exit 2), not an empty host."""
-    if python is not None:
-        found = shutil.which(python) if os.sep not in python else python
-        if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
-            raise InputError(
-                f"--python {python!r}: no such executable on this machine",
-                hint="give the path of the interpreter to judge, e.g. --python /opt/venv/bin/python",
-            )
-    for d in site_packages:
-        if host.is_dir(d):
-            continue
-        if host.is_live:
-            raise InputError(f"--site-packages {d!r}: no such directory")
-        root = str(host.root)
-        inside = d[len(root) :] if d.startswith(root.rstrip("/") + "/") else None
-        raise InputError(
-            f"--site-packages {d!r}: no such directory under --root {root} "
-            f"(--site-packages paths are read inside the root, as {host.path(d)})",
-            hint=f"give it as the path on the probed host: --site-packages {inside}"
-            if inside
-            else "give the directory's path as the probed host sees it (relative to --root)",
-        )
 
 
 def _color() -> bool:

@@ -18,7 +18,7 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cannenv import __version__
 from cannenv.facts import Facts, ProbeIssue
@@ -26,7 +26,8 @@ from cannenv.host import Host
 from cannenv.probes import container, driver, elf, environ, nnal, npu, os_info, python_env, toolkit
 from cannenv.probes._common import NpuSmiCapture, ProbeContext
 
-Probe = Callable[[ProbeContext], dict[str, Any]]
+if TYPE_CHECKING:  # dict[...] at run time needs 3.9; the probes also run in the bundle on 3.7
+    Probe = Callable[[ProbeContext], dict[str, Any]]
 
 PROBES: tuple[tuple[str, Probe], ...] = (
     ("os", os_info.probe),

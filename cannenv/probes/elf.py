@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -61,6 +62,21 @@ def _cstr(data: bytes, off: int) -> str | None:
     if end < 0:
         return None
     return data[off:end].decode("utf-8", "replace")
+
+
+def _elftools_problem() -> str | None:
+    """Why pyelftools cannot run here, or None. The fleet bundle carries the controller's
+    pyelftools (0.32 needs Python 3.10) and also runs on older host Pythons (down to 3.7): there
+    the preflight is not run, and says so, instead of calling every library unreadable."""
+    try:
+        import elftools.elf.dynamic
+        import elftools.elf.elffile  # noqa: F401
+    except (ImportError, SyntaxError) as exc:
+        return (
+            f"the ELF preflight needs pyelftools, which cannot run on this Python "
+            f"{'.'.join(map(str, sys.version_info[:3]))} ({type(exc).__name__}: {exc})"
+        )
+    return None
 
 
 def read_dynamic(fh: IO[bytes]) -> tuple[list[str], list[str], list[str]]:
@@ -118,6 +134,9 @@ def libraries_of(ctx: ProbeContext, npu_dir: str) -> list[str]:
 def preflight(ctx: ProbeContext, python: PythonFacts, arch: str) -> AbiFacts:
     if python.torch_npu_dir is None:
         return AbiFacts(checked=False, reason="torch_npu is not installed in the target Python environment")
+    unusable = _elftools_problem()
+    if unusable:
+        return AbiFacts(checked=False, reason=unusable)
     libs = libraries_of(ctx, python.torch_npu_dir)
     if not libs:
         return AbiFacts(

@@ -26,19 +26,37 @@ from cannenv.host import Host, run
 from cannenv.probes._common import ProbeContext, list_dir
 from cannenv.versions import canonicalize_name
 
+# Runs on the target interpreter, which may be as old as 3.7 (no importlib.metadata there): then
+# the same metadata is read from each sys.path entry's *.dist-info/METADATA and *.egg-info/PKG-INFO.
 _SCRIPT = r"""
 import sys
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]  # -c puts the working directory first: never import from it
-import json, os, site, importlib.metadata as md, importlib.util as iu
+import email.parser, glob, json, os, site, importlib.util as iu
 pk = {}
-for d in md.distributions():
-    try:
-        n = d.metadata["Name"]
-    except Exception:
-        n = None
-    if n and n not in pk:
-        pk[n] = d.version
+try:
+    import importlib.metadata as md
+except ImportError:
+    md = None
+if md is not None:
+    for d in md.distributions():
+        try:
+            n = d.metadata["Name"]
+        except Exception:
+            n = None
+        if n and n not in pk:
+            pk[n] = d.version
+else:
+    for entry in sys.path:
+        for meta in sorted(glob.glob(os.path.join(glob.escape(entry or "."), "*.dist-info", "METADATA"))
+                           + glob.glob(os.path.join(glob.escape(entry or "."), "*.egg-info", "PKG-INFO"))):
+            try:
+                with open(meta, "rb") as fh:
+                    h = email.parser.BytesHeaderParser().parsebytes(fh.read(1 << 20))
+            except Exception:
+                continue
+            if h["Name"] and h["Name"] not in pk:
+                pk[h["Name"]] = h["Version"]
 def loc(n):
     try:
         s = iu.find_spec(n)
@@ -225,9 +243,12 @@ def _tree_site_dirs(ctx: ProbeContext) -> list[str]:
 def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
     env = dict(ctx.host.env)
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-    # Not -I: the interpreter's real sys.path, PYTHONPATH and the user site included, is what an
-    # `import torch_npu` would see; the script drops the working directory itself.
-    res = run([python, "-c", _SCRIPT], timeout=30.0, env=env, cwd="/")
+    # On this machine, not -I: the interpreter's real sys.path, PYTHONPATH and the user site
+    # included, is what an `import torch_npu` would see (the script drops the working directory
+    # itself). For a tree under --root the environment comes from the tree (--env-file): -I keeps
+    # its PYTHONPATH from putting the tree's code on the path, since nothing from a tree runs.
+    flags = [] if ctx.host.is_live else ["-I"]
+    res = run([python, *flags, "-c", _SCRIPT], timeout=30.0, env=env, cwd="/")
     if not res.ok:
         msg = res.describe()
         ctx.issue("python", "command-timeout" if res.timed_out else "command-failed", python, msg)

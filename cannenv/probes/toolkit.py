@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
+from cannenv.compat import Literal
 from cannenv.facts import CannFacts, CannInstall, ComponentInfo
 from cannenv.probes import ops
 from cannenv.probes._common import (

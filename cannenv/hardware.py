@@ -2,15 +2,18 @@
 
 They sit below both :mod:`cannenv.matrix` (a matrix file may carry a ``hardware`` section) and
 :mod:`cannenv.soc` (which answers SoC questions from the shipped table), so neither imports the
-other's module to get them. Frozen value dataclasses (:mod:`cannenv.values`): pydantic validates
+other's module to get them; outside the matrix package, because :mod:`cannenv.soc` is on the facts
+path, which the fleet bundle runs on host Pythons >= 3.7 without the matrix
+(tests/unit/test_py37.py). Frozen value dataclasses (:mod:`cannenv.values`): pydantic validates
 ``socs.yaml`` at the boundary and is never imported when the table comes from the matrix cache.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, get_args
+import sys
 
+from cannenv.compat import Literal, get_args
 from cannenv.values import Check, value
 
 FamilyId = Literal["a2", "a3", "310p", "910", "310b", "950"]
@@ -38,9 +41,14 @@ def _regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
-PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
-Regexes = Annotated[tuple[str, ...], Check(_regexes)]
-Sources = Annotated[tuple[str, ...], Check(min_length=1)]
+# Read by pydantic on the controller only; in the fleet bundle (host Pythons >= 3.7, where
+# Annotated and tuple[...] do not exist) no annotation is ever evaluated.
+if sys.version_info >= (3, 9):  # noqa: UP036
+    from typing import Annotated  # novm: guarded by the version test above
+
+    PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
+    Regexes = Annotated[tuple[str, ...], Check(_regexes)]
+    Sources = Annotated[tuple[str, ...], Check(min_length=1)]
 
 
 @value
