@@ -35,7 +35,9 @@ FAMILIES = ("llama", "qwen2", "mixtral", "gemma", "gpt2", "bert", "t5", "mamba",
 
 
 def reg(version: str) -> registry.Registry:
-    return registry.from_dir(REGISTRIES / version, version=version)
+    got = registry.from_dir(REGISTRIES / version)  # a site-packages-like folder: version from METADATA
+    assert got.version == version
+    return got
 
 
 @pytest.fixture(scope="module")
@@ -331,6 +333,18 @@ def test_cli_ops_json_and_exit_code() -> None:
     assert doc["schema"] == "cannenv.model.ops/1"
     assert doc["verdict"] == "ready"
     assert {f["id"] for f in doc["fusions"]} >= {"rms-norm", "rotary", "attention"}
+    res = run_cli(
+        "ops",
+        "--config",
+        str(CONFIGS / "gemma.json"),
+        "--torch-npu",
+        str(REGISTRIES / "2.13.0"),
+        "--compare",
+        str(REGISTRIES / "2.7.1"),
+    )
+    assert res.returncode == 0, res.stderr
+    assert "From torch_npu 2.7.1" in res.stdout
+    assert "aten::gelu: native/native -> composite/native" in res.stdout
 
 
 @pytest.mark.slow
