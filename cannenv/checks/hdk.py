@@ -195,6 +195,9 @@ def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
             f"firmware {fw} is outside driver {drv.version}'s compatible_version_fw {ranges} "
             "(the driver's install record)",
             _firmware_remedy(target, drv.version, facts.devices.family or target.family),
+            # when the driver itself is too old for the CANN, its fix (a whole HDK, driver and
+            # firmware) is this one's too: one root cause, one remedy
+            caused_by="driver-cann",
         )
     ]
 

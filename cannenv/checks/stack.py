@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cannenv.checks import Check, Target
@@ -65,13 +64,13 @@ def load_lock_ids(path: str) -> tuple[str, str | None]:
         pass
     import yaml
 
-    p = Path(path)
+    from cannenv import records
+
+    text = records.read_text(path, what="lock file", missing=NotFoundError)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"lock file {path!r} does not exist") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read lock file {path!r}: {exc}") from exc
+        doc = records.load_yaml(text)
+    except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+        raise InputError(f"cannot read lock file {path!r}: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("stack_id"), str):
         raise InputError(
             f"lock file {path!r}: field 'stack_id' is missing (expected a string)",
@@ -252,6 +251,29 @@ _NOT_INSTALLED_CAUSE = {
 the pair disagrees): stack-match's own line for it is that finding's consequence."""
 
 
+_JUDGED_BY = {
+    "cann": "toolkit-ops",
+    "ops": "toolkit-ops",
+    "nnal": "nnal-cann",
+    "driver": "driver-cann",
+    "torch": "torch-torch-npu",
+    "torch_npu": "torch-torch-npu",
+}
+"""The check that judges an installed component against the rest of the host."""
+
+
+def _cause(key: str, got: str | None, explicit: bool) -> str | None:
+    """The finding a stack-match line is a consequence of (kept only when that finding is not a
+    pass, see checks.link_causes). A missing component: the check that says it is missing. An
+    installed one that differs from a *nearest* stack: the check that judges it against the host,
+    whose remedy is the smallest consistent change (an explicit --stack is the target itself)."""
+    if got is None or key in ("torch", "torch_npu"):
+        return _NOT_INSTALLED_CAUSE.get(key)
+    if key == "driver":
+        return "driver-cann"  # installed but too old for the CANN: that check already says so
+    return None if explicit else _JUDGED_BY.get(key)
+
+
 def _stack_match(facts: Facts, target: Target) -> list[Finding]:
     c = STACK_MATCH
     stack = target.stack
@@ -282,7 +304,7 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         remedy = _REMEDY.get(key, "install {v}").format(
             v=want, file=installer_file(target, facts.os.arch, key, want)
         )
-        cause = _NOT_INSTALLED_CAUSE.get(key) if got is None or key in ("torch", "torch_npu") else None
+        cause = _cause(key, got, explicit)
         out.append(c.finding(status, detail, remedy, subject=key, caused_by=cause))
     if not out:
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))

@@ -401,3 +401,27 @@ def test_library_grading_on_real_elf_files(tmp_path: Path) -> None:
     by = {x.subject: x.status for x in fs}
     assert by.get("libhccl.so") == "fail" and by.get("libascendcl.so") == "fail"
     assert by.get("libatb.so") == "warn", by
+
+
+_VERSIONED = {
+    "toolkit": r"Ascend-cann-toolkit_([\w.]+)_",
+    "kernels": r"Ascend-cann-(?:kernels-\w+|\w+-ops)_([\w.]+)_",
+    "nnal": r"Ascend-cann-nnal_([\w.]+)_",
+    "torch": r"\btorch==([\w.]+)",
+    "torch-npu": r"\btorch-npu==([\w.]+)",
+}
+
+
+def test_the_remedies_shown_on_every_example_host_never_contradict_each_other() -> None:
+    """Of what the table shows (consequences listed under their cause), no two remedies install
+    different versions of the same thing."""
+    from cannenv.commands.doctor import read_env_file
+    from cannenv.report import group_consequences
+
+    for name in _readme_exits():
+        env = read_env_file(str(EXAMPLES / name / "host.env"))
+        f = collect(Host((EXAMPLES / name / "tree").resolve(), env, True, 5.0))
+        rows, _ = group_consequences(checks.run(f, choose_target(f, load())))
+        for what, rx in _VERSIONED.items():
+            versions = {v for r in rows for v in re.findall(rx, r.remedy or "")}
+            assert len(versions) <= 1, (name, what, versions)
