@@ -340,9 +340,9 @@ def build_cmd(
         )
     lock = lock_for(prep.spec, prep.ctx, base_image_id=base_id, image_id=info.id, tag=ref)
     if locked is not None and locked_path is not None:
-        write_lock(
-            locked_path, locked.model_copy(update={"image_id": info.id, "tag": ref, "image_digest": None})
-        )
+        same = locked.image_id == info.id  # a pushed digest stays true only for the same image
+        update = {"image_id": info.id, "tag": ref, "image_digest": locked.image_digest if same else None}
+        write_lock(locked_path, locked.model_copy(update=update))
         click.echo(f"lock: {locked_path} (image id recorded)")
     if lock_path is not None:
         write_lock(lock_path, lock)

@@ -154,8 +154,15 @@ def validate(text: str) -> list[str]:
     """Problems found validating ``text`` against the official CycloneDX JSON schema (shipped with the
     library); empty when valid."""
     _lib()
+    from cyclonedx.exception import MissingOptionalDependencyException
     from cyclonedx.schema import SchemaVersion
     from cyclonedx.validation.json import JsonStrictValidator
 
-    error = JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
+    try:
+        error = JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
+    except MissingOptionalDependencyException as exc:
+        raise MissingToolError(
+            f"validating an SBOM needs the CycloneDX library's JSON validation: {exc}",
+            hint="pip install 'cyclonedx-python-lib[json-validation]'",
+        ) from None
     return [] if error is None else [str(error)]

@@ -322,3 +322,48 @@ def test_doctor_without_devices_skips_the_driver_pin_of_a_shipped_stack(tmp_path
         for f in checks.run(facts, target)
         if f.id == "stack-match"
     )
+
+
+# ----------------------------------------------------------------------------- docs as written
+
+
+def _commands(text: str) -> list[list[str]]:
+    """`cannenv image …` command lines of a README code block or a CI script, as argv lists."""
+    import re
+    import shlex
+
+    text = re.sub(r"\\\n\s*", " ", text)
+    out = []
+    for line in text.splitlines():
+        line = line.strip().removeprefix("- ")
+        for part in re.split(r"\s*(?:&&|;|\|)\s*", line):
+            part = part.split(" #")[0].strip()
+            m = re.search(r"(?:^|\$\(|\")cannenv (image .*)", part)
+            if not m or "..." in part:
+                continue
+            words = shlex.split(re.sub(r'\)"$', "", m[1]), posix=True)
+            if ">" in words:
+                words = words[: words.index(">")]
+            out.append([w.replace("…", "0" * 64).replace("$", "") for w in words])
+    return out
+
+
+@pytest.mark.parametrize("doc", ["README.md", "examples/ci/gitlab-ci.yml"])
+def test_image_commands_in_the_docs_parse_as_written(doc: str) -> None:
+    import click
+
+    from cannenv.cli import cli as root
+
+    text = (Path(__file__).resolve().parents[2] / doc).read_text(encoding="utf-8")
+    commands = _commands(text)
+    assert len(commands) >= 4, commands
+    for argv in commands:
+        ctx = root.make_context("cannenv", list(argv), resilient_parsing=True)
+        group = root.get_command(ctx, argv[0])
+        assert isinstance(group, click.Group), argv
+        sub = group.get_command(ctx, argv[1])
+        assert sub is not None, f"{doc}: no command `cannenv image {argv[1]}`"
+        try:
+            sub.make_context(f"cannenv image {argv[1]}", argv[2:])
+        except click.UsageError as exc:
+            raise AssertionError(f"{doc}: `cannenv {' '.join(argv)}` does not parse: {exc}") from None
