@@ -35,21 +35,13 @@ ENV_DISABLE = "CANNENV_DISABLE_REQUIRE"
 
 # The gate's own runtime inside an image: these sources and the OS's Python, run with `-I -S` (no
 # site-packages, no PYTHON* variables), so nothing installed into the workload's venv can stop a
-# container from starting. tests/unit/test_gate.py runs the gate from exactly these files.
+# container from starting. tests/unit/test_image_contract.py runs the gate from exactly these files.
 GATE_DIR = "/opt/cannenv/gate"
 GATE_PYTHON = GATE_DIR + "/python"  # a link to the OS's interpreter, made at build time
 GATE_SCRIPT = GATE_DIR + "/cannenv-gate"
-GATE_SOURCES = (
-    "cannenv/__init__.py",
-    "cannenv/errors.py",
-    "cannenv/facts.py",
-    "cannenv/gate.py",
-    "cannenv/host.py",
-    "cannenv/values.py",
-    "cannenv/versions.py",
-    "cannenv/probes/",
-    "packaging/",
-)
+# Python sources only (no data, no byte code): every module of cannenv and packaging, so that a new
+# import on the gate's path never breaks the runtime (tests/unit/test_image_contract.py).
+GATE_SOURCES = ("cannenv", "packaging")
 
 Action = Literal["start", "warn", "refuse"]
 
@@ -166,16 +158,15 @@ def gate_runtime() -> dict[str, bytes]:
 
     files = {"cannenv-gate": (dockerfiles_dir() / "gate_main.py").read_bytes()}
     roots = {}
-    for top in ("cannenv", "packaging"):
+    for top in GATE_SOURCES:
         spec = importlib.util.find_spec(top)
         assert spec is not None and spec.origin is not None
         roots[top] = Path(spec.origin).parent.parent
-    for entry in GATE_SOURCES:
-        root = roots[entry.split("/")[0]]
-        path = root / entry
-        paths = sorted(path.glob("*.py")) if entry.endswith("/") else [path]
-        for p in paths:
-            files["site/" + p.relative_to(root).as_posix()] = p.read_bytes()
+    for top in GATE_SOURCES:
+        root = roots[top]
+        for p in sorted((root / top).rglob("*.py")):
+            if "__pycache__" not in p.parts:
+                files["site/" + p.relative_to(root).as_posix()] = p.read_bytes()
     return dict(sorted(files.items()))
 
 

@@ -33,3 +33,8 @@ def dockerfiles_dir() -> Path:
 
 def smoke_kernels_dir() -> Path:
     return data_dir("smoke_kernels")
+
+
+def model_ops_file() -> Path:
+    """Fused-operator patterns and rewrites for `cannenv model ops` (shipped inside the package)."""
+    return _PACKAGE_DIR / "model" / "ops.yaml"

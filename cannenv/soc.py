@@ -20,88 +20,21 @@ from __future__ import annotations
 import re
 import threading
 from functools import cache
-from typing import Annotated, Literal, get_args
 
 from cannenv.errors import InputError, did_you_mean
-from cannenv.values import Check, validate, value
+from cannenv.matrix.hardware import (
+    FAMILY_IDS,
+    PCI_ID_RE,
+    BoardAlias,
+    DeviceMemory,
+    FamilyId,
+    Hardware,
+    SocEntry,
+    SocFamily,
+)
+from cannenv.values import validate
 
-FamilyId = Literal["a2", "a3", "310p", "910", "310b", "950"]
-FAMILY_IDS: tuple[str, ...] = get_args(FamilyId)
-
-_HEX_RE = re.compile(r"^(0x)?([0-9a-f]{4})$")
-
-
-def _lower_pci(ids: tuple[str, ...]) -> tuple[str, ...]:
-    out = []
-    for item in ids:
-        m = _HEX_RE.match(item.lower())
-        if not m:
-            raise ValueError(f"PCI device id {item!r} is not 4 hex digits")
-        out.append(m.group(2))
-    return tuple(out)
-
-
-def _regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"bad regular expression {pattern!r}: {exc}") from exc
-    return patterns
-
-
-# The models are value dataclasses (:mod:`cannenv.values`): pydantic validates socs.yaml at the
-# boundary and never needs importing when the table comes from the matrix cache.
-PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
-Regexes = Annotated[tuple[str, ...], Check(_regexes)]
-Sources = Annotated[tuple[str, ...], Check(min_length=1)]
-
-
-@value
-class SocFamily:
-    """A product family (Atlas A2, A3, ...): what the matrix's rules and stacks are keyed on."""
-
-    id: FamilyId
-    title: str
-    image_chip: str | None = None
-    """chip series in official image tags (910b, a3, ...)"""
-    pci_device_ids: PciIds = ()
-    npu_smi_name_patterns: Regexes = ()
-    """regexes for the npu-smi Name column"""
-    runtime_soc_ids: str | None = None
-    """torch_npu runtime numeric SoC ids"""
-    soc_patterns: Regexes = ()
-    """regexes for SoC names not listed one by one"""
-    sources: Sources
-    note: str | None = None
-
-
-@value
-class SocEntry:
-    """One SoC name in its canonical spelling (as used by SOC_VERSION, e.g. ``Ascend910B4``)."""
-
-    name: Annotated[str, Check(pattern=r"^Ascend[0-9A-Za-z_-]+$")]
-    family: FamilyId
-    sources: Sources
-    note: str | None = None
-
-
-@value
-class BoardAlias:
-    """An npu-smi board ``Chip Name`` that is not itself a SoC name (e.g. ``A2G*``)."""
-
-    pattern: str
-    soc: str
-    sources: Sources
-    note: str | None = None
-
-
-@value
-class Hardware:
-    families: tuple[SocFamily, ...] = ()
-    socs: tuple[SocEntry, ...] = ()
-    board_aliases: tuple[BoardAlias, ...] = ()
-
+__all__ = ["FAMILY_IDS", "BoardAlias", "DeviceMemory", "FamilyId", "Hardware", "SocEntry", "SocFamily"]
 
 _HARDWARE_LOCK = threading.Lock()
 
@@ -120,7 +53,8 @@ def hardware() -> Hardware:
 
 @cache
 def _hardware() -> Hardware:
-    from cannenv.matrix import _yaml_loader, shipped_if_cached
+    from cannenv.matrix import shipped_if_cached
+    from cannenv.matrix.loader import _yaml_loader
     from cannenv.resources import matrices_dir
 
     path = matrices_dir() / "socs.yaml"
@@ -265,6 +199,22 @@ def soc_from_board(chip_type: str | None, chip_name: str | None, npu_name: str |
     return normalize_soc(candidates[0])  # raises with the did-you-mean hint
 
 
+def device_memory(soc: str | None = None, family: str | None = None) -> DeviceMemory | None:
+    """The HBM fact for a SoC (its own entry first, then its family's), or for a family; else None."""
+    if soc is not None:
+        canonical = normalize_soc(soc)
+        for mem in hardware().memory:
+            if mem.soc is not None and mem.soc.lower() == canonical.lower():
+                return mem
+        family = soc_family(canonical)
+    if family is not None:
+        fam = normalize_family(family)
+        for mem in hardware().memory:
+            if mem.family == fam and mem.soc is None:
+                return mem
+    return None
+
+
 def family_from_npu_name(name: str) -> FamilyId | None:
     """Family from the npu-smi ``Name`` column (``910B3``, ``Ascend910``, ``310P3``), or None.
 
@@ -281,7 +231,7 @@ def family_from_npu_name(name: str) -> FamilyId | None:
 
 def family_from_pci(device_id: str) -> FamilyId | None:
     """Family from a PCI device id (``d802``, ``0xD802``) of vendor 0x19e5, or None."""
-    m = _HEX_RE.match(device_id.strip().lower())
+    m = PCI_ID_RE.match(device_id.strip().lower())
     if not m:
         return None
     for fam in families():

@@ -248,7 +248,7 @@ _DRIVER = re.compile(
         (?:
             T(?P<t>\d+)
           | (?:RC(?P<rc>\d+)|(?P<p>\d+))
-            (?:\.(?:alpha(?P<alpha>\d+)|beta(?P<beta>\d+)|(?P<hot>\d+)))?
+            (?:\.(?:alpha(?P<alpha>\d+)|beta(?P<beta>\d+)|spc(?P<spc>\d+)|(?P<hot>\d+)))?
             (?:\.b(?P<build>\d+))?
         )$""",
     re.IGNORECASE | re.VERBOSE,
@@ -257,10 +257,17 @@ _DRIVER = re.compile(
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DriverVersion(_Ordered):
-    """An NPU driver / Ascend HDK version (``24.1.rc2.2``, ``25.3.rc1.b020``, ``23.0.3``)."""
+    """An NPU driver / Ascend HDK version (``24.1.rc2.2``, ``25.3.rc1.b020``, ``23.0.3``).
+
+    Old drivers carry a service-pack suffix (``20.2.2.spc001``, a 910A ``npu-smi`` header): it
+    takes the hot-patch place, after the plain release and before the next one. The two
+    spellings are not known to meet in one era, so ``20.2.2.spc001`` and ``20.2.2.1`` compare equal.
+    """
 
     family: ClassVar[Family] = "driver"
-    shapes: ClassVar[str] = "23.0.3, 24.1.rc2, 24.1.rc2.2, 24.1.0.1, 25.3.rc1.b020 or 26.1.0.b083"
+    shapes: ClassVar[str] = (
+        "23.0.3, 24.1.rc2, 24.1.rc2.2, 24.1.0.1, 25.3.rc1.b020, 26.1.0.b083 or 20.2.2.spc001"
+    )
 
     @classmethod
     def parse(cls, text: str) -> DriverVersion:
@@ -289,6 +296,9 @@ class DriverVersion(_Ordered):
         elif m["hot"] is not None:
             hot = int(m["hot"])
             text_ += f".{hot}"
+        elif m["spc"] is not None:
+            hot = int(m["spc"])
+            text_ += f".spc{m['spc']}"
         build = 0
         if m["build"] is not None:
             build = int(m["build"]) + 1  # a build sorts after the plain release
@@ -505,3 +515,40 @@ class VersionRange:
 
     def __str__(self) -> str:
         return self.text
+
+
+# ---------------------------------------------------------------- compatible_version records
+
+_C_CODE = re.compile(r"^\s*(?P<prefix>V\d+R\d+)C(?P<code>\d+)", re.IGNORECASE)
+
+
+def internal_code(text: str | None) -> tuple[str, int] | None:
+    """``V100R001C19SPC001B124`` (an ``Innerversion``) -> ``("V100R001", 19)``; None when absent."""
+    m = _C_CODE.match(text or "")
+    if not m:
+        return None
+    return m.group("prefix").upper(), int(m.group("code"))
+
+
+def compatible_codes_accept(entries: tuple[str, ...], innerversion: str | None) -> bool | None:
+    """Does a ``compatible_version`` record list the internal code of ``innerversion``?
+
+    Each entry is one bracket of the record: ``V100R001C30`` (one code) or
+    ``V100R001C13,V100R001C19`` (an inclusive range, as in CANN 8.0.RC3's install record). None
+    when the inner version or every entry is unreadable. Weak evidence only: drivers from 2026
+    restart their internal code at C10, which old records also list, so a hit can be a false pass.
+    """
+    code = internal_code(innerversion)
+    if code is None:
+        return None
+    readable = False
+    for entry in entries:
+        bounds = [internal_code(part) for part in entry.split(",")]
+        if not bounds or any(b is None for b in bounds) or len(bounds) > 2:
+            continue
+        readable = True
+        lo, hi = bounds[0], bounds[-1]
+        assert lo is not None and hi is not None
+        if lo[0] == hi[0] == code[0] and lo[1] <= code[1] <= hi[1]:
+            return True
+    return False if readable else None

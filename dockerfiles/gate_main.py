@@ -1,7 +1,7 @@
 # cannenv gate: the entrypoint of a cannenv image, run as
 #     /opt/cannenv/gate/python -I -S /opt/cannenv/gate/cannenv-gate -- CMD...
 # by the OS's own Python with no site-packages and no PYTHON* variables: it imports only the
-# sources beside it (site/: the gate, the driver probe, the version grammar, packaging), never the
+# sources beside it (site/: cannenv's and packaging's pure-Python sources), never the
 # workload's venv, so no `pip install` there can stop a container from starting.
 import sys
 from pathlib import Path

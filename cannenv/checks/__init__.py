@@ -54,6 +54,7 @@ class Check:
         *,
         subject: str | None = None,
         scope: Scope | None = None,
+        caused_by: str | None = None,
     ) -> Finding:
         return Finding(
             id=self.id,
@@ -64,6 +65,7 @@ class Check:
             remedy=remedy,
             subject=subject,
             scope=scope or self.scope,
+            caused_by=caused_by,
         )
 
     def run(self, facts: Facts, target: Target) -> list[Finding]:
@@ -127,13 +129,30 @@ def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> 
     bare = not has_ascend_software(facts)
     for check in _REGISTRY if checks is None else checks:
         if bare and check.id not in ("ascend-software", "probe-files"):
-            findings.append(check.finding("skip", "no Ascend software on this host (see ascend-software)"))
+            findings.append(
+                check.finding(
+                    "skip",
+                    "no Ascend software on this host (see ascend-software)",
+                    caused_by="ascend-software",
+                )
+            )
             continue
         if target.no_devices and check.scope == "device":
             findings.append(check.finding("skip", f"device check not judged: {target.no_devices}"))
             continue
         findings.extend(check.run(facts, target))
-    return findings
+    return link_causes(findings)
+
+
+def link_causes(findings: list[Finding]) -> list[Finding]:
+    """Keep a ``caused_by`` link only where the cause is itself a finding that is not a pass (a
+    check run alone with ``--check`` has no cause to point to)."""
+    from dataclasses import replace
+
+    causes = {f.id for f in findings if f.status in ("fail", "warn", "error")}
+    return [
+        f if f.caused_by is None or f.caused_by in causes else replace(f, caused_by=None) for f in findings
+    ]
 
 
 _REGISTRY: tuple[Check, ...] = _registry()

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from cannenv.checks import Check, Target
-from cannenv.checks._util import cann_v, driver_v, family_title
+from cannenv.checks._util import cann_v, cite, driver_v, family_title
 from cannenv.errors import CannenvError
 from cannenv.facts import Facts
 from cannenv.report import Finding
-
-_C_CODE_RE = re.compile(r"C(\d+)")
 
 
 def _driver_installed(facts: Facts, target: Target) -> list[Finding]:
@@ -24,6 +20,7 @@ def _driver_installed(facts: Facts, target: Target) -> list[Finding]:
                     "/usr/local/Ascend/driver/version.info is missing inside the container; the driver comes from the host",  # noqa: E501
                     "add -v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
                     "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info to `docker run`",  # noqa: E501
+                    caused_by="container-mounts",
                 )
             ]
         # A host with no Ascend software and no NPU at all never gets here: checks.run skips it.
@@ -50,7 +47,12 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     drv = facts.driver.version if facts.driver else None
     inst = facts.cann.active_install()
     if drv is None or inst is None or inst.version is None:
-        return [c.finding("skip", "needs both a readable driver version and an active CANN toolkit")]
+        cause = "driver-installed" if drv is None else "cann-installs" if inst is None else None
+        return [
+            c.finding(
+                "skip", "needs both a readable driver version and an active CANN toolkit", caused_by=cause
+            )
+        ]
     cann = inst.version
     family = target.family
     out: list[Finding] = []
@@ -63,7 +65,7 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
                 c.finding(
                     "pass",
                     f"driver {drv} is within {req.range} for CANN {cann} on "
-                    f"{family_title(family)} ({req.evidence}: {', '.join(req.sources)})",
+                    f"{family_title(family)} ({cite(target, req.sources, req.evidence)})",
                 )
             )
         else:
@@ -72,7 +74,7 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
                 c.finding(
                     "fail",
                     f"driver {drv} is outside {req.range}, which CANN {cann} needs on {family_title(family)} "
-                    f"({req.evidence}: {', '.join(req.sources)})",
+                    f"({cite(target, req.sources, req.evidence)})",
                     f"install Ascend HDK ≥ {hdk} for CANN {cann} on {family_title(family)}"
                     + (f" (firmware {req.firmware})" if req.firmware else "")
                     + ", or use a CANN version your driver supports",
@@ -86,23 +88,28 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
         if family is None
         else f"the matrix has no HDK pairing for CANN {cann} on {family_title(family)}"
     )
+    from cannenv.versions import compatible_codes_accept, internal_code
+
     inner = facts.driver.innerversion if facts.driver else None
-    m = _C_CODE_RE.search(inner or "")
-    if m and inst.compatible_version:
-        code = f"V100R001C{m.group(1)}"
-        if any(e.strip() == code for e in inst.compatible_version):
+    code = internal_code(inner)
+    listed = compatible_codes_accept(inst.compatible_version, inner)
+    if code is not None and listed is not None:
+        code_text = f"{code[0]}C{code[1]}"
+        record = ",".join(f"[{e}]" for e in inst.compatible_version)
+        if listed:
             return [
                 c.finding(
                     "pass",
-                    f"{why}; the toolkit's compatible_version lists the driver's {code} "
-                    "(local install files; semantics UNVERIFIED)",
+                    f"{why}; CANN {cann}'s install record lists the driver's internal code {code_text} "
+                    f"in compatible_version {record}. This is the weakest evidence: drivers from 2026 "
+                    "restart their internal code at C10, which older records also list",
                 )
             ]
         return [
             c.finding(
                 "warn",
-                f"{why}; driver {drv} ({code}) is not in CANN {cann}'s compatible_version "
-                f"{', '.join(inst.compatible_version)} (install files; semantics UNVERIFIED)",
+                f"{why}; driver {drv} (internal code {code_text}) is not in CANN {cann}'s "
+                f"compatible_version {record} (the toolkit's install record)",
                 f"install an Ascend HDK whose driver is listed for CANN {cann} (see `cannenv matrix query --cann {cann}`)",  # noqa: E501
             )
         ]
@@ -171,7 +178,7 @@ def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
         c.finding(
             "warn",
             f"firmware {fw} is outside driver {drv.version}'s compatible_version_fw {ranges} "
-            "(install files; research §2.6)",
+            "(the driver's install record)",
             _firmware_remedy(target, drv.version, facts.devices.family or target.family),
         )
     ]
@@ -188,8 +195,7 @@ DRIVER_INSTALLED = Check(
 DRIVER_CANN = Check(
     "driver-cann",
     "driver new enough for the CANN toolkit",
-    "A CANN release needs a minimum Ascend HDK; an older driver gives hangs or `561103`/`507018` errors "
-    "(research §7).",
+    "A CANN release needs a minimum Ascend HDK; an older driver gives hangs or `561103`/`507018` errors.",
     "critical",
     _driver_cann,
     scope="device",

@@ -8,8 +8,7 @@ from typing import get_args
 from cannenv.checks import Check, Target
 from cannenv.checks._util import toolkit_set_env
 from cannenv.facts import Facts, IssueKind
-from cannenv.probes.container import DEVICE_NODES, DRIVER_VOLUMES
-from cannenv.probes.toolkit import version_of_path
+from cannenv.layout import DEVICE_NODES, DRIVER_VOLUMES, version_of_path
 from cannenv.report import Finding, Status
 
 # Every issue kind of a file the probes read; the two command kinds belong to other checks.
@@ -46,7 +45,7 @@ def _env_sourced(facts: Facts, target: Target) -> list[Finding]:
     c = ENV_SOURCED
     inst = facts.cann.active_install()
     if inst is None:
-        return [c.finding("skip", "no CANN toolkit installed")]
+        return [c.finding("skip", "no CANN toolkit installed", caused_by="cann-installs")]
     env = facts.env.vars
     unset = [v for v in CANN_VARS if not env.get(v)]
     set_env = toolkit_set_env(facts)
@@ -213,6 +212,16 @@ def _npu_devices(facts: Facts, target: Target) -> list[Finding]:
                 )
             )
         return out
+    if smi is not None and smi.returncode == 0:
+        return [
+            c.finding(
+                "warn",
+                f"`{' '.join(smi.argv)}` answered, but its table listed no NPU row cannenv could read "
+                f"(npu-smi {d.smi_version or 'version unknown'})",
+                "run `npu-smi info` by hand; if it lists NPUs, save its output with `cannenv facts --json` "
+                "and report the table layout to cannenv",
+            )
+        ]
     if d.pci:
         return [
             c.finding(
@@ -336,7 +345,7 @@ CONTAINER_MOUNTS = Check(
     "container-mounts",
     "container has the NPU devices and driver mounts",
     "Images carry no driver: the container needs the device nodes and the host's driver lib64, version.info, "
-    "dcmi and npu-smi (research §6.3).",
+    "dcmi and npu-smi (the vendor's `docker run` recipe).",
     "critical",
     _container_mounts,
     scope="device",

@@ -125,12 +125,12 @@ def choose_target(
             fam,
             fam_src,
         )
-    scored = []
-    for s in pool:
-        same = [k for k in have if _matches(k, s.version(k), have[k])]
-        scored.append((len(same), s.status in ("certified", "published"), s.id, s, same))
-    scored.sort(key=lambda t: (t[0], t[1], t[2]), reverse=True)
-    n, _, _, best, same = scored[0]
+    ops_fams = _ops_families(facts)
+    scored = sorted(
+        ((_score(s, have, ops_fams), s) for s in pool), key=lambda t: (t[0], t[1].id), reverse=True
+    )
+    best_score, best = scored[0]
+    n, same = best_score[0], [k for k in have if _matches(k, best.version(k), have[k])]
     if n == 0:
         return Target(
             matrix,
@@ -138,14 +138,15 @@ def choose_target(
             StackChoice(
                 how="none",
                 reason="no stack shares any installed version",
-                candidates=tuple(t[2] for t in scored[:3]),
+                candidates=tuple(t[1].id for t in scored[:3]),
             ),
             fam,
             fam_src,
         )
-    others = tuple(t[2] for t in scored[1:4])
+    tie = _tie_break(best_score, best, scored[1] if len(scored) > 1 else None, fam, ops_fams)
+    others = tuple(t[1].id for t in scored[1:4])
     if n == len(have):
-        reason = "best match: same " + ", ".join(f"{k} {have[k]}" for k in same)
+        reason = "best match: same " + ", ".join(f"{k} {have[k]}" for k in same) + tie
         return _target(
             matrix,
             best,
@@ -157,10 +158,69 @@ def choose_target(
     reason = (
         f"no stack matches everything installed; nearest valid stack shares {', '.join(same)} and differs in "
         + ", ".join(f"{k} ({have[k]} installed, {best.version(k) or 'not pinned'} in stack)" for k in differ)
+        + tie
     )
     return _target(
         matrix, best, StackChoice(id=best.id, how="nearest", reason=reason, candidates=others), fam, fam_src
     )
+
+
+_STATUS_RANK = {"certified": 3, "published": 2, "deprecated": 1, "eol": 0}
+
+
+def _ops_families(facts: Facts) -> set[str]:
+    """Families the installed ops/kernels packages are built for (evidence of the hardware)."""
+    from cannenv.layout import family_of_chip
+
+    chips = {ch for i in facts.cann.installs for p in i.ops for ch in p.chips}
+    return {f for f in (family_of_chip(ch) for ch in chips) if f}
+
+
+def _score(stack: Stack, have: dict[str, str], ops_fams: set[str]) -> tuple[Any, ...]:
+    """Rank of a stack for this host, most important first: installed versions it shares, whether
+    the installed ops package is built for its family, its status (certified over published over
+    end of life), how recent its CANN and torch are, then the hardware table's family order."""
+    from cannenv.checks._util import cann_v, pep_v
+    from cannenv.soc import FAMILY_IDS
+
+    same = sum(1 for k in have if _matches(k, stack.version(k), have[k]))
+    cann = cann_v(stack.version("cann"))
+    torch = pep_v(stack.version("torch"))
+    return (
+        same,
+        stack.family in ops_fams,
+        _STATUS_RANK.get(stack.status, 0),
+        cann.key if cann is not None else (),
+        torch.release if torch is not None else (),
+        -FAMILY_IDS.index(stack.family) if stack.family in FAMILY_IDS else -99,
+    )
+
+
+def _tie_break(
+    score: tuple[Any, ...],
+    best: Stack,
+    runner: tuple[tuple[Any, ...], Stack] | None,
+    fam: str | None,
+    ops_fams: set[str],
+) -> str:
+    """Why ``best`` and not the runner-up that shares as many installed versions: '' when no tie."""
+    if runner is None or runner[0][0] != score[0]:
+        return ""
+    other_score, other = runner
+    why = [
+        f"the installed ops package is built for {family_title(best.family)}",
+        f"it is {best.status}, {other.id} is {other.status}",
+        f"its CANN {best.version('cann')} is newer than {other.version('cann')}",
+        f"its torch {best.version('torch')} is newer than {other.version('torch')}",
+        f"no NPU or ops package tells the family; {family_title(best.family)} comes first in the "
+        "hardware table (pass --stack to choose)",
+    ]
+    for i, text in enumerate(why, start=1):
+        if score[i] != other_score[i]:
+            if i == 1 and fam is None and not ops_fams:
+                continue
+            return f"; chosen over {other.id} because {text}"
+    return f"; tied with {other.id}, chosen by id"
 
 
 def _target(
@@ -180,6 +240,18 @@ _REMEDY = {
     "driver": "install the Ascend HDK driver {v}",
     "python": "use Python {v}",
 }
+
+
+_NOT_INSTALLED_CAUSE = {
+    "cann": "cann-installs",
+    "ops": "cann-installs",
+    "nnal": "nnal-cann",
+    "driver": "driver-installed",
+    "torch_npu": "torch-torch-npu",
+    "torch": "torch-torch-npu",
+}
+"""The check whose finding already says a component is missing (or, for torch and torch_npu, that
+the pair disagrees): stack-match's own line for it is that finding's consequence."""
 
 
 def _stack_match(facts: Facts, target: Target) -> list[Finding]:
@@ -217,7 +289,8 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         remedy = _REMEDY.get(key, "install {v}").format(
             v=want, file=installer_file(target, facts.os.arch, key, want)
         )
-        out.append(c.finding(status, detail, remedy, subject=key))
+        cause = _NOT_INSTALLED_CAUSE.get(key) if got is None or key in ("torch", "torch_npu") else None
+        out.append(c.finding(status, detail, remedy, subject=key, caused_by=cause))
     if not any(f.status != "skip" for f in out):
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,6 +20,7 @@ import click
 from cannenv.errors import InputError, NotFoundError
 
 if TYPE_CHECKING:
+    from cannenv.checks import Target
     from cannenv.envscript import Shell
     from cannenv.facts import Facts
     from cannenv.host import Host
@@ -109,7 +111,33 @@ def gather(
     if facts_file:
         return Facts.load(facts_file)
     host = make_host(root, env_file, timeout)
+    check_python_options(host, python, site_packages)
     return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
+
+
+def check_python_options(host: Host, python: str | None, site_packages: tuple[str, ...]) -> None:
+    """Bad ``--python`` / ``--site-packages`` values are bad input (exit 2), not an empty host."""
+    if python is not None:
+        found = shutil.which(python) if os.sep not in python else python
+        if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
+            raise InputError(
+                f"--python {python!r}: no such executable on this machine",
+                hint="give the path of the interpreter to judge, e.g. --python /opt/venv/bin/python",
+            )
+    for d in site_packages:
+        if host.path(d).is_dir():
+            continue
+        if host.is_live:
+            raise InputError(f"--site-packages {d!r}: no such directory")
+        root = str(host.root)
+        inside = d[len(root) :] if d.startswith(root.rstrip("/") + "/") else None
+        raise InputError(
+            f"--site-packages {d!r}: no such directory under --root {root} "
+            f"(--site-packages paths are read inside the root, as {host.path(d)})",
+            hint=f"give it as the path on the probed host: --site-packages {inside}"
+            if inside
+            else "give the directory's path as the probed host sees it (relative to --root)",
+        )
 
 
 def _color() -> bool:
@@ -166,6 +194,15 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
     "For images and CI runners without an NPU; env CANNENV_NO_DEVICES=1.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show passing checks in the table.")
+@click.option(
+    "--plan",
+    "show_plan",
+    is_flag=True,
+    help="Show only the ordered fix plan toward the chosen stack (the same plan as `cannenv plan`).",
+)
+@click.option(
+    "--shell", "as_shell", is_flag=True, help="With --plan: print it as a script to review (never run)."
+)
 @_gc_paused
 def doctor(
     root: str,
@@ -184,6 +221,8 @@ def doctor(
     strict: bool,
     no_devices: bool,
     verbose: bool,
+    show_plan: bool = False,
+    as_shell: bool = False,
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -221,6 +260,10 @@ def doctor(
         )
     if no_devices:
         target = replace(target, no_devices="--no-devices (software only: no NPU expected here)")
+    if as_shell and not show_plan:
+        raise InputError("--shell goes with --plan: `cannenv doctor --plan --shell`")
+    if show_plan:
+        return print_plan(facts, target, as_json=as_json, as_shell=as_shell, verbose=verbose)
     findings = checks.run(facts, target, selected)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
@@ -230,8 +273,26 @@ def doctor(
     if as_json:
         click.echo(report.to_json())
     else:
-        click.echo(render_table(report, color=_color(), verbose=verbose), nl=False)
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size().columns if tty else None
+        click.echo(
+            render_table(report, color=_color(), width=width, verbose=verbose, plain=not tty), nl=False
+        )
     return report.exit_code(strict=strict)
+
+
+def print_plan(facts: Facts, target: Target, *, as_json: bool, as_shell: bool, verbose: bool) -> int:
+    """``doctor --plan``: the fix plan toward the doctor's own target (cannenv.plan; never run)."""
+    from cannenv.plan import compute_plan, render_shell, render_text
+
+    plan = compute_plan(facts, target)
+    if as_json:
+        click.echo(plan.to_json())
+    elif as_shell:
+        click.echo(render_shell(plan), nl=False)
+    else:
+        click.echo(render_text(plan, verbose=verbose), nl=False)
+    return 0 if plan.empty else 1
 
 
 def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:

@@ -29,7 +29,7 @@ def parse_devices(text: str) -> tuple[int, ...]:
 
 def run_args(devices: str) -> list[str]:
     """Flat list of ``docker run`` flags (``--device X`` / ``-v A:B:ro`` pairs) for NPUs ``devices``."""
-    from cannenv.probes.container import DEVICE_NODES, DRIVER_VOLUMES
+    from cannenv.layout import DEVICE_NODES, DRIVER_VOLUMES
 
     flags: list[str] = []
     for n in parse_devices(devices):

@@ -9,20 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from cannenv.facts import ContainerFacts
+from cannenv.layout import DEVICE_NODES, DRIVER_MOUNTS
 from cannenv.probes._common import ProbeContext, exists, read_text
 
-DEVICE_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
-"""The shared NPU device nodes (each NPU adds its own ``/dev/davinciN``)."""
-DRIVER_VOLUMES: dict[str, str] = {
-    "/usr/local/dcmi": "/usr/local/dcmi:/usr/local/dcmi",
-    "/usr/local/bin/npu-smi": "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
-    "/usr/local/Ascend/driver/lib64": "/usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/",
-    "/usr/local/Ascend/driver/version.info": "/usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info",  # noqa: E501
-    "/etc/ascend_install.info": "/etc/ascend_install.info:/etc/ascend_install.info",
-}
-"""Each driver mount a container expects (the path probed) and its ``docker run -v`` value: the
-single copy of the recipe, used by the container-mounts check and `cannenv image run-args`."""
-DRIVER_MOUNTS = tuple(DRIVER_VOLUMES)
 _CGROUP_MARKERS = ("docker", "kubepods", "containerd", "libpod", "lxc")
 
 

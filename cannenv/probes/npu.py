@@ -21,21 +21,79 @@ NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi", "/usr/bin/
 HUAWEI_PCI_VENDOR = "0x19e5"
 _HEADER_RE = re.compile(r"npu-smi\s+(?P<smi>\S+)\s+Version:\s*(?P<drv>\S+)")
 _NPU_ROW_RE = re.compile(r"^(?P<npu>\d+)\s+(?P<name>\S+)$")
+_ID_RE = re.compile(r"^\d+$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]*$")
 _CHIP_ROW_RE = re.compile(r"^(?P<chip>\d+)(?:\s+(?P<phy>\d+))?$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _DEV_NODE_RE = re.compile(r"^(davinci\d+|davinci_manager|devmm_svm|hisi_hdc|vdavinci\d+)$")
 
 
+def _npu_row(cells: list[str]) -> tuple[int, str, str] | None:
+    """(npu id, name, health) of an NPU row in either layout, or None.
+
+    Layout 1 (A2, A3, 310P, 910A; drivers 20.2 to 26.0): ``| <npu> <name> | <health> | ...``.
+    Layout 2 (Ascend 950 tables): ``| <npu> | <name> | <health> | ...`` — id and name in
+    separate columns.
+    """
+    first = cells[0]
+    m = _NPU_ROW_RE.match(first)
+    if m and len(cells) >= 2 and cells[1] and not _BUS_RE.match(cells[1]):
+        return int(m.group("npu")), m.group("name"), cells[1].split()[0]
+    if (
+        _ID_RE.match(first)
+        and len(cells) >= 3
+        and _NAME_RE.match(cells[1])
+        and not _ID_RE.match(cells[1])
+        and not _BUS_RE.match(cells[1])
+        and cells[2]
+    ):
+        return int(first), cells[1], cells[2].split()[0]
+    return None
+
+
+def _chip_row(cells: list[str]) -> tuple[int | None, int | None, str | None] | None:
+    """(chip id, phy id, bus id) of the second row of an NPU, or None.
+
+    Layout 1: ``| <chip> [<phy-id or device>] | <bus-id> | ...``; layout 2 (Ascend 950): the
+    first cell is empty: ``|        | <bus-id> | ...``.
+    """
+    first, second = cells[0], cells[1]
+    bus = second if _BUS_RE.match(second) else None
+    if bus is None and second not in {"", "NA", "-"}:
+        return None
+    if first == "":
+        return (None, None, bus) if bus else None
+    m = _CHIP_ROW_RE.match(first)
+    if not m:
+        return None
+    return int(m.group("chip")), int(m.group("phy")) if m.group("phy") else None, bus
+
+
 def parse_npu_smi_info(text: str) -> tuple[str | None, str | None, list[NpuChip]]:
     """Parse ``npu-smi info``: (tool version, driver version, chips). Unknown lines are skipped.
 
-    Each NPU is a pair of rows: ``| <npu> <name> | <health> | ...`` then
-    ``| <chip> [<phy-id or device>] | <bus-id> | ...`` (research §4.7). The process table that
-    follows is ignored.
+    Each NPU is a row, usually followed by a chip row (see :func:`_npu_row`, :func:`_chip_row`).
+    An NPU row with no chip row (a 950 summary table) still counts as one chip, id 0. The
+    process table that follows is ignored.
     """
     smi = drv = None
     chips: list[NpuChip] = []
     pending: tuple[int, str, str] | None = None
+
+    def emit(chip: int | None, phy: int | None, bus: str | None) -> None:
+        assert pending is not None
+        npu_id, name, health = pending
+        chips.append(
+            NpuChip(
+                npu_id=npu_id,
+                chip_id=chip if chip is not None else 0,
+                phy_id=phy,
+                name=name,
+                health=health,
+                bus_id=bus,
+            )
+        )
+
     for line in text.splitlines():
         if smi is None:
             m = _HEADER_RE.search(line)
@@ -44,34 +102,25 @@ def parse_npu_smi_info(text: str) -> tuple[str | None, str | None, list[NpuChip]
                 continue
         if "Process id" in line or "Process name" in line:
             break
-        if not line.startswith("|"):
+        stripped = line.strip()
+        if not stripped.startswith("|"):
             continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c.strip() for c in stripped.strip("|").split("|")]
         if len(cells) < 2:
             continue
-        first, second = cells[0], cells[1]
-        if pending is None:
-            m = _NPU_ROW_RE.match(first)
-            if m and second and not _BUS_RE.match(second):
-                pending = (int(m.group("npu")), m.group("name"), second.split()[0])
-            continue
-        m2 = _CHIP_ROW_RE.match(first)
-        if m2 and (_BUS_RE.match(second) or second in {"", "NA", "-"}):
-            npu_id, name, health = pending
-            chips.append(
-                NpuChip(
-                    npu_id=npu_id,
-                    chip_id=int(m2.group("chip")),
-                    phy_id=int(m2.group("phy")) if m2.group("phy") else None,
-                    name=name,
-                    health=health,
-                    bus_id=second if _BUS_RE.match(second) else None,
-                )
-            )
-            pending = None
-            continue
-        m = _NPU_ROW_RE.match(first)
-        pending = (int(m.group("npu")), m.group("name"), second.split()[0]) if m and second else None
+        if pending is not None:
+            row = _chip_row(cells)
+            if row is not None:
+                emit(*row)
+                pending = None
+                continue
+        npu = _npu_row(cells)
+        if npu is not None:
+            if pending is not None:
+                emit(None, None, None)
+            pending = npu
+    if pending is not None:
+        emit(None, None, None)
     return smi, drv, chips
 
 
@@ -143,10 +192,11 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
                 )
             else:
                 first = chips[0]
-                bres = ctx.host.run(
-                    [smi_local, "info", "-t", "board", "-i", str(first.npu_id), "-c", str(first.chip_id)],
-                    timeout=ctx.npu_smi_timeout,
-                )
+                board_argv = [smi_local, "info", "-t", "board", "-i", str(first.npu_id)]
+                if family_from_npu_name(first.name) != "950":
+                    # Ascend 950's npu-smi refuses `-c` and names the SoC at NPU level.
+                    board_argv += ["-c", str(first.chip_id)]
+                bres = ctx.host.run(board_argv, timeout=ctx.npu_smi_timeout)
                 if bres.ok:
                     board = parse_board(bres.stdout)
                     facts["board"] = board

@@ -43,17 +43,6 @@ def chip_from_package_name(name: str) -> str | None:
     return None
 
 
-def family_of_chip(chip: str) -> str | None:
-    """Chip series (``910b``) -> family id (``a2``) through the shipped hardware table."""
-    from cannenv.errors import CannenvError
-    from cannenv.soc import normalize_family
-
-    try:
-        return normalize_family(chip)
-    except CannenvError:
-        return None
-
-
 def probe_install(ctx: ProbeContext, inst: str, kv: dict[str, str]) -> tuple[OpsPackage, ...]:
     """Ops/kernels packages inside one CANN install directory (host spelling).
 

@@ -4,8 +4,10 @@ Never imports torch or torch_npu: with torch_npu installed and CANN missing, ``i
 itself fails (device-backend autoload, research §7). Instead:
 
 * ``--python PATH`` (default: the running interpreter, live host only) runs
-  ``PATH -I -c <script>`` with ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``; the script reads distribution
-  metadata with :mod:`importlib.metadata` and locates packages with ``find_spec`` (no import);
+  ``PATH -c <script>`` in ``/`` with the host's environment and ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``;
+  the script reads distribution metadata over the interpreter's real ``sys.path`` (PYTHONPATH and
+  the user site included, the working directory dropped) with :mod:`importlib.metadata` and
+  locates packages with ``find_spec`` (no import);
 * ``--site-packages DIR`` (repeatable, paths on the probed host) are read directly;
 * a tree under ``--root`` without either has its usual site-packages directories found.
 """
@@ -25,7 +27,10 @@ from cannenv.probes._common import ProbeContext
 from cannenv.versions import canonicalize_name
 
 _SCRIPT = r"""
-import json, sys, importlib.metadata as md, importlib.util as iu
+import sys
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]  # -c puts the working directory first: never import from it
+import json, os, site, importlib.metadata as md, importlib.util as iu
 pk = {}
 for d in md.distributions():
     try:
@@ -42,9 +47,12 @@ def loc(n):
     if s is None or not s.submodule_search_locations:
         return None
     return list(s.submodule_search_locations)[0]
+extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+if site.ENABLE_USER_SITE:
+    extra.append(site.getusersitepackages())
 print(json.dumps({"version": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
-                  "path": [p for p in sys.path if p], "packages": pk,
-                  "torch_npu": loc("torch_npu"), "torch": loc("torch")}))
+                  "path": [p for p in sys.path if p], "extra": [p for p in extra if p in sys.path],
+                  "packages": pk, "torch_npu": loc("torch_npu"), "torch": loc("torch")}))
 """
 
 _TREE_GLOBS = (
@@ -138,7 +146,9 @@ def _tree_site_dirs(ctx: ProbeContext) -> list[str]:
 def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
     env = dict(ctx.host.env)
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-    res = run([python, "-I", "-c", _SCRIPT], timeout=30.0, env=env)
+    # Not -I: the interpreter's real sys.path, PYTHONPATH and the user site included, is what an
+    # `import torch_npu` would see; the script drops the working directory itself.
+    res = run([python, "-c", _SCRIPT], timeout=30.0, env=env, cwd="/")
     if not res.ok:
         msg = res.describe()
         ctx.issue("python", "command-timeout" if res.timed_out else "command-failed", python, msg)
@@ -158,7 +168,11 @@ def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
         source="interpreter",
         interpreter=str(data.get("executable") or python),
         version=data.get("version"),
-        site_dirs=tuple(p for p in data.get("path", []) if p.endswith(("site-packages", "dist-packages"))),
+        site_dirs=tuple(
+            p
+            for p in data.get("path", [])
+            if p.endswith(("site-packages", "dist-packages")) or p in data.get("extra", [])
+        ),
         packages=packages,
         torch_npu_dir=data.get("torch_npu"),
         torch_dir=torch_dir,

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from cannenv.facts import CannFacts, CannInstall, ComponentInfo
@@ -75,7 +74,7 @@ def _install(
     layout: Literal["toolkit", "cann"],
     name_version: str | None,
     user: bool,
-    set_env: str,
+    set_env: str | None,
 ) -> CannInstall:
     info_path = None
     kv: dict[str, str] = {}
@@ -146,7 +145,9 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
         if not is_dir(ctx, base):
             continue
         tk = f"{base}/ascend-toolkit"
-        tk_set_env = f"{tk}/set_env.sh"
+        tk_set_env: str | None = f"{tk}/set_env.sh"
+        if not exists(ctx, tk_set_env or ""):
+            tk_set_env = None  # a remedy must never name a set_env.sh that is not there
         for name in list_dir(ctx, tk):
             p = f"{tk}/{name}"
             if name not in _SKIP and unseen_dir(p):
@@ -156,8 +157,12 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
             if not name.startswith("cann-") or not unseen_dir(p):
                 continue
             set_env = next(
-                (s for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env) if exists(ctx, s)),
-                f"{base}/cann/set_env.sh",
+                (
+                    s
+                    for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env)
+                    if s and exists(ctx, s)
+                ),
+                None,
             )
             installs.append(_install(ctx, p, "cann", name[len("cann-") :], user, set_env))
         cann_dir = f"{base}/cann"
@@ -165,8 +170,16 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
             real = realpath(ctx, cann_dir) or cann_dir
             if real not in seen_real and any(e.endswith("-linux") for e in list_dir(ctx, cann_dir)):
                 seen_real.add(real)
-                installs.append(_install(ctx, cann_dir, "cann", None, user, f"{cann_dir}/set_env.sh"))
-        for link in (f"{tk}/latest", cann_dir):
+                own = f"{cann_dir}/set_env.sh"
+                installs.append(
+                    _install(ctx, cann_dir, "cann", None, user, own if exists(ctx, own) else None)
+                )
+        latest = f"{tk}/latest"
+        if is_dir(ctx, latest) and not ctx.host.path(latest).is_symlink():
+            owner = _latest_dir_owner(ctx, latest, installs)
+            if owner is not None:
+                links[latest] = realpath(ctx, owner.path) or owner.path
+        for link in (latest, cann_dir):
             if ctx.host.path(link).is_symlink():
                 target = realpath(ctx, link)
                 if target is None:
@@ -174,6 +187,43 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
                 else:
                     links[link] = target
     return installs, links
+
+
+def _latest_dir_owner(ctx: ProbeContext, latest: str, installs: list[CannInstall]) -> CannInstall | None:
+    """The install an ``ascend-toolkit/latest`` *directory* of symlinks points into.
+
+    Some installers make ``latest`` a real directory whose entries (``runtime``, ``compiler``,
+    ``<arch>-linux`` ...) are links into one version's directory, instead of one link. The install
+    most entries point into wins; an unknown target leaves ``latest`` unexplained (None).
+    """
+    counts: dict[str, int] = {}
+    by_path = {inst.path: inst for inst in installs}
+    for name in list_dir(ctx, latest):
+        entry = f"{latest}/{name}"
+        if not ctx.host.path(entry).is_symlink():
+            continue
+        target = realpath(ctx, entry)
+        owner = _owner(installs, ctx, target) if target else None
+        if owner is not None:
+            counts[owner.path] = counts.get(owner.path, 0) + 1
+    if not counts:
+        return None
+    if len(counts) > 1:
+        ctx.issue(
+            "toolkit",
+            "malformed",
+            latest,
+            f"{latest} holds links into {len(counts)} CANN installs: " + ", ".join(sorted(counts)),
+        )
+    return by_path[max(counts, key=lambda p: counts[p])]
+
+
+def _through_links(value: str, links: dict[str, str]) -> str:
+    """A path through a known selector (``.../ascend-toolkit/latest/...``) -> the same path in its target."""
+    for link, target in links.items():
+        if value == link or value.startswith(link + "/"):
+            return target + value[len(link) :]
+    return value
 
 
 def _owner(installs: list[CannInstall], ctx: ProbeContext, target: str) -> CannInstall | None:
@@ -194,7 +244,7 @@ def choose_active(
     for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
         value = ctx.host.getenv(var)
         if value:
-            owner = _owner(installs, ctx, value)
+            owner = _owner(installs, ctx, value) or _owner(installs, ctx, _through_links(value, links))
             if owner is not None:
                 return owner.path, f"{var}={value} points into it (its set_env.sh was sourced)"
     for link, target in links.items():
@@ -253,14 +303,3 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
 
 def arch_dir(inst: CannInstall) -> str:
     return f"{inst.arch or 'x86_64'}-linux"
-
-
-def version_of_path(path: str) -> str | None:
-    """``/usr/local/Ascend/ascend-toolkit/8.3.RC2/...`` -> ``8.3.RC2``; ``.../cann-8.5.0/...`` -> ``8.5.0``."""  # noqa: E501
-    parts = Path(path).parts
-    for i, part in enumerate(parts):
-        if part.startswith("cann-"):
-            return part[len("cann-") :]
-        if part == "ascend-toolkit" and i + 1 < len(parts) and parts[i + 1] != "latest":
-            return parts[i + 1]
-    return None

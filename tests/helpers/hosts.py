@@ -119,6 +119,7 @@ CANN_INSTALL_INFO = "Install_Path=/usr/local/Ascend\nToolkit_InstallPath=/usr/lo
 
 # research §4.3 — (innerversion, compatible_version) per toolkit version
 TOOLKIT_INNER = {
+    "8.0.RC3": ("V100R001C19SPC001B155", "[V100R001C13,V100R001C19],[V100R001C30]"),  # range form
     "8.1.RC1": (
         "V100R001C21SPC001B212",
         "[V100R001C15],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21]",
@@ -143,6 +144,7 @@ TOOLKIT_INNER = {
 # internal component version per toolkit (research §2.4 / §4.5); 8.3.RC2's internal number was not
 # found, so 8.3.RC1's form is used with the RC2 version_dir.
 COMPONENT_VERSION = {
+    "8.0.RC3": "7.5.0.1.129",
     "8.1.RC1": "7.7.0.1.238",
     "8.2.RC1": "8.2.0.0.201",
     "8.3.RC1": "8.3.0.0.201",

@@ -162,7 +162,7 @@ def test_hardware_table_from_the_matrix_cache_is_the_yaml_one(
 
     doc = yaml.safe_load((matrices_dir() / "socs.yaml").read_text(encoding="utf-8"))
     from_yaml = values.validate(soc.Hardware, doc["hardware"])
-    monkeypatch.setattr(matrix, "_SHIPPED", {})
+    monkeypatch.setattr(matrix.loader, "_SHIPPED", {})
     soc._hardware.cache_clear()
     try:
         assert matrix.shipped_if_cached() is None  # cold cache: never validates on its own

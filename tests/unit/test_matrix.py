@@ -311,7 +311,7 @@ def test_many_semantic_errors_compose_the_yaml_once(tmp_path: Path, monkeypatch:
         composed.append(text)
         return real(text)
 
-    monkeypatch.setattr(matrix, "_line_index", counting)
+    monkeypatch.setattr(matrix.loader, "_line_index", counting)
     problems = matrix.check_file(p)
     assert [pr.line for pr in problems] == list(range(5, 25))
     assert {(pr.entry, pr.path, pr.message) for pr in problems} == {

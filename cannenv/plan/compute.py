@@ -1,0 +1,755 @@
+"""``compute_plan(facts, target) -> Plan``: the ordered difference between a host and a stack.
+
+Pure: it reads the facts, the target the doctor chose (:func:`cannenv.checks.stack.choose_target`,
+the one source of truth for "which stack"), the matrix's queries and the installer flags in
+``installers.json`` (research notes §3.2). Order is the vendor's: driver → firmware → reboot →
+CANN toolkit → ops/kernels for the chip → NNAL → Python packages → environment.
+
+Decisions an engineer would make by hand, made the same way here:
+
+* A driver the matrix accepts for the target CANN on this family is left alone, even when the
+  stack pins another build (never downgrade a working driver for a pin).
+* Firmware changes only when it is missing or the driver changes; a firmware step asks for a reboot.
+* Another CANN version is kept side by side by default (``/usr/local/Ascend`` holds several,
+  ``set_env.sh`` selects one); ``cann_policy="replace"`` removes the others *after* the target is
+  installed and re-pointed, so ``latest`` never points at a removed version.
+* ops/kernels and NNAL installers run with the target toolkit's ``set_env.sh`` sourced.
+* The driver needs the ``HwHiAiUser`` account: a step creates it when the facts say it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from cannenv.plan.model import ORDER, Action, Installer, Plan, Step, Verify
+
+if TYPE_CHECKING:
+    from cannenv.checks import Target
+    from cannenv.facts import CannInstall, Facts
+    from cannenv.matrix import Matrix, Stack
+
+CannPolicy = Literal["side-by-side", "replace"]
+
+
+@lru_cache(maxsize=1)
+def installer_rules() -> dict[str, Any]:
+    """``cannenv/plan/installers.json``: flags per component and action, paths, account commands."""
+    data: dict[str, Any] = json.loads((Path(__file__).parent / "installers.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _cann_v(text: str | None) -> Any:
+    from cannenv.checks._util import cann_v
+
+    return cann_v(text)
+
+
+def _same_cann(a: str | None, b: str | None) -> bool:
+    from cannenv.checks._util import same_cann
+
+    return same_cann(a, b)
+
+
+def _matches(key: str, pinned: str | None, actual: str | None) -> bool:
+    from cannenv.errors import CannenvError
+    from cannenv.matrix import component_matches
+
+    if pinned is None or actual is None:
+        return False
+    try:
+        return component_matches(key, pinned, actual)
+    except CannenvError:
+        return False
+
+
+def new_layout(cann: str) -> bool:
+    """CANN >= 8.5 installs into ``cann-<ver>`` (research §3.3)."""
+    v = _cann_v(cann)
+    if v is None:
+        return False
+    try:
+        return bool(v >= _cann_v("8.5.0-beta.1"))
+    except TypeError:
+        return False
+
+
+def install_home(cann: str, base: str | None = None) -> str:
+    """Where CANN ``cann`` lands: ``<base>/cann-<ver>`` (>= 8.5) or ``<base>/ascend-toolkit/<ver>``."""
+    base = base or installer_rules()["base"]
+    return f"{base}/cann-{cann}" if new_layout(cann) else f"{base}/ascend-toolkit/{cann}"
+
+
+def set_env_path(cann: str, base: str | None = None) -> str:
+    """The ``set_env.sh`` that selects CANN ``cann`` once installed (research §3.3, §5.1, §5.2)."""
+    base = base or installer_rules()["base"]
+    return (
+        f"{install_home(cann, base)}/set_env.sh" if new_layout(cann) else f"{base}/ascend-toolkit/set_env.sh"
+    )
+
+
+def _installer(
+    stack: Stack, matrix: Matrix | None, key: str, version: str, family: str, arch: str | None
+) -> tuple[Installer | None, str | None, str | None]:
+    """(installer, package, problem) for a stack component: the stack's own artifact first, else
+    the matrix's file-name pattern for the era."""
+    comp = stack.components.get(key)
+    package = comp.package if comp is not None else None
+    if arch is None:
+        return None, package, f"{key}: the host's architecture is unknown, so the installer file is too"
+    art = stack.artifact(key, arch)
+    file = art.file if art is not None else None
+    if file is None and matrix is not None:
+        from cannenv.errors import CannenvError
+
+        try:
+            name = matrix.installer_file(key, version, family, arch, cann=stack.version("cann"))
+            file, package = name.file, package or name.package
+        except CannenvError as exc:
+            return None, package, f"{key}: {exc.message}"
+    if file is None:
+        return None, package, f"{key}: no installer file known for {version} on {family}/{arch}"
+    archive: Literal["zip"] | None = "zip" if file.endswith(".zip") else None
+    run_file = file[: -len(".zip")] + ".run" if archive else None
+    inst = Installer(
+        file=file,
+        sha256=art.sha256 if art is not None else None,
+        url=art.url if art is not None else None,
+        archive=archive,
+        run_file=run_file,
+    )
+    return inst, package, None
+
+
+def _run_lines(inst: Installer, flags: Sequence[str], *, set_env: str | None = None) -> tuple[str, ...]:
+    """The exact lines that run an installer (unpacking a ``.zip`` first), optionally with the
+    toolkit environment sourced in the same shell."""
+    lines: list[str] = []
+    path = f'"$CANNENV_ARTIFACTS"/{_q(inst.file)}'
+    if inst.archive == "zip":
+        stem = inst.file[: -len(".zip")]
+        out = f'"$CANNENV_ARTIFACTS"/{_q(stem)}'
+        # Python's own zipfile: present wherever the facts bundle ran, unlike unzip(1)
+        lines.append(f"python3 -m zipfile -e {path} {out}")
+        path = f"{out}/{_q(inst.run_file or stem + '.run')}"
+    run = f"bash {path} " + " ".join(_q(f) for f in flags)
+    if set_env:
+        run = f". {_q(set_env)} && {run}"
+    lines.append(run)
+    return tuple(lines)
+
+
+def _flags(component: str, action: str) -> tuple[list[str], tuple[str, ...]]:
+    rules = installer_rules()["flags"][component]
+    flags = rules.get(action) or rules["install"]
+    return list(flags), tuple(rules.get("sources", ()))
+
+
+def _change(have: str | None, want: str, key: str) -> Action:
+    if have is None:
+        return "install"
+    if key in ("cann", "ops", "nnal"):
+        a, b = _cann_v(have), _cann_v(want)
+    else:
+        from cannenv.checks._util import driver_v, pep_v
+
+        parse = driver_v if key in ("driver", "firmware") else pep_v
+        a, b = parse(have), parse(want)
+    try:
+        if a is not None and b is not None and a > b:
+            return "downgrade"
+    except TypeError:
+        pass
+    return "upgrade"
+
+
+def _chip_tag(family: str) -> str | None:
+    from cannenv.errors import CannenvError
+    from cannenv.soc import family_info
+
+    try:
+        return family_info(family).image_chip
+    except (CannenvError, KeyError):
+        return None
+
+
+def compute_plan(
+    facts: Facts,
+    target: Target,
+    *,
+    cann_policy: CannPolicy = "side-by-side",
+    offline: bool = False,
+) -> Plan:
+    """The ordered steps that turn the host of ``facts`` into ``target.stack``.
+
+    ``offline``: the Python packages step installs wheels from ``$CANNENV_ARTIFACTS`` with
+    ``--no-index`` (what ``cannenv provision`` runs) instead of from the package index.
+    """
+    stack = target.stack
+    if stack is None:
+        return Plan(
+            host=facts.hostname,
+            target_reason=target.choice.reason,
+            family=target.family,
+            arch=facts.os.arch,
+            cann_policy=cann_policy,
+            offline=offline,
+            problems=(f"no target stack: {target.choice.reason or 'none chosen'}",),
+        )
+    b = _Builder(facts, target, stack, cann_policy, offline)
+    b.build()
+    return Plan(
+        host=facts.hostname,
+        stack=stack.id,
+        target_reason=target.choice.reason,
+        family=b.family,
+        arch=b.arch,
+        cann_policy=cann_policy,
+        offline=offline,
+        steps=b.numbered(),
+        problems=tuple(b.problems),
+    )
+
+
+class _Builder:
+    def __init__(self, facts: Facts, target: Target, stack: Stack, policy: CannPolicy, offline: bool) -> None:
+        self.facts, self.target, self.stack, self.policy, self.offline = facts, target, stack, policy, offline
+        self.matrix = target.matrix
+        self.family: str = target.family or stack.family
+        arch = facts.os.arch
+        if arch is None and len(stack.arches) == 1:
+            arch = stack.arches[0]
+        self.arch: str | None = arch
+        self.steps: list[Step] = []
+        self.problems: list[str] = []
+        self.base: str = installer_rules()["base"]
+        self.cann_want = stack.version("cann")
+        self.cann_changes = False
+        self.driver_changes = False
+
+    # -- helpers -------------------------------------------------------------------------------
+    def add(self, step: Step) -> None:
+        self.steps.append(step)
+
+    def numbered(self) -> tuple[Step, ...]:
+        from dataclasses import replace
+
+        out, n = [], 0
+        for s in self.steps:
+            if s.acts:
+                n += 1
+                out.append(replace(s, index=n))
+            else:
+                out.append(replace(s, index=0))
+        return tuple(out)
+
+    def installer(self, key: str, version: str) -> tuple[Installer | None, str | None]:
+        inst, package, problem = _installer(self.stack, self.matrix, key, version, self.family, self.arch)
+        if problem:
+            self.problems.append(problem)
+        return inst, package
+
+    def sources(self, key: str) -> tuple[str, ...]:
+        comp = self.stack.components.get(key)
+        return tuple(comp.sources) if comp is not None else ()
+
+    # -- the steps, in order ---------------------------------------------------------------------
+    def build(self) -> None:
+        driver = self.driver()
+        self.account(driver)
+        self.add(driver)
+        self.firmware()
+        self.cann()
+        self.ops()
+        self.nnal()
+        self.python()
+        self.environment()
+        self.steps.sort(key=lambda s: _RANK[s.component])
+
+    def account(self, driver: Step) -> None:
+        rules = installer_rules()["account"]
+        os_ = self.facts.os
+        ok = os_.hwhiaiuser_user and os_.hwhiaiuser_group
+        if ok or not driver.acts:
+            why = "exists" if ok else "not needed: the driver is left as it is"
+            self.add(
+                Step(index=0, component="account", action="leave", summary=f"{rules['user']} account {why}")
+            )
+            return
+        self.add(
+            Step(
+                index=0,
+                component="account",
+                action="install",
+                summary=f"create the {rules['user']} user and group (the driver's services run as it)",
+                commands=tuple(rules["commands"]),
+                verify=(Verify(fact="os.hwhiaiuser_user", expect="true"),),
+                sources=tuple(rules["sources"]),
+            )
+        )
+
+    def driver(self) -> Step:
+        want = self.stack.version("driver")
+        have = self.facts.driver.version if self.facts.driver else None
+        if want is None:
+            return Step(index=0, component="driver", action="leave", summary="the stack pins no driver")
+        if self.facts.container.in_container:
+            return Step(
+                index=0,
+                component="driver",
+                action="leave",
+                summary=f"in a container the driver ({have or 'none mounted'}) comes from the host: "
+                "plan the host itself for the driver and firmware",
+                version_from=have,
+            )
+        if have is not None and _matches("driver", want, have):
+            return Step(
+                index=0,
+                component="driver",
+                action="leave",
+                summary=f"driver {have} is the stack's",
+                version_from=have,
+                version_to=want,
+            )
+        if have is not None and self.cann_want and self.matrix is not None:
+            req = _driver_requirement(self.matrix, self.cann_want, self.family)
+            if req is not None and req.accepts(have):
+                return Step(
+                    index=0,
+                    component="driver",
+                    action="leave",
+                    summary=f"driver {have} is accepted for CANN {self.cann_want} on {self.family} "
+                    f"(needs {req.range}); the stack's {want} is not required",
+                    version_from=have,
+                    version_to=have,
+                    sources=req.sources,
+                )
+        action = _change(have, want, "driver")
+        inst, package = self.installer("driver", want)
+        flags, srcs = _flags("driver", "install" if action == "install" else "upgrade")
+        self.driver_changes = True
+        pre = ("the HwHiAiUser user and group exist",)
+        if have is None:
+            summary = f"install the NPU driver {want}"
+        else:
+            summary = f"{action} the NPU driver {have} → {want} (not accepted for CANN {self.cann_want})"
+        return Step(
+            index=0,
+            component="driver",
+            action=action,
+            summary=summary,
+            version_from=have,
+            version_to=want,
+            package=package,
+            installers=(inst,) if inst else (),
+            commands=_run_lines(inst, flags) if inst else (),
+            preconditions=pre,
+            verify=(Verify(fact="driver.version", expect=want),),
+            sources=srcs + self.sources("driver"),
+        )
+
+    def firmware(self) -> None:
+        want = self.stack.version("firmware")
+        have = self.facts.firmware.version if self.facts.firmware else None
+        if want is None or self.facts.container.in_container:
+            why = (
+                "the stack pins no firmware" if want is None else "in a container the firmware is the host's"
+            )
+            self.add(Step(index=0, component="firmware", action="leave", summary=why))
+            return
+        if have is not None and (_matches("firmware", want, have) or not self.driver_changes):
+            why = "is the stack's" if _matches("firmware", want, have) else "kept: the driver is kept"
+            self.add(
+                Step(
+                    index=0,
+                    component="firmware",
+                    action="leave",
+                    summary=f"firmware {have} {why}",
+                    version_from=have,
+                    version_to=have,
+                )
+            )
+            return
+        action = _change(have, want, "firmware")
+        inst, package = self.installer("firmware", want)
+        flags, srcs = _flags("firmware", "install" if action == "install" else "upgrade")
+        self.add(
+            Step(
+                index=0,
+                component="firmware",
+                action=action,
+                summary=f"{action} the NPU firmware " + (f"{have} → {want}" if have else want),
+                version_from=have,
+                version_to=want,
+                package=package,
+                installers=(inst,) if inst else (),
+                commands=_run_lines(inst, flags) if inst else (),
+                preconditions=("the NPU driver is installed",),
+                reboot=True,
+                verify=(Verify(fact="firmware.version", expect=want),),
+                sources=srcs + self.sources("firmware"),
+            )
+        )
+        self.add(
+            Step(
+                index=0,
+                component="reboot",
+                action="reboot",
+                summary="restart the host: new firmware takes effect only after a reboot",
+                reboot=True,
+            )
+        )
+
+    def _target_install(self) -> CannInstall | None:
+        for inst in self.facts.cann.installs:
+            if _same_cann(inst.version, self.cann_want):
+                return inst
+        return None
+
+    def cann(self) -> None:
+        want = self.cann_want
+        if want is None:
+            self.add(
+                Step(index=0, component="cann", action="leave", summary="the stack pins no CANN toolkit")
+            )
+            return
+        active = self.facts.cann.active_install()
+        present = self._target_install()
+        others = [i for i in self.facts.cann.installs if i is not present]
+        if present is not None:
+            why = "is active" if active is present else "is installed (the environment step selects it)"
+            self.add(
+                Step(
+                    index=0,
+                    component="cann",
+                    action="leave",
+                    summary=f"CANN toolkit {want} at {present.path} {why}",
+                    version_from=present.version,
+                    version_to=want,
+                )
+            )
+        else:
+            have = active.version if active else (others[-1].version if others else None)
+            action = _change(have, want, "cann")
+            inst, package = self.installer("cann", want)
+            flags, srcs = _flags("cann", "install")
+            self.cann_changes = True
+            keep = (
+                f"; CANN {', '.join(i.version or i.path for i in others)} stays side by side"
+                if others and self.policy == "side-by-side"
+                else ""
+            )
+            self.add(
+                Step(
+                    index=0,
+                    component="cann",
+                    action=action,
+                    summary=f"{action} the CANN toolkit "
+                    + (f"{have} → {want}" if have else want)
+                    + f" into {install_home(want, self.base)}{keep}",
+                    version_from=have,
+                    version_to=want,
+                    package=package or "Ascend-cann-toolkit",
+                    installers=(inst,) if inst else (),
+                    commands=_run_lines(inst, flags) if inst else (),
+                    verify=(Verify(fact="cann.installs[].version", expect=want),),
+                    sources=srcs + self.sources("cann"),
+                )
+            )
+        if self.policy == "replace":
+            for old in others:
+                self.remove_cann(old, want)
+
+    def remove_cann(self, old: CannInstall, want: str) -> None:
+        arch = old.arch or self.arch or "$(uname -m)"
+        script = installer_rules()["uninstall"]["cann"].format(path=old.path, arch=arch)
+        latest = f"{self.base}/ascend-toolkit/latest"
+        guard = (
+            f'[ "$(readlink -f {_q(latest)})" != "$(readlink -f {_q(old.path)})" ] '
+            f'|| {{ echo "refusing: {latest} still points at {old.path}" >&2; exit 1; }}'
+        )
+        self.add(
+            Step(
+                index=0,
+                component="cann",
+                action="remove",
+                summary=f"remove CANN {old.version or '?'} at {old.path} (replaced by {want}; "
+                f"{latest} already points at {want})",
+                version_from=old.version,
+                commands=(guard, f"bash {_q(script)} --quiet"),
+                preconditions=(f"CANN {want} is installed and {latest} points at it",),
+                verify=(Verify(fact="cann.installs[].version", expect=f"not {old.version}"),),
+            )
+        )
+
+    def ops(self) -> None:
+        want = self.stack.version("ops")
+        if want is None:
+            self.add(
+                Step(
+                    index=0, component="ops", action="leave", summary="the stack pins no ops/kernels package"
+                )
+            )
+            return
+        chip = _chip_tag(self.family)
+        present = self._target_install()
+        have_pkg = None
+        if present is not None and not self.cann_changes:
+            for pkg in present.ops:
+                ver = pkg.version_dir or pkg.version
+                if _same_cann(ver, want) and (chip is None or chip in pkg.chips):
+                    have_pkg = pkg
+                    break
+        if have_pkg is not None:
+            self.add(
+                Step(
+                    index=0,
+                    component="ops",
+                    action="leave",
+                    summary=f"ops/kernels {want} for {chip or self.family} present",
+                    version_from=want,
+                    version_to=want,
+                )
+            )
+            return
+        others = [p for p in (present.ops if present is not None else ())]
+        have = None
+        if others:
+            have = others[0].version_dir or others[0].version
+        inst, package = self.installer("ops", want)
+        flags, srcs = _flags("ops", "install")
+        set_env = set_env_path(self.cann_want or want, self.base)
+        wrong = ""
+        if others and chip and not any(chip in p.chips for p in others):
+            wrong = f" (the installed one is for {', '.join(c for p in others for c in p.chips) or '?'})"
+        self.add(
+            Step(
+                index=0,
+                component="ops",
+                action="install" if have is None or wrong else _change(have, want, "ops"),
+                summary=f"install the {chip or self.family} ops/kernels package {want}{wrong}",
+                version_from=have,
+                version_to=want,
+                package=package,
+                installers=(inst,) if inst else (),
+                commands=_run_lines(inst, flags, set_env=set_env) if inst else (),
+                preconditions=(f"CANN toolkit {self.cann_want} installed", f"{set_env} sourced"),
+                verify=(Verify(fact="cann.active.ops[].chips", expect=chip or self.family),),
+                sources=srcs + self.sources("ops"),
+            )
+        )
+
+    def nnal(self) -> None:
+        want = self.stack.version("nnal")
+        if want is None:
+            self.add(Step(index=0, component="nnal", action="leave", summary="the stack pins no NNAL"))
+            return
+        nn = self.facts.cann.nnal
+        have = nn.version if nn else None
+        if have is not None and _same_cann(have, want):
+            self.add(
+                Step(
+                    index=0,
+                    component="nnal",
+                    action="leave",
+                    summary=f"NNAL {have} present",
+                    version_from=have,
+                )
+            )
+            return
+        inst, package = self.installer("nnal", want)
+        flags, srcs = _flags("nnal", "install")
+        set_env = set_env_path(self.cann_want or want, self.base)
+        action = _change(have, want, "nnal")
+        self.add(
+            Step(
+                index=0,
+                component="nnal",
+                action=action,
+                summary=f"{action} NNAL (ATB) " + (f"{have} → {want}" if have else want),
+                version_from=have,
+                version_to=want,
+                package=package or "Ascend-cann-nnal",
+                installers=(inst,) if inst else (),
+                commands=_run_lines(inst, flags, set_env=set_env) if inst else (),
+                preconditions=(f"CANN toolkit {self.cann_want} installed", f"{set_env} sourced"),
+                verify=(Verify(fact="cann.nnal.version", expect=want),),
+                sources=srcs + self.sources("nnal"),
+            )
+        )
+
+    def python(self) -> None:
+        from cannenv.matrix import same_python_line
+
+        want = self.stack.version("python")
+        py = self.facts.python
+        if want is None:
+            self.add(Step(index=0, component="python", action="leave", summary="the stack pins no Python"))
+            return
+        if py.version and same_python_line(want, py.version):
+            self.add(
+                Step(
+                    index=0,
+                    component="python",
+                    action="leave",
+                    summary=f"Python {py.version} is the stack's line",
+                    version_from=py.version,
+                )
+            )
+            return
+        self.add(
+            Step(
+                index=0,
+                component="python",
+                action="install" if py.version is None else "upgrade",
+                summary=f"provide Python {want} (found {py.version or 'none'}): cannenv does not install "
+                "interpreters; use the OS package or a venv/conda of that version, then plan again",
+                version_from=py.version,
+                version_to=want,
+                manual=True,
+                verify=(Verify(fact="python.version", expect=want),),
+            )
+        )
+
+    def python_packages(self) -> tuple[list[str], list[str]]:
+        want: list[str] = []
+        have: list[str] = []
+        pkgs = self.facts.python.packages
+        for key, dist in (("torch", "torch"), ("torch_npu", "torch-npu")):
+            v = self.stack.version(key)
+            if v is None:
+                continue
+            got = pkgs.get(dist)
+            got = got.split("+")[0] if got else None
+            if not _matches(key, v, got):
+                want.append(f"{dist}=={v}")
+                have.append(f"{dist} {got or 'absent'}")
+        return want, have
+
+    def python_interpreter(self) -> str:
+        py = self.facts.python
+        if py.source == "interpreter" and py.interpreter:
+            return py.interpreter
+        return "python3"
+
+    def environment(self) -> None:
+        self.python_step()
+        want = self.cann_want
+        if want is None:
+            self.add(Step(index=0, component="environment", action="leave", summary="no CANN to select"))
+            return
+        present = self._target_install()
+        home = present.path if present is not None else install_home(want, self.base)
+        latest = f"{self.base}/ascend-toolkit/latest"
+        links = self.facts.cann.links
+        env = self.facts.env.vars
+        current = env.get("ASCEND_HOME_PATH") or env.get("ASCEND_TOOLKIT_HOME")
+        selects = current is not None and (
+            current.rstrip("/") == home or links.get(current.rstrip("/")) == home
+        )
+        latest_ok = links.get(latest) == home
+        if not self.cann_changes and selects and latest_ok:
+            self.add(
+                Step(
+                    index=0,
+                    component="environment",
+                    action="leave",
+                    summary=f"a login shell selects CANN {want} ({current})",
+                )
+            )
+            return
+        rules = installer_rules()
+        set_env = set_env_path(want, self.base)
+        profile = rules["profile"]
+        target = f"../cann-{want}" if new_layout(want) else want
+        lines = [f"ln -sfn {_q(target)} {_q(latest)}"]
+        if new_layout(want):
+            lines.append(f"ln -sfn {_q('cann-' + want)} {_q(self.base + '/cann')}")
+        body = ["# written by cannenv (install plan for stack " + self.stack.id + ")", f". {set_env}"]
+        if self.stack.version("nnal"):
+            nnal_env = f"{self.base}/nnal/atb/set_env.sh"
+            body.append(f"if [ -f {nnal_env} ]; then . {nnal_env}; fi")
+        lines.append("printf '%s\\n' " + " ".join(_q(b) for b in body) + f" > {_q(profile)}")
+        why = []
+        if not latest_ok:
+            why.append(f"{latest} → {links.get(latest) or 'absent'}")
+        if not selects:
+            why.append(f"login shells select {current or 'no CANN'}")
+        self.add(
+            Step(
+                index=0,
+                component="environment",
+                action="install",
+                summary=f"select CANN {want} for login shells ({'; '.join(why) or 'the toolkit changed'})",
+                commands=tuple(lines),
+                preconditions=(f"CANN toolkit {want} installed",),
+                verify=(Verify(fact="env.vars.ASCEND_HOME_PATH", expect=home),),
+            )
+        )
+
+    def python_step(self) -> None:
+        want, have = self.python_packages()
+        if not want:
+            self.add(
+                Step(
+                    index=0,
+                    component="python-packages",
+                    action="leave",
+                    summary="torch and torch_npu are the stack's"
+                    if self.stack.version("torch_npu")
+                    else "none pinned",
+                )
+            )
+            return
+        py = self.python_interpreter()
+        rules = installer_rules()
+        reqs = " ".join(_q(w) for w in want)
+        if self.offline:
+            lines: tuple[str, ...] = (
+                f'{_q(py)} -m pip install --no-index --find-links "$CANNENV_ARTIFACTS" {reqs}',
+            )
+        else:
+            torch = [w for w in want if w.startswith("torch==")]
+            rest = [w for w in want if not w.startswith("torch==")]
+            out = []
+            if torch:
+                out.append(f"{_q(py)} -m pip install {_q(torch[0])} --index-url {rules['torch_index']}")
+            if rest:
+                out.append(f"{_q(py)} -m pip install " + " ".join(_q(w) for w in rest))
+            lines = tuple(out)
+        verify = tuple(
+            Verify(fact=f"python.packages.{w.split('==')[0]}", expect=w.split("==")[1]) for w in want
+        )
+        self.add(
+            Step(
+                index=0,
+                component="python-packages",
+                action="install" if all(h.endswith("absent") for h in have) else "upgrade",
+                summary=f"pip install {' '.join(want)} (now: {', '.join(have)}); torch is the CPU build",
+                version_to=" ".join(want),
+                commands=lines,
+                preconditions=(f"{py} has pip",),
+                verify=verify,
+                sources=self.sources("torch_npu") + self.sources("torch"),
+            )
+        )
+
+
+def _driver_requirement(matrix: Matrix, cann: str, family: str) -> Any:
+    from cannenv.errors import CannenvError
+
+    try:
+        return matrix.driver_requirement(cann, family)
+    except CannenvError:
+        return None
+
+
+_RANK = {c: i for i, c in enumerate(ORDER)}

@@ -1,0 +1,94 @@
+"""Plans as text: a table for people, and a shell script to review (cannenv never runs it)."""
+
+from __future__ import annotations
+
+import shlex
+
+from cannenv.plan.model import Plan, Step
+
+
+def _digest(sha: str | None) -> str:
+    return f"sha256 {sha}" if sha else "sha256 NOT PINNED (verify the download yourself)"
+
+
+def render_text(plan: Plan, *, verbose: bool = False) -> str:
+    """The human view: the target, then every step that does something, with what to check after."""
+    out = [
+        f"plan for {plan.host or 'this host'}: stack {plan.stack or '-'}"
+        + (f" ({plan.family}, {plan.arch})" if plan.family or plan.arch else ""),
+    ]
+    if plan.target_reason:
+        out.append(f"  target: {plan.target_reason}")
+    out.append(f"  other CANN versions: {plan.cann_policy}")
+    for p in plan.problems:
+        out.append(f"  problem: {p}")
+    if plan.empty:
+        out.append("nothing to do: the host already has the stack")
+        return "\n".join(out) + "\n"
+    for s in plan.steps:
+        if not s.acts:
+            if verbose:
+                out.append(f"   -  {s.component:<15} leave    {s.summary}")
+            continue
+        out.append(f"  {s.index:>2}. {s.component:<15} {s.action:<8} {s.summary}")
+        for inst in s.installers:
+            inner = f" (holds {inst.run_file})" if inst.run_file else ""
+            out.append(f"        file   {inst.file}{inner}  {_digest(inst.sha256)}")
+        for pre in s.preconditions:
+            out.append(f"        needs  {pre}")
+        for line in s.commands:
+            out.append(f"        run    {line}")
+        if s.manual:
+            out.append("        MANUAL a person must do this step")
+        for v in s.verify:
+            out.append(f"        check  {v.fact} = {v.expect}")
+        if s.reboot and s.action != "reboot":
+            out.append("        then   reboot")
+    n = len(plan.actions)
+    out.append(f"{n} step{'s' if n != 1 else ''}" + (" (reboot required)" if plan.reboot_required else ""))
+    return "\n".join(out) + "\n"
+
+
+def _step_block(s: Step) -> list[str]:
+    lines = [f"# --- step {s.index}: {s.component} {s.action}: {s.summary}"]
+    for inst in s.installers:
+        lines.append(f"# file {inst.file}: {_digest(inst.sha256)}" + (f" ({inst.url})" if inst.url else ""))
+        if inst.sha256:
+            check = shlex.quote(f"{inst.sha256}  {inst.file}")
+            lines.append(f'echo {check} | (cd "$CANNENV_ARTIFACTS" && sha256sum -c -)')
+    for pre in s.preconditions:
+        lines.append(f"# needs: {pre}")
+    if s.manual:
+        lines.append(f"echo {shlex.quote('MANUAL STEP: ' + s.summary)} >&2; exit 1")
+    elif s.action == "reboot":
+        lines.append("echo 'reboot required: reboot, then plan again (cannenv plan --shell)' >&2; exit 3")
+    else:
+        lines.extend(s.commands)
+    for v in s.verify:
+        lines.append(f"# then `cannenv facts --json`: {v.fact} = {v.expect}")
+    return lines
+
+
+def render_shell(plan: Plan) -> str:
+    """A bash script of the plan, for a person to read and run; cannenv itself never runs it."""
+    head = [
+        "#!/usr/bin/env bash",
+        f"# cannenv install plan for {plan.host or 'this host'} -> stack {plan.stack or '-'}",
+        "# Review before running as root. cannenv never runs this script itself.",
+        "# Put the installers named below in one folder and point CANNENV_ARTIFACTS at it.",
+        "set -euo pipefail",
+        'CANNENV_ARTIFACTS="${CANNENV_ARTIFACTS:-$PWD}"',
+    ]
+    for p in plan.problems:
+        head.append(f"# PROBLEM: {p}")
+    if plan.empty:
+        head.append("# nothing to do: the host already has the stack")
+        head.append("exit 0")
+        return "\n".join(head) + "\n"
+    body: list[str] = []
+    for s in plan.actions:
+        body.append("")
+        body.extend(_step_block(s))
+    body.append("")
+    body.append("echo 'plan done: check with `cannenv doctor`'")
+    return "\n".join(head + body) + "\n"

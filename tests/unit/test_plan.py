@@ -1,0 +1,324 @@
+"""Install plans (cannenv.plan): one test per example host, the plan an engineer would write by hand.
+
+The target is the doctor's own choice (choose_target), so the plan and the doctor agree on "what
+this host needs". Where the matrix decides (is the installed driver accepted for the target
+CANN?) the test asks the matrix the same question instead of hard-coding today's data.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from cannenv import matrix as matrix_mod
+from cannenv.checks import Target
+from cannenv.checks.stack import choose_target
+from cannenv.commands.doctor import read_env_file
+from cannenv.facts import Facts
+from cannenv.host import Host
+from cannenv.plan import ORDER, Plan, compute_plan, render_shell, render_text
+from cannenv.probes import collect
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hosts"
+
+
+@pytest.fixture(scope="module")
+def m() -> matrix_mod.Matrix:
+    return matrix_mod.load()
+
+
+def facts_of(name: str) -> Facts:
+    d = EXAMPLES / name
+    env = read_env_file(str(d / "host.env")) if (d / "host.env").exists() else {}
+    return collect(Host((d / "tree").resolve(), env, True, 5.0), python=None, site_packages=())
+
+
+def plan_of(name: str, m: matrix_mod.Matrix, stack: str | None = None, **kw: object) -> tuple[Plan, Target]:
+    facts = facts_of(name)
+    target = choose_target(facts, m, stack_id=stack)
+    return compute_plan(facts, target, **kw), target  # type: ignore[arg-type]
+
+
+def acts(plan: Plan) -> list[tuple[str, str]]:
+    return [(s.component, s.action) for s in plan.actions]
+
+
+def step(plan: Plan, component: str):  # type: ignore[no-untyped-def]
+    return next(s for s in plan.steps if s.component == component and s.acts)
+
+
+def driver_accepted(m: matrix_mod.Matrix, target: Target, driver: str) -> bool:
+    assert target.stack is not None
+    req = m.driver_requirement(target.stack.version("cann") or "", target.family or target.stack.family)
+    return req is not None and req.accepts(driver)
+
+
+def assert_ordered(plan: Plan) -> None:
+    rank = [ORDER.index(s.component) for s in plan.steps]
+    assert rank == sorted(rank)
+    assert [s.index for s in plan.actions] == list(range(1, len(plan.actions) + 1))
+
+
+# -- one test per example host -------------------------------------------------------------------
+
+
+def test_a2_cann85_new_layout_healthy_has_nothing_to_do(m: matrix_mod.Matrix) -> None:
+    plan, _ = plan_of("a2-cann8.5-new-layout", m)
+    assert plan.stack == "a2-cann8.5.0-torch2.8.0-py3.11"
+    assert plan.empty and not plan.actions and not plan.reboot_required
+    assert "nothing to do" in render_text(plan)
+
+
+def test_broken_torch_npu_vs_cann_only_fixes_python_side_and_nnal(m: matrix_mod.Matrix) -> None:
+    plan, _ = plan_of("broken-torch-npu-vs-cann", m)
+    assert plan.stack == "a2-cann8.5.0-torch2.8.0-py3.11"
+    # the stack pins NNAL 8.5.0, which this host lacks; torch stays (2.8.0 is right), torch_npu moves
+    assert acts(plan) == [("nnal", "install"), ("python-packages", "upgrade")]
+    pkgs = step(plan, "python-packages")
+    assert pkgs.commands == ("python3 -m pip install torch-npu==2.8.0.post2",)
+    nnal = step(plan, "nnal")
+    assert nnal.commands[-1].startswith(". /usr/local/Ascend/cann-8.5.0/set_env.sh && bash ")
+    assert nnal.installers[0].file == "Ascend-cann-nnal_8.5.0_linux-aarch64.run"
+    assert_ordered(plan)
+
+
+def test_bare_host_to_a_stack_gets_everything_in_vendor_order(m: matrix_mod.Matrix) -> None:
+    plan, _ = plan_of("bare-no-ascend", m, stack="a2-cann8.5.0-torch2.8.0-py3.11")
+    comps = [c for c, _ in acts(plan)]
+    assert comps == [
+        "account",
+        "driver",
+        "cann",
+        "ops",
+        "nnal",
+        "python",
+        "python-packages",
+        "environment",
+    ]
+    assert all(a == "install" for _, a in acts(plan))
+    driver = step(plan, "driver")
+    assert driver.installers[0].file == "Ascend-hdk-910b-npu-driver_25.5.1_linux-aarch64.run"
+    assert "--full" in driver.commands[0] and "--install-for-all" in driver.commands[0]
+    assert driver.preconditions == ("the HwHiAiUser user and group exist",)
+    assert step(plan, "ops").installers[0].file == "Ascend-cann-910b-ops_8.5.0_linux-aarch64.run"
+    assert step(plan, "python").manual  # no Python in the tree: a person provides one
+    env = step(plan, "environment")
+    assert "ln -sfn ../cann-8.5.0 /usr/local/Ascend/ascend-toolkit/latest" in env.commands
+    assert [v.expect for v in env.verify] == ["/usr/local/Ascend/cann-8.5.0"]
+    assert_ordered(plan)
+
+
+def test_a3_cann83_upgrade_keeps_83_side_by_side_and_moves_latest(m: matrix_mod.Matrix) -> None:
+    plan, target = plan_of("a3-cann8.3", m)
+    assert plan.stack == "a3-cann8.5.0-torch2.7.1-py3.11"
+    expected = [("cann", "upgrade"), ("ops", "install"), ("nnal", "install"), ("python-packages", "upgrade")]
+    expected.append(("environment", "install"))
+    if not driver_accepted(m, target, "25.2.1"):
+        expected.insert(0, ("driver", "upgrade"))
+    assert acts(plan) == expected
+    assert "8.3.RC2 stays side by side" in step(plan, "cann").summary
+    assert step(plan, "ops").installers[0].file == "Ascend-cann-A3-ops_8.5.0_linux-aarch64.run"
+    assert not any(s.action == "remove" for s in plan.steps)
+
+
+def test_a3_cann83_replace_removes_the_old_cann_after_the_new_one(m: matrix_mod.Matrix) -> None:
+    plan, _ = plan_of("a3-cann8.3", m, cann_policy="replace")
+    order = [(s.component, s.action) for s in plan.actions]
+    assert order.index(("cann", "upgrade")) < order.index(("cann", "remove"))
+    rm = next(s for s in plan.actions if s.action == "remove")
+    assert rm.version_from == "8.3.RC2"
+    # a guard refuses to remove the version `latest` still points at
+    assert "readlink -f /usr/local/Ascend/ascend-toolkit/latest" in rm.commands[0]
+    assert (
+        rm.commands[1]
+        == "bash /usr/local/Ascend/ascend-toolkit/8.3.RC2/aarch64-linux/script/uninstall.sh --quiet"
+    )
+
+
+def _old_layout_case(name: str, m: matrix_mod.Matrix, *, env_selected: bool = True) -> Plan:
+    plan, target = plan_of(name, m)
+    assert plan.stack == "a2-cann8.3.rc1-torch2.7.1-py3.11"  # the doctor's nearest stack
+    expected = [("cann", "downgrade"), ("ops", "install"), ("nnal", "install"), ("environment", "install")]
+    facts = facts_of(name)
+    if not facts.container.in_container and not driver_accepted(m, target, facts.driver.version or ""):  # type: ignore[union-attr]
+        expected.insert(0, ("driver", "upgrade"))
+    assert acts(plan) == expected
+    cann = step(plan, "cann")
+    assert cann.installers[0].file == "Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run"
+    assert cann.commands == (
+        'bash "$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run '
+        "--install --install-for-all --quiet",
+    )
+    ops = step(plan, "ops")
+    assert ops.installers[0].file == "Ascend-cann-kernels-910b_8.3.RC1_linux-aarch64.run"
+    assert ops.commands[0].startswith(". /usr/local/Ascend/ascend-toolkit/set_env.sh && ")
+    env = step(plan, "environment")
+    assert env.commands[0] == "ln -sfn 8.3.RC1 /usr/local/Ascend/ascend-toolkit/latest"
+    assert_ordered(plan)
+    return plan
+
+
+def test_a2_cann83_old_layout(m: matrix_mod.Matrix) -> None:
+    _old_layout_case("a2-cann8.3-old-layout", m)
+
+
+def test_broken_env_not_sourced(m: matrix_mod.Matrix) -> None:
+    plan = _old_layout_case("broken-env-not-sourced", m)
+    assert "login shells select no CANN" in step(plan, "environment").summary
+
+
+def test_broken_kernels_wrong_chip(m: matrix_mod.Matrix) -> None:
+    plan = _old_layout_case("broken-kernels-wrong-chip", m)
+    assert "910b" in step(plan, "ops").summary
+
+
+def test_broken_two_cann_mixed_keeps_both_old_ones(m: matrix_mod.Matrix) -> None:
+    plan = _old_layout_case("broken-two-cann-mixed", m)
+    assert "8.2.RC1, 8.3.RC2 stays side by side" in step(plan, "cann").summary
+
+
+def test_container_with_mounts_never_touches_the_driver(m: matrix_mod.Matrix) -> None:
+    plan = _old_layout_case("container-with-mounts", m)
+    assert not any(s.component in ("driver", "firmware", "account") for s in plan.actions)
+
+
+def test_broken_container_no_mounts_never_installs_a_driver_in_the_container(m: matrix_mod.Matrix) -> None:
+    plan = _old_layout_case("broken-container-no-mounts", m)
+    drv = next(s for s in plan.steps if s.component == "driver")
+    assert drv.action == "leave" and "comes from the host" in drv.summary
+
+
+def test_broken_driver_too_old_upgrades_the_driver_first(m: matrix_mod.Matrix) -> None:
+    plan, _ = plan_of("broken-driver-too-old", m)
+    assert plan.stack == "a2-cann8.2.rc1-torch2.6.0-py3.11"
+    assert acts(plan) == [("driver", "upgrade"), ("nnal", "install")]
+    drv = step(plan, "driver")
+    assert drv.version_from == "24.1.rc2.2" and drv.version_to == "25.0.rc1.1"
+    assert drv.installers[0].file == "Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run"
+    assert "--upgrade" in drv.commands[0]
+    assert [(v.fact, v.expect) for v in drv.verify] == [("driver.version", "25.0.rc1.1")]
+
+
+def test_310p_patch_driver_is_left_alone(m: matrix_mod.Matrix) -> None:
+    plan, target = plan_of("310p-cann8.1", m)
+    assert plan.stack == "310p-cann8.1.rc1-torch2.5.1-py3.10"
+    drv = next(s for s in plan.steps if s.component == "driver")
+    # 24.1.rc2.2 is a patch of the pinned 24.1.rc2: an engineer keeps it when the matrix accepts it
+    assert drv.acts == (not driver_accepted(m, target, "24.1.rc2.2"))
+    assert ("cann", "install") not in acts(plan) and ("ops", "install") not in acts(plan)
+    assert acts(plan)[-1] == ("nnal", "install")
+
+
+# -- properties of plans ---------------------------------------------------------------------------
+
+
+def test_zip_packages_are_unpacked_with_python_then_run(m: matrix_mod.Matrix) -> None:
+    facts = facts_of("bare-no-ascend")
+    target = choose_target(facts, m, stack_id="a2-cann8.5.0-torch2.8.0-py3.11")
+    assert target.stack is not None
+    comps = dict(target.stack.components)
+    cann = comps["cann"]
+    art = replace(
+        cann.artifacts["aarch64"], file="Ascend-cann-toolkit_8.5.0_linux-aarch64.zip", sha256="ab" * 32
+    )
+    comps["cann"] = replace(cann, artifacts={**cann.artifacts, "aarch64": art})
+    target = replace(target, stack=replace(target.stack, components=comps))
+    s = step(compute_plan(facts, target), "cann")
+    inst = s.installers[0]
+    assert (inst.archive, inst.run_file, inst.sha256) == (
+        "zip",
+        "Ascend-cann-toolkit_8.5.0_linux-aarch64.run",
+        "ab" * 32,
+    )
+    assert s.commands == (
+        'python3 -m zipfile -e "$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.5.0_linux-aarch64.zip '
+        '"$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.5.0_linux-aarch64',
+        'bash "$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.5.0_linux-aarch64/'
+        "Ascend-cann-toolkit_8.5.0_linux-aarch64.run --install --install-for-all --quiet",
+    )
+
+
+def test_offline_python_step_uses_the_artifacts_folder(m: matrix_mod.Matrix) -> None:
+    plan, _ = plan_of("broken-torch-npu-vs-cann", m, offline=True)
+    assert step(plan, "python-packages").commands == (
+        'python3 -m pip install --no-index --find-links "$CANNENV_ARTIFACTS" torch-npu==2.8.0.post2',
+    )
+
+
+def test_json_round_trip_and_shell_is_valid_bash(m: matrix_mod.Matrix, tmp_path: Path) -> None:
+    plan, _ = plan_of("bare-no-ascend", m, stack="a2-cann8.5.0-torch2.8.0-py3.11")
+    assert Plan.from_json(plan.to_json()) == plan
+    script = tmp_path / "plan.sh"
+    script.write_text(render_shell(plan))
+    assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
+    text = script.read_text()
+    assert text.index("step 1: account") < text.index("step 2: driver") < text.index("cann install")
+
+
+def test_no_target_is_a_problem_not_an_empty_plan(m: matrix_mod.Matrix) -> None:
+    plan, _ = plan_of("bare-no-ascend", m)
+    assert plan.stack is None and plan.problems and not plan.empty
+
+
+# -- the commands ------------------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    """Run the CLI's real boundary (cannenv.cli.main: error → exit code) in this process."""
+    res = CliRunner().invoke(_Main(), list(args))
+    return res.exit_code, res.output
+
+
+class _Main(click.Command):
+    def __init__(self) -> None:
+        super().__init__("cannenv")
+
+    def main(self, args: list[str] | None = None, *a: object, **kw: object) -> None:  # type: ignore[override]
+        from cannenv.cli import main
+
+        main(list(args or []))
+
+
+def _host_args(name: str) -> list[str]:
+    d = EXAMPLES / name
+    return ["--root", str(d / "tree"), "--env-file", str(d / "host.env")]
+
+
+def test_plan_cli_exit_codes() -> None:
+    code, out = _cli("plan", *_host_args("a2-cann8.5-new-layout"))
+    assert code == 0 and "nothing to do" in out
+    code, out = _cli("plan", *_host_args("broken-torch-npu-vs-cann"), "--json")
+    assert code == 1 and json.loads(out)["stack"] == "a2-cann8.5.0-torch2.8.0-py3.11"
+    code, out = _cli("plan", *_host_args("bare-no-ascend"))
+    assert code == 2 and "no target stack" in out
+
+
+def test_doctor_plan_is_the_same_plan_as_cannenv_plan() -> None:
+    args = _host_args("broken-torch-npu-vs-cann")
+    code_d, shell_d = _cli("doctor", *args, "--plan", "--shell")
+    code_p, shell_p = _cli("plan", *args, "--shell")
+    assert code_d == code_p == 1 and shell_d == shell_p
+    assert "pip install torch-npu==2.8.0.post2" in shell_d
+    code, _ = _cli("doctor", *args, "--shell")
+    assert code == 2
+
+
+def test_plan_facts_file(tmp_path: Path) -> None:
+    facts = tmp_path / "host.json"
+    facts.write_text(facts_of("broken-driver-too-old").to_json())
+    code, out = _cli("plan", "--facts", str(facts), "-v")
+    assert code == 1 and "driver          upgrade" in out and "leave" in out
+
+
+def test_plan_module_does_not_import_heavy_things() -> None:
+    heavy = "('torch', 'docker', 'pydantic')"
+    code = f"import sys, cannenv.plan; print(sorted(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
