@@ -395,8 +395,9 @@ def lock_cmd(
     """
     import tempfile
 
-    from cannenv.errors import IntegrityError, NotFoundError
+    from cannenv.errors import NotFoundError
     from cannenv.image import differences, lock_for
+    from cannenv.image.contract import enforce
     from cannenv.lock import load_lock, write_lock
 
     with tempfile.TemporaryDirectory(prefix="cannenv-lock-") as tmp:
@@ -411,22 +412,13 @@ def lock_cmd(
     if check_only:
         if old is None:
             raise NotFoundError(f"no lock file {out} to check", hint="write one with `cannenv image lock`")
-        diffs = differences(old, new)
-        if diffs:
-            raise IntegrityError(
-                f"the inputs differ from the lock {out} in {len(diffs)} place(s):\n  " + "\n  ".join(diffs),
-                hint="restore the locked inputs, or record the change with "
-                f"`cannenv image lock ... --out {out} --update`",
-            )
+        enforce(old, new, lock_path=str(out), action="image lock --check")
         click.echo(f"{out}: the inputs match the lock (context {old.context_digest[:12]})")
         return 0
     if old is not None:
         diffs = differences(old, new)
-        if diffs and not update:
-            raise IntegrityError(
-                f"the inputs differ from the lock {out} in {len(diffs)} place(s):\n  " + "\n  ".join(diffs),
-                hint="if the change is intended, pass --update to rewrite the lock (and review its diff)",
-            )
+        if not update:
+            enforce(old, new, lock_path=str(out), action="image lock")
         for d in diffs:
             click.echo(f"changed: {d}", err=True)
         if not diffs and image_id is None:

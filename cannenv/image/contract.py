@@ -134,5 +134,5 @@ def enforce(locked: Lock, now: Lock, *, lock_path: str, action: str) -> None:
             f"{action}: the inputs differ from the lock {lock_path} in {len(diffs)} place(s):\n  "
             + "\n  ".join(diffs),
             hint="restore the locked inputs; or, if the change is intended, record it with "
-            f"`cannenv image lock ... --out {lock_path} --update` and review the diff",
+            f"`cannenv image lock ... --out {lock_path} --update` (it prints what changed)",
         )

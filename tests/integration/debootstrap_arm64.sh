@@ -30,8 +30,11 @@ chroot "$ROOTFS" /debootstrap/debootstrap --second-stage >>"$ROOTFS.log" 2>&1 ||
 }
 rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
     "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/locale/*
-tar -C "$ROOTFS" -c . | docker import --platform linux/arm64 \
+tar -C "$ROOTFS" -c . | docker import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["/bin/bash"]' \
     - "$IMAGE" >/dev/null
+# `docker import --platform` is ignored by engines without experimental features: the image config
+# would say amd64. Rewrite the config's architecture (save, edit, load): the layers are unchanged.
+bash "$(dirname "${BASH_SOURCE[0]}")/set_image_arch.sh" "$IMAGE" arm64
 say "made $IMAGE ($(docker image inspect -f '{{.Architecture}} {{.Size}}' "$IMAGE"))"
