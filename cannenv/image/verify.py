@@ -93,9 +93,14 @@ def judge_record(record: ImageRecord, lock: Lock | None = None) -> list[str]:
     else:
         raw_labels = info.get("labels")
         info_labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
-        for key, value in sorted(labels.items()):
-            if key.startswith(("cannenv.", "org.opencontainers.")) and info_labels.get(key) != value:
-                problems.append(f"label {key}={value!r}, but image.json records {info_labels.get(key)!r}")
+        # every label cannenv wrote must be in the image as recorded (a base image's own labels,
+        # e.g. Ubuntu's org.opencontainers.image.ref.name, are not ours to judge)
+        ours = set(info_labels) | {k for k in labels if k.startswith("cannenv.")}
+        for key in sorted(ours):
+            if labels.get(key) != info_labels.get(key):
+                problems.append(
+                    f"label {key}={labels.get(key)!r}, but image.json records {info_labels.get(key)!r}"
+                )
         for inst in info.get("installers") or []:
             if isinstance(inst, Mapping) and not inst.get("sha256"):
                 problems.append(f"image.json records no sha256 for the installer {inst.get('file')}")

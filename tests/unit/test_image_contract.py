@@ -267,6 +267,18 @@ def test_judge_record_catches_a_mislabelled_architecture_and_contradicting_recor
     good = ImageRecord("img", "sha256:" + "1" * 64, "amd64", dict(ctx.labels), info, sbom)
     lock = lock_for(spec, ctx, image_id="sha256:" + "1" * 64)
     assert judge_record(good, lock) == []
+    # a base image's own labels are not judged; a cannenv label the record lacks is
+    inherited = ImageRecord(
+        "img",
+        good.image_id,
+        "amd64",
+        {**ctx.labels, "org.opencontainers.image.ref.name": "ubuntu"},
+        info,
+        sbom,
+    )
+    assert judge_record(inherited, lock) == []
+    extra = ImageRecord("img", good.image_id, "amd64", {**ctx.labels, "cannenv.stack": "other"}, info, sbom)
+    assert any("label cannenv.stack='other'" in p for p in judge_record(extra))
     arm = ImageRecord("img", good.image_id, "arm64", dict(ctx.labels), info, sbom)
     assert any("architecture: the image is arm64" in p for p in judge_record(arm))
     unpinned = {**info, "installers": [{**info["installers"][0], "sha256": None}]}
