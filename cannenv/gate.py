@@ -209,6 +209,10 @@ def main(argv: list[str], host: Host | None = None) -> int:
     return 0
 
 
+MAX_GATE_FILE = 1 << 20
+"""image.json and version.info are a few KB."""
+
+
 def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
     """Read what the gate needs: the image's range (explicit > env > image.json) and version.info."""
     env: Mapping[str, str] = host.env
@@ -216,11 +220,10 @@ def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
     source = "--require"
     if required is None and env.get(ENV_REQUIRE):
         required, source = env[ENV_REQUIRE], f"${ENV_REQUIRE}"
-    info_path = host.path(IMAGE_INFO)
-    if info_path.is_file():
-        try:
-            data = json.loads(info_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+    if host.is_file(IMAGE_INFO):
+        try:  # bounded, regular files only, resolved inside the root (cannenv/host.py)
+            data = json.loads(host.read_bytes(IMAGE_INFO, MAX_GATE_FILE).decode("utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
             raise InputError(
                 f"{IMAGE_INFO} is not readable JSON: {exc}",
                 hint=f"rebuild the image with `cannenv image build`, or set {ENV_DISABLE}=1",
@@ -233,11 +236,10 @@ def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
             required, source = str(labels[LABEL_DRIVER_RANGE]), f"label {LABEL_DRIVER_RANGE} in {IMAGE_INFO}"
     if required is None:
         source = f"no {LABEL_DRIVER_RANGE} label, no ${ENV_REQUIRE}"
-    drv = host.path(DRIVER_INFO)
     driver_text: str | None = None
-    if drv.exists():
+    if host.exists(DRIVER_INFO):
         try:
-            driver_text = drv.read_text(encoding="utf-8", errors="replace")
+            driver_text = host.read_bytes(DRIVER_INFO, MAX_GATE_FILE).decode("utf-8", "replace")
         except OSError as exc:
             raise InputError(
                 f"{DRIVER_INFO} is mounted but not readable: {exc.strerror}",

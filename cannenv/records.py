@@ -19,22 +19,57 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+MAX_RECORD_BYTES = 64 << 20
+"""The largest record file read (facts of a big host are ~100 KB; a fleet JSON a few MB)."""
+
+
+def read_bytes(
+    path: str | os.PathLike[str],
+    *,
+    what: str,
+    missing: type[CannenvError] = InputError,
+    hint: str | None = None,
+    max_bytes: int = MAX_RECORD_BYTES,
+) -> bytes:
+    """The file's bytes: a regular file of at most ``max_bytes`` (a FIFO, a device such as
+    /dev/zero, a directory or a larger file is an InputError, never a hang or a MemoryError);
+    a missing file raises ``missing`` (exit code per caller)."""
+    from cannenv.host import FileTooLargeError, NotRegularFileError, read_regular
+
+    p = Path(path)
+    try:
+        return read_regular(p, max_bytes)
+    except FileNotFoundError:
+        raise missing(f"{what} {p} does not exist", hint=hint) from None
+    except FileTooLargeError as exc:
+        raise InputError(
+            f"{what} {p} is {exc.size} bytes; cannenv reads at most {max_bytes} for one", hint=hint
+        ) from None
+    except NotRegularFileError as exc:
+        raise InputError(
+            f"cannot read {what} {p}: it is {exc.strerror}, expected a regular file", hint=hint
+        ) from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot read {what} {p}: {reason}", hint=hint) from None
+
+
 def read_text(
     path: str | os.PathLike[str],
     *,
     what: str,
     missing: type[CannenvError] = InputError,
     hint: str | None = None,
+    max_bytes: int = MAX_RECORD_BYTES,
 ) -> str:
-    """The file's text; a missing file raises ``missing`` (exit code per caller), others InputError."""
-    p = Path(path)
+    """The file's UTF-8 text (see :func:`read_bytes`); bytes that are not UTF-8 are an InputError."""
+    data = read_bytes(path, what=what, missing=missing, hint=hint, max_bytes=max_bytes)
     try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise missing(f"{what} {p} does not exist", hint=hint) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"cannot read {what} {p}: {reason}", hint=hint) from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"cannot read {what} {Path(path)}: not UTF-8 text (byte {exc.start})", hint=hint
+        ) from None
 
 
 def parse_json(text: str, *, source: str, hint: str | None = None) -> Any:

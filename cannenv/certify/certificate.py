@@ -38,7 +38,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cannenv.certify.stages import Outcome, StageResult, outcome
-from cannenv.errors import InputError, IntegrityError, NotFoundError
+from cannenv.errors import InputError, IntegrityError
 from cannenv.fsutil import atomic_write_text
 
 
@@ -52,6 +52,16 @@ class StackInfo(_Frozen):
     """``sha256:…`` of the matrix the stack came from (cannenv.matrix.Matrix.digest)."""
     versions: dict[str, str] = Field(default_factory=dict)
     """Component versions the stack pins, as the matrix spells them."""
+    how: str | None = None
+    """How the stack was chosen, as the doctor chooses it: ``option`` (--stack), ``lock``,
+    ``best-match``, ``nearest`` or ``none``."""
+    reason: str | None = None
+    """Why that stack (or why none)."""
+    pins: dict[str, Any] = Field(default_factory=dict)
+    """Every component the stack pins: version, package and, per architecture, the installer or
+    wheel file with its sha256 and URL where the matrix knows them (what `cert replay` installs)."""
+    lock: dict[str, Any] | None = None
+    """The lock file given with ``--lock`` (``cannenv image lock``), whole."""
 
 
 class HostInfo(_Frozen):
@@ -59,6 +69,8 @@ class HostInfo(_Frozen):
     digest: str | None = None
     """``sha256:…`` of the canonical JSON of the full facts (``cannenv facts --json``)."""
     source: str = ""
+    versions: dict[str, str] = Field(default_factory=dict)
+    """The exact versions found on the host, by component (the doctor's spelling)."""
 
 
 class ImageInfo(_Frozen):
@@ -179,7 +191,9 @@ def _read(path: str | os.PathLike[str], what: str) -> bytes:
     try:
         return p.read_bytes()
     except FileNotFoundError:
-        raise NotFoundError(f"{what} {str(p)!r} does not exist") from None
+        # A file named on the command line that is not there is bad input (exit 2), as the
+        # docs' exit-code table says; NotFoundError (3) is for ids that match nothing.
+        raise InputError(f"{what} {str(p)!r} does not exist") from None
     except OSError as exc:
         raise InputError(f"cannot read {what} {str(p)!r}: {exc}") from exc
 
@@ -342,7 +356,10 @@ def verify_text(text: str, *, public_key: Any | None = None, source: str = "<cer
     fp: str | None = None
     if sig is None:
         if public_key is not None:
-            problems.append(f"{source}: not signed, but a public key was given to verify against")
+            problems.append(
+                f"{source}: was never signed (no signature block), so it cannot be verified against "
+                f"the given public key {fingerprint(public_key)}"
+            )
     else:
         try:
             if not isinstance(sig, dict) or sig.get("algorithm") != "ed25519":
@@ -448,3 +465,22 @@ def diff(a: Certificate, b: Certificate, *, include_volatile: bool = False) -> l
             change = f"{vb - va:+.4g}" + (f" ({(vb - va) / abs(va):+.1%})" if va else "")
         out.append(Difference(path=key, a=va, b=vb, change=change))
     return out
+
+
+def stage_summary(a: Certificate, b: Certificate, diffs: Sequence[Difference] = ()) -> dict[str, Any]:
+    """The short answer of `cert diff`: outcomes, stages only in A / only in B, stages whose status
+    changed, and stages with the same status whose other fields differ (from ``diffs``)."""
+    sa = {s.id: s.status for s in a.stages}
+    sb = {s.id: s.status for s in b.stages}
+    both = [sid for sid in sa if sid in sb]
+    changed = {sid: [sa[sid], sb[sid]] for sid in both if sa[sid] != sb[sid]}
+    differ = [
+        sid for sid in both if sid not in changed and any(d.path.startswith(f"stages[{sid}]") for d in diffs)
+    ]
+    return {
+        "outcome": [a.outcome, b.outcome],
+        "only_in_a": [sid for sid in sa if sid not in sb],
+        "only_in_b": [sid for sid in sb if sid not in sa],
+        "changed": changed,
+        "differ": differ,
+    }

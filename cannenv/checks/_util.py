@@ -40,12 +40,17 @@ def pep_v(text: str | None) -> Any:
 def toolkit_set_env(facts: Facts, cann: str | None = None) -> str:
     """The ``set_env.sh`` a remedy names: the active install's when it exists on the host (and is
     the CANN ``cann`` the remedy is about), else the one a root install of that version creates,
-    in that version's layout (≤ 8.3 ``ascend-toolkit/set_env.sh``, ≥ 8.5 ``cann/set_env.sh``)."""
+    in that version's layout (≤ 8.3 ``ascend-toolkit/set_env.sh``, ≥ 8.5 ``cann-<ver>/set_env.sh``).
+    Never a file known to be absent."""
     from cannenv.layout import default_set_env
 
     inst = facts.cann.active_install()
-    if inst is not None and inst.set_env and (cann is None or same_cann(inst.version, cann)):
-        return inst.set_env
+    if inst is not None and (cann is None or same_cann(inst.version, cann)):
+        if inst.set_env:
+            return inst.set_env
+        # Installed, but no set_env.sh was found beside it: name none; `cannenv env` prints the
+        # exports that file would make (bash process substitution keeps `source …` a command).
+        return "<(cannenv env)"
     return default_set_env(cann or (inst.version if inst is not None else None))
 
 
@@ -101,7 +106,7 @@ def cite(target: Any, ids: Any, evidence: str | None = None) -> str:
         if src is None:
             continue
         where = src.url or src.where
-        names.append(f"{src.title} ({where})" if where else src.title)
+        names.append(f"{src.title}, {where}" if where else src.title)
     if not names:
         return evidence or ""
     return (f"{evidence} by " if evidence else "") + "; ".join(names)

@@ -186,6 +186,8 @@ def _npu_devices(facts: Facts, target: Target) -> list[Finding]:
                 "nodes: stop the other user, or run with --device /dev/davinciN --device /dev/davinci_manager "  # noqa: E501
                 "--device /dev/devmm_svm --device /dev/hisi_hdc"
             )
+        if smi.missing and "--npu-smi-output" in msg:  # a tree: its npu-smi is data, never run
+            remedy = "on that host run `npu-smi info > npu-smi-info.txt`, then add --npu-smi-output npu-smi-info.txt"  # noqa: E501
         if smi.timed_out:
             msg = f"`{' '.join(smi.argv)}` hung (no answer in {smi.duration_s:.0f} s; killed)"
         return [c.finding("fail", msg, remedy, subject="npu-smi")]

@@ -254,6 +254,29 @@ _NOT_INSTALLED_CAUSE = {
 the pair disagrees): stack-match's own line for it is that finding's consequence."""
 
 
+_JUDGED_BY = {
+    "cann": "toolkit-ops",
+    "ops": "toolkit-ops",
+    "nnal": "nnal-cann",
+    "driver": "driver-cann",
+    "torch": "torch-torch-npu",
+    "torch_npu": "torch-torch-npu",
+}
+"""The check that judges an installed component against the rest of the host."""
+
+
+def _cause(key: str, got: str | None, explicit: bool) -> str | None:
+    """The finding a stack-match line is a consequence of (kept only when that finding is not a
+    pass, see checks.link_causes). A missing component: the check that says it is missing. An
+    installed one that differs from a *nearest* stack: the check that judges it against the host,
+    whose remedy is the smallest consistent change (an explicit --stack is the target itself)."""
+    if got is None or key in ("torch", "torch_npu"):
+        return _NOT_INSTALLED_CAUSE.get(key)
+    if key == "driver":
+        return "driver-cann"  # installed but too old for the CANN: that check already says so
+    return None if explicit else _JUDGED_BY.get(key)
+
+
 def _stack_match(facts: Facts, target: Target) -> list[Finding]:
     c = STACK_MATCH
     stack = target.stack
@@ -289,7 +312,7 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         remedy = _REMEDY.get(key, "install {v}").format(
             v=want, file=installer_file(target, facts.os.arch, key, want)
         )
-        cause = _NOT_INSTALLED_CAUSE.get(key) if got is None or key in ("torch", "torch_npu") else None
+        cause = _cause(key, got, explicit)
         out.append(c.finding(status, detail, remedy, subject=key, caused_by=cause))
     if not any(f.status != "skip" for f in out):
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))

@@ -42,9 +42,9 @@ _SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
 _COLLECT_REMEDY = {
     "unreachable": "make the host reachable over SSH (`ansible HOST -i INVENTORY -m ansible.builtin.ping`), "
     "then collect again",
-    "no-python": "install Python >= 3.10 on the host "
+    "no-python": "install Python >= 3.7 on the host "
     "(e.g. `apt-get install python3` / `dnf install python3`), then collect again",
-    "python-mismatch": "install Python >= 3.10 on the host (the bundle runs on any such CPython, "
+    "python-mismatch": "install Python >= 3.7 on the host (the bundle runs on any such CPython, "
     "machine and libc), or install cannenv there and pass --no-bundle",
     "timeout": "find what hangs `cannenv facts` on the host (often npu-smi) or raise --timeout",
     "facts-failed": "run `cannenv facts --json` on the host by hand and fix the error it prints",

@@ -288,6 +288,11 @@ def _inner_value_type(ann: Any) -> Any:
 # loading
 
 
+def matrix_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The matrix files of ``paths`` (a folder: its top-level *.yaml/*.yml/*.json, not schema.json)."""
+    return _matrix_files(paths)
+
+
 def _matrix_files(paths: Iterable[str | Path]) -> list[Path]:
     files: list[Path] = []
     for p in paths:
@@ -616,7 +621,7 @@ def cache_dir() -> Path | None:
         return None
 
 
-_MODEL_MODULES = ("hardware.py", "model.py", "query.py", "loader.py")
+_MODEL_MODULES = ("model.py", "query.py", "loader.py")
 """The modules whose code is in a cached Matrix (its classes and how they were built)."""
 
 
@@ -644,6 +649,7 @@ def _code_fingerprint() -> bytes | None:
     package = Path(__file__).parent
     for module_file in (
         *(package / name for name in _MODEL_MODULES),
+        package.parent / "hardware.py",
         package.parent / "values.py",
         package.parent / "versions.py",  # (by path: importing it for its name costs ~15 ms)
         Path(spec.origin).with_name("version.py"),

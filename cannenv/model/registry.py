@@ -209,10 +209,9 @@ def from_dir(path: Path, version: str | None = None) -> Registry:
     if not texts:
         raise InputError(f"{aten} holds no npu_native_functions*.yaml")
     if version is None:
+        site = Path(os.path.realpath(pkg.parent))
         for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
-            m = re.search(
-                r"^Version:\s*(\S+)\s*$", _read_regular(meta, root.parent, MAX_METADATA_BYTES), re.M
-            )
+            m = re.search(r"^Version:\s*(\S+)\s*$", _read_regular(meta, site, MAX_METADATA_BYTES), re.M)
             version = m.group(1) if m else None
     return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts))
 
