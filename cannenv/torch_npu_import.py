@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cannenv import records
 from cannenv.errors import InputError
 
 _HEADING = re.compile(r"^#{1,6}\s*Ascend Auxiliary Software\s*$", re.IGNORECASE)
@@ -69,27 +70,29 @@ class ImportedTable:
         }
 
 
+MAX_METADATA_BYTES = 8 << 20
+"""A torch_npu METADATA is ~10 KB (its long description included)."""
+
+
 def _read_metadata(path: Path) -> tuple[str, str]:
     """(METADATA text, name used for the source id)."""
+    hint = "pass a .whl or an extracted METADATA file"
+    records.require_regular(path, what="wheel or METADATA file", hint=hint)
     if path.suffix == ".whl" or zipfile.is_zipfile(path):
         try:
             with zipfile.ZipFile(path) as zf:
-                names = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
-                if not names:
+                infos = [i for i in zf.infolist() if i.filename.endswith(".dist-info/METADATA")]
+                if not infos:
                     raise InputError(
                         f"{path}: no *.dist-info/METADATA in this wheel", hint="pass a torch_npu wheel"
                     )
-                return zf.read(names[0]).decode("utf-8"), path.name
+                data = records.read_zip_member(zf, infos[0], MAX_METADATA_BYTES, source=str(path))
         except zipfile.BadZipFile as exc:
-            raise InputError(
-                f"{path}: not a valid wheel ({exc})", hint="pass a .whl or a METADATA file"
-            ) from None
-    try:
-        return path.read_text(encoding="utf-8"), path.name
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(
-            f"cannot read {path}: {exc}", hint="pass a .whl or an extracted METADATA file"
-        ) from None
+            raise InputError(f"{path}: not a valid wheel ({exc})", hint=hint) from None
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror or exc}", hint=hint) from None
+        return records.decode_utf8(data, source=f"{path}!{infos[0].filename}", hint=hint), path.name
+    return records.read_text(path, what="METADATA file", hint=hint, max_bytes=MAX_METADATA_BYTES), path.name
 
 
 def _cells(line: str) -> list[str]:
@@ -246,9 +249,11 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     from cannenv.matrix import check_file
 
     path = Path(matrix_file)
-    text = path.read_text(encoding="utf-8") if path.exists() else "schema_version: 1\n"
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    doc = yaml.load(text, Loader=loader) or {}
+    text = records.read_text(path, what="matrix file") if path.exists() else "schema_version: 1\n"
+    try:
+        doc = records.load_yaml(text) or {}
+    except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+        raise InputError(f"{path}: not a matrix file cannenv can merge into: {exc}") from None
     if not isinstance(doc, dict):
         raise InputError(
             f"{path}: not a matrix file (expected a mapping)", hint="pass a matrices/*.yaml file"
@@ -262,7 +267,10 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     declared = {s.get("id") for s in doc.get("sources") or [] if isinstance(s, dict)}
     sibling = path.parent / "sources.yaml"
     if sibling.exists() and sibling != path:
-        sdoc = yaml.load(sibling.read_text(encoding="utf-8"), Loader=loader) or {}
+        try:
+            sdoc = records.load_yaml(records.read_text(sibling, what="matrix file")) or {}
+        except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+            raise InputError(f"{sibling}: not a matrix file cannenv reads: {exc}") from None
         declared |= {s.get("id") for s in sdoc.get("sources") or [] if isinstance(s, dict)}
     added: list[dict[str, Any]] = []
     new_lines: list[str] = []

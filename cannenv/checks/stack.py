@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cannenv.checks import Check, Target
@@ -67,13 +66,13 @@ def load_lock_ids(path: str) -> tuple[str, str | None]:
         pass
     import yaml
 
-    p = Path(path)
+    from cannenv import records
+
+    text = records.read_text(path, what="lock file", missing=NotFoundError)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"lock file {path!r} does not exist") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read lock file {path!r}: {exc}") from exc
+        doc = records.load_yaml(text)
+    except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+        raise InputError(f"cannot read lock file {path!r}: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("stack_id"), str):
         raise InputError(
             f"lock file {path!r}: field 'stack_id' is missing (expected a string)",
