@@ -4,8 +4,9 @@ Both run as fresh subprocesses in the same run (a cold interpreter each time, li
 the command), interleaved so that load from other processes hits both alike. Each is run once to
 warm up (compiles bytecode as an installed package has it, and fills cannenv's validated-matrix
 cache as any second run finds it), then ``--repeat`` times; the median and the best wall-clock
-time and the median CPU time (user + system of the child) are printed, with the ratios. Target:
-the doctor ≥ 10x faster (median wall clock).
+time, the median CPU time (user + system of the child) and the peak resident memory of each child
+(``ru_maxrss`` from ``os.wait4``) are printed, with the ratios. Targets: the doctor ≥ 10x faster
+(median wall clock) and its peak memory < 60 MiB.
 
 ``--cold-cache`` also times the doctor with the matrix cache disabled (``CANNENV_NO_CACHE=1``),
 i.e. parsing and validating the shipped matrix on every run.
@@ -20,6 +21,9 @@ Measured on the 2-core shared dev machine (medians, wall clock):
       ~45 ms less than round 1 in interleaved A/B runs; 8.0x at load average 2.4 (median of 9)
   round 3 (values are dataclasses, pydantic only where outside data is validated):
       doctor 0.178 s vs peer 2.177 s -> 12.3x (median of 9, load ~1.2; best/best 13.7x)
+  round 4 (issue 12: peak memory measured; pyelftools imported only when there is ELF to read):
+      doctor 0.552 s vs peer 7.655 s -> 13.9x (median of 7 at load average 10; cpu 14.1x);
+      doctor peak RSS 25.4 MiB (target < 60), collect_env 219 MiB
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+MEMORY_TARGET_MIB = 60
 sys.path.insert(0, str(REPO))
 
 
@@ -42,20 +47,25 @@ class Timing:
         self.name = name
         self.wall: list[float] = []
         self.cpu: list[float] = []
+        self.rss_mib: list[float] = []
         self.rc = 0
 
     def run(self, argv: list[str], env: dict[str, str]) -> None:
-        before = os.times()
-        t0 = time.perf_counter()
-        p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, check=False)
-        self.wall.append(time.perf_counter() - t0)
-        after = os.times()
-        self.cpu.append(
-            (after.children_user - before.children_user) + (after.children_system - before.children_system)
-        )
-        self.rc = p.returncode
-        if p.returncode not in (0, 1):
-            raise SystemExit(f"{self.name} failed (exit {p.returncode}):\n{p.stderr[-2000:]}")
+        """Run once; wall clock, CPU (user + system) and peak RSS come from this child alone
+        (``os.wait4`` returns its own resource usage: ``ru_maxrss`` in KiB on Linux)."""
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=REPO)
+            _, status, usage = os.wait4(p.pid, 0)
+            self.wall.append(time.perf_counter() - t0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            self.cpu.append(usage.ru_utime + usage.ru_stime)
+            self.rss_mib.append(usage.ru_maxrss / 1024)
+            self.rc = p.returncode
+            if p.returncode not in (0, 1):
+                err.seek(0)
+                tail = err.read().decode("utf-8", "replace")[-2000:]
+                raise SystemExit(f"{self.name} failed (exit {p.returncode}):\n{tail}")
 
     @property
     def median(self) -> float:
@@ -64,7 +74,8 @@ class Timing:
     def line(self) -> str:
         return (
             f"{self.name:<46} median {self.median:6.3f} s  best {min(self.wall):6.3f} s  "
-            f"cpu median {statistics.median(self.cpu):6.3f} s  (exit {self.rc}, n={len(self.wall)})"
+            f"cpu median {statistics.median(self.cpu):6.3f} s  peak RSS max {max(self.rss_mib):6.1f} MiB  "
+            f"(exit {self.rc}, n={len(self.wall)})"
         )
 
 
@@ -117,6 +128,11 @@ def main() -> int:
     )
     if args.cold_cache:
         print(f"ratio with the matrix cache off: {peer.median / cold.median:.1f}x")
+    peak = max(doctor.rss_mib)
+    print(
+        f"doctor peak memory (max RSS over the runs): {peak:.1f} MiB (target < {MEMORY_TARGET_MIB} MiB) -> "
+        f"{'MET' if peak < MEMORY_TARGET_MIB else 'NOT MET'};  collect_env: {max(peer.rss_mib):.1f} MiB"
+    )
     return 0
 
 

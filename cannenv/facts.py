@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import field
 from pathlib import Path
-from typing import Literal
 
+from cannenv.compat import Literal
 from cannenv.values import to_json, value
 
 SCHEMA_VERSION = 1

@@ -33,6 +33,16 @@ LABEL_DRIVER_RANGE = "cannenv.requires.driver"
 ENV_REQUIRE = "CANNENV_REQUIRE_DRIVER"
 ENV_DISABLE = "CANNENV_DISABLE_REQUIRE"
 
+# The gate's own runtime inside an image: these sources and the OS's Python, run with `-I -S` (no
+# site-packages, no PYTHON* variables), so nothing installed into the workload's venv can stop a
+# container from starting. tests/unit/test_image_contract.py runs the gate from exactly these files.
+GATE_DIR = "/opt/cannenv/gate"
+GATE_PYTHON = GATE_DIR + "/python"  # a link to the OS's interpreter, made at build time
+GATE_SCRIPT = GATE_DIR + "/cannenv-gate"
+# Python sources only (no data, no byte code): every module of cannenv and packaging, so that a new
+# import on the gate's path never breaks the runtime (tests/unit/test_image_contract.py).
+GATE_SOURCES = ("cannenv", "packaging")
+
 Action = Literal["start", "warn", "refuse"]
 
 
@@ -139,6 +149,70 @@ def decide(inputs: GateInputs) -> GateDecision:
     )
 
 
+def gate_runtime() -> dict[str, bytes]:
+    """The gate's runtime as files (relative path -> bytes): the entry script and ``site/``."""
+    import importlib.util
+    from pathlib import Path
+
+    from cannenv.resources import dockerfiles_dir
+
+    files = {"cannenv-gate": (dockerfiles_dir() / "gate_main.py").read_bytes()}
+    roots = {}
+    for top in GATE_SOURCES:
+        spec = importlib.util.find_spec(top)
+        assert spec is not None and spec.origin is not None
+        roots[top] = Path(spec.origin).parent.parent
+    for top in GATE_SOURCES:
+        root = roots[top]
+        for p in sorted((root / top).rglob("*.py")):
+            if "__pycache__" not in p.parts:
+                files["site/" + p.relative_to(root).as_posix()] = p.read_bytes()
+    return dict(sorted(files.items()))
+
+
+def main(argv: list[str], host: Host | None = None) -> int:
+    """The gate without click: ``[--require RANGE] [--] CMD...``; exec CMD or return an exit code."""
+    import os
+    import sys
+
+    from cannenv.errors import CannenvError
+
+    args = list(argv)
+    require = None
+    if args[:1] == ["--require"] and len(args) > 1:
+        require, args = args[1], args[2:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    try:
+        if host is None:
+            from cannenv.host import Host
+
+            host = Host.live()
+        decision = decide(read_gate_inputs(host, required=require))
+    except CannenvError as exc:
+        sys.stderr.write(f"cannenv gate: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return int(exc.exit_code)
+    if decision.action != "start" or not args:
+        sys.stderr.write(decision.message + "\n")
+    if decision.action == "refuse":
+        return decision.exit_code
+    if args:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            os.execvp(args[0], args)
+        except OSError as exc:
+            sys.stderr.write(f"cannenv gate: cannot run {args[0]!r}: {exc.strerror}\n")
+            return 127
+    return 0
+
+
+MAX_GATE_FILE = 1 << 20
+"""image.json and version.info are a few KB."""
+
+
 def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
     """Read what the gate needs: the image's range (explicit > env > image.json) and version.info."""
     env: Mapping[str, str] = host.env
@@ -146,11 +220,10 @@ def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
     source = "--require"
     if required is None and env.get(ENV_REQUIRE):
         required, source = env[ENV_REQUIRE], f"${ENV_REQUIRE}"
-    info_path = host.path(IMAGE_INFO)
-    if info_path.is_file():
-        try:
-            data = json.loads(info_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+    if host.is_file(IMAGE_INFO):
+        try:  # bounded, regular files only, resolved inside the root (cannenv/host.py)
+            data = json.loads(host.read_bytes(IMAGE_INFO, MAX_GATE_FILE).decode("utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
             raise InputError(
                 f"{IMAGE_INFO} is not readable JSON: {exc}",
                 hint=f"rebuild the image with `cannenv image build`, or set {ENV_DISABLE}=1",
@@ -163,11 +236,10 @@ def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
             required, source = str(labels[LABEL_DRIVER_RANGE]), f"label {LABEL_DRIVER_RANGE} in {IMAGE_INFO}"
     if required is None:
         source = f"no {LABEL_DRIVER_RANGE} label, no ${ENV_REQUIRE}"
-    drv = host.path(DRIVER_INFO)
     driver_text: str | None = None
-    if drv.exists():
+    if host.exists(DRIVER_INFO):
         try:
-            driver_text = drv.read_text(encoding="utf-8", errors="replace")
+            driver_text = host.read_bytes(DRIVER_INFO, MAX_GATE_FILE).decode("utf-8", "replace")
         except OSError as exc:
             raise InputError(
                 f"{DRIVER_INFO} is mounted but not readable: {exc.strerror}",

@@ -45,3 +45,27 @@ def family_of_chip(chip: str) -> str | None:
         return normalize_family(chip)
     except CannenvError:
         return None
+
+
+TOOLKIT_SET_ENV_OLD = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+"""Where CANN ≤ 8.3 puts its ``set_env.sh`` (research §3.3, §5.1)."""
+TOOLKIT_SET_ENV_NEW = "/usr/local/Ascend/cann/set_env.sh"
+"""CANN ≥ 8.5 installs into ``cann-<ver>/`` with its own ``set_env.sh``; ``/usr/local/Ascend/cann``
+links to the selected one (research §3.3; the vendor's install guide and MindSpeed-LLM 2.3.0
+source this path). Used when the version is unknown."""
+
+
+def default_set_env(cann: str | None) -> str:
+    """The system ``set_env.sh`` a root install of CANN ``cann`` creates: ``cann-<ver>/set_env.sh``
+    for 8.5 and later (the install plan's path too), ``ascend-toolkit/set_env.sh`` before; the
+    ``cann`` link's for an unreadable version."""
+    from cannenv.errors import CannenvError
+    from cannenv.versions import CannVersion
+
+    try:
+        v = CannVersion.parse(cann or "")
+    except (CannenvError, ValueError):
+        return TOOLKIT_SET_ENV_NEW
+    if (v.major, v.minor) >= (8, 5):
+        return f"/usr/local/Ascend/cann-{cann}/set_env.sh"
+    return TOOLKIT_SET_ENV_OLD

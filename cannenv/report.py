@@ -12,7 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Annotated, Any, Literal, get_args
 
+from cannenv import sanitize
 from cannenv.errors import ExitCode
+from cannenv.sanitize import line as _safe
 from cannenv.values import Check, check_pattern, json_schema, to_json, value
 
 REPORT_SCHEMA_VERSION = 1
@@ -44,6 +46,10 @@ class Finding:
     """What the finding is about when a check makes several (a path, a library, a variable)."""
     scope: Scope = "software"
     """``device`` for what needs the NPU, its driver or their container mounts; ``software`` else."""
+    caused_by: str | None = None
+    """The id of the check whose finding is the root cause of this one (``cann-installs`` for a
+    library that only CANN provides, on a host without CANN). The table lists such consequences
+    under their cause; JSON keeps every finding."""
 
     def __post_init__(self) -> None:
         check_pattern(CHECK_ID, self.id, "finding id")
@@ -119,8 +125,91 @@ _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skip": "dim", 
 _ORDER = {"fail": 0, "error": 1, "warn": 2, "skip": 3, "pass": 4}
 
 
-def render_table(report: Report, *, color: bool = False, width: int = 120, verbose: bool = False) -> str:
-    """Human table. ``color`` is decided by the caller (TTY and NO_COLOR); passes hidden unless verbose."""
+def group_consequences(findings: Iterable[Finding]) -> tuple[list[Finding], dict[str, list[Finding]]]:
+    """(findings to show as rows, {cause id: its consequences}). A finding whose ``caused_by``
+    names a shown non-pass finding is listed under it instead of on its own row."""
+    items = list(findings)
+    parent = {f.id: f.caused_by for f in items if f.status in ("fail", "warn", "error")}
+
+    def root(cid: str) -> str | None:
+        seen = set()
+        while cid in parent and parent[cid] is not None and cid not in seen:
+            seen.add(cid)
+            cid = parent[cid]  # type: ignore[assignment]
+        return cid if cid in parent and parent[cid] is None else None
+
+    rows: list[Finding] = []
+    children: dict[str, list[Finding]] = {}
+    for f in items:
+        top = root(f.caused_by) if f.caused_by is not None else None
+        if top is not None and top != f.id:
+            children.setdefault(top, []).append(f)
+        else:
+            rows.append(f)
+    return rows, children
+
+
+def _consequence_line(kids: list[Finding]) -> str:
+    """``abi-preflight ×6 (libhccl.so, libascendcl.so, …), torch-npu-cann``: compact, nothing cut off."""
+    by_id: dict[str, list[Finding]] = {}
+    for k in kids:
+        by_id.setdefault(k.id, []).append(k)
+    parts = []
+    for cid, fs in by_id.items():
+        subjects = [f.subject for f in fs if f.subject]
+        label = cid if len(fs) == 1 else f"{cid} ×{len(fs)}"
+        parts.append(f"{label} ({', '.join(_safe(x) for x in subjects)})" if subjects else label)
+    statuses = sorted({k.status for k in kids}, key=lambda st: _ORDER[st])
+    return f"because of this ({'/'.join(statuses)}): " + ", ".join(parts)
+
+
+def render_table(
+    report: Report,
+    *,
+    color: bool = False,
+    width: int | None = None,
+    verbose: bool = False,
+    plain: bool = False,
+) -> str:
+    """Human report. ``color`` and ``plain`` are decided by the caller (TTY, NO_COLOR): a terminal
+    gets a table as wide as ``width`` (cells wrap, nothing is cut off); ``plain`` (stdout is not a
+    terminal) gets one block per finding, unwrapped. Passes are hidden unless ``verbose``;
+    consequences are listed under their cause unless ``verbose``."""
+    shown = [f for f in report.findings if verbose or f.status != "pass"]
+    children: dict[str, list[Finding]] = {}
+    if verbose:
+        rows = shown
+    else:
+        rows, children = group_consequences(shown)
+    rows = sorted(rows, key=lambda x: _ORDER[x.status])
+    s = report.summary
+    line = ", ".join(f"{s.get(k, 0)} {k}" for k in STATUSES)
+    notes = []
+    if not verbose:
+        notes.append("passes hidden")
+    grouped = sum(len(v) for v in children.values())
+    if grouped:
+        notes.append(f"{grouped} consequences listed under their cause")
+    tail = f"{line} ({'; '.join(notes)}; --verbose shows every line)" if notes else line
+    st = report.stack
+    head = [_host_line(report.host), f"target stack: {_safe(st.id or '(none)')} — {_safe(st.reason)}"]
+    listed: set[str] = set()  # consequences go under the first row of their cause
+    if plain:
+        out = [*head, ""]
+        for f in rows:
+            out.append(f"{f.status.upper():<5} {_safe(f.id)}: {_finding_text(f)}")
+            if f.caused_by and verbose:
+                out.append(f"      caused by: {_safe(f.caused_by)}")
+            if f.remedy:
+                out.append(f"      remedy: {_safe(f.remedy)}")
+            if f.id in children and f.id not in listed:
+                listed.add(f.id)
+                out.append(f"      {_consequence_line(children[f.id])}")
+        if rows:
+            out.append("")
+        out.append(tail)
+        return "\n".join(out) + "\n"
+
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -128,33 +217,39 @@ def render_table(report: Report, *, color: bool = False, width: int = 120, verbo
     buf = io.StringIO()
     console = Console(
         file=buf,
-        width=width,
+        width=width or 120,
         force_terminal=color,
         no_color=not color,
         color_system="standard" if color else None,
         highlight=False,
         soft_wrap=False,
     )
-    h = report.host
-    console.print(Text(_host_line(h)))
-    st = report.stack
-    console.print(Text(f"target stack: {st.id or '(none)'} — {st.reason}"))
+    for h in head:
+        console.print(Text(h), overflow="fold")
     table = Table(show_header=True, header_style="bold", expand=False, show_lines=False)
     table.add_column("status", no_wrap=True)
-    table.add_column("check", no_wrap=True)
-    table.add_column("finding")
-    table.add_column("remedy")
-    shown = [f for f in report.findings if verbose or f.status != "pass"]
-    for f in sorted(shown, key=lambda x: _ORDER[x.status]):
-        finding = f.title if not f.detail else f"{f.title}: {f.detail}"
-        table.add_row(Text(f.status.upper(), style=_STYLE[f.status]), f.id, finding, f.remedy or "")
-    if shown:
+    table.add_column("check", overflow="fold")
+    table.add_column("finding", overflow="fold", ratio=3)
+    table.add_column("remedy", overflow="fold", ratio=2)
+    for f in rows:
+        finding = _finding_text(f)
+        if f.caused_by and verbose:
+            finding += f" (caused by {_safe(f.caused_by)})"
+        if f.id in children and f.id not in listed:
+            listed.add(f.id)
+            finding += "; " + _consequence_line(children[f.id])
+        table.add_row(
+            Text(f.status.upper(), style=_STYLE[f.status]), _safe(f.id), finding, _safe(f.remedy or "")
+        )
+    if rows:
         console.print(table)
-    s = report.summary
-    line = ", ".join(f"{s.get(k, 0)} {k}" for k in STATUSES)
-    hidden = "" if verbose else " (passes hidden; --verbose shows them)"
-    console.print(Text(f"{line}{hidden}"))
+    console.print(Text(tail), overflow="fold")
     return buf.getvalue()
+
+
+def _finding_text(f: Finding) -> str:
+    """Title and detail for a terminal: control characters from the data made visible."""
+    return _safe(f.title if not f.detail else f"{f.title}: {f.detail}")
 
 
 def _host_line(h: Mapping[str, Any]) -> str:
@@ -170,7 +265,7 @@ def _host_line(h: Mapping[str, Any]) -> str:
     ]
     if h.get("in_container"):
         parts.append("in a container")
-    return " · ".join(parts)
+    return _safe(" · ".join(parts))
 
 
 def render_junit(report: Report, *, suite: str = "cannenv doctor", strict: bool = False) -> str:
@@ -212,4 +307,5 @@ def render_junit(report: Report, *, suite: str = "cannenv doctor", strict: bool 
     suites = ET.Element("testsuites")
     suites.append(suite_el)
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    doc = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return sanitize.xml(doc)  # control characters from the data would make it not well-formed

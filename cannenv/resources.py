@@ -6,13 +6,13 @@ checkout (editable install, tests) they sit at the repository root beside the pa
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - on the facts path (Python >= 3.7)
 def data_dir(name: str) -> Path:
     """Directory of one shipped data folder: ``matrices``, ``dockerfiles`` or ``smoke_kernels``."""
     for candidate in (_PACKAGE_DIR / "_data" / name, _PACKAGE_DIR.parent / name):
@@ -33,3 +33,8 @@ def dockerfiles_dir() -> Path:
 
 def smoke_kernels_dir() -> Path:
     return data_dir("smoke_kernels")
+
+
+def model_ops_file() -> Path:
+    """Fused-operator patterns and rewrites for `cannenv model ops` (shipped inside the package)."""
+    return _PACKAGE_DIR / "model" / "ops.yaml"

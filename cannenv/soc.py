@@ -17,15 +17,18 @@ member of the 910B (Atlas A2) series; it is a separate SoC name in the vendor's 
 
 from __future__ import annotations
 
+import json
 import re
 import threading
-from functools import cache
+from functools import lru_cache
+from typing import Any
 
 from cannenv.errors import InputError, did_you_mean
-from cannenv.matrix.hardware import (
+from cannenv.hardware import (
     FAMILY_IDS,
     PCI_ID_RE,
     BoardAlias,
+    DeviceMemory,
     FamilyId,
     Hardware,
     SocEntry,
@@ -33,9 +36,26 @@ from cannenv.matrix.hardware import (
 )
 from cannenv.values import validate
 
-__all__ = ["FAMILY_IDS", "BoardAlias", "FamilyId", "Hardware", "SocEntry", "SocFamily"]
+__all__ = ["FAMILY_IDS", "BoardAlias", "DeviceMemory", "FamilyId", "Hardware", "SocEntry", "SocFamily"]
 
 _HARDWARE_LOCK = threading.Lock()
+
+BUNDLED_HARDWARE = "hardware.json"
+"""Next to the matrices in the fleet bundle: :func:`hardware` as JSON, validated by the controller
+that built the bundle (``cannenv.fleet.zipapp``), read there without YAML, matrix or pydantic."""
+
+
+def hardware_from_plain(doc: dict[str, Any]) -> Hardware:
+    """A :class:`Hardware` from its own :func:`cannenv.values.dump` (already validated data)."""
+
+    def entries(cls: Any, items: list[dict[str, Any]]) -> tuple[Any, ...]:
+        return tuple(cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in i.items()}) for i in items)
+
+    return Hardware(
+        families=entries(SocFamily, doc["families"]),
+        socs=entries(SocEntry, doc["socs"]),
+        board_aliases=entries(BoardAlias, doc["board_aliases"]),
+    )
 
 
 def hardware() -> Hardware:
@@ -50,16 +70,20 @@ def hardware() -> Hardware:
         return _hardware()
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - on the facts path (Python >= 3.7)
 def _hardware() -> Hardware:
+    from cannenv.resources import matrices_dir
+
+    bundled = matrices_dir().parent / BUNDLED_HARDWARE
+    if bundled.is_file():  # in the fleet bundle: no matrix, YAML or pydantic there
+        return hardware_from_plain(json.loads(bundled.read_text(encoding="utf-8")))
     from cannenv.matrix import shipped_if_cached
     from cannenv.matrix.loader import _yaml_loader
-    from cannenv.resources import matrices_dir
 
     path = matrices_dir() / "socs.yaml"
     shipped = shipped_if_cached()
     if shipped is not None:
-        for file, part in zip(shipped.files, shipped.parts, strict=True):
+        for file, part in zip(shipped.files, shipped.parts):  # noqa: B905 - Python >= 3.7
             if file == path and part.hardware is not None:
                 return part.hardware
     import yaml
@@ -77,12 +101,12 @@ def socs() -> tuple[SocEntry, ...]:
     return hardware().socs
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - on the facts path (Python >= 3.7)
 def _by_lower() -> dict[str, SocEntry]:
     return {s.name.lower(): s for s in socs()}
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - on the facts path (Python >= 3.7)
 def _families_by_id() -> dict[str, SocFamily]:
     return {f.id: f for f in families()}
 
@@ -196,6 +220,22 @@ def soc_from_board(chip_type: str | None, chip_name: str | None, npu_name: str |
         except InputError:
             continue
     return normalize_soc(candidates[0])  # raises with the did-you-mean hint
+
+
+def device_memory(soc: str | None = None, family: str | None = None) -> DeviceMemory | None:
+    """The HBM fact for a SoC (its own entry first, then its family's), or for a family; else None."""
+    if soc is not None:
+        canonical = normalize_soc(soc)
+        for mem in hardware().memory:
+            if mem.soc is not None and mem.soc.lower() == canonical.lower():
+                return mem
+        family = soc_family(canonical)
+    if family is not None:
+        fam = normalize_family(family)
+        for mem in hardware().memory:
+            if mem.family == fam and mem.soc is None:
+                return mem
+    return None
 
 
 def family_from_npu_name(name: str) -> FamilyId | None:

@@ -26,9 +26,12 @@ import dataclasses
 import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cannenv.compat import Final
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter, ValidationError
@@ -53,7 +56,35 @@ def value(cls: type[T]) -> type[T]:
     """Declare a value class: a frozen, slotted, keyword-only dataclass validated as FORBID_EXTRA."""
     if "__pydantic_config__" not in cls.__dict__:
         cls.__pydantic_config__ = FORBID_EXTRA  # type: ignore[attr-defined]
-    return dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(cls)
+    if sys.version_info >= (3, 10):  # noqa: UP036
+        return dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(cls)  # novm: guarded
+    return _keyword_only(dataclasses.dataclass(frozen=True, init=False)(cls))
+
+
+def _keyword_only(cls: type[T]) -> type[T]:
+    """The fleet bundle on a host's Python 3.7-3.9 (no ``kw_only``): the same keyword-only
+    ``__init__``, written here. Slots only save memory, so the class goes without them there."""
+    fields = [f for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
+    post_init = getattr(cls, "__post_init__", None)
+
+    def __init__(self: Any, **kwargs: Any) -> None:
+        for f in fields:
+            if f.name in kwargs:
+                val = kwargs.pop(f.name)
+            elif f.default is not dataclasses.MISSING:
+                val = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                val = f.default_factory()
+            else:
+                raise TypeError(f"{cls.__name__}() missing keyword argument {f.name!r}")
+            object.__setattr__(self, f.name, val)
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() got unexpected keyword arguments {sorted(kwargs)}")
+        if post_init is not None:
+            post_init(self)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    return cls
 
 
 class Check:
@@ -130,7 +161,7 @@ def validation_error(what: str = "data") -> type[ValidationError]:
     return cls
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)  # noqa: UP033 - functools.cache is 3.9+
 def adapter(cls: Any) -> TypeAdapter[Any]:
     """The (cached) pydantic TypeAdapter of a value class or type; built on first use."""
     made: TypeAdapter[Any] = _pydantic(f"{getattr(cls, '__name__', cls)} data").TypeAdapter(cls)
@@ -166,7 +197,7 @@ def field_names(cls: Any) -> list[str]:
 
 def dump(obj: Any, *, exclude_none: bool = False) -> Any:
     """``obj`` as JSON-ready data: dataclasses become dicts (field order kept), tuples lists."""
-    if obj is None or isinstance(obj, str | int | float | bool):
+    if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out: dict[str, Any] = {}
@@ -182,7 +213,7 @@ def dump(obj: Any, *, exclude_none: bool = False) -> Any:
             for k, v in obj.items()
             if not (v is None and exclude_none)
         }
-    if isinstance(obj, tuple | list | frozenset | set):
+    if isinstance(obj, (tuple, list, frozenset, set)):
         return [dump(v, exclude_none=exclude_none) for v in obj]
     if isinstance(obj, PurePath):
         return str(obj)

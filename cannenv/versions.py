@@ -44,16 +44,20 @@ Ranges (:class:`VersionRange`): comma-joined clauses ``OP VERSION`` with ``==, !
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from packaging.version import InvalidVersion, Version
-
+from cannenv.compat import Literal
 from cannenv.errors import VersionError
 
 if TYPE_CHECKING:
+    from typing import TypeAlias  # novm: annotations only
+
     from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
     from pydantic import GetCoreSchemaHandler
     from pydantic_core import CoreSchema
 
@@ -66,7 +70,8 @@ _ALPHA, _BETA, _RC, _RELEASE = 0, 1, 2, 3
 _LINE_T, _LINE_RC, _LINE_FINAL = 0, 1, 2
 
 _V = TypeVar("_V", bound="_Ordered")
-Key: TypeAlias = tuple[int, ...]
+if TYPE_CHECKING:  # evaluated by type checkers only: `X | Y` and tuple[...] need 3.10/3.9 at run time
+    Key: TypeAlias = tuple[int, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,7 +194,8 @@ class CannVersion(_Ordered):
         if not isinstance(text, str):
             raise cls._fail(text)
         s = text.strip()
-        if m := _CANN_V2.match(s):
+        m = _CANN_V2.match(s)
+        if m:
             stage = m["stage"].lower()
             n = int(m["n"]) if m["n"] else 0
             major, minor, patch = int(m["M"]), int(m["m"]), int(m["p"])
@@ -197,7 +203,8 @@ class CannVersion(_Ordered):
             key = (major, minor, _LINE_FINAL, patch, stage_no, n, 0)
             spelled = f"{major}.{minor}.{patch}-{stage}" + (f".{n}" if m["n"] else "")
             return cls(key, spelled)
-        if m := _CANN_V1.match(s):
+        m = _CANN_V1.match(s)
+        if m:
             major, minor = int(m["M"]), int(m["m"])
             if m["t"] is not None:
                 t = int(m["t"])
@@ -343,8 +350,9 @@ class FirmwareVersion(_Ordered):
         return cls((legacy.key[0], legacy.key[1], 0, *legacy.key[2:]), legacy.text)
 
 
-AnyVendorVersion: TypeAlias = CannVersion | DriverVersion | FirmwareVersion
-AnyVersion: TypeAlias = CannVersion | DriverVersion | FirmwareVersion | Version
+if TYPE_CHECKING:
+    AnyVendorVersion: TypeAlias = CannVersion | DriverVersion | FirmwareVersion
+    AnyVersion: TypeAlias = CannVersion | DriverVersion | FirmwareVersion | Version
 
 _CLASSES: dict[Family, type[CannVersion] | type[DriverVersion] | type[FirmwareVersion]] = {
     "cann": CannVersion,
@@ -365,6 +373,14 @@ def canonicalize_name(name: str) -> str:
     return _NAME_SEPARATORS.sub("-", name).lower()
 
 
+def _packaging_version() -> Any:
+    """``packaging.version``, imported on first use: the facts path (the fleet bundle, on host
+    Pythons down to 3.7, which packaging >= 22 no longer supports) never parses PEP 440 versions."""
+    from packaging import version
+
+    return version
+
+
 def parse_pep440(text: str) -> Version:
     """A Python package version; raises :class:`VersionError` instead of returning junk."""
     if not isinstance(text, str):
@@ -372,9 +388,11 @@ def parse_pep440(text: str) -> Version:
             f"{text!r} is not a version string",
             hint="quote version numbers in YAML (python: '3.10', not python: 3.10)",
         )
+    pv = _packaging_version()
     try:
-        return Version(text.strip())
-    except InvalidVersion:
+        parsed: Version = pv.Version(text.strip())
+        return parsed
+    except pv.InvalidVersion:
         raise VersionError(
             f"{text!r} is not a valid PEP 440 version",
             hint="expected a Python package version such as 2.1.0, 2.1.0.post17, 2.10.0rc2 or 3.11",
@@ -395,6 +413,14 @@ def parse_version(family: Family, text: str) -> AnyVersion:
 
 
 _OPS = ("==", "!=", ">=", "<=", ">", "<")
+_COMPARE: dict[str, Callable[[Key, Key], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+}
 _CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|>|<)?\s*([^\s=!<>]+)\s*$")
 _SERIES = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.\*)?$")
 
@@ -410,20 +436,10 @@ class _Clause:
             a, b = v.key, self.bound.key
         else:
             a, b = v.key[: len(self.prefix)], self.prefix
-        match self.op:
-            case "==":
-                return a == b
-            case "!=":
-                return a != b
-            case ">=":
-                return a >= b
-            case "<=":
-                return a <= b
-            case ">":
-                return a > b
-            case "<":
-                return a < b
-        raise AssertionError(self.op)  # pragma: no cover
+        compare = _COMPARE.get(self.op)
+        if compare is None:  # pragma: no cover
+            raise AssertionError(self.op)
+        return compare(a, b)
 
     def __str__(self) -> str:
         return f"{self.op}{self.bound if self.bound is not None else '.'.join(map(str, self.prefix))}"
@@ -474,7 +490,8 @@ class VersionRange:
                     f"e.g. '>=24.1.rc2,<26'",
                 )
             op, ver = m[1] or "==", m[2]
-            if s := _SERIES.match(ver):
+            s = _SERIES.match(ver)
+            if s:
                 prefix = (int(s[1]),) if s[2] is None else (int(s[1]), int(s[2]))
                 clauses.append(_Clause(op, None, prefix))
                 continue
@@ -494,11 +511,12 @@ class VersionRange:
         """Whether ``version`` is in the range; pre-releases only as the docstring says."""
         if self.family == "pep440":
             v = parse_pep440(version) if isinstance(version, str) else version
-            if not isinstance(v, Version):
+            version_cls = _packaging_version().Version
+            if not isinstance(v, version_cls):
                 raise VersionError(f"{version!r} is not a Python package version")
             if self._spec is None:
                 return prereleases or not v.is_prerelease
-            allow = prereleases or any(Version(s.version.rstrip(".*")).is_prerelease for s in self._spec)
+            allow = prereleases or any(version_cls(s.version.rstrip(".*")).is_prerelease for s in self._spec)
             return self._spec.contains(v, prereleases=allow)
         vcls = _CLASSES[self.family]
         vv = vcls.parse(version) if isinstance(version, str) else version
@@ -509,7 +527,8 @@ class VersionRange:
         return all(c.admits(vv) for c in self._clauses)
 
     def __contains__(self, version: object) -> bool:
-        if not isinstance(version, (str, CannVersion, DriverVersion, FirmwareVersion, Version)):
+        ours = (str, CannVersion, DriverVersion, FirmwareVersion, _packaging_version().Version)
+        if not isinstance(version, ours):
             return False
         return self.contains(version)
 

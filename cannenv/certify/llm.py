@@ -270,25 +270,51 @@ def reference(cfg: TinyConfig) -> ForwardOutput:
 
 
 def hf_available() -> str | None:
-    """None when transformers can be imported, else the reason it cannot."""
-    try:
-        import transformers  # noqa: F401
-    except ImportError as exc:
-        return f"transformers is not installed ({exc})"
+    """None when transformers is installed, else the reason it is not (found, not imported:
+    importing it costs about a second, paid only where a checkpoint is loaded)."""
+    import importlib.util
+
+    if importlib.util.find_spec("transformers") is None:
+        return "transformers is not installed"
     return None
 
 
-def run_hf(model_dir: Path, device: torch.device, dtype: torch.dtype, cfg: TinyConfig) -> ForwardOutput:
-    """A local checkpoint through transformers; block outputs are its ``hidden_states``."""
+def quiet_transformers() -> None:
+    """No progress bars and no advisory logging from transformers (cannenv prints the results)."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def run_hf(
+    model_dir: Path,
+    device: torch.device,
+    dtype: torch.dtype,
+    cfg: TinyConfig,
+    timings: dict[str, float] | None = None,
+) -> ForwardOutput:
+    """A local checkpoint through transformers; block outputs are its ``hidden_states``.
+
+    ``timings``, when given, gets ``load_s`` (import, config, weights, placement) and
+    ``forward_s`` (the forward pass alone)."""
+    import time
+
+    t0 = time.perf_counter()
     from transformers import AutoConfig, AutoModelForCausalLM
 
+    quiet_transformers()
     hf_cfg = AutoConfig.from_pretrained(model_dir, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, dtype=torch.float32)
     model = model.to(device=device, dtype=dtype).eval()
     gen = torch.Generator().manual_seed(cfg.seed + 1)
     ids = torch.randint(0, int(hf_cfg.vocab_size), (cfg.batch, cfg.seq_len), generator=gen).to(device)
+    t1 = time.perf_counter()
     with torch.no_grad():
         out = model(input_ids=ids, output_hidden_states=True)
+    if timings is not None:
+        timings["load_s"] = round(t1 - t0, 3)
+        timings["forward_s"] = round(time.perf_counter() - t1, 3)
     hidden: Sequence[Tensor] = out.hidden_states
     names = ["embed", *[f"hidden{i}" for i in range(1, len(hidden))]]
     return to_output(list(zip(names, hidden, strict=True)), out.logits)

@@ -156,23 +156,31 @@ def task_llm(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     if args.model:
         reason = llm.hf_available()
+        if reason is None:
+            try:
+                import transformers  # noqa: F401
+            except ImportError as exc:  # installed but broken
+                reason = f"transformers cannot be imported here ({exc})"
         if reason:
             raise SkipTask(
                 reason, hint="pip install 'cannenv[hf]' (transformers) to certify a local checkpoint"
             )
-        output = llm.run_hf(Path(args.model), dev.torch_device, dtype, cfg)
+        output = llm.run_hf(Path(args.model), dev.torch_device, dtype, cfg, timings)
         dev.sync()
-        timings["first_forward_s"] = time.perf_counter() - t0
+        timings["first_forward_s"] = timings.pop("forward_s")  # one forward, after loading
         model: Any = None
         ids: Any = None
     else:
         base = llm.build_model(cfg)
         model = llm.place(base, dev.torch_device, dtype)
         ids = llm.input_ids(cfg).to(dev.torch_device)
+        dev.sync()
+        t_load = time.perf_counter()
+        timings["load_s"] = t_load - t0
         with torch.no_grad():
             captured, logits = model.forward_capture(ids)
             dev.sync()
-            timings["first_forward_s"] = time.perf_counter() - t0
+            timings["first_forward_s"] = time.perf_counter() - t_load
             output = llm.to_output(captured, logits)
             t1 = time.perf_counter()
             model(ids)
@@ -185,7 +193,11 @@ def task_llm(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "dtype": dtype_name,
         "dtype_reason": why,
         "model": str(args.model) if args.model else "tiny",
-        "config": cfg.model_dump(),
+        # A checkpoint's own config is recorded by the parent (config.json and weight digests);
+        # here only what this run chose: the input shape and seed.
+        "config": (
+            {"batch": cfg.batch, "seq_len": cfg.seq_len, "seed": cfg.seed} if args.model else cfg.model_dump()
+        ),
         "timings": timings,
     }
     if args.profile and model is not None:
@@ -310,6 +322,7 @@ def task_fused(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                     "hint": "install the torch_npu the stack pins (`cannenv doctor` names it)",
                 }
                 continue
+            t0 = time.perf_counter()
             try:
                 fused = fn()
                 dev.sync()
@@ -318,7 +331,7 @@ def task_fused(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 continue
             arrays[f"fused:{name}"] = fused.float().cpu().numpy()
             arrays[f"eager:{name}"] = eager[name].float().cpu().numpy()
-            ops[name] = {"status": "ran"}
+            ops[name] = {"status": "ran", "stage_s": round(time.perf_counter() - t0, 3)}
     np.savez(out / FUSED, **arrays)  # type: ignore[arg-type]
     return {"outcome": "ok", "device": dev.info, "dtype": dtype_name, "dtype_reason": why, "ops": ops}
 
@@ -334,8 +347,12 @@ def task_perf(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         if dtype == "bf16" and dev.is_310p:
             matmul.append({"dtype": dtype, "skip": f"bf16 is not supported on {dev.name} (310P)"})
             continue
-        matmul.append(measure_matmul(dev.torch_device, dtype, shapes.matmul_n, data.timing, dev.sync))
+        t0 = time.perf_counter()
+        m = measure_matmul(dev.torch_device, dtype, shapes.matmul_n, data.timing, dev.sync)
+        matmul.append({**m, "stage_s": round(time.perf_counter() - t0, 3)})
+    t0 = time.perf_counter()
     copy = measure_copy(dev.torch_device, shapes.copy_mib, data.timing, dev.sync)
+    copy = {**copy, "stage_s": round(time.perf_counter() - t0, 3)}
     return {"outcome": "ok", "device": dev.info, "matmul": matmul, "copy": copy}
 
 
@@ -371,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         traceback.print_exc()
         code = 1
+    # CPU seconds of this whole process (interpreter start and imports included): with the wall
+    # time of a shared machine this tells the work from the waiting (benchmarks/bench_certify_llm.py).
+    times = os.times()
+    result["cpu_s"] = round(times.user + times.system, 3)
     atomic_write_text(out / RESULT, json.dumps(result, indent=2, sort_keys=True, default=str))
     return code
 

@@ -57,6 +57,10 @@ class StageResult(BaseModel):
     """What to do next: how to make a skipped stage run, where to look after a failure."""
     metrics: dict[str, Any] = Field(default_factory=dict)
     duration_s: float = 0.0
+    ran: bool = True
+    """False for a skip decided before anything ran (no device, a missing package): the run
+    then had nothing runnable. A skip after running (figures with no peak to judge them against,
+    a doctor whose every check skipped) keeps ``True``."""
 
     @property
     def certified(self) -> bool:
@@ -73,6 +77,7 @@ def stage_result(
     warnings: tuple[str, ...] = (),
     hint: str | None = None,
     metrics: dict[str, Any] | None = None,
+    ran: bool = True,
 ) -> StageResult:
     """The result of ``plan`` (its id and title) with ``status`` and ``summary``."""
     return StageResult(
@@ -84,38 +89,59 @@ def stage_result(
         warnings=warnings,
         hint=hint,
         metrics=dict(metrics or {}),
+        ran=ran,
     )
 
 
-def skipped(plan: StagePlan, reason: str, *, hint: str | None = None, **metrics: Any) -> StageResult:
-    return stage_result(plan, "skip", f"skipped: {reason}", reasons=(reason,), hint=hint, metrics=metrics)
+def skipped(
+    plan: StagePlan, reason: str, *, hint: str | None = None, ran: bool = False, **metrics: Any
+) -> StageResult:
+    """A skip; ``ran=True`` when the stage did run but could not be judged."""
+    return stage_result(
+        plan, "skip", f"skipped: {reason}", reasons=(reason,), hint=hint, metrics=metrics, ran=ran
+    )
 
 
 def errored(plan: StagePlan, reason: str, *, hint: str | None = None) -> StageResult:
     return stage_result(plan, "error", f"error: {reason}", reasons=(reason,), hint=hint)
 
 
-Outcome = Literal["certified", "partial", "failed", "not-certified"]
+Outcome = Literal["certified", "partial", "failed", "not-certified", "nothing-runnable"]
+OUTCOMES: tuple[Outcome, ...] = ("certified", "partial", "failed", "not-certified", "nothing-runnable")
 
 
 def outcome(results: list[StageResult] | tuple[StageResult, ...]) -> Outcome:
     """The overall verdict of a run.
 
     ``certified``: every stage passed. ``failed``: a stage failed or errored. ``partial``: nothing
-    failed but some stages skipped (only the passed ones are certified). ``not-certified``: no
-    stage passed at all (everything skipped), or there were no stages.
+    failed but some stages skipped (only the passed ones are certified). ``not-certified``: nothing
+    passed or failed, and some stage ran but could not be judged (figures without a peak).
+    ``nothing-runnable``: every stage skipped before running (no device, a missing package), or
+    there were no stages.
     """
     statuses = {r.status for r in results}
     if statuses & {"fail", "error"}:
         return "failed"
     if "pass" not in statuses:
-        return "not-certified"
+        return "not-certified" if any(r.ran for r in results) else "nothing-runnable"
     if "skip" in statuses:
         return "partial"
     return "certified"
 
 
+EXIT_CODES: dict[Outcome, tuple[int, int]] = {
+    "certified": (0, 0),
+    "partial": (0, 1),
+    "failed": (1, 1),
+    "not-certified": (4, 4),
+    "nothing-runnable": (4, 4),
+}
+"""Outcome -> (exit code, exit code with ``--strict``); docs/certify.md has the same table (a
+test compares them). Nothing certified is never exit 0: it is 4, the table's "a needed tool or
+device is missing" (the stage reasons name what)."""
+
+
 def exit_code(results: list[StageResult] | tuple[StageResult, ...], *, strict: bool = False) -> int:
-    """1 when a stage failed or errored (or, with ``strict``, skipped); else 0."""
-    bad: set[str] = {"fail", "error", "skip"} if strict else {"fail", "error"}
-    return 1 if any(r.status in bad for r in results) else 0
+    """The process exit code of a run (see :data:`EXIT_CODES`)."""
+    plain, with_strict = EXIT_CODES[outcome(results)]
+    return with_strict if strict else plain

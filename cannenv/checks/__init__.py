@@ -54,6 +54,7 @@ class Check:
         *,
         subject: str | None = None,
         scope: Scope | None = None,
+        caused_by: str | None = None,
     ) -> Finding:
         return Finding(
             id=self.id,
@@ -64,6 +65,7 @@ class Check:
             remedy=remedy,
             subject=subject,
             scope=scope or self.scope,
+            caused_by=caused_by,
         )
 
     def run(self, facts: Facts, target: Target) -> list[Finding]:
@@ -127,13 +129,57 @@ def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> 
     bare = not has_ascend_software(facts)
     for check in _REGISTRY if checks is None else checks:
         if bare and check.id not in ("ascend-software", "probe-files"):
-            findings.append(check.finding("skip", "no Ascend software on this host (see ascend-software)"))
+            findings.append(
+                check.finding(
+                    "skip",
+                    "no Ascend software on this host (see ascend-software)",
+                    caused_by="ascend-software",
+                )
+            )
             continue
         if target.no_devices and check.scope == "device":
             findings.append(check.finding("skip", f"device check not judged: {target.no_devices}"))
             continue
         findings.extend(check.run(facts, target))
-    return findings
+    return link_causes(_explicit_target_causes(findings, facts, target))
+
+
+_REPLACED_WITH_THE_STACK = ("toolkit-ops", "nnal-cann", "torch-npu-cann")
+"""Checks that judge packages against the *installed* CANN: when an explicit target stack replaces
+that CANN, their remedies (packages for the old CANN) are superseded by the stack's."""
+
+
+def _explicit_target_causes(findings: list[Finding], facts: Facts, target: Target) -> list[Finding]:
+    """With ``--stack``/``--lock`` naming a CANN other than the installed one, the stack is the one
+    target: findings about matching the old CANN become consequences of stack-match."""
+    from dataclasses import replace
+
+    from cannenv.checks._util import same_cann
+
+    stack = target.stack
+    if stack is None or target.choice.how not in ("option", "lock"):
+        return findings
+    inst = facts.cann.active_install()
+    want = stack.version("cann")
+    if inst is None or not inst.version or not want or same_cann(inst.version, want):
+        return findings
+    return [
+        replace(f, caused_by="stack-match")
+        if f.id in _REPLACED_WITH_THE_STACK and f.caused_by is None and f.status != "pass"
+        else f
+        for f in findings
+    ]
+
+
+def link_causes(findings: list[Finding]) -> list[Finding]:
+    """Keep a ``caused_by`` link only where the cause is itself a finding that is not a pass (a
+    check run alone with ``--check`` has no cause to point to)."""
+    from dataclasses import replace
+
+    causes = {f.id for f in findings if f.status in ("fail", "warn", "error")}
+    return [
+        f if f.caused_by is None or f.caused_by in causes else replace(f, caused_by=None) for f in findings
+    ]
 
 
 _REGISTRY: tuple[Check, ...] = _registry()

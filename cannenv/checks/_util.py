@@ -8,8 +8,6 @@ from typing import Any
 from cannenv.errors import CannenvError
 from cannenv.facts import Facts
 
-DEFAULT_TOOLKIT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
-
 
 def _parsed(parse: Callable[[str], Any], text: str | None) -> Any:
     """``parse(text)``, or None when ``text`` is empty or does not parse: checks never raise on it."""
@@ -39,10 +37,21 @@ def pep_v(text: str | None) -> Any:
     return _parsed(parse_pep440, text)
 
 
-def toolkit_set_env(facts: Facts) -> str:
-    """The active install's ``set_env.sh`` for a remedy; the usual system path when none is known."""
+def toolkit_set_env(facts: Facts, cann: str | None = None) -> str:
+    """The ``set_env.sh`` a remedy names: the active install's when it exists on the host (and is
+    the CANN ``cann`` the remedy is about), else the one a root install of that version creates,
+    in that version's layout (≤ 8.3 ``ascend-toolkit/set_env.sh``, ≥ 8.5 ``cann-<ver>/set_env.sh``).
+    Never a file known to be absent."""
+    from cannenv.layout import default_set_env
+
     inst = facts.cann.active_install()
-    return inst.set_env if inst is not None and inst.set_env else DEFAULT_TOOLKIT_SET_ENV
+    if inst is not None and (cann is None or same_cann(inst.version, cann)):
+        if inst.set_env:
+            return inst.set_env
+        # Installed, but no set_env.sh was found beside it: name none; `cannenv env` prints the
+        # exports that file would make (bash process substitution keeps `source …` a command).
+        return "<(cannenv env)"
+    return default_set_env(cann or (inst.version if inst is not None else None))
 
 
 def family_title(family: str | None) -> str:
@@ -86,3 +95,18 @@ def installer_file(target: Any, arch: str | None, component: str, version: str) 
         return str(matrix.installer_file(component, version, family, arch).file)
     except CannenvError:
         return generic
+
+
+def cite(target: Any, ids: Any, evidence: str | None = None) -> str:
+    """Sources as a user reads them: ``recommended by <title> (<url>)``; internal ids never shown."""
+    matrix = getattr(target, "matrix", None)
+    names = []
+    for sid in ids:
+        src = matrix.sources.get(sid) if matrix is not None else None
+        if src is None:
+            continue
+        where = src.url or src.where
+        names.append(f"{src.title}, {where}" if where else src.title)
+    if not names:
+        return evidence or ""
+    return (f"{evidence} by " if evidence else "") + "; ".join(names)

@@ -69,8 +69,7 @@ def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
                 c.finding(
                     "fail",
                     "no CANN toolkit under /usr/local/Ascend or ~/Ascend",
-                    "install the CANN toolkit: `sh Ascend-cann-toolkit_<ver>_linux-<arch>.run --install`, then the "  # noqa: E501
-                    "ops/kernels package for your chip",
+                    _install_remedy(facts, target),
                 )
             ]
         return [c.finding("skip", "no CANN toolkit installed")]
@@ -88,6 +87,35 @@ def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
             else "source exactly one CANN set_env.sh in a fresh shell",
         )
     ]
+
+
+def _install_remedy(facts: Facts, target: Target) -> str:
+    """Install the target stack's CANN (toolkit, ops, then its set_env.sh in that version's layout)."""
+    from cannenv.checks._util import toolkit_set_env
+
+    cann = target.stack.version("cann") if target.stack is not None else None
+    if cann is None:
+        return (
+            "install the CANN toolkit: `sh Ascend-cann-toolkit_<ver>_linux-<arch>.run --install`, then the "
+            "ops/kernels package for your chip (`cannenv matrix list` shows the validated versions)"
+        )
+    arch = facts.os.arch
+    tk = installer_file(target, arch, "cann", cann)
+    ops_v = target.stack.version("ops") if target.stack is not None else None
+    ops = f", then {installer_file(target, arch, 'ops', ops_v)}" if ops_v else ""
+    set_env = toolkit_set_env(facts, cann)
+    return f"install CANN {cann} (target stack): `sh {tk} --install`{ops}, then `source {set_env}`"
+
+
+def _set_env_for_nnal(facts: Facts, target: Target) -> str:
+    """NNAL installs on top of a sourced toolkit: the active one's, else the target CANN's."""
+    from cannenv.checks._util import toolkit_set_env
+
+    inst = facts.cann.active_install()
+    cann = inst.version if inst is not None else None
+    if cann is None and target.stack is not None:
+        cann = target.stack.version("cann")
+    return toolkit_set_env(facts, cann)
 
 
 def _ops_family(chips: tuple[str, ...]) -> list[str]:
@@ -135,7 +163,7 @@ def _toolkit_ops(facts: Facts, target: Target) -> list[Finding]:
     c = TOOLKIT_OPS
     inst = facts.cann.active_install()
     if inst is None:
-        return [c.finding("skip", "no active CANN toolkit")]
+        return [c.finding("skip", "no active CANN toolkit", caused_by="cann-installs")]
     cann = inst.version or "?"
     family = target.family
     remedy = _ops_remedy(target, cann, family, inst.arch or facts.os.arch)
@@ -194,16 +222,27 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
     inst = facts.cann.active_install()
     pinned = target.stack.version("nnal") if target.stack is not None else None
     if nnal is None:
+        explicit = target.choice.how in ("option", "lock")
+        what = f"pins NNAL {pinned}"
+        if (
+            pinned
+            and not explicit
+            and inst is not None
+            and inst.version
+            and not same_cann(pinned, inst.version)
+        ):
+            # NNAL must be the CANN's own version: with a nearest stack whose CANN differs from the
+            # installed one, the consistent NNAL is the installed CANN's
+            pinned = inst.version
+            what = f"has NNAL, which must be the installed CANN's version {pinned}"
         if pinned:
-            explicit = target.choice.how in ("option", "lock")
             return [
                 c.finding(
                     "fail" if explicit else "warn",
                     f"NNAL is not installed; stack {target.stack.id if target.stack else ''} "
-                    f"pins NNAL {pinned} (torch_npu/vllm-ascend need libatb.so)",
+                    f"{what} (torch_npu/vllm-ascend need libatb.so)",
                     f"install {installer_file(target, facts.os.arch, 'nnal', pinned)} "
-                    f"(`source {inst.set_env if inst and inst.set_env else '<toolkit>/set_env.sh'}` first, "
-                    "then `--install`)",
+                    f"(`source {_set_env_for_nnal(facts, target)}` first, then `--install`)",
                 )
             ]
         return [
@@ -274,7 +313,7 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
 def _cann_python_deps(facts: Facts, target: Target) -> list[Finding]:
     c = CANN_PYTHON_DEPS_CHECK
     if not facts.cann.installs:
-        return [c.finding("skip", "no CANN toolkit installed")]
+        return [c.finding("skip", "no CANN toolkit installed", caused_by="cann-installs")]
     if facts.python.source == "none" or not facts.python.packages:
         return [c.finding("skip", "the Python environment could not be read")]
     missing = [p for p in CANN_PYTHON_DEPS if p not in facts.python.packages]
@@ -310,7 +349,7 @@ NNAL_CANN = Check(
     "nnal-cann",
     "NNAL/ATB matches CANN and torch's C++ ABI",
     "NNAL must be the CANN's version, and its cxx_abi_0/1 variant must match torch; otherwise "
-    "`undefined symbol` errors at import (research §7).",
+    "`undefined symbol` errors at import.",
     "high",
     _nnal_cann,
 )

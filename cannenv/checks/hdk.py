@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cannenv.checks import Check, Target
-from cannenv.checks._util import cann_v, driver_v, family_title
+from cannenv.checks._util import cann_v, cite, driver_v, family_title
 from cannenv.errors import CannenvError
 from cannenv.facts import Facts
 from cannenv.report import Finding
@@ -20,6 +20,7 @@ def _driver_installed(facts: Facts, target: Target) -> list[Finding]:
                     "/usr/local/Ascend/driver/version.info is missing inside the container; the driver comes from the host",  # noqa: E501
                     "add -v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
                     "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info to `docker run`",  # noqa: E501
+                    caused_by="container-mounts",
                 )
             ]
         # A host with no Ascend software and no NPU at all never gets here: checks.run skips it.
@@ -46,32 +47,52 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     drv = facts.driver.version if facts.driver else None
     inst = facts.cann.active_install()
     if drv is None or inst is None or inst.version is None:
-        return [c.finding("skip", "needs both a readable driver version and an active CANN toolkit")]
+        cause = "driver-installed" if drv is None else "cann-installs" if inst is None else None
+        return [
+            c.finding(
+                "skip", "needs both a readable driver version and an active CANN toolkit", caused_by=cause
+            )
+        ]
     cann = inst.version
     family = target.family
     out: list[Finding] = []
     req = None
     if target.matrix is not None and family is not None and cann_v(cann) is not None:
         req = target.matrix.driver_requirement(cann, family)
-    if req is not None and driver_v(drv) is not None:
-        if req.accepts(drv):
+    if req is not None and target.matrix is not None and family is not None and driver_v(drv) is not None:
+        # The vendor's own statements decide (matrix.hdk_verdict): the release's HDK -> pass; a named
+        # compatibility statement -> pass naming it; a stated "not compatible" -> fail; nothing -> warn.
+        v = target.matrix.hdk_verdict(cann, drv, family)
+        where = f"CANN {cann} on {family_title(family)}"
+        srcs = f" ({cite(target, v.sources)})" if v.sources else ""
+        rec = (v.recommended or req.hdk or req.range).removeprefix("Ascend HDK ")
+        if v.level == "recommended":
+            out.append(c.finding("pass", f"driver {drv}: {v.statement}{srcs}"))
+        elif v.level == "compatible":
             out.append(
                 c.finding(
                     "pass",
-                    f"driver {drv} is within {req.range} for CANN {cann} on "
-                    f"{family_title(family)} ({req.evidence}: {', '.join(req.sources)})",
+                    f"driver {drv} is compatible with {where} per {v.statement}{srcs}; "
+                    f"the recommended HDK is {rec}",
                 )
             )
-        else:
-            hdk = (req.hdk or req.minimum or req.range).removeprefix("Ascend HDK ")
+        elif v.level == "incompatible":
             out.append(
                 c.finding(
                     "fail",
-                    f"driver {drv} is outside {req.range}, which CANN {cann} needs on {family_title(family)} "
-                    f"({req.evidence}: {', '.join(req.sources)})",
-                    f"install Ascend HDK ≥ {hdk} for CANN {cann} on {family_title(family)}"
+                    f"driver {drv} with {where}: {v.statement}{srcs}",
+                    f"install Ascend HDK {rec} for CANN {cann} on {family_title(family)}"
                     + (f" (firmware {req.firmware})" if req.firmware else "")
-                    + ", or use a CANN version your driver supports",
+                    + ", or use a CANN version your driver supports (`cannenv matrix query --driver "
+                    + f"{drv} --family {family}`)",
+                )
+            )
+        else:
+            out.append(
+                c.finding(
+                    "warn",
+                    f"driver {drv} with {where}: {v.statement}{srcs}; what would settle it: {v.settle}",
+                    f"install the recommended Ascend HDK ({rec}) for {where}",
                 )
             )
         return out
@@ -172,8 +193,11 @@ def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
         c.finding(
             "warn",
             f"firmware {fw} is outside driver {drv.version}'s compatible_version_fw {ranges} "
-            "(install files; research §2.6)",
+            "(the driver's install record)",
             _firmware_remedy(target, drv.version, facts.devices.family or target.family),
+            # when the driver itself is too old for the CANN, its fix (a whole HDK, driver and
+            # firmware) is this one's too: one root cause, one remedy
+            caused_by="driver-cann",
         )
     ]
 
@@ -188,9 +212,9 @@ DRIVER_INSTALLED = Check(
 )
 DRIVER_CANN = Check(
     "driver-cann",
-    "driver new enough for the CANN toolkit",
-    "A CANN release needs a minimum Ascend HDK; an older driver gives hangs or `561103`/`507018` errors "
-    "(research §7).",
+    "driver the vendor pairs with the CANN toolkit",
+    "Each CANN release names its Ascend HDK and the HDK series it is compatible with (release notes, "
+    "the vendor installer); a driver outside them gives hangs or `561103`/`507018` errors.",
     "critical",
     _driver_cann,
     scope="device",

@@ -45,7 +45,7 @@ def _env_sourced(facts: Facts, target: Target) -> list[Finding]:
     c = ENV_SOURCED
     inst = facts.cann.active_install()
     if inst is None:
-        return [c.finding("skip", "no CANN toolkit installed")]
+        return [c.finding("skip", "no CANN toolkit installed", caused_by="cann-installs")]
     env = facts.env.vars
     unset = [v for v in CANN_VARS if not env.get(v)]
     set_env = toolkit_set_env(facts)
@@ -186,6 +186,8 @@ def _npu_devices(facts: Facts, target: Target) -> list[Finding]:
                 "nodes: stop the other user, or run with --device /dev/davinciN --device /dev/davinci_manager "  # noqa: E501
                 "--device /dev/devmm_svm --device /dev/hisi_hdc"
             )
+        if smi.missing and "--npu-smi-output" in msg:  # a tree: its npu-smi is data, never run
+            remedy = "on that host run `npu-smi info > npu-smi-info.txt`, then add --npu-smi-output npu-smi-info.txt"  # noqa: E501
         if smi.timed_out:
             msg = f"`{' '.join(smi.argv)}` hung (no answer in {smi.duration_s:.0f} s; killed)"
         return [c.finding("fail", msg, remedy, subject="npu-smi")]
@@ -345,7 +347,7 @@ CONTAINER_MOUNTS = Check(
     "container-mounts",
     "container has the NPU devices and driver mounts",
     "Images carry no driver: the container needs the device nodes and the host's driver lib64, version.info, "
-    "dcmi and npu-smi (research §6.3).",
+    "dcmi and npu-smi (the vendor's `docker run` recipe).",
     "critical",
     _container_mounts,
     scope="device",

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cannenv.checks import Check, Target
@@ -16,6 +15,8 @@ if TYPE_CHECKING:
     from cannenv.matrix import Matrix, Stack
 
 COMPARED = ("cann", "ops", "nnal", "driver", "python", "torch", "torch_npu")
+# Components that live on the host's side of a container: judged only where devices are expected.
+DEVICE_KEYS = frozenset({"driver"})
 
 
 def installed_versions(facts: Facts) -> dict[str, str]:
@@ -65,13 +66,13 @@ def load_lock_ids(path: str) -> tuple[str, str | None]:
         pass
     import yaml
 
-    p = Path(path)
+    from cannenv import records
+
+    text = records.read_text(path, what="lock file", missing=NotFoundError)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"lock file {path!r} does not exist") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read lock file {path!r}: {exc}") from exc
+        doc = records.load_yaml(text)
+    except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+        raise InputError(f"cannot read lock file {path!r}: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("stack_id"), str):
         raise InputError(
             f"lock file {path!r}: field 'stack_id' is missing (expected a string)",
@@ -123,12 +124,12 @@ def choose_target(
             fam,
             fam_src,
         )
-    scored = []
-    for s in pool:
-        same = [k for k in have if _matches(k, s.version(k), have[k])]
-        scored.append((len(same), s.status in ("certified", "published"), s.id, s, same))
-    scored.sort(key=lambda t: (t[0], t[1], t[2]), reverse=True)
-    n, _, _, best, same = scored[0]
+    ops_fams = _ops_families(facts)
+    scored = sorted(
+        ((_score(s, have, ops_fams), s) for s in pool), key=lambda t: (t[0], t[1].id), reverse=True
+    )
+    best_score, best = scored[0]
+    n, same = best_score[0], [k for k in have if _matches(k, best.version(k), have[k])]
     if n == 0:
         return Target(
             matrix,
@@ -136,14 +137,15 @@ def choose_target(
             StackChoice(
                 how="none",
                 reason="no stack shares any installed version",
-                candidates=tuple(t[2] for t in scored[:3]),
+                candidates=tuple(t[1].id for t in scored[:3]),
             ),
             fam,
             fam_src,
         )
-    others = tuple(t[2] for t in scored[1:4])
+    tie = _tie_break(best_score, best, scored[1] if len(scored) > 1 else None, fam, ops_fams)
+    others = tuple(t[1].id for t in scored[1:4])
     if n == len(have):
-        reason = "best match: same " + ", ".join(f"{k} {have[k]}" for k in same)
+        reason = "best match: same " + ", ".join(f"{k} {have[k]}" for k in same) + tie
         return _target(
             matrix,
             best,
@@ -155,10 +157,69 @@ def choose_target(
     reason = (
         f"no stack matches everything installed; nearest valid stack shares {', '.join(same)} and differs in "
         + ", ".join(f"{k} ({have[k]} installed, {best.version(k) or 'not pinned'} in stack)" for k in differ)
+        + tie
     )
     return _target(
         matrix, best, StackChoice(id=best.id, how="nearest", reason=reason, candidates=others), fam, fam_src
     )
+
+
+_STATUS_RANK = {"certified": 3, "published": 2, "deprecated": 1, "eol": 0}
+
+
+def _ops_families(facts: Facts) -> set[str]:
+    """Families the installed ops/kernels packages are built for (evidence of the hardware)."""
+    from cannenv.layout import family_of_chip
+
+    chips = {ch for i in facts.cann.installs for p in i.ops for ch in p.chips}
+    return {f for f in (family_of_chip(ch) for ch in chips) if f}
+
+
+def _score(stack: Stack, have: dict[str, str], ops_fams: set[str]) -> tuple[Any, ...]:
+    """Rank of a stack for this host, most important first: installed versions it shares, whether
+    the installed ops package is built for its family, its status (certified over published over
+    end of life), how recent its CANN and torch are, then the hardware table's family order."""
+    from cannenv.checks._util import cann_v, pep_v
+    from cannenv.soc import FAMILY_IDS
+
+    same = sum(1 for k in have if _matches(k, stack.version(k), have[k]))
+    cann = cann_v(stack.version("cann"))
+    torch = pep_v(stack.version("torch"))
+    return (
+        same,
+        stack.family in ops_fams,
+        _STATUS_RANK.get(stack.status, 0),
+        cann.key if cann is not None else (),
+        torch.release if torch is not None else (),
+        -FAMILY_IDS.index(stack.family) if stack.family in FAMILY_IDS else -99,
+    )
+
+
+def _tie_break(
+    score: tuple[Any, ...],
+    best: Stack,
+    runner: tuple[tuple[Any, ...], Stack] | None,
+    fam: str | None,
+    ops_fams: set[str],
+) -> str:
+    """Why ``best`` and not the runner-up that shares as many installed versions: '' when no tie."""
+    if runner is None or runner[0][0] != score[0]:
+        return ""
+    other_score, other = runner
+    why = [
+        f"the installed ops package is built for {family_title(best.family)}",
+        f"it is {best.status}, {other.id} is {other.status}",
+        f"its CANN {best.version('cann')} is newer than {other.version('cann')}",
+        f"its torch {best.version('torch')} is newer than {other.version('torch')}",
+        f"no NPU or ops package tells the family; {family_title(best.family)} comes first in the "
+        "hardware table (pass --stack to choose)",
+    ]
+    for i, text in enumerate(why, start=1):
+        if score[i] != other_score[i]:
+            if i == 1 and fam is None and not ops_fams:
+                continue
+            return f"; chosen over {other.id} because {text}"
+    return f"; tied with {other.id}, chosen by id"
 
 
 def _target(
@@ -178,6 +239,41 @@ _REMEDY = {
     "driver": "install the Ascend HDK driver {v}",
     "python": "use Python {v}",
 }
+
+
+_NOT_INSTALLED_CAUSE = {
+    "cann": "cann-installs",
+    "ops": "cann-installs",
+    "nnal": "nnal-cann",
+    "driver": "driver-installed",
+    "torch_npu": "torch-torch-npu",
+    "torch": "torch-torch-npu",
+}
+"""The check whose finding already says a component is missing (or, for torch and torch_npu, that
+the pair disagrees): stack-match's own line for it is that finding's consequence."""
+
+
+_JUDGED_BY = {
+    "cann": "toolkit-ops",
+    "ops": "toolkit-ops",
+    "nnal": "nnal-cann",
+    "driver": "driver-cann",
+    "torch": "torch-torch-npu",
+    "torch_npu": "torch-torch-npu",
+}
+"""The check that judges an installed component against the rest of the host."""
+
+
+def _cause(key: str, got: str | None, explicit: bool) -> str | None:
+    """The finding a stack-match line is a consequence of (kept only when that finding is not a
+    pass, see checks.link_causes). A missing component: the check that says it is missing. An
+    installed one that differs from a *nearest* stack: the check that judges it against the host,
+    whose remedy is the smallest consistent change (an explicit --stack is the target itself)."""
+    if got is None or key in ("torch", "torch_npu"):
+        return _NOT_INSTALLED_CAUSE.get(key)
+    if key == "driver":
+        return "driver-cann"  # installed but too old for the CANN: that check already says so
+    return None if explicit else _JUDGED_BY.get(key)
 
 
 def _stack_match(facts: Facts, target: Target) -> list[Finding]:
@@ -205,13 +301,19 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         got = have.get(key)
         if got is not None and _matches(key, want, got):
             continue
+        if key in DEVICE_KEYS and target.no_devices:
+            # The driver comes from the host at run time (an image never holds it): not judged here.
+            detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_devices}"
+            out.append(c.finding("skip", detail, subject=key, scope="device"))
+            continue
         status: Status = "fail" if explicit else "warn"
         detail = f"{key}: stack {stack.id} pins {want}, " + (f"installed {got}" if got else "not installed")
         remedy = _REMEDY.get(key, "install {v}").format(
             v=want, file=installer_file(target, facts.os.arch, key, want)
         )
-        out.append(c.finding(status, detail, remedy, subject=key))
-    if not out:
+        cause = _cause(key, got, explicit)
+        out.append(c.finding(status, detail, remedy, subject=key, caused_by=cause))
+    if not any(f.status != "skip" for f in out):
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))
     return out
 

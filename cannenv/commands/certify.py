@@ -1,4 +1,4 @@
-"""`cannenv certify` (levels 1-3, llm, perf, kernels) and `cannenv cert` (verify, diff, keygen).
+"""`cannenv certify` (levels 1-3, llm, perf, kernels) and `cannenv cert` (verify, diff, replay, keygen).
 
 Heavy imports (torch, numpy, the probes) stay inside the command functions.
 """
@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from cannenv.commands.kernels import kernels as kernels_cmd
-from cannenv.errors import IntegrityError
+from cannenv.errors import InputError, IntegrityError
 
 if TYPE_CHECKING:
     from cannenv.certify.certificate import Certificate
-    from cannenv.certify.runner import CertifyOptions, RunContext, Scope
+    from cannenv.certify.runner import CertifyOptions, Scope
     from cannenv.certify.stages import StagePlan, StageResult
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "skip": "yellow", "error": "magenta"}
@@ -29,10 +29,16 @@ def _common(fn: Any) -> Any:
                 "--stack", "stack_id", help="Stack id from the matrix to certify against (recorded)."
             ),
             click.option(
+                "--lock",
+                "lock",
+                metavar="FILE",
+                help="Certify against the stack of this lock file (`cannenv image lock`); recorded whole.",
+            ),
+            click.option(
                 "--out",
                 "out",
                 type=click.Path(dir_okay=False),
-                help="Write the certificate here (atomically), whatever the outcome.",
+                help="Write the certificate here (atomically), whatever the outcome. Its folder must exist.",
             ),
             click.option(
                 "--sign-key",
@@ -42,13 +48,33 @@ def _common(fn: Any) -> Any:
             click.option(
                 "--json", "as_json", is_flag=True, help="Print the certificate JSON instead of the table."
             ),
-            click.option("--strict", is_flag=True, help="A skipped stage counts as failed (exit 1)."),
+            click.option("--strict", is_flag=True, help="A skipped stage counts as failed: partial exits 1."),
             click.option(
                 "--device",
                 type=click.Choice(["npu", "cuda", "cpu"]),
                 default="npu",
                 show_default=True,
-                help="Device to certify; the reference always runs on the CPU in fp32.",
+                help="Device to certify; the reference always runs on the CPU in fp32. "
+                "cpu/cuda: the doctor stage skips its NPU device checks.",
+            ),
+            click.option(
+                "--no-devices",
+                is_flag=True,
+                envvar="CANNENV_NO_DEVICES",
+                help="The doctor stage judges software only (device checks skip), as `cannenv doctor "
+                "--no-devices`; env CANNENV_NO_DEVICES=1.",
+            ),
+            click.option(
+                "--root",
+                default="/",
+                show_default=True,
+                metavar="DIR",
+                help="Judge the host tree under DIR (doctor stage); device stages then skip.",
+            ),
+            click.option(
+                "--env-file",
+                metavar="FILE",
+                help="Judge the environment in FILE (KEY=VALUE lines) instead of this process's.",
             ),
             click.option(
                 "--timeout",
@@ -104,7 +130,9 @@ def certify(ctx: click.Context, /, level: int, **kw: Any) -> int | None:
 
     \b
     The plan is printed first; every stage ends pass, fail, skip or error with its reasons.
-    Exit 1 when a stage failed or errored (with --strict, also when one skipped).
+    Exit codes by outcome (plain / --strict):
+      certified 0/0 · partial 0/1 · failed 1/1 · not-certified 4/4 · nothing-runnable 4/4;
+      2 bad input (checked before anything runs) · 3 unknown --stack.
     A skipped stage is recorded as such and never certified.
     """
     if ctx.invoked_subcommand is not None:
@@ -140,17 +168,37 @@ def perf_cmd(**kw: Any) -> int:
 certify.add_command(kernels_cmd)
 
 
+def _check_out(out: str | None) -> None:
+    """--out must name a file in an existing folder: refuse before anything runs (exit 2)."""
+    from pathlib import Path
+
+    if not out:
+        return
+    parent = Path(out).parent
+    if not parent.is_dir():
+        raise InputError(
+            f"--out {out!r}: folder {str(parent)!r} does not exist",
+            hint=f"create it first (mkdir -p {parent}); cannenv does not create folders for a certificate",
+        )
+    if Path(out).is_dir():
+        raise InputError(f"--out {out!r} is a directory", hint="give a file name, e.g. cert.json")
+
+
 def _execute(
     *,
     command: str,
     scope: str,
     level: int,
     stack_id: str | None,
+    lock: str | None,
     out: str | None,
     sign_key: str | None,
     as_json: bool,
     strict: bool,
     device: str,
+    no_devices: bool,
+    root: str,
+    env_file: str | None,
     timeout_s: float,
     dtype: str,
     model_dir: str | None,
@@ -158,11 +206,29 @@ def _execute(
     seed: int,
 ) -> int:
     from cannenv.certify import certificate as certmod
-    from cannenv.certify import runner
+    from cannenv.certify import runner, setup
     from cannenv.certify.stages import exit_code
-    from cannenv.host import Host
+    from cannenv.commands.doctor import make_host
 
-    key = certmod.load_private_key(sign_key) if sign_key else None  # bad key: fail before running anything
+    # Bad input fails here, before anything runs (exit 2; exit 3 for an unknown --stack).
+    if stack_id and lock:
+        raise InputError("give either --stack or --lock, not both")
+    key = certmod.load_private_key(sign_key) if sign_key else None
+    _check_out(out)
+    checkpoint = None
+    if model_dir is not None:
+        from cannenv.certify.checkpoint import inspect
+
+        checkpoint = inspect(model_dir)
+    if stack_id is not None:
+        from cannenv.matrix import load
+
+        load().stack(stack_id)
+    if lock is not None:
+        from cannenv.lock import load_lock
+
+        load_lock(lock)
+    host = make_host(root, env_file, 10.0)
     options = runner.CertifyOptions(
         level=level,
         stack_id=stack_id,
@@ -172,8 +238,9 @@ def _execute(
         profile=profile,
         seed=seed,
         timeout_s=timeout_s,
+        no_devices=no_devices,
+        lock=lock,
     )
-    stack_info = _stack_info(stack_id)
     plans = runner.plan(options, cast("Scope", scope))
 
     def echo(text: str) -> None:
@@ -181,16 +248,17 @@ def _execute(
 
     echo(_render_plan(plans, options))
     started = certmod.now()
-    ctx = runner.RunContext(options, Host.live())
-    results = runner.run(plans, options, on_result=lambda r: echo(_render_result(r)), context=ctx)
+    ctx = runner.RunContext(options, host, checkpoint=checkpoint)
+    render = _ResultRenderer()
+    results = runner.run(plans, options, on_result=lambda r: echo(render(r)), context=ctx)
     cert = certmod.Certificate.build(
         results,
         command=command,
         level=level if scope == "all" else None,
         started_at=started,
-        stack=stack_info,
-        host=_host_info(ctx),
-        image=image_info(ctx.host.env, ctx.host),
+        stack=setup.stack_info(ctx),
+        host=setup.host_info(ctx),
+        image=setup.image_info(ctx.host.env, ctx.host),
         options=options.model_dump(mode="json"),
     )
     if out:
@@ -199,104 +267,8 @@ def _execute(
     if as_json:
         click.echo(certmod.render(certmod.envelope(cert, sign_key=key)), nl=False)
     else:
-        echo(_render_verdict(cert))
+        echo(_render_verdict(cert, strict=strict))
     return exit_code(results, strict=strict)
-
-
-def _stack_info(stack_id: str | None) -> Any:
-    from cannenv.certify.certificate import StackInfo
-    from cannenv.matrix import load
-
-    matrix = load()
-    if stack_id is None:
-        return StackInfo(matrix_digest=matrix.digest)
-    stack = matrix.stack(stack_id)  # unknown id: NotFoundError (exit 3) before anything runs
-    versions = {name: comp.version for name, comp in stack.components.items()}
-    return StackInfo(id=stack.id, matrix_digest=matrix.digest, versions=versions)
-
-
-def _host_info(ctx: RunContext) -> Any:
-    """Summary + digest of the doctor's facts; falls back to platform facts if the probes fail."""
-    import platform
-
-    from cannenv.certify.certificate import HostInfo, digest_of
-
-    facts = ctx.facts()
-    summary: dict[str, Any]
-    if facts is None:
-        summary = {
-            "hostname": platform.node(),
-            "arch": platform.machine(),
-            "kernel": platform.release(),
-            "python": platform.python_version(),
-        }
-        return HostInfo(
-            summary=summary, digest=None, source=f"platform module (probes failed: {ctx.facts_error})"
-        )
-    data = json.loads(facts.to_json())
-    data.pop("collected_at", None)
-    active = facts.cann.active_install()
-    summary = {
-        "hostname": facts.hostname,
-        "os": facts.os.pretty_name,
-        "arch": facts.os.arch,
-        "kernel": facts.os.kernel,
-        "driver": facts.driver.version if facts.driver else None,
-        "firmware": facts.firmware.version if facts.firmware else None,
-        "cann": active.version if active else None,
-        "soc": facts.devices.soc,
-        "family": facts.devices.family,
-        "npus": len(facts.devices.chips),
-        "in_container": facts.container.in_container,
-        "python": facts.python.version,
-        "torch": facts.python.packages.get("torch"),
-        "torch_npu": facts.python.packages.get("torch-npu"),
-        "device": ctx.device_info,
-    }
-    return HostInfo(
-        summary=summary,
-        digest="sha256:" + digest_of(data),
-        source="cannenv probes (cannenv facts --json, collected_at excluded from the digest)",
-    )
-
-
-IMAGE_ENV = {"CANNENV_IMAGE_REF": "ref", "CANNENV_IMAGE_ID": "id", "CANNENV_IMAGE_DIGEST": "digest"}
-
-
-def image_info(env: Any, host: Any) -> Any:
-    """The cannenv image this runs in: ``/etc/cannenv/image.json`` (baked in by `cannenv image build`)
-    plus ``CANNENV_IMAGE_REF/ID/DIGEST`` from the environment (an image cannot know its own digest;
-    pass it with ``docker run -e CANNENV_IMAGE_DIGEST=...``). None outside a cannenv image."""
-    from cannenv.certify.certificate import ImageInfo
-    from cannenv.gate import IMAGE_INFO, LABEL_STACK
-
-    fields: dict[str, Any] = {}
-    labels: dict[str, str] = {}
-    sources: list[str] = []
-    p = host.path(IMAGE_INFO)
-    if p.is_file():
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
-        if isinstance(data, dict):
-            sources.append(IMAGE_INFO)
-            for key in ("ref", "id", "digest"):
-                if isinstance(data.get(key), str):
-                    fields[key] = data[key]
-            raw_labels = data.get("labels")
-            if isinstance(raw_labels, dict):
-                labels = {str(k): str(v) for k, v in raw_labels.items()}
-            stack = data.get("stack") or labels.get(LABEL_STACK)
-            if isinstance(stack, str):
-                fields["stack"] = stack
-    for var, key in IMAGE_ENV.items():
-        if env.get(var):
-            fields[key] = env[var]
-            sources.append(f"${var}")
-    if not sources:
-        return None
-    return ImageInfo(labels=labels, sources=tuple(sources), **fields)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,20 +285,37 @@ def _render_plan(plans: list[StagePlan], options: CertifyOptions) -> str:
     return "\n".join(lines)
 
 
-def _render_result(r: StageResult) -> str:
-    badge = click.style(f"{r.status.upper():<5}", fg=_STATUS_STYLE[r.status], bold=True)
-    lines = [f"{badge} {r.id:<18} {r.summary}"]
-    lines += [f"        reason: {x}" for x in r.reasons if x not in r.summary]
-    lines += [f"        warning: {x}" for x in r.warnings]
-    if r.hint and r.status != "pass":
-        lines.append(f"        hint: {r.hint}")
-    return "\n".join(lines)
+class _ResultRenderer:
+    """One stage result per call, with its own duration; a hint already shown is not repeated
+    (the fused-op and perf stages often share one)."""
+
+    def __init__(self) -> None:
+        self.hints_shown: set[str] = set()
+
+    def __call__(self, r: StageResult) -> str:
+        badge = click.style(f"{r.status.upper():<5}", fg=_STATUS_STYLE[r.status], bold=True)
+        lines = [f"{badge} {r.id:<18} {r.summary}  ({r.duration_s:.1f} s)"]
+        lines += [f"        reason: {x}" for x in r.reasons if x not in r.summary]
+        lines += [f"        warning: {x}" for x in r.warnings]
+        if r.hint and r.status != "pass" and r.hint not in self.hints_shown:
+            self.hints_shown.add(r.hint)
+            lines.append(f"        hint: {r.hint}")
+        return "\n".join(lines)
 
 
-def _render_verdict(cert: Certificate) -> str:
+def _render_verdict(cert: Certificate, *, strict: bool = False) -> str:
+    from cannenv.certify.stages import EXIT_CODES
+
     certified = ", ".join(cert.certified_stages) or "nothing"
     not_cert = ", ".join(f"{k} ({v})" for k, v in cert.not_certified.items()) or "none"
-    return f"outcome: {cert.outcome}\ncertified: {certified}\nnot certified: {not_cert}"
+    stack = cert.stack.id or "none"
+    if cert.stack.how:
+        stack += f" ({cert.stack.how}: {cert.stack.reason})"
+    code = EXIT_CODES[cert.outcome][1 if strict else 0]
+    return (
+        f"stack: {stack}\noutcome: {cert.outcome} (exit {code}{', --strict' if strict else ''})\n"
+        f"certified: {certified}\nnot certified: {not_cert}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,6 +356,11 @@ def verify_cmd(file: str, pub: str | None, as_json: bool) -> int:
             )
         )
     if not v.ok:
+        if pub and not v.signed and len(v.problems) == 1:
+            raise IntegrityError(
+                v.problems[0],
+                hint="sign certificates with `cannenv certify --sign-key KEY` to verify them with --pub",
+            )
         raise IntegrityError(
             "; ".join(v.problems), hint="the certificate changed after it was written; do not trust it"
         )
@@ -398,11 +392,19 @@ def diff_cmd(a: str, b: str, include_volatile: bool, as_json: bool) -> int:
 
     Both must verify first (exit 5 otherwise). Exit 0 whether or not they differ.
     """
-    from cannenv.certify.certificate import diff, load
+    from cannenv.certify.certificate import diff, load, stage_summary
 
-    diffs = diff(load(a), load(b), include_volatile=include_volatile)
+    ca, cb = load(a), load(b)
+    diffs = diff(ca, cb, include_volatile=include_volatile)
+    summary = stage_summary(ca, cb, diffs)
     if as_json:
-        click.echo(json.dumps([d.model_dump(mode="json") for d in diffs], indent=2, default=str))
+        click.echo(
+            json.dumps(
+                {"summary": summary, "differences": [d.model_dump(mode="json") for d in diffs]},
+                indent=2,
+                default=str,
+            )
+        )
         return 0
     if not diffs:
         click.echo(
@@ -410,17 +412,143 @@ def diff_cmd(a: str, b: str, include_volatile: bool, as_json: bool) -> int:
             + ("" if include_volatile else " (ignoring timestamps and durations; --all to include)")
         )
         return 0
-    width = min(60, max(len(d.path) for d in diffs))
-    click.echo(f"{'field':<{width}}  A  →  B")
-    for d in diffs:
-        extra = f"  [{d.change}]" if d.change else ""
-        click.echo(f"{d.path:<{width}}  {_short(d.a)}  →  {_short(d.b)}{extra}")
+    click.echo(_render_stage_summary(summary))
+    # Details: fields of stages present in both, and everything outside the stages. A stage only
+    # in one certificate is named once in the summary, not field by field.
+    one_sided = {f"stages[{sid}]" for sid in (*summary["only_in_a"], *summary["only_in_b"])}
+    details = [d for d in diffs if not any(d.path.startswith(prefix) for prefix in one_sided)]
+    if details:
+        width = min(60, max(len(d.path) for d in details))
+        click.echo(f"\ndetails ({len(details)}):")
+        click.echo(f"{'field':<{width}}  A  →  B")
+        for d in details:
+            extra = f"  [{d.change}]" if d.change else ""
+            click.echo(f"{d.path:<{width}}  {_short(d.a)}  →  {_short(d.b)}{extra}")
     return 0
+
+
+def _render_stage_summary(summary: dict[str, Any]) -> str:
+    lines = [f"outcome: {summary['outcome'][0]}  →  {summary['outcome'][1]}"]
+    for key, label in (("only_in_a", "only in A"), ("only_in_b", "only in B")):
+        ids = summary[key]
+        lines.append(f"stages {label} ({len(ids)}): {', '.join(ids) if ids else '-'}")
+    changed = summary["changed"]
+    lines.append(
+        f"stages changed ({len(changed)}): "
+        + (", ".join(f"{sid} {x} → {y}" for sid, (x, y) in changed.items()) if changed else "-")
+    )
+    lines.append(
+        f"stages with other differences ({len(summary['differ'])}): {', '.join(summary['differ']) or '-'}"
+    )
+    return "\n".join(lines)
 
 
 def _short(v: Any) -> str:
     text = json.dumps(v, default=str) if not isinstance(v, str) else v
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+@cert.command("replay")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--plan",
+    "as_plan",
+    is_flag=True,
+    help="What THIS machine (or --root/--facts) must install to match: the provisioning plan "
+    "toward the certified stack. Without --plan: the setup the certificate records.",
+)
+@click.option(
+    "--root", default="/", show_default=True, metavar="DIR", help="With --plan: plan for this host tree."
+)
+@click.option(
+    "--env-file", metavar="FILE", help="With --plan: the environment of that host (KEY=VALUE lines)."
+)
+@click.option(
+    "--facts",
+    "facts_file",
+    metavar="FILE",
+    help="With --plan: plan for saved facts (`cannenv facts --json`).",
+)
+@click.option(
+    "--arch", help="Without --plan: architecture whose files to list (default: the certified host's)."
+)
+@click.option("--pub", type=click.Path(dir_okay=False), help="Verify the signature against this key first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the plan with --plan).")
+def replay_cmd(
+    file: str,
+    as_plan: bool,
+    root: str,
+    env_file: str | None,
+    facts_file: str | None,
+    arch: str | None,
+    pub: str | None,
+    as_json: bool,
+) -> int:
+    """Rebuild the setup FILE certifies: what it records, and what a new machine installs to match.
+
+    \b
+    The certificate must verify first (exit 5 otherwise). Nothing is installed.
+      cannenv cert replay cert.json          the recorded setup: every pin, file and sha256
+      cannenv cert replay cert.json --plan   the ordered plan for this machine toward that stack
+                                             (the same plan as `cannenv plan`; exit 1 if not empty)
+    """
+    from cannenv.certify.certificate import verify_file
+    from cannenv.certify.setup import replay_steps
+
+    v = verify_file(file, public_key_path=pub)
+    if not v.ok or v.certificate is None:
+        raise IntegrityError("; ".join(v.problems), hint="replay only a certificate that verifies")
+    cert = v.certificate
+    if as_plan and cert.stack.id is not None:
+        return _replay_plan(file, cert, root=root, env_file=env_file, facts_file=facts_file, as_json=as_json)
+    replay = replay_steps(cert, arch=arch)
+    if as_plan:
+        click.echo(
+            "note: the certificate names no stack, so there is no plan to compute; its record follows",
+            err=True,
+        )
+    if as_json:
+        click.echo(json.dumps(replay.to_json(), indent=2))
+        return 0
+    certified = ", ".join(cert.certified_stages) or "nothing"
+    click.echo(f"replay of {file}: outcome {cert.outcome}, certified {certified}")
+    stack = replay.stack_id or "none"
+    if replay.how:
+        stack += f" ({replay.how}: {replay.reason})"
+    click.echo(f"stack: {stack}; architecture: {replay.arch or '?'}")
+    click.echo("install, in this order:")
+    for i, step in enumerate(replay.steps, 1):
+        click.echo(f"  {i}. {step.line()}")
+    if not replay.steps:
+        click.echo("  (nothing recorded to install)")
+    for note in replay.notes:
+        click.echo(f"note: {note}")
+    return 0
+
+
+def _replay_plan(
+    file: str, cert: Certificate, *, root: str, env_file: str | None, facts_file: str | None, as_json: bool
+) -> int:
+    """The provisioning plan (cannenv.plan) from this host's facts toward the certified stack."""
+    from cannenv.checks.stack import choose_target
+    from cannenv.commands.doctor import gather, print_plan
+    from cannenv.matrix import load
+
+    matrix = load()
+    assert cert.stack.id is not None
+    if cert.stack.matrix_digest and cert.stack.matrix_digest != matrix.digest:
+        click.echo(
+            f"note: certified with matrix {cert.stack.matrix_digest[:19]}…, this cannenv has "
+            f"{matrix.digest[:19]}…; the stack's pins are read from this matrix",
+            err=True,
+        )
+    facts = gather(root, facts_file, None, (), env_file, 10.0)
+    target = choose_target(facts, matrix, stack_id=cert.stack.id)  # unknown id here: exit 3
+    from dataclasses import replace
+
+    why = f"the stack certificate {file} certifies ({cert.outcome})"
+    target = replace(target, choice=replace(target.choice, reason=why))
+    return print_plan(facts, target, as_json=as_json, as_shell=False, verbose=False)
 
 
 @cert.command("keygen")

@@ -8,21 +8,27 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import click
 
-from cannenv.errors import InputError, NotFoundError
+from cannenv.errors import InputError
+
+# (moved to cannenv.gather, which the click-free fleet bundle shares; kept importable from here)
+from cannenv.gather import check_python_options as check_python_options
+from cannenv.gather import gather as gather
+from cannenv.gather import make_host as make_host
+from cannenv.gather import read_capture as read_capture
+from cannenv.gather import read_env_file as read_env_file
 
 if TYPE_CHECKING:
     from cannenv.checks import Target
     from cannenv.envscript import Shell
     from cannenv.facts import Facts
-    from cannenv.host import Host
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,70 +53,40 @@ _ENV_FILE = click.option(
     metavar="FILE",
     help="Judge the environment in FILE (KEY=VALUE lines) instead of this process's environment.",
 )
+MAX_NPU_SMI_TIMEOUT = 3600.0
+
+
+def _timeout_value(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A finite number of seconds in (0, 3600]: nan, inf, negative or absurd values are refused."""
+    import math
+
+    if not math.isfinite(value) or not 0 < value <= MAX_NPU_SMI_TIMEOUT:
+        raise click.BadParameter(f"{value!r} is not a number of seconds in (0, {MAX_NPU_SMI_TIMEOUT:g}]")
+    return value
+
+
 _TIMEOUT = click.option(
     "--npu-smi-timeout",
     type=float,
     default=10.0,
     show_default=True,
     metavar="SECONDS",
+    callback=_timeout_value,
     help="Give up on a hung npu-smi after this long.",
 )
-
-
-def read_env_file(path: str) -> dict[str, str]:
-    """Parse ``KEY=VALUE`` lines (``export`` prefix, quotes and ``#`` comments allowed)."""
-    from cannenv import records
-
-    text = records.read_text(path, what="environment file", missing=NotFoundError)
-    env: dict[str, str] = {}
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("export "):
-            line = line[len("export ") :].strip()
-        key, sep, value = line.partition("=")
-        if not sep or not key.replace("_", "a").isalnum():
-            raise InputError(
-                f"{path}:{lineno}: expected KEY=VALUE, got {raw.strip()!r}",
-                hint="one variable per line, e.g. ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest",
-            )
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        env[key.strip()] = value
-    return env
-
-
-def make_host(root: str, env_file: str | None, timeout: float) -> Host:
-    from cannenv.host import Host
-
-    env = read_env_file(env_file) if env_file else dict(os.environ)
-    if root in ("/", ""):
-        return Host(Path("/"), env, True, timeout)
-    p = Path(root)
-    if not p.exists():
-        raise NotFoundError(f"--root {root!r} does not exist")
-    if not p.is_dir():
-        raise InputError(f"--root {root!r} is not a directory")
-    return Host(p.resolve(), env, True, timeout)
-
-
-def gather(
-    root: str,
-    facts_file: str | None,
-    python: str | None,
-    site_packages: tuple[str, ...],
-    env_file: str | None,
-    timeout: float,
-) -> Facts:
-    from cannenv.facts import Facts
-    from cannenv.probes import collect
-
-    if facts_file:
-        return Facts.load(facts_file)
-    host = make_host(root, env_file, timeout)
-    return collect(host, python=python, site_packages=site_packages, npu_smi_timeout=timeout)
+_SMI_OUTPUT = click.option(
+    "--npu-smi-output",
+    "npu_smi_output",
+    metavar="FILE",
+    help="Device facts from this captured `npu-smi info` output instead of running npu-smi "
+    "(nothing under --root is ever run; a tree may also carry it at /var/lib/cannenv/npu-smi-info.txt).",
+)
+_SMI_BOARD = click.option(
+    "--npu-smi-board",
+    "npu_smi_board",
+    metavar="FILE",
+    help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
+)
 
 
 def _color() -> bool:
@@ -154,6 +130,8 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @_SITE
 @_ENV_FILE
 @_TIMEOUT
+@_SMI_OUTPUT
+@_SMI_BOARD
 @click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
@@ -187,6 +165,8 @@ def doctor(
     site_packages: tuple[str, ...],
     env_file: str | None,
     npu_smi_timeout: float,
+    npu_smi_output: str | None,
+    npu_smi_board: str | None,
     check_ids: tuple[str, ...],
     list_checks: bool,
     as_json: bool,
@@ -215,7 +195,9 @@ def doctor(
     if stack_id and lock_file:
         raise InputError("give either --stack or --lock, not both")
     selected = checks.select(list(check_ids) or None)
-    facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
+    facts = gather(
+        root, facts_file, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+    )
     from cannenv import matrix as matrix_mod
 
     try:
@@ -246,7 +228,11 @@ def doctor(
     if as_json:
         click.echo(report.to_json())
     else:
-        click.echo(render_table(report, color=_color(), verbose=verbose), nl=False)
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size().columns if tty else None
+        click.echo(
+            render_table(report, color=_color(), width=width, verbose=verbose, plain=not tty), nl=False
+        )
     return report.exit_code(strict=strict)
 
 
@@ -287,6 +273,8 @@ def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
 @_SITE
 @_ENV_FILE
 @_TIMEOUT
+@_SMI_OUTPUT
+@_SMI_BOARD
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")
 def facts_cmd(
     root: str,
@@ -294,23 +282,29 @@ def facts_cmd(
     site_packages: tuple[str, ...],
     env_file: str | None,
     npu_smi_timeout: float,
+    npu_smi_output: str | None,
+    npu_smi_board: str | None,
     as_json: bool,
 ) -> int:
     """Print what the probes find on this host (or under --root). Read-only."""
     from cannenv.checks.stack import host_summary
 
-    facts = gather(root, None, python, site_packages, env_file, npu_smi_timeout)
+    facts = gather(
+        root, None, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+    )
     if as_json:
         click.echo(facts.to_json())
         return 0
+    from cannenv.sanitize import line
+
     summary = host_summary(facts)
     width = max(len(k) for k in summary)
     for k, v in summary.items():
         if isinstance(v, list):
             v = ", ".join(str(x) for x in v) or "-"
-        click.echo(f"{k:<{width}}  {v if v not in (None, '') else '-'}")
+        click.echo(line(f"{k:<{width}}  {v if v not in (None, '') else '-'}"))
     for issue in facts.issues:
-        click.echo(f"issue: {issue.message}")
+        click.echo(line(f"issue: {issue.message}"))
     return 0
 
 

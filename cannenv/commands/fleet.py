@@ -73,7 +73,7 @@ def collect_cmd(
 ) -> int:
     """Run `cannenv facts --json` on every host of INVENTORY through Ansible; one facts file per host.
 
-    Hosts that are unreachable, have no Python >= 3.10, or time out are recorded with the reason in
+    Hosts that are unreachable, have no Python >= 3.7, or time out are recorded with the reason in
     DIR/collection.json; the run carries on. Exit 0 when the run finished (see `fleet report`).
     """
     from cannenv.fleet.collect import collect
@@ -179,7 +179,9 @@ def render_text(report: FleetReport) -> str:
         lines.append(f"      nodes: {', '.join(g.nodes)}")
     for n in report.nodes:
         lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
-    return "\n".join(lines) + "\n"
+    from cannenv import sanitize
+
+    return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls
 
 
 @fleet.command("diff")
@@ -317,7 +319,7 @@ def k8s_label_cmd(
 def bundle_cmd(out: str) -> int:
     """Build the self-contained cannenv (a zipapp) that `fleet collect` and the Ansible role push.
 
-    Pure Python, no native code: one file runs on any Python >= 3.10, whatever the host's machine
+    Pure Python, no native code: one file runs on any Python >= 3.7, whatever the host's machine
     or libc (`python3 cannenv.pyz facts --json`). An older Python is told what it needs (exit 3).
     """
     from cannenv.fleet.zipapp import MIN_PYTHON, build_bundle

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from cannenv.commands.doctor import _ENV_FILE, _PYTHON, _ROOT, _SITE, _TIMEOUT, gather
+from cannenv.commands.doctor import _ENV_FILE, _PYTHON, _ROOT, _SITE, _TIMEOUT
 from cannenv.errors import InputError
+from cannenv.gather import gather
 
 if TYPE_CHECKING:
     from cannenv.checks import Target

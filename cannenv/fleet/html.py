@@ -13,7 +13,10 @@ from cannenv.fleet.report import NODE_STATUSES, FleetReport, cell_status
 def render_html(report: FleetReport) -> str:
     import jinja2
 
+    from cannenv import sanitize
+
     env = jinja2.Environment(
+        finalize=sanitize.html,  # ESC and other controls from facts files never reach the page
         loader=jinja2.PackageLoader("cannenv.fleet", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,

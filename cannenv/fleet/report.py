@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
 from cannenv.fleet.collection import Collection, load_collection
@@ -42,9 +43,9 @@ _SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
 _COLLECT_REMEDY = {
     "unreachable": "make the host reachable over SSH (`ansible HOST -i INVENTORY -m ansible.builtin.ping`), "
     "then collect again",
-    "no-python": "install Python >= 3.10 on the host "
+    "no-python": "install Python >= 3.7 on the host "
     "(e.g. `apt-get install python3` / `dnf install python3`), then collect again",
-    "python-mismatch": "install Python >= 3.10 on the host (the bundle runs on any such CPython, "
+    "python-mismatch": "install Python >= 3.7 on the host (the bundle runs on any such CPython, "
     "machine and libc), or install cannenv there and pass --no-bundle",
     "timeout": "find what hangs `cannenv facts` on the host (often npu-smi) or raise --timeout",
     "facts-failed": "run `cannenv facts --json` on the host by hand and fix the error it prints",
@@ -129,10 +130,33 @@ def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = Non
     return judge
 
 
-def load_facts(path: Path) -> Facts:
+def load_facts(path: Path, *, root: Path | None = None) -> Facts:
     """Read one facts file with the doctor's reader (``doctor --facts``): the same schema_version
-    check and messages. A missing or unreadable file raises OSError, a bad one InputError."""
-    return Facts.from_json(path.read_bytes().decode("utf-8", errors="replace"), source=str(path))
+    check and messages. A missing or unreadable file raises OSError, a bad one InputError.
+
+    With ``root`` (the collection folder) ``path`` is a name inside it: an absolute name or one
+    with ``..`` is refused, and links are resolved inside the folder (cannenv/host.py), so a
+    manifest can never make the report read a file outside its collection. Only a regular file
+    of at most :data:`cannenv.records.MAX_RECORD_BYTES` is read (a FIFO or /dev/zero is refused).
+    """
+    from cannenv import records
+    from cannenv.host import Host
+
+    if root is None:
+        data = records.read_bytes(path, what="facts file")
+    else:
+        name = PurePosixPath(str(path))
+        if name.is_absolute() or ".." in name.parts or not name.parts:
+            raise InputError(
+                f"facts_file {str(path)!r} is not a file name inside the collection folder {root}"
+            )
+        try:
+            data = Host(root, {}).read_bytes(str(name), records.MAX_RECORD_BYTES)
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise InputError(f"cannot read facts file {root / name}: {reason}") from None
+        path = root / name
+    return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
 
 
 def build_report(collection: Collection, judge: Judge, *, source: str = "") -> FleetReport:
@@ -151,7 +175,7 @@ def build_report(collection: Collection, judge: Judge, *, source: str = "") -> F
             )
             continue
         try:
-            facts = load_facts(collection.root / host.facts_file)
+            facts = load_facts(Path(host.facts_file), root=collection.root)
         except (InputError, OSError) as exc:
             message = exc.message if isinstance(exc, InputError) else str(exc)
             nodes.append(
@@ -321,4 +345,5 @@ def render_junit(report: FleetReport, *, strict: bool = False) -> str:
         suite.set("errors", str(errors))
         suite.set("skipped", str(skipped))
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    doc = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return sanitize.xml(doc)  # control characters from facts files would make it not well-formed

@@ -42,15 +42,18 @@ from pathlib import Path
 
 from cannenv.errors import ExternalError
 
-ENTRY_MODULES: tuple[str, ...] = ("cannenv.cli", "cannenv.commands.doctor", "cannenv.probes")
-"""Imported in a fresh interpreter to find what the bundle must carry (``facts`` lives in doctor)."""
+ENTRY_MODULES: tuple[str, ...] = ("cannenv.gather", "cannenv.probes", "cannenv.soc")
+"""Imported in a fresh interpreter to find what the bundle must carry: the bundle's entry point
+(:func:`cannenv.gather.bundle_main`, no click), the probes, and the SoC table they consult."""
 
-LAZY_MODULES: tuple[str, ...] = ("elftools.elf.elffile", "elftools.elf.dynamic", "distro", "yaml")
-"""Imported inside functions on the facts path (pyelftools and distro by the probes; PyYAML for the
-SoC table when no matrix cache exists yet): carried when installed here."""
+LAZY_MODULES: tuple[str, ...] = ("elftools.elf.elffile", "elftools.elf.dynamic")
+"""Imported inside functions on the facts path (pyelftools by the ABI preflight, which says so
+and skips where the host's Python is too old for it): carried when installed here."""
 
-MIN_PYTHON: tuple[int, int] = (3, 10)
-"""The oldest Python the bundle runs on (cannenv's ``requires-python``)."""
+MIN_PYTHON: tuple[int, int] = (3, 7)
+"""The oldest Python the bundle runs on: the usual Ascend host OSes ship 3.7 (Kylin V10), 3.8
+(Ubuntu 20.04) and 3.9 (openEuler 22.03). Everything the facts path imports stays 3.7-compatible
+(``tests/unit/test_py37.py``), although the package itself needs 3.10."""
 
 BUNDLE_TAG = "py3-none-any"
 """What the bundle runs on, in wheel-tag words: any Python 3 (>= :data:`MIN_PYTHON`), any machine."""
@@ -115,6 +118,7 @@ class NoNativeExtensions:
 
 sys.meta_path.insert(0, NoNativeExtensions())
 failed = []
+entry_files = []
 for name in entry:
     before = len(refused)
     try:
@@ -122,6 +126,7 @@ for name in entry:
     except Exception as exc:
         error = "%s: %s" % (type(exc).__name__, exc)
         failed.append({"module": name, "error": error, "refused": refused[before:]})
+entry_files = sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())} - {""})
 skipped = []
 for name in lazy:
     before = len(refused)
@@ -141,7 +146,8 @@ for name in sorted(sys.modules):
     if spec is None:
         continue
     out[top] = {"origin": spec.origin, "locations": list(spec.submodule_search_locations or [])}
-print(json.dumps({"modules": out, "refused": refused, "failed": failed, "skipped": skipped}))
+print(json.dumps({"modules": out, "refused": refused, "failed": failed, "skipped": skipped,
+                  "entry_files": entry_files}))
 """
 
 
@@ -202,6 +208,19 @@ def discover_modules(
     Raises :class:`NativeModuleError` when an entry module, or an installed lazy module, needs one
     (no pure-Python fallback), and :class:`ExternalError` when an entry module cannot be imported.
     """
+    return _discover(entry_modules, lazy_modules)[0]
+
+
+def facts_path_sources(entry_modules: tuple[str, ...] = ENTRY_MODULES) -> list[Path]:
+    """Every non-standard-library source file importing the entry modules loads (the lazy modules
+    left out): what must run on every host Python >= :data:`MIN_PYTHON` (tests/unit/test_py37.py)."""
+    files = _discover(entry_modules, ())[1]
+    return [f for f in files if f.suffix == ".py" and not _is_stdlib(f.resolve())]
+
+
+def _discover(
+    entry_modules: tuple[str, ...], lazy_modules: tuple[str, ...]
+) -> tuple[dict[str, list[Path]], list[Path]]:
     from cannenv.host import run
 
     argv = [sys.executable, "-S", "-c", _DISCOVER, *entry_modules, "--optional", *lazy_modules]
@@ -243,7 +262,7 @@ def discover_modules(
         paths = [p for p in paths if p.exists() and not _is_stdlib(p.resolve())]
         if paths:
             found[top] = paths
-    return found
+    return found, [Path(f) for f in raw["entry_files"]]
 
 
 # ------------------------------------------------------------------ the payload
@@ -274,14 +293,22 @@ def _payload(modules: dict[str, list[Path]]) -> tuple[list[tuple[str, Path]], li
                     dropped.append(rel)
                 else:
                     files[f"site/{rel}"] = local
-    if "cannenv" in modules:
-        from cannenv.resources import matrices_dir
-
-        mdir = matrices_dir()
-        for p in sorted(mdir.rglob("*")):
-            if p.is_file() and "__pycache__" not in p.parts:
-                files[f"site/cannenv/_data/matrices/{p.relative_to(mdir).as_posix()}"] = p
     return sorted(files.items()), sorted(dropped)
+
+
+def _data_files() -> list[tuple[str, bytes]]:
+    """Data the facts path reads in the bundle: the SoC table as JSON (validated here, by the
+    controller; the host needs neither YAML nor pydantic for it) and the shipped matrices."""
+    from cannenv import soc
+    from cannenv.resources import matrices_dir
+    from cannenv.values import to_json
+
+    out = [(f"site/cannenv/_data/{soc.BUNDLED_HARDWARE}", to_json(soc.hardware()).encode())]
+    mdir = matrices_dir()
+    for p in sorted(mdir.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts:
+            out.append((f"site/cannenv/_data/matrices/{p.relative_to(mdir).as_posix()}", p.read_bytes()))
+    return out
 
 
 def cache_root() -> Path | None:
@@ -361,7 +388,7 @@ def build_bundle(
 
     modules = discover_modules(entry_modules)
     files, left_out = _payload(modules)
-    pure = [(name, path.read_bytes()) for name, path in files]
+    pure = sorted([(name, path.read_bytes()) for name, path in files] + _data_files())
     if out is None:
         root = cache_root()
         if root is None:

@@ -2,7 +2,7 @@
 
 Layout (downhill; nothing here imports :mod:`cannenv.soc`, which sits above)::
 
-    hardware.py   product family / SoC value types (shared with soc.py)
+    (cannenv/hardware.py, outside: product family / SoC value types, shared with soc.py)
     model.py      version fields, rows, stacks, the file model, query answers
     query.py      Matrix: the merged data and its rule queries
     loader.py     files -> validated Matrix: YAML with line numbers, cross-entry checks, the cache
@@ -49,7 +49,7 @@ unpickled, so a warm :func:`load` never imports pydantic.
 
 from __future__ import annotations
 
-from cannenv.matrix.hardware import FAMILY_IDS, FamilyId, Hardware
+from cannenv.hardware import FAMILY_IDS, FamilyId, Hardware
 from cannenv.matrix.loader import (
     CACHE_FORMAT,
     MatrixError,

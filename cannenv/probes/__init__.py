@@ -18,15 +18,16 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cannenv import __version__
 from cannenv.facts import Facts, ProbeIssue
 from cannenv.host import Host
 from cannenv.probes import container, driver, elf, environ, nnal, npu, os_info, python_env, toolkit
-from cannenv.probes._common import ProbeContext
+from cannenv.probes._common import NpuSmiCapture, ProbeContext
 
-Probe = Callable[[ProbeContext], dict[str, Any]]
+if TYPE_CHECKING:  # dict[...] at run time needs 3.9; the probes also run in the bundle on 3.7
+    Probe = Callable[[ProbeContext], dict[str, Any]]
 
 PROBES: tuple[tuple[str, Probe], ...] = (
     ("os", os_info.probe),
@@ -77,10 +78,18 @@ def collect(
     site_packages: Sequence[str] = (),
     npu_smi_timeout: float = 10.0,
     only: Sequence[str] | None = None,
+    npu_smi_capture: NpuSmiCapture | None = None,
 ) -> Facts:
-    """Run every probe against ``host`` and return the facts. Never raises for a broken host."""
+    """Run every probe against ``host`` and return the facts. Never raises for a broken host.
+
+    Nothing of a tree (``host.is_live`` False) is run: its device facts come from
+    ``npu_smi_capture`` or the capture file the tree carries (:mod:`cannenv.probes.npu`)."""
     ctx = ProbeContext(
-        host=host, python=python, site_packages=tuple(site_packages), npu_smi_timeout=npu_smi_timeout
+        host=host,
+        python=python,
+        site_packages=tuple(site_packages),
+        npu_smi_timeout=npu_smi_timeout,
+        npu_smi_capture=npu_smi_capture,
     )
     selected = [(name, fn) for name, fn in PROBES if only is None or name in only]
     beside = {name: _Beside(name, fn, ctx) for name, fn in selected if name in BESIDE}

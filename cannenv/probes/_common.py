@@ -8,19 +8,26 @@ into a :class:`~cannenv.facts.ProbeIssue` naming the path, so one bad file never
 from __future__ import annotations
 
 import errno
-import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cannenv.facts import IssueKind, ProbeIssue
-from cannenv.host import Host
+from cannenv.host import FileTooLargeError, Host, NotRegularFileError
 
 MAX_TEXT_BYTES = 1 << 20
 """Version and info files are a few hundred bytes; anything over 1 MiB is not one of them."""
+
+
+@dataclass(frozen=True)
+class NpuSmiCapture:
+    """Saved ``npu-smi`` output: device facts for a tree (or a host) without running anything."""
+
+    info: str
+    board: str | None = None
+    source: str = "a captured npu-smi output"
 
 
 @dataclass
@@ -31,6 +38,7 @@ class ProbeContext:
     python: str | None = None
     site_packages: tuple[str, ...] = ()
     npu_smi_timeout: float = 10.0
+    npu_smi_capture: NpuSmiCapture | None = None
     issues: list[ProbeIssue] = field(default_factory=list)
     results: dict[str, Any] = field(default_factory=dict)
 
@@ -38,53 +46,40 @@ class ProbeContext:
         self.issues.append(ProbeIssue(probe=probe, kind=kind, path=path, message=message))
 
 
-def read_text(
-    ctx: ProbeContext, probe: str, host_path: str, *, max_bytes: int = MAX_TEXT_BYTES
-) -> str | None:
-    """Text of a host file, or None. Absent files are silently None; broken ones add an issue."""
-    local = ctx.host.path(host_path)
+def read_bytes(
+    ctx: ProbeContext,
+    probe: str,
+    host_path: str,
+    *,
+    max_bytes: int = MAX_TEXT_BYTES,
+    what: str = "a version file",
+) -> bytes | None:
+    """Bytes of a regular host file, or None. Absent files are silently None; broken ones add an
+    issue. The path is resolved inside the root (:meth:`cannenv.host.Host.resolve`)."""
+    host = ctx.host
     try:
-        st = local.lstat()
+        data = host.read_bytes(host_path, max_bytes)
     except FileNotFoundError:
-        return None
-    except OSError as exc:
-        ctx.issue(probe, "unreadable", host_path, f"{host_path}: cannot stat: {exc.strerror or exc}")
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            st = local.stat()
-        except FileNotFoundError:
-            target = _readlink(local)
+        if host.is_symlink(host_path):
+            target = _readlink(host, host_path)
             ctx.issue(
                 probe,
                 "dangling-symlink",
                 host_path,
                 f"{host_path} is a symlink to {target}, which does not exist",
             )
-            return None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                ctx.issue(probe, "symlink-loop", host_path, f"{host_path} is a symlink loop")
-            else:
-                ctx.issue(probe, "unreadable", host_path, f"{host_path}: {exc.strerror or exc}")
-            return None
-    if stat.S_ISDIR(st.st_mode):
-        ctx.issue(probe, "not-a-file", host_path, f"{host_path} is a directory, expected a file")
         return None
-    if not stat.S_ISREG(st.st_mode):
-        ctx.issue(probe, "not-a-file", host_path, f"{host_path} is not a regular file")
-        return None
-    if st.st_size > max_bytes:
+    except FileTooLargeError as exc:
         ctx.issue(
-            probe,
-            "oversized",
-            host_path,
-            f"{host_path} is {st.st_size} bytes; a version file is under {max_bytes}",
+            probe, "oversized", host_path, f"{host_path} is {exc.size} bytes; {what} is under {max_bytes}"
         )
         return None
-    try:
-        with local.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
+    except NotRegularFileError as exc:
+        if exc.strerror == "a directory":
+            ctx.issue(probe, "not-a-file", host_path, f"{host_path} is a directory, expected a file")
+        else:
+            ctx.issue(probe, "not-a-file", host_path, f"{host_path} is not a regular file")
+        return None
     except PermissionError:
         ctx.issue(
             probe,
@@ -94,10 +89,22 @@ def read_text(
         )
         return None
     except OSError as exc:
-        ctx.issue(probe, "unreadable", host_path, f"{host_path}: {exc.strerror or exc}")
+        if exc.errno == errno.ELOOP:
+            ctx.issue(probe, "symlink-loop", host_path, f"{host_path} is a symlink loop")
+        elif exc.errno == errno.ENOTDIR:
+            return None
+        else:
+            ctx.issue(probe, "unreadable", host_path, f"{host_path}: {exc.strerror or exc}")
         return None
-    if len(data) > max_bytes:
-        ctx.issue(probe, "oversized", host_path, f"{host_path} is larger than {max_bytes} bytes")
+    return data
+
+
+def read_text(
+    ctx: ProbeContext, probe: str, host_path: str, *, max_bytes: int = MAX_TEXT_BYTES
+) -> str | None:
+    """Text of a host file, or None. Absent files are silently None; broken ones add an issue."""
+    data = read_bytes(ctx, probe, host_path, max_bytes=max_bytes)
+    if data is None:
         return None
     if not data.strip():
         ctx.issue(probe, "empty", host_path, f"{host_path} is empty")
@@ -112,82 +119,33 @@ def read_text(
         return None
 
 
-def _readlink(p: Path) -> str:
+def _readlink(host: Host, host_path: str) -> str:
     try:
-        return str(p.readlink())
-    except OSError:
+        return host.readlink(host_path)
+    except (OSError, ValueError):
         return "?"
 
 
 def exists(ctx: ProbeContext, host_path: str) -> bool:
-    """True when the host path exists (following links); never raises."""
-    try:
-        return ctx.host.path(host_path).exists()
-    except OSError:
-        return False
+    """True when the host path exists (following links inside the root); never raises."""
+    return ctx.host.exists(host_path)
 
 
 def is_dir(ctx: ProbeContext, host_path: str) -> bool:
-    try:
-        return ctx.host.path(host_path).is_dir()
-    except OSError:
-        return False
+    return ctx.host.is_dir(host_path)
 
 
 def list_dir(ctx: ProbeContext, host_path: str) -> list[str]:
     """Sorted entry names of a host directory, [] when absent or unreadable."""
     try:
-        return sorted(os.listdir(ctx.host.path(host_path)))  # noqa: PTH208 - names only
-    except OSError:
+        return ctx.host.listdir(host_path)
+    except (OSError, ValueError):
         return []
 
 
 def realpath(ctx: ProbeContext, host_path: str) -> str | None:
     """Host spelling of the resolved path (links inside a tree resolve inside the tree), or None."""
-    local = ctx.host.path(host_path)
-    try:
-        resolved = _resolve_in_root(ctx.host, local)
-    except (OSError, RuntimeError):
-        return None
-    return resolved
-
-
-def _resolve_in_root(host: Host, local: Path) -> str | None:
-    """Resolve symlinks treating absolute link targets as relative to the host root."""
-    if host.is_live:
-        try:
-            r = local.resolve(strict=True)
-        except (OSError, RuntimeError):
-            return None
-        return str(r)
-    parts = Path(host.unroot(local)).parts[1:]
-    current = "/"
-    hops = 0
-    stack = list(parts)
-    while stack:
-        part = stack.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            current = str(Path(current).parent)
-            continue
-        candidate = str(Path(current) / part)
-        lp = host.path(candidate)
-        if lp.is_symlink():
-            hops += 1
-            if hops > 40:
-                return None
-            target = str(lp.readlink())
-            if target.startswith("/"):
-                current = "/"
-                stack = list(Path(target).parts[1:]) + stack
-            else:
-                stack = list(Path(target).parts) + stack
-            continue
-        if not lp.exists():
-            return None
-        current = candidate
-    return current
+    return ctx.host.realpath(host_path)
 
 
 _KV_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-. ]*?)\s*[=:]\s*(.*?)\s*$")

@@ -18,7 +18,7 @@ _CGROUP_MARKERS = ("docker", "kubepods", "containerd", "libpod", "lxc")
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     evidence: list[str] = []
     for marker in ("/.dockerenv", "/run/.containerenv"):
-        if exists(ctx, marker) or ctx.host.path(marker).is_symlink():
+        if ctx.host.lexists(marker):
             evidence.append(f"{marker} exists")
     if ctx.host.getenv("container"):
         evidence.append(f"container={ctx.host.getenv('container')} in the environment")

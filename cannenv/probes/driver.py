@@ -45,7 +45,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
                 "driver", "malformed", DRIVER_INFO, f"{DRIVER_INFO} has no Version= or package_version= line"
             )
         out["driver"] = replace(drv, lib64=exists(ctx, "/usr/local/Ascend/driver/lib64"))
-    elif exists(ctx, DRIVER_INFO) or ctx.host.path(DRIVER_INFO).is_symlink():
+    elif ctx.host.lexists(DRIVER_INFO):
         out["driver"] = DriverFacts(path=DRIVER_INFO, lib64=exists(ctx, "/usr/local/Ascend/driver/lib64"))
     text = read_text(ctx, "firmware", FIRMWARE_INFO)
     if text is not None:

@@ -19,17 +19,21 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from cannenv.facts import AbiFacts, ElfLibrary, NeededLib, PythonFacts
-from cannenv.probes._common import ProbeContext, list_dir
+from cannenv.probes._common import ProbeContext, list_dir, read_bytes
 
 LD_CACHE = "/etc/ld.so.cache"
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"
 _HEADER = struct.Struct("<20sIIB3sI12s")  # magic+version, nlibs, len_strings, flags, pad, ext offset, unused
 _ENTRY = struct.Struct("<iIIIQ")  # flags, key, value, osversion, hwcap
 MAX_ELF_BYTES = 1 << 30
+"""torch_npu's largest library is a few hundred MB; pyelftools reads only the headers it needs."""
+MAX_LD_CACHE_BYTES = 64 << 20
+"""A loader cache of a big distribution is a few hundred KB."""
 
 
 def parse_ld_cache(data: bytes) -> dict[str, str]:
@@ -60,15 +64,30 @@ def _cstr(data: bytes, off: int) -> str | None:
     return data[off:end].decode("utf-8", "replace")
 
 
-def read_dynamic(local: Path) -> tuple[list[str], list[str], list[str]]:
-    """(DT_NEEDED, DT_RUNPATH entries, DT_RPATH entries) of an ELF file. Raises ELFError/OSError."""
+def _elftools_problem() -> str | None:
+    """Why pyelftools cannot run here, or None. The fleet bundle carries the controller's
+    pyelftools (0.32 needs Python 3.10) and also runs on older host Pythons (down to 3.7): there
+    the preflight is not run, and says so, instead of calling every library unreadable."""
+    try:
+        import elftools.elf.dynamic
+        import elftools.elf.elffile  # noqa: F401
+    except (ImportError, SyntaxError) as exc:
+        return (
+            f"the ELF preflight needs pyelftools, which cannot run on this Python "
+            f"{'.'.join(map(str, sys.version_info[:3]))} ({type(exc).__name__}: {exc})"
+        )
+    return None
+
+
+def read_dynamic(fh: IO[bytes]) -> tuple[list[str], list[str], list[str]]:
+    """(DT_NEEDED, DT_RUNPATH entries, DT_RPATH entries) of an open ELF file. Raises ELFError/OSError."""
     from elftools.elf.dynamic import DynamicSection
     from elftools.elf.elffile import ELFFile
 
     needed: list[str] = []
     runpath: list[str] = []
     rpath: list[str] = []
-    with local.open("rb") as fh:
+    with fh:
         elf = ELFFile(fh)
         for section in elf.iter_sections():
             if not isinstance(section, DynamicSection):
@@ -120,20 +139,21 @@ def preflight(ctx: ProbeContext, python: PythonFacts, arch: str) -> AbiFacts:
         return AbiFacts(
             checked=False, reason=f"no shared libraries under {python.torch_npu_dir}/lib or _C*.so"
         )
+    unusable = _elftools_problem()  # imports pyelftools (~0.1 s): only when there is ELF to read
+    if unusable:
+        return AbiFacts(checked=False, reason=unusable)
     ld_path = tuple(p for p in (ctx.host.getenv("LD_LIBRARY_PATH") or "").split(":") if p)
     cache: dict[str, str] = {}
     cache_path = None
-    local_cache = ctx.host.path(LD_CACHE)
-    try:
-        if local_cache.is_file():
-            cache = parse_ld_cache(local_cache.read_bytes()[: 64 << 20])
+    if ctx.host.exists(LD_CACHE):
+        data = read_bytes(ctx, "abi", LD_CACHE, max_bytes=MAX_LD_CACHE_BYTES, what="a loader cache")
+        if data is not None:
+            cache = parse_ld_cache(data)
             cache_path = LD_CACHE
             if not cache:
                 ctx.issue(
                     "abi", "malformed", LD_CACHE, f"{LD_CACHE} is not in the glibc-ld.so.cache1.1 format"
                 )
-    except OSError as exc:
-        ctx.issue("abi", "unreadable", LD_CACHE, f"{LD_CACHE}: {exc.strerror or exc}")
     preloaded: dict[str, str] = {}
     for d, why in (
         (python.torch_dir and f"{python.torch_dir}/lib", "loaded by `import torch`"),
@@ -145,9 +165,8 @@ def preflight(ctx: ProbeContext, python: PythonFacts, arch: str) -> AbiFacts:
                     preloaded.setdefault(n, f"{d}/{n}|{why}")
     results = []
     for lib in libs:
-        local = ctx.host.path(lib)
         try:
-            needed, runpath, rpath = read_dynamic(local)
+            needed, runpath, rpath = read_dynamic(ctx.host.open_binary(lib, MAX_ELF_BYTES))
         except Exception as exc:  # pyelftools raises many types on damaged files
             ctx.issue("abi", "malformed", lib, f"{lib}: not a readable ELF shared library ({exc})")
             results.append(ElfLibrary(path=lib, error=str(exc)))
@@ -166,15 +185,15 @@ def preflight(ctx: ProbeContext, python: PythonFacts, arch: str) -> AbiFacts:
             else:
                 for d, how in order:
                     cand = f"{d.rstrip('/')}/{name}"
-                    if d.startswith("/") and ctx.host.path(cand).exists():
+                    if d.startswith("/") and ctx.host.exists(cand):
                         found, via = cand, how
                         break
-                if found is None and name in cache and ctx.host.path(cache[name]).exists():
+                if found is None and name in cache and ctx.host.exists(cache[name]):
                     found, via = cache[name], "ld.so.cache"
                 if found is None:
                     for d in default_dirs(arch):
                         cand = f"{d}/{name}"
-                        if ctx.host.path(cand).exists():
+                        if ctx.host.exists(cand):
                             found, via = cand, "default directory"
                             break
             resolved.append(NeededLib(name=name, found=found, via=via))

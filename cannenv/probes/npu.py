@@ -8,15 +8,29 @@ outcome and an issue, never a hang.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from cannenv.facts import CommandOutcome, DeviceFacts, NpuChip, PciDevice
 from cannenv.host import CommandResult
-from cannenv.probes._common import ProbeContext, is_dir, list_dir, parse_kv
+from cannenv.probes._common import (
+    NpuSmiCapture,
+    ProbeContext,
+    exists,
+    is_dir,
+    list_dir,
+    parse_kv,
+    read_text,
+)
 
+CAPTURE_INFO = "/var/lib/cannenv/npu-smi-info.txt"
+"""Where a tree carries the captured ``npu-smi info`` output of its host (docs/doctor.md)."""
+CAPTURE_BOARD = "/var/lib/cannenv/npu-smi-board.txt"
+"""... and the captured ``npu-smi info -t board -i 0 -c 0`` output (optional)."""
+MAX_NPU_SMI_OUTPUT = 1 << 20
+"""npu-smi prints a few KB even for 16 NPUs; more is not npu-smi output."""
 NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi", "/usr/bin/npu-smi")
 HUAWEI_PCI_VENDOR = "0x19e5"
 _HEADER_RE = re.compile(r"npu-smi\s+(?P<smi>\S+)\s+Version:\s*(?P<drv>\S+)")
@@ -54,15 +68,19 @@ def _npu_row(cells: list[str]) -> tuple[int, str, str] | None:
 def _chip_row(cells: list[str]) -> tuple[int | None, int | None, str | None] | None:
     """(chip id, phy id, bus id) of the second row of an NPU, or None.
 
-    Layout 1: ``| <chip> [<phy-id or device>] | <bus-id> | ...``; layout 2 (Ascend 950): the
-    first cell is empty: ``|        | <bus-id> | ...``.
+    Layout 1: ``| <chip> [<phy-id or device>] | <bus-id> | ...``; layout 2 (Ascend 950): empty
+    cells first, then the Bus-Id cell: ``|        | <bus-id> | ...`` or ``|    |    | NA | ...``.
     """
     first, second = cells[0], cells[1]
+    if first == "":
+        # Ascend 950: one or more empty cells, then the Bus-Id cell (a bus id, or NA)
+        rest = [c for c in cells[1:] if c]
+        if rest and (_BUS_RE.match(rest[0]) or rest[0] in {"NA", "-"}):
+            return None, None, rest[0] if _BUS_RE.match(rest[0]) else None
+        return None
     bus = second if _BUS_RE.match(second) else None
     if bus is None and second not in {"", "NA", "-"}:
         return None
-    if first == "":
-        return (None, None, bus) if bus else None
     m = _CHIP_ROW_RE.match(first)
     if not m:
         return None
@@ -152,28 +170,54 @@ def _outcome(res: CommandResult) -> CommandOutcome:
     )
 
 
-def find_npu_smi(ctx: ProbeContext) -> tuple[str | None, str | None]:
-    """(host spelling, local path) of npu-smi, or (None, None)."""
-    local = ctx.host.which("npu-smi")
-    if local is not None:
-        return ctx.host.unroot(Path(local)), local
+def find_npu_smi(ctx: ProbeContext) -> str | None:
+    """Host spelling of npu-smi (found inside the root for a tree, which never runs it), or None."""
+    found = ctx.host.which("npu-smi")
+    if found is not None:
+        return found
     for p in NPU_SMI_PATHS:
-        lp = ctx.host.path(p)
-        if lp.is_file():
-            return p, str(lp)
-    return None, None
+        if ctx.host.is_file(p):
+            return p
+    return None
+
+
+def _tree_capture(ctx: ProbeContext) -> NpuSmiCapture | None:
+    """The captured ``npu-smi`` output a tree carries at the documented place, or None."""
+    info = read_text(ctx, "npu", CAPTURE_INFO, max_bytes=MAX_NPU_SMI_OUTPUT)
+    if info is None:
+        return None
+    board = None
+    if exists(ctx, CAPTURE_BOARD):
+        board = read_text(ctx, "npu", CAPTURE_BOARD, max_bytes=MAX_NPU_SMI_OUTPUT)
+    return NpuSmiCapture(info=info, board=board, source=CAPTURE_INFO)
 
 
 def probe(ctx: ProbeContext) -> dict[str, Any]:
-    from cannenv.errors import CannenvError
-    from cannenv.soc import family_from_npu_name, family_from_pci, soc_family
-
     facts: dict[str, Any] = {}
-    smi_host, smi_local = find_npu_smi(ctx)
+    smi_host = find_npu_smi(ctx)
     facts["npu_smi_path"] = smi_host
-    if smi_local is not None and smi_host is not None:
-        res = ctx.host.run([smi_local, "info"], timeout=ctx.npu_smi_timeout)
-        facts["npu_smi"] = replace(_outcome(res), argv=(smi_host, "info"))
+    capture = ctx.npu_smi_capture
+    if capture is None and not ctx.host.is_live:
+        capture = _tree_capture(ctx)
+    if capture is not None:
+        # device facts of a tree (or of a host seen through saved output) are data, never a run
+        facts["npu_smi"] = CommandOutcome(
+            argv=(smi_host or "npu-smi", "info"),
+            returncode=0,
+            message=f"captured output read from {capture.source} (not run)",
+        )
+        _from_info(ctx, facts, capture.info, capture.source, lambda _npu, _chip: capture.board)
+    elif smi_host is not None and not ctx.host.is_live:
+        facts["npu_smi"] = CommandOutcome(
+            argv=(smi_host, "info"),
+            missing=True,
+            message=f"{smi_host} is in the --root tree, and nothing in a tree is run: give its captured "
+            f"output with --npu-smi-output FILE (`npu-smi info > FILE` on that host) or place it at "
+            f"{CAPTURE_INFO} in the tree",
+        )
+    elif smi_host is not None:
+        res = ctx.host.run([smi_host, "info"], timeout=ctx.npu_smi_timeout, max_output=MAX_NPU_SMI_OUTPUT)
+        facts["npu_smi"] = _outcome(res)
         if res.timed_out:
             ctx.issue(
                 "npu",
@@ -184,34 +228,57 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         elif not res.ok:
             ctx.issue("npu", "command-failed", smi_host, facts["npu_smi"].message)
         else:
-            smi, drv, chips = parse_npu_smi_info(res.stdout)
-            facts.update(smi_version=smi, driver_version=drv, chips=tuple(chips))
-            if not chips:
-                ctx.issue(
-                    "npu", "malformed", smi_host, f"`{smi_host} info` listed no NPU rows that could be read"
-                )
-            else:
-                first = chips[0]
-                board_argv = [smi_local, "info", "-t", "board", "-i", str(first.npu_id)]
-                if family_from_npu_name(first.name) != "950":
-                    # Ascend 950's npu-smi refuses `-c` and names the SoC at NPU level.
-                    board_argv += ["-c", str(first.chip_id)]
-                bres = ctx.host.run(board_argv, timeout=ctx.npu_smi_timeout)
-                if bres.ok:
-                    board = parse_board(bres.stdout)
-                    facts["board"] = board
-                    soc = soc_from_board(board)
-                    if soc:
-                        facts["soc"] = soc
-                        with contextlib.suppress(CannenvError):
-                            facts["family"], facts["family_source"] = (
-                                soc_family(soc),
-                                f"SoC {soc} (npu-smi board)",
-                            )
-                if "family" not in facts:
-                    fam = family_from_npu_name(first.name)
-                    if fam:
-                        facts["family"], facts["family_source"] = fam, f"npu-smi Name {first.name}"
+
+            def board_of(npu_id: int, chip_id: int | None) -> str | None:
+                argv = [smi_host, "info", "-t", "board", "-i", str(npu_id)]
+                if chip_id is not None:
+                    argv += ["-c", str(chip_id)]
+                bres = ctx.host.run(argv, timeout=ctx.npu_smi_timeout, max_output=MAX_NPU_SMI_OUTPUT)
+                return bres.stdout if bres.ok else None
+
+            _from_info(ctx, facts, res.stdout, smi_host, board_of)
+    _devices_from_sysfs(ctx, facts)
+    return {"devices": DeviceFacts(**facts)}
+
+
+def _from_info(
+    ctx: ProbeContext,
+    facts: dict[str, Any],
+    text: str,
+    source: str,
+    board_of: Callable[[int, int | None], str | None],
+) -> None:
+    """Facts from an ``npu-smi info`` output (run or captured) and the first chip's board query."""
+    from cannenv.errors import CannenvError
+    from cannenv.soc import family_from_npu_name, soc_family
+
+    smi, drv, chips = parse_npu_smi_info(text)
+    facts.update(smi_version=smi, driver_version=drv, chips=tuple(chips))
+    if not chips:
+        ctx.issue(
+            "npu", "malformed", source, f"`npu-smi info` ({source}) listed no NPU rows that could be read"
+        )
+        return
+    first = chips[0]
+    # Ascend 950's npu-smi refuses `-c` and names the SoC at NPU level.
+    board_text = board_of(first.npu_id, None if family_from_npu_name(first.name) == "950" else first.chip_id)
+    if board_text is not None:
+        board = parse_board(board_text)
+        facts["board"] = board
+        soc = soc_from_board(board)
+        if soc:
+            facts["soc"] = soc
+            with contextlib.suppress(CannenvError):
+                facts["family"], facts["family_source"] = soc_family(soc), f"SoC {soc} (npu-smi board)"
+    if "family" not in facts:
+        fam = family_from_npu_name(first.name)
+        if fam:
+            facts["family"], facts["family_source"] = fam, f"npu-smi Name {first.name}"
+
+
+def _devices_from_sysfs(ctx: ProbeContext, facts: dict[str, Any]) -> None:
+    from cannenv.soc import family_from_pci
+
     pci = _pci_devices(ctx)
     facts["pci"] = tuple(pci)
     if "family" not in facts:
@@ -221,7 +288,6 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
                 facts["family"], facts["family_source"] = fam, f"PCI device {dev.device} at {dev.address}"
                 break
     facts["dev_nodes"] = tuple(f"/dev/{n}" for n in list_dir(ctx, "/dev") if _DEV_NODE_RE.match(n))
-    return {"devices": DeviceFacts(**facts)}
 
 
 def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:
@@ -239,8 +305,14 @@ def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:
 
 
 def _sysfs_value(ctx: ProbeContext, path: str) -> str | None:
+    """A sysfs attribute (a regular file of a few bytes; a FIFO or device there is not read)."""
     try:
-        with ctx.host.path(path).open("rb") as fh:
-            return fh.read(64).decode("ascii", "replace").strip() or None
-    except OSError:
+        fd, _ = ctx.host.open_regular(path)
+    except (OSError, ValueError):
         return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(64)
+        except OSError:
+            return None
+    return data.decode("ascii", "replace").strip() or None

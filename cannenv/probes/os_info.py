@@ -37,6 +37,8 @@ def _glibc_tree(ctx: ProbeContext) -> str | None:
 
 
 def _tool_version(ctx: ProbeContext, name: str, args: list[str]) -> str | None:
+    if not ctx.host.is_live:
+        return None  # a tree's compilers are files, never run: their version stays unknown
     exe = ctx.host.which(name)
     if exe is None:
         return None
@@ -64,7 +66,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     if not live:
         # a tree says its arch through the CANN install record or the multiarch lib dir
         for d, a in (("/lib/aarch64-linux-gnu", "aarch64"), ("/lib/x86_64-linux-gnu", "x86_64")):
-            if ctx.host.path(d).is_dir():
+            if ctx.host.is_dir(d):
                 arch = a
                 break
     return {

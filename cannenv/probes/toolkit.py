@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
+from cannenv.compat import Literal
 from cannenv.facts import CannFacts, CannInstall, ComponentInfo
 from cannenv.probes import ops
 from cannenv.probes._common import (
@@ -74,7 +75,7 @@ def _install(
     layout: Literal["toolkit", "cann"],
     name_version: str | None,
     user: bool,
-    set_env: str,
+    set_env: str | None,
 ) -> CannInstall:
     info_path = None
     kv: dict[str, str] = {}
@@ -132,8 +133,7 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
 
     def unseen_dir(p: str) -> bool:
         """A directory (not a link to one) not yet found under another name; marks it seen."""
-        local = ctx.host.path(p)
-        if local.is_symlink() or not local.is_dir():
+        if ctx.host.is_symlink(p) or not ctx.host.is_dir(p):
             return False
         real = realpath(ctx, p) or p
         if real in seen_real:
@@ -145,7 +145,9 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
         if not is_dir(ctx, base):
             continue
         tk = f"{base}/ascend-toolkit"
-        tk_set_env = f"{tk}/set_env.sh"
+        tk_set_env: str | None = f"{tk}/set_env.sh"
+        if not exists(ctx, tk_set_env or ""):
+            tk_set_env = None  # a remedy must never name a set_env.sh that is not there
         for name in list_dir(ctx, tk):
             p = f"{tk}/{name}"
             if name not in _SKIP and unseen_dir(p):
@@ -155,23 +157,30 @@ def discover(ctx: ProbeContext, record: dict[str, str]) -> tuple[list[CannInstal
             if not name.startswith("cann-") or not unseen_dir(p):
                 continue
             set_env = next(
-                (s for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env) if exists(ctx, s)),
-                f"{base}/cann/set_env.sh",
+                (
+                    s
+                    for s in (f"{p}/set_env.sh", f"{base}/cann/set_env.sh", tk_set_env)
+                    if s and exists(ctx, s)
+                ),
+                None,
             )
             installs.append(_install(ctx, p, "cann", name[len("cann-") :], user, set_env))
         cann_dir = f"{base}/cann"
-        if is_dir(ctx, cann_dir) and not ctx.host.path(cann_dir).is_symlink():
+        if is_dir(ctx, cann_dir) and not ctx.host.is_symlink(cann_dir):
             real = realpath(ctx, cann_dir) or cann_dir
             if real not in seen_real and any(e.endswith("-linux") for e in list_dir(ctx, cann_dir)):
                 seen_real.add(real)
-                installs.append(_install(ctx, cann_dir, "cann", None, user, f"{cann_dir}/set_env.sh"))
+                own = f"{cann_dir}/set_env.sh"
+                installs.append(
+                    _install(ctx, cann_dir, "cann", None, user, own if exists(ctx, own) else None)
+                )
         latest = f"{tk}/latest"
-        if is_dir(ctx, latest) and not ctx.host.path(latest).is_symlink():
+        if is_dir(ctx, latest) and not ctx.host.is_symlink(latest):
             owner = _latest_dir_owner(ctx, latest, installs)
             if owner is not None:
                 links[latest] = realpath(ctx, owner.path) or owner.path
         for link in (latest, cann_dir):
-            if ctx.host.path(link).is_symlink():
+            if ctx.host.is_symlink(link):
                 target = realpath(ctx, link)
                 if target is None:
                     ctx.issue("toolkit", "dangling-symlink", link, f"{link} is a link to a missing directory")
@@ -191,7 +200,7 @@ def _latest_dir_owner(ctx: ProbeContext, latest: str, installs: list[CannInstall
     by_path = {inst.path: inst for inst in installs}
     for name in list_dir(ctx, latest):
         entry = f"{latest}/{name}"
-        if not ctx.host.path(entry).is_symlink():
+        if not ctx.host.is_symlink(entry):
             continue
         target = realpath(ctx, entry)
         owner = _owner(installs, ctx, target) if target else None

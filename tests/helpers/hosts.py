@@ -4,7 +4,9 @@ FIXTURE: these trees imitate an Ascend host's files; they hold no CANN, no drive
 File contents are the real samples quoted in /work/shared/research/versions.md §4.1–§4.8 (the
 section is named beside each constant). Where a sample for one version was not found, the fields
 are copied from the nearest real sample and only the version lines changed; that is said in place.
-The `npu-smi` in a tree is a shell script that replays captured output (tests/data/npu_smi).
+A tree's device facts are captured `npu-smi` outputs (tests/data/npu_smi) at the place the docs name
+(/var/lib/cannenv/npu-smi-info.txt): cannenv never runs a file of a tree. The tree's own
+`usr/local/bin/npu-smi` is an executable stand-in that must never run (it would leave a marker).
 
 Run ``python -m tests.helpers.hosts DIR`` to (re)generate ``examples/hosts``.
 """
@@ -195,9 +197,19 @@ def atb_version_info(version: str, arch: str) -> str:
     )
 
 
+CAPTURE_INFO = "/var/lib/cannenv/npu-smi-info.txt"
+CAPTURE_BOARD = "/var/lib/cannenv/npu-smi-board.txt"
+NPU_SMI_STANDIN = """#!/bin/sh
+# cannenv TEST FIXTURE, not the real npu-smi. cannenv never runs a file of a --root tree; the device
+# facts come from the captured output in /var/lib/cannenv/. Were this run, it would leave a marker.
+touch "$(dirname "$0")/../../../NPU-SMI-WAS-RUN" 2>/dev/null
+echo "npu-smi fixture: a file of a --root tree was run" >&2
+exit 3
+"""
+# For the live-host tests only (a PATH directory of this machine): replays captured output.
 NPU_SMI_SCRIPT = """#!/bin/sh
 # cannenv TEST FIXTURE, not the real npu-smi: replays captured output (tests/data/npu_smi/SOURCES.md).
-d="$(dirname "$0")/../share/cannenv-fixture-npu-smi"
+d="$(dirname "$0")"
 case "$*" in
   "info") cat "$d/info.txt" ;;
   "info -t board -i "*) if [ -f "$d/board.txt" ]; then cat "$d/board.txt"; else echo "This device does not support querying board." >&2; exit 255; fi ;;
@@ -270,14 +282,14 @@ class HostTree:
             self.write("/etc/group", "root:x:0:\nHwHiAiUser:x:1000:\n")
         return self
 
-    def npu_smi(self, family: str | None, *, script: str = NPU_SMI_SCRIPT) -> HostTree:
-        self.write("/usr/local/bin/npu-smi", script, mode=0o755)
+    def npu_smi(self, family: str | None) -> HostTree:
+        """An (never run) npu-smi stand-in, and for ``family`` the captured outputs of its host."""
+        self.write("/usr/local/bin/npu-smi", NPU_SMI_STANDIN, mode=0o755)
         if family is not None:
-            share = "/usr/local/share/cannenv-fixture-npu-smi"
-            self.write(f"{share}/info.txt", (NPU_SMI_DATA / f"{family}_info.txt").read_text())
+            self.write(CAPTURE_INFO, (NPU_SMI_DATA / f"{family}_info.txt").read_text())
             board = NPU_SMI_DATA / f"{family}_board.txt"
             if board.exists():
-                self.write(f"{share}/board.txt", board.read_text())
+                self.write(CAPTURE_BOARD, board.read_text())
         return self
 
     def dev_nodes(self, count: int = 1) -> HostTree:
@@ -624,6 +636,22 @@ SCENARIOS: dict[str, Callable[[Path], HostTree]] = {
     "broken-two-cann-mixed": two_cann_mixed,
     "bare-no-ascend": bare,
 }
+
+
+def live_npu_smi(bindir: Path, script: str, family: str | None = None) -> dict[str, str]:
+    """An npu-smi on THIS machine (a PATH directory ``bindir``) for the live-host tests: the
+    environment whose PATH finds it. A tree's npu-smi is never run, so hung or failing npu-smi
+    behaviour is tested on the live host."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    exe = bindir / "npu-smi"
+    exe.write_text(script, encoding="utf-8")
+    exe.chmod(0o755)
+    if family is not None:
+        (bindir / "info.txt").write_text((NPU_SMI_DATA / f"{family}_info.txt").read_text())
+        board = NPU_SMI_DATA / f"{family}_board.txt"
+        if board.exists():
+            (bindir / "board.txt").write_text(board.read_text())
+    return {"PATH": f"{bindir}:/usr/bin:/bin"}
 
 
 def host_of(tree: HostTree) -> object:

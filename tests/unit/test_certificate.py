@@ -51,8 +51,8 @@ def test_skipped_stage_is_never_certified() -> None:
     assert cert.not_certified == {"perf-bandwidth": "skip"}
     assert cert.certifies("llm") and not cert.certifies("perf-bandwidth") and not cert.certifies("kernels")
     all_skip = [skipped(StagePlan(id="x", title="x", level=3, needs="n"), "why")]
-    assert outcome(all_skip) == "not-certified" and outcome([]) == "not-certified"
-    assert exit_code(all_skip) == 0 and exit_code(all_skip, strict=True) == 1
+    assert outcome(all_skip) == "nothing-runnable" and outcome([]) == "nothing-runnable"
+    assert exit_code(all_skip) == 4 and exit_code(all_skip, strict=True) == 4
     failed = [*_stages(), StageResult(id="f", title="f", status="error", summary="e")]
     assert outcome(failed) == "failed" and exit_code(failed) == 1
 

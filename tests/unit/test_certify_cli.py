@@ -67,14 +67,14 @@ def test_certify_json_and_strict(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "plan:" in err
     stages = env["certificate"]["stages"]
     if not Path("/dev/davinci_manager").exists():
-        assert code == 0
+        assert code == 4  # nothing could run here: never exit 0
         assert all(s["status"] == "skip" for s in stages)
-        assert env["certificate"]["outcome"] == "not-certified"
+        assert env["certificate"]["outcome"] == "nothing-runnable"
         assert env["certificate"]["certified_stages"] == []
         code, _, _ = _run(
             ["certify", "perf", "--device", "npu", "--strict", "--out", str(tmp_path / "c.json")], capsys
         )
-        assert code == 1
+        assert code == 4
         assert (tmp_path / "c.json").exists()  # written whatever the outcome
 
 
@@ -107,7 +107,7 @@ def test_cert_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_image_info(tmp_path: Path) -> None:
-    from cannenv.commands.certify import image_info
+    from cannenv.certify.setup import image_info
 
     host = Host(root=tmp_path, env={}, allow_commands=False)
     assert image_info({}, host) is None
@@ -127,7 +127,9 @@ def test_image_info(tmp_path: Path) -> None:
 
 def test_missing_reference_packages_are_a_skip(monkeypatch: pytest.MonkeyPatch) -> None:
     """No numpy/torch here (the optional `llm` extra): a skip that says what to install, not a failure."""
-    monkeypatch.setattr(runner, "REFERENCE_MODULES", ("numpy", "cannenv_no_such_module"))
+    from cannenv.certify import worker
+
+    monkeypatch.setattr(worker, "REFERENCE_MODULES", ("numpy", "cannenv_no_such_module"))
     options = runner.CertifyOptions(device="cpu")
     plans = [p for p in runner.plan(options) if p.id == "llm" or p.id.startswith("perf-")]
     results = runner.run(plans, options, Host(root=Path("/"), env={}, allow_commands=False))
@@ -151,8 +153,9 @@ def test_doctor_stage_with_nothing_judged_is_a_skip(tmp_path: Path, monkeypatch:
 
 def test_a_skip_shows_the_reasons_its_summary_does_not_name() -> None:
     from cannenv.certify.stages import StagePlan, StageResult, skipped
-    from cannenv.commands.certify import _render_result
+    from cannenv.commands.certify import _ResultRenderer
 
+    _render_result = _ResultRenderer()
     plan = StagePlan(id="kernels", title="t", level=2, needs="n")
     one = _render_result(skipped(plan, "no CANN toolkit"))
     assert "no CANN toolkit" in one and "reason:" not in one  # said once, in the summary

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cannenv.certify import forward, runner, worker
 from cannenv.certify import metrics as M
-from cannenv.certify import runner
 from cannenv.errors import InputError
 from cannenv.host import Host
 
@@ -145,7 +145,7 @@ def test_perturbed_layer_fails_and_is_localised() -> None:
     bad = llm.to_output(captured, logits)
     plan = runner.plan(runner.CertifyOptions(device="cpu"), "llm")[0]
     worker = {"dtype": "bf16", "device": {"kind": "cpu", "name": "test"}}
-    result = runner.judge_forward(plan, ref, bad, worker)
+    result = forward.judge_forward(plan, ref, bad, worker)
     assert result.status == "fail"
     assert result.metrics["first_bad_layer"] == "layer1"
     assert any("layer1" in r for r in result.reasons)
@@ -221,7 +221,7 @@ def _fake_python(tmp_path: Path, body: str) -> str:
 
 def test_hanging_device_run_is_a_failure(tmp_path: Path) -> None:
     options = runner.CertifyOptions(device="cpu", timeout_s=1, python=_fake_python(tmp_path, "sleep 30"))
-    w = runner.call_worker(options, Host.live(), "llm", tmp_path / "out")
+    w = worker.call_worker(options, Host.live(), "llm", tmp_path / "out")
     assert w.status == "fail" and "did not finish within 1 s" in w.reason
 
 
@@ -258,6 +258,10 @@ def test_model_dir_without_transformers_is_a_skip(tmp_path: Path) -> None:
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text('raise ImportError("no transformers in this environment")\n')
     path = os.pathsep.join([str(blocker.parent), os.environ.get("PYTHONPATH", "")])
+    ckpt = tmp_path / "ckpt"  # a checkpoint folder in shape (checked before the run), never loaded
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text('{"model_type": "llama", "vocab_size": 512}')
+    (ckpt / "model.safetensors").write_bytes(b"not loaded")
     env = {**os.environ, "PYTHONPATH": path}
     proc = subprocess.run(
         [
@@ -269,7 +273,7 @@ def test_model_dir_without_transformers_is_a_skip(tmp_path: Path) -> None:
             "--device",
             "cpu",
             "--model",
-            str(tmp_path),
+            str(ckpt),
             "--json",
             "--out",
             str(tmp_path / "cert.json"),
@@ -291,20 +295,10 @@ def test_model_dir_without_transformers_is_a_skip(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_local_hugging_face_checkpoint_is_compared_with_the_cpu_reference(tmp_path: Path) -> None:
     """`--model DIR`: a real (tiny, made here) Llama checkpoint through transformers, no download."""
-    transformers = pytest.importorskip("transformers")
-    import torch
+    pytest.importorskip("transformers")
+    from tests.helpers.checkpoints import tiny_llama
 
-    torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(
-        vocab_size=512,
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-    )
-    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "ckpt")
+    tiny_llama(tmp_path / "ckpt")
     options = runner.CertifyOptions(device="cpu", dtype="bf16", model_dir=str(tmp_path / "ckpt"))
     plans = [p for p in runner.plan(options, "llm") if p.id == "llm-model"]
     (result,) = runner.run(plans, options)

@@ -167,7 +167,7 @@ def test_find_platform_ini(tmp_path: Path) -> None:
 
 
 def test_npu_peaks_from_toolkit(tmp_path: Path) -> None:
-    from cannenv.certify.runner import peaks_for
+    from cannenv.certify.perf_stage import peaks_for
 
     cfg = tmp_path / "usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/data/platform_config"
     cfg.mkdir(parents=True)
@@ -181,13 +181,13 @@ def test_npu_peaks_from_toolkit(tmp_path: Path) -> None:
 
 def test_unverified_peaks_are_never_judged(monkeypatch: pytest.MonkeyPatch) -> None:
     """A figure not from the vendor gives a ratio, never a pass: compute as well as bandwidth."""
-    from cannenv.certify import runner
+    from cannenv.certify import perf_stage, runner
 
-    unverified = runner.Peaks({"bf16": 100.0}, 1000.0, "t", "t", False, False)
-    monkeypatch.setattr(runner, "peaks_for", lambda *_: unverified)
+    unverified = perf_stage.Peaks({"bf16": 100.0}, 1000.0, "t", "t", False, False)
+    monkeypatch.setattr(perf_stage, "peaks_for", lambda *_: unverified)
     plans = runner.plan(runner.CertifyOptions(device="cuda"), "perf")
     result = {"device": {"name": "X"}, "matmul": [{"dtype": "bf16", "tflops": 90.0}], "copy": {"gbs": 900.0}}
-    results = runner.judge_perf(plans, result, "cuda", Host(root=Path("/"), env={}, allow_commands=False))
+    results = perf_stage.judge_perf(plans, result, "cuda", Host(root=Path("/"), env={}, allow_commands=False))
     assert [r.id for r in results] == ["perf-matmul-bf16", "perf-matmul-fp16", "perf-bandwidth"]
     assert all(r.status == "skip" for r in results)
     assert results[0].metrics["ratio"] == pytest.approx(0.9) and "unverified" in results[0].reasons[0]
@@ -247,3 +247,11 @@ def test_cpu_perf_end_to_end_records_figures_but_certifies_nothing() -> None:
     assert all(r.status == "skip" for r in results)
     assert results[0].metrics["tflops"] > 0 and results[-1].metrics["gbs"] > 0
     assert "no peak" in results[0].reasons[0]
+    # Each stage reports its own measurement time, not the whole worker run's.
+    assert all(r.duration_s > 0 for r in results)
+    assert all(r.duration_s == r.metrics["stage_s"] for r in results)
+    # They ran but nothing could be judged: not-certified (exit 4), not nothing-runnable.
+    from cannenv.certify.stages import exit_code, outcome
+
+    assert all(r.ran for r in results) and outcome(results) == "not-certified"
+    assert exit_code(results) == 4

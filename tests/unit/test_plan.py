@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from cannenv import matrix as matrix_mod
 from cannenv.checks import Target
 from cannenv.checks.stack import choose_target
-from cannenv.commands.doctor import read_env_file
 from cannenv.facts import Facts
+from cannenv.gather import read_env_file
 from cannenv.host import Host
 from cannenv.plan import ORDER, Plan, compute_plan, render_shell, render_text
 from cannenv.probes import collect

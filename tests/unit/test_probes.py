@@ -123,17 +123,24 @@ def test_non_root_install_under_home(tmp_path: Path) -> None:
 
 
 def test_hung_npu_smi_is_a_timeout_not_a_hang(tmp_path: Path) -> None:
-    tree = HostTree(tmp_path).driver().npu_smi(None, script=hosts.NPU_SMI_HUNG)
-    f = collect(Host(tree.root, tree.env, True, 1.0), npu_smi_timeout=0.5)
+    env = hosts.live_npu_smi(tmp_path / "bin", hosts.NPU_SMI_HUNG)
+    f = collect(Host(Path("/"), env, True, 1.0), npu_smi_timeout=0.5, only=("npu",))
     assert f.devices.npu_smi and f.devices.npu_smi.timed_out
     assert any(i.kind == "command-timeout" for i in f.issues)
 
 
 def test_failing_npu_smi_keeps_the_message(tmp_path: Path) -> None:
-    tree = HostTree(tmp_path).driver().npu_smi(None, script=hosts.NPU_SMI_8005)
-    f = collect(_host(tree))
+    env = hosts.live_npu_smi(tmp_path / "bin", hosts.NPU_SMI_8005)
+    f = collect(Host(Path("/"), env, True, 5.0), only=("npu",))
     assert f.devices.npu_smi and f.devices.npu_smi.returncode == 255
     assert "-8005" in f.devices.npu_smi.message
+
+
+def test_live_npu_smi_is_run_and_parsed(tmp_path: Path) -> None:
+    env = hosts.live_npu_smi(tmp_path / "bin", hosts.NPU_SMI_SCRIPT, "a3")
+    f = collect(Host(Path("/"), env, True, 5.0), only=("npu",))
+    assert f.devices.npu_smi and f.devices.npu_smi.returncode == 0
+    assert f.devices.family == "a3" and f.devices.soc == "Ascend910_9392"
 
 
 def test_sysfs_pci_fallback(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from cannenv.probes.driver import parse_driver_info, parse_firmware_info
 from cannenv.probes.npu import parse_npu_smi_info
 from cannenv.soc import family_from_npu_name
 from cannenv.versions import DriverVersion, compatible_codes_accept, internal_code
+from tests.helpers import hosts
 from tests.helpers.hosts import HostTree
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -43,6 +44,33 @@ REAL_TABLES = [
     ("a3_processes_info.txt", None, None, (7, 0, 14, "Ascend910", "OK", "0000:81:00.0"), 2, "a3"),
     ("950pr_25.x_info.txt", None, None, (0, 0, None, "Ascend950PR", "OK", "0000:71:00.0"), 1, "950"),
     ("950pr_pypto_info.txt", "25.7.rc1.6", "25.7.rc1.6", (0, 0, None, "Ascend950PR", "OK", None), 2, "950"),
+    ("310p3_duo_25.2.0_info.txt", "25.2.0", "25.2.0", (2, 0, 0, "310P3", "OK", "0000:01:00.0"), 2, "310p"),
+    (
+        "310p3_25.0.rc1.b033_info.txt",
+        "25.0.rc1.b033",
+        "25.0.rc1.b033",
+        (1, 0, 0, "310P3", "OK", "0000:01:00.0"),
+        2,
+        "310p",
+    ),
+    (
+        "a3_24.1.rc3.7_info.txt",
+        "24.1.rc3.7",
+        "24.1.rc3.7",
+        (0, 0, 0, "Ascend910", "OK", "0000:9D:00.0"),
+        2,
+        "a3",
+    ),
+    ("910b1_24.1.0_info.txt", "24.1.0", "24.1.0", (0, 0, None, "910B1", "OK", "0000:C1:00.0"), 2, "a2"),
+    ("310b4_23.0.0_alarm_info.txt", "23.0.0", "23.0.0", (0, 0, 0, "310B4", "Alarm", None), 1, "310b"),
+    (
+        "950dt_nputop_synthetic_info.txt",
+        "99.0.rc1.b1",
+        "99.0.rc1.b1",
+        (0, 0, None, "Ascend950DT", "OK", None),
+        2,
+        "950",
+    ),
     ("a2_info.txt", "24.1.rc2.2", "24.1.rc2.2", (0, 0, None, "910B2C", "OK", "0000:5A:00.0"), 2, "a2"),
     ("310p_info.txt", "23.0.rc3", "23.0.rc3", (0, 0, 0, "310P3", "OK", "0000:01:00.0"), 2, "310p"),
 ]
@@ -60,6 +88,11 @@ def test_every_real_npu_smi_table_is_read(
     assert family_from_npu_name(c.name) == family
     if driver is not None:
         DriverVersion.parse(driver)  # every real header version is in the grammar
+
+
+def test_950_second_npu_in_alarm_is_read() -> None:
+    _, _, chips = parse_npu_smi_info((SMI / "950dt_nputop_synthetic_info.txt").read_text())
+    assert [(c.npu_id, c.health) for c in chips] == [(0, "OK"), (3, "Alarm")]
 
 
 def test_the_process_table_is_not_read_as_npus() -> None:
@@ -83,12 +116,12 @@ def test_collect_env_toolkit_record_is_read() -> None:
 
 
 def _tree_with_table(tmp_path: Path, table: str, *, board: str | None = None) -> HostTree:
+    """A tree carrying a captured ``npu-smi info`` output where the doctor reads it (never run)."""
     tree = HostTree(tmp_path).driver()
     tree.npu_smi(None)
-    share = "/usr/local/share/cannenv-fixture-npu-smi"
-    tree.write(f"{share}/info.txt", table)
+    tree.write(hosts.CAPTURE_INFO, table)
     if board is not None:
-        tree.write(f"{share}/board.txt", board)
+        tree.write(hosts.CAPTURE_BOARD, board)
     return tree
 
 
@@ -234,3 +267,26 @@ def test_checks_never_import_probes() -> None:
                 mods = [a.name for a in node.names]
             bad += [f"{py.name}: {m}" for m in mods if re.match(r"^cannenv\.probes(\.|$)", m)]
     assert bad == []
+
+
+def test_950_board_query_has_no_chip_option() -> None:
+    """Ascend 950's npu-smi refuses ``-c`` (SwanHubX/SwanLab PR #1719): the board query goes
+    without it. The board text is a FIXTURE with the two fields research §4.8 names for 950."""
+    from cannenv.host import Host as _Host
+    from cannenv.probes._common import ProbeContext
+    from cannenv.probes.npu import _from_info
+
+    asked: list[tuple[int, int | None]] = []
+
+    def board_of(npu: int, chip: int | None) -> str:
+        asked.append((npu, chip))
+        return "        NPU ID : 0\n        Chip Name : Ascend950PR\n        NPU Name : 9579\n"
+
+    facts: dict[str, object] = {}
+    ctx = ProbeContext(host=_Host(Path("/"), {}, True, 5.0))
+    _from_info(ctx, facts, (SMI / "950pr_25.x_info.txt").read_text(), "test", board_of)
+    assert asked == [(0, None)]
+    assert facts["soc"] == "Ascend950PR_9579" and facts["family"] == "950"
+    facts = {}
+    _from_info(ctx, facts, (SMI / "a3_26.0.rc2_info.txt").read_text(), "test", board_of)
+    assert asked[-1] == (0, 0)  # other families keep -c

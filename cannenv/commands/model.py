@@ -1,0 +1,460 @@
+"""`cannenv model ops|memory|check`: is a model ready for a torch_npu build and an Ascend device?
+
+torch and transformers are imported only inside these commands (never on the doctor's path).
+Core work lives in :mod:`cannenv.model`; this module gathers the options and renders.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cannenv.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cannenv.model.config import ModelConfig
+    from cannenv.model.coverage import Coverage
+    from cannenv.model.memory import Plan
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _echo_json(data: Any) -> None:
+    import json
+
+    click.echo(json.dumps(data, indent=2, sort_keys=False))
+
+
+def _source_options(f: Any) -> Any:
+    f = click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A config.json file.")(
+        f
+    )
+    f = click.option(
+        "--model",
+        "model_dir",
+        type=click.Path(file_okay=False),
+        help="A checkpoint folder (its config.json).",
+    )(f)
+    return f
+
+
+def _load(model_dir: str | None, config_file: str | None) -> ModelConfig:
+    from cannenv.model.config import load
+
+    return load(model_dir, config_file)
+
+
+@click.group("model")
+def model() -> None:
+    """Model readiness before any NPU is touched: operator coverage and a memory plan."""
+
+
+# ---------------------------------------------------------------------------------------------
+# ops
+
+
+def _coverage(cfg: ModelConfig, torch_npu: str | None, dtype: str, seq_len: int) -> Coverage:
+    from cannenv.model import coverage, registry, trace
+
+    reg = registry.resolve(torch_npu)
+    tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
+    return coverage.classify(tr, reg)
+
+
+def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) -> None:
+    from rich.table import Table
+
+    reg = cov.registry
+    console.print(
+        f"[bold]{cov.trace.model}[/bold] ({cov.trace.config}) · steps: {', '.join(cov.trace.steps)} · "
+        f"torch_npu {reg.version or '?'} ({reg.origin}, {len(reg.ops)} operators)"
+    )
+    table = Table(show_lines=False)
+    for col in ("operator", "dtypes", "count", "class", "effect", "module", "why / rewrite"):
+        table.add_column(col, overflow="fold")
+    style = {"native": "green", "composite": "cyan", "fallback": "yellow", "unsupported": "red"}
+    for row in cov.rows:
+        v = row.verdict
+        if not all_ops and v.klass == "native":
+            continue
+        bad = [f"{p} ({e})" for p, _, e in v.parts if e != "native"]
+        why = v.why + (" — parts off the NPU: " + ", ".join(bad) if bad else "")
+        if v.rewrite:
+            why += f"\nrewrite: {v.rewrite}"
+        table.add_row(
+            row.record.op,
+            ",".join(row.record.dtypes) or "-",
+            str(row.record.count),
+            f"[{style[v.klass]}]{v.klass}[/]",
+            f"[{style[v.effect]}]{v.effect}[/]",
+            row.record.modules[0] if row.record.modules else "",
+            why,
+        )
+    console.print(table)
+    if cov.fusions:
+        console.print("[bold]Fused-operator opportunities[/bold]")
+        for f in cov.fusions:
+            avail = "in this torch_npu" if f.available else "[yellow]not in this torch_npu[/]"
+            console.print(f"  {f.id}: {f.target} ({avail}) at {', '.join(f.modules)}")
+            console.print(f"    replaces {f.replaces}")
+            console.print(f"    when: {f.conditions}  [dim](source: {f.source})[/dim]")
+    for note in cov.trace.notes:
+        console.print(f"note: {note}")
+    verdict = {
+        "ready": "[green]every operator runs on the NPU[/]",
+        "fallbacks": "[yellow]runs with CPU fallbacks:[/] " + ", ".join(cov.fallbacks),
+        "unsupported": "[red]not runnable: unsupported operators:[/] " + ", ".join(cov.unsupported),
+    }[cov.verdict]
+    console.print(verdict)
+
+
+@model.command("ops")
+@_source_options
+@click.option(
+    "--torch-npu",
+    "torch_npu",
+    help="torch_npu to judge against: a package folder, a wheel, or a version (downloaded with pip "
+    "into the cache). Default: this Python's.",
+)
+@click.option("--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True)
+@click.option(
+    "--seq-len",
+    type=click.IntRange(1, 1 << 20),
+    default=16,
+    show_default=True,
+    help="Prefill length for the trace.",
+)
+@click.option(
+    "--compare",
+    "compare_with",
+    help="A second torch_npu (folder, wheel or version): show what changes for this model from it.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.ops/1).")
+def ops(
+    model_dir: str | None,
+    config_file: str | None,
+    torch_npu: str | None,
+    dtype: str,
+    seq_len: int,
+    compare_with: str | None,
+    as_json: bool,
+) -> None:
+    """List every ATen operator the model calls (prefill + one decode step, on the meta device)
+    and classify it against a torch_npu build: native / composite / CPU fallback / unsupported.
+
+    Exit code 1 when an operator is unsupported.
+    """
+    from cannenv.model import coverage, registry
+
+    cov = _coverage(_load(model_dir, config_file), torch_npu, dtype, seq_len)
+    changes: dict[str, Any] | None = None
+    if compare_with is not None:
+        old = coverage.classify(cov.trace, registry.resolve(compare_with))
+        diff = registry.diff(old.registry, cov.registry)
+        changes = {
+            "from": old.registry.to_json(),
+            "operators_added": len(diff["added"]),
+            "operators_removed": len(diff["removed"]),
+            "verdict_before": old.verdict,
+            "changes": coverage.compare(old, cov),
+        }
+    if as_json:
+        doc = cov.to_json()
+        if changes is not None:
+            doc["compare"] = changes
+        _echo_json(doc)
+    else:
+        console = _console()
+        render_coverage(cov, console)
+        if changes is not None:
+            before = changes["from"]["version"] or changes["from"]["origin"]
+            console.print(
+                f"[bold]From torch_npu {before}[/bold]: +{changes['operators_added']} / "
+                f"-{changes['operators_removed']} operators registered;"
+                f" verdict was {changes['verdict_before']}"
+            )
+            for c in changes["changes"]:
+                console.print(f"  {c['op']}: {c['old']} -> {c['new']}")
+            if not changes["changes"]:
+                console.print("  no change for this model")
+    if cov.verdict == "unsupported":
+        raise click.exceptions.Exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# memory
+
+
+def _hbm(
+    soc: str | None, family: str | None, hbm_gib: float | None
+) -> tuple[int | None, str | None, tuple[str, ...]]:
+    if hbm_gib is not None:
+        return int(hbm_gib * (1 << 30)), "--hbm-gib", ("--hbm-gib",)
+    if soc is None and family is None:
+        return None, None, ()
+    from cannenv import soc as socs
+
+    mem = socs.device_memory(soc=soc, family=family)
+    name = socs.normalize_soc(soc) if soc else socs.family_title(str(family))
+    if mem is None:
+        raise InputError(
+            f"no sourced HBM size for {name} in the SoC data",
+            hint="pass --hbm-gib N (the total `npu-smi info` shows in HBM-Usage(MB), / 1024)",
+        )
+    return mem.hbm_mib << 20, name, mem.sources
+
+
+def _plan(
+    cfg: ModelConfig,
+    dtype: str,
+    seq_len: int,
+    batch: int,
+    tp: int,
+    hbm: tuple[int | None, str | None, tuple[str, ...]],
+    kv_dtype: str | None,
+    reserve_gib: float | None,
+) -> Plan:
+    from cannenv.model import memory, trace
+
+    shp = trace.shape(cfg)
+    reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
+    return memory.plan(
+        shp,
+        dtype=dtype,
+        batch=batch,
+        seq_len=seq_len,
+        tp=tp,
+        hbm=hbm[0],
+        device=hbm[1],
+        hbm_source=hbm[2],
+        kv_dtype=kv_dtype,
+        reserve=reserve,
+    )
+
+
+def _gib(n: float | None) -> str:
+    return "-" if n is None else f"{n / (1 << 30):.2f} GiB"
+
+
+def render_plan(p: Plan, console: Console) -> None:
+    from rich.table import Table
+
+    s = p.shape
+    console.print(
+        f"[bold]{s.model}[/bold]: {s.params:,} parameters"
+        f" ({'tied' if s.tied else 'untied'} embeddings) · attention {', '.join(s.attention_kinds)}"
+        f" · {len(s.layers)} layers"
+    )
+    console.print(
+        f"weights {p.dtype}: {p.weights_total / 1e9:.2f} GB ({_gib(p.weights_total)})"
+        f" · KV cache {p.kv_dtype}: "
+        f"{p.kv_per_token / 1024:.1f} KiB per token, {_gib(p.kv_total)} for batch {p.batch} × {p.seq_len}"
+    )
+    device = (
+        f"{p.device}: {_gib(p.hbm)} HBM per device"
+        if p.hbm
+        else "no device given (--soc / --family / --hbm-gib)"
+    )
+    console.print(f"{device} · reserve {_gib(p.reserve)} (runtime + idle device use)")
+    table = Table()
+    for col in ("TP", "weights", "KV cache", "activations", "total", "fits", "max batch×seq"):
+        table.add_column(col, justify="right")
+    for d in p.per_tp:
+        fits = "-" if d.fits is None else ("[green]yes[/]" if d.fits else "[red]no[/]")
+        mark = " *" if d.tp == p.at_tp.tp else ""
+        table.add_row(
+            f"{d.tp}{mark}",
+            _gib(d.weights),
+            _gib(d.kv_cache),
+            _gib(d.activations),
+            _gib(d.total),
+            fits,
+            "-" if d.max_tokens is None else f"{d.max_tokens:,}",
+        )
+    console.print(table)
+    for note in s.notes + p.notes:
+        console.print(f"note: {note}")
+    if p.hbm is not None:
+        at = p.at_tp
+        verdict = "[green]fits[/]" if at.fits else "[red]does not fit[/]"
+        console.print(
+            f"at TP {at.tp}: {verdict} ({_gib(at.total)} of {_gib(p.hbm)});"
+            f" minimum TP that fits: {p.min_tp or 'none up to 16'}"
+        )
+
+
+def _memory_options(f: Any) -> Any:
+    f = click.option(
+        "--reserve-gib",
+        type=click.FloatRange(0),
+        help="Override the per-device reserve (default: idle use + runtime workspace, docs/model.md).",
+    )(f)
+    f = click.option(
+        "--kv-dtype",
+        type=click.Choice(["bf16", "fp16", "int8", "fp32"]),
+        help="KV-cache dtype (default: the weights' 16-bit dtype).",
+    )(f)
+    f = click.option(
+        "--hbm-gib",
+        type=click.FloatRange(min=0, min_open=True),
+        help="HBM per device, for a SoC the data has no size for.",
+    )(f)
+    f = click.option("--family", help="SoC family (a2, a3, ...).")(f)
+    f = click.option("--soc", help="SoC, e.g. Ascend910B3.")(f)
+    f = click.option(
+        "--tp", type=click.IntRange(1, 64), default=1, show_default=True, help="Tensor-parallel degree."
+    )(f)
+    f = click.option("--batch", type=click.IntRange(1), default=1, show_default=True)(f)
+    f = click.option("--seq-len", type=click.IntRange(1), default=4096, show_default=True)(f)
+    return f
+
+
+@model.command("memory")
+@_source_options
+@_memory_options
+@click.option(
+    "--dtype",
+    type=click.Choice(["bf16", "fp16", "int8", "int4"]),
+    default="bf16",
+    show_default=True,
+    help="Weights (int8/int4: weight-only quantisation with scales).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.memory/1).")
+def memory(
+    model_dir: str | None,
+    config_file: str | None,
+    seq_len: int,
+    batch: int,
+    tp: int,
+    soc: str | None,
+    family: str | None,
+    hbm_gib: float | None,
+    kv_dtype: str | None,
+    reserve_gib: float | None,
+    dtype: str,
+    as_json: bool,
+) -> None:
+    """Memory plan: weights, KV cache, prefill activations and reserve against the HBM per device.
+
+    Exit code 1 when a device is given and the model does not fit at --tp.
+    """
+    p = _plan(
+        _load(model_dir, config_file),
+        dtype,
+        seq_len,
+        batch,
+        tp,
+        _hbm(soc, family, hbm_gib),
+        kv_dtype,
+        reserve_gib,
+    )
+    if as_json:
+        _echo_json(p.to_json())
+    else:
+        render_plan(p, _console())
+    if p.at_tp.fits is False:
+        raise click.exceptions.Exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# check
+
+
+def _detected_soc() -> str | None:
+    from cannenv.host import Host
+    from cannenv.probes import collect
+
+    found = collect(Host(), only=("npu",))  # probes report a missing npu-smi as a fact, never raise
+    soc = getattr(getattr(found, "devices", None), "soc", None)
+    return str(soc) if soc else None
+
+
+@model.command("check")
+@_source_options
+@_memory_options
+@click.option("--torch-npu", "torch_npu", help="torch_npu to judge against (default: this Python's).")
+@click.option(
+    "--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True
+)
+@click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
+def check(
+    model_dir: str | None,
+    config_file: str | None,
+    seq_len: int,
+    batch: int,
+    tp: int,
+    soc: str | None,
+    family: str | None,
+    hbm_gib: float | None,
+    kv_dtype: str | None,
+    reserve_gib: float | None,
+    torch_npu: str | None,
+    dtype: str,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
+    (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise.
+
+    Exit code 1 when not runnable or it does not fit (with --strict also for CPU fallbacks).
+    """
+    cfg = _load(model_dir, config_file)
+    if soc is None and family is None and hbm_gib is None:
+        soc = _detected_soc()
+        if soc is None:
+            raise InputError(
+                "no NPU detected here to plan memory for",
+                hint="pass --soc (e.g. Ascend910B3), --family or --hbm-gib",
+            )
+    op_dtype = dtype if dtype in ("bf16", "fp16") else "bf16"
+    cov = _coverage(cfg, torch_npu, op_dtype, 16)
+    p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib)
+    ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
+        cov.verdict
+    ]
+    fits = bool(p.at_tp.fits)
+    mem = f"fits at TP {tp}" if fits else f"does not fit at TP {tp}"
+    if not fits and p.min_tp:
+        mem += f" (fits at TP {p.min_tp})"
+    if as_json:
+        _echo_json(
+            {
+                "schema": "cannenv.model.check/1",
+                "verdict": f"{ops_verdict}; {mem}",
+                "operators": ops_verdict,
+                "fallbacks": list(cov.fallbacks),
+                "unsupported": list(cov.unsupported),
+                "torch_npu": cov.registry.to_json(),
+                "tp": tp,
+                "fits": fits,
+                "min_tp": p.min_tp,
+                "memory": p.to_json(),
+            }
+        )
+    else:
+        console = _console()
+        render_coverage(cov, console, all_ops=False)
+        console.print()
+        render_plan(p, console)
+        console.print()
+        mem = (
+            f"fits at TP {tp}"
+            if fits
+            else f"does not fit at TP {tp}" + (f" (fits at TP {p.min_tp})" if p.min_tp else "")
+        )
+        console.print(f"[bold]verdict:[/bold] {ops_verdict}; {mem}")
+    failed = cov.verdict == "unsupported" or not fits or (strict and cov.verdict == "fallbacks")
+    if failed:
+        raise click.exceptions.Exit(1)
+
+
+COMMANDS: list[click.Command] = [model]

@@ -1,0 +1,318 @@
+"""The operators a torch_npu build registers for the NPU, read from the files its package ships.
+
+torch_npu generates its dispatcher registrations from two yaml files it also ships in the wheel,
+``torch_npu/csrc/aten/npu_native_functions.yaml`` (hand-kept core: views, copies, factories) and
+``npu_native_functions_by_codegen.yaml`` (the same merged with op-plugin's operator list, which is
+where nearly every kernel comes from; absent in some builds). Their sections, as torchnpugen reads
+them (``torchnpugen/gen_backend_stubs.py`` in the 2.13.0 wheel):
+
+``supported``  ATen operators with an NPU kernel (registered for the ``PrivateUse1`` key);
+               a structured out variant (``structured: true``) also serves the functional and
+               in-place variants that name it as ``structured_delegate``
+``autograd``   ATen operators with an NPU autograd kernel (``AutogradPrivateUse1``)
+``quant``      quantised ATen operators (``dequantize.self``, ``int_repr`` ...)
+``custom`` / ``custom_autograd``   torch_npu's own operators, namespace ``npu``
+               (``torch.ops.npu.npu_rms_norm``)
+``symint``     a flag list (which kernels take SymInt), not a registration
+
+Every input is hostile: a wheel is read as a zip with bounded member reads (no extraction), a
+package folder only through regular files inside it; nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import zipfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from cannenv import records
+from cannenv.errors import ExternalError, InputError, MissingToolError, NotFoundError
+
+YAML_DIR = "torch_npu/csrc/aten"
+YAML_RE = re.compile(r"^torch_npu/csrc/aten/npu_native_functions[A-Za-z0-9_]*\.yaml$")
+MAX_YAML_BYTES = 16 << 20
+"""largest operator yaml we read (2.13.0's by_codegen file is 0.25 MB)"""
+MAX_METADATA_BYTES = 4 << 20
+MAX_ZIP_MEMBERS = 200_000
+VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((\.post|rc|\.dev)[0-9]+)?$")
+"""a torch_npu release version as PyPI spells it (2.1.0.post8, 2.7.1, 2.13.0)"""
+
+ATEN_SECTIONS = ("supported", "autograd", "quant")
+NPU_SECTIONS = ("custom", "custom_autograd")
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The NPU operators of one torch_npu build, keyed ``ns::name`` or ``ns::name.overload``."""
+
+    version: str | None
+    origin: str
+    """where it was read: a wheel file, a package folder"""
+    files: tuple[str, ...]
+    ops: Mapping[str, tuple[str, ...]]
+    """operator -> the yaml sections that register it"""
+
+    def sections(self, op: str) -> tuple[str, ...] | None:
+        """Sections registering ``op`` (``aten::mm``, ``aten::add.Tensor``, ``npu::npu_rms_norm``)."""
+        return self.ops.get(op)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "origin": self.origin,
+            "files": list(self.files),
+            "operators": len(self.ops),
+        }
+
+
+def _op_key(namespace: str, name: str) -> str:
+    # ``mm.default`` is never written; the bare name is the default overload.
+    return f"{namespace}::{name}"
+
+
+def parse_yaml(texts: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Operator -> sections from the yaml files' texts (file name -> text). Raises InputError."""
+    import yaml
+
+    found: dict[str, set[str]] = {}
+    for fname, text in texts.items():
+        try:
+            doc = records.load_yaml(text)
+        except records.DocumentTooComplexError as exc:
+            raise InputError(f"{fname}: not an operator list cannenv reads: {exc}") from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" line {mark.line + 1}" if mark is not None else ""
+            raise InputError(f"{fname}{where}: not valid YAML ({exc.__class__.__name__})") from None
+        if not isinstance(doc, dict):
+            raise InputError(f"{fname}: expected a mapping of sections (supported, custom, ...)")
+        delegates: dict[str, str] = {}
+        for section, items in doc.items():
+            if section not in ATEN_SECTIONS + NPU_SECTIONS:
+                continue
+            if items is None:
+                continue
+            if not isinstance(items, list):
+                raise InputError(f"{fname}: section {section!r} is not a list")
+            ns = "npu" if section in NPU_SECTIONS else "aten"
+            for i, entry in enumerate(items):
+                if isinstance(entry, str):
+                    func = entry
+                elif isinstance(entry, dict) and isinstance(entry.get("func"), str):
+                    func = entry["func"]
+                    delegate = entry.get("structured_delegate")
+                    if isinstance(delegate, str):
+                        delegates[_name(func)] = delegate
+                else:
+                    raise InputError(
+                        f"{fname}: {section}[{i}] is neither an operator name nor a mapping with 'func'"
+                    )
+                name = _name(func)
+                if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$", name):
+                    raise InputError(f"{fname}: {section}[{i}]: {name!r} is not an operator name")
+                found.setdefault(_op_key(ns, name), set()).add(section)
+        # A functional that delegates to a registered structured out variant is registered too
+        # (torchnpugen emits it from the out kernel); one whose out variant is missing is not.
+        for name, out in delegates.items():
+            if _op_key("aten", out) not in found:
+                found.pop(_op_key("aten", name), None)
+    return {k: tuple(sorted(v)) for k, v in sorted(found.items())}
+
+
+def _name(func: str) -> str:
+    return func.split("(", 1)[0].strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a wheel, a package folder, the installed distribution, or a version from PyPI
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, wheel: Path) -> str:
+    if info.file_size > limit:
+        raise InputError(
+            f"{wheel}: {info.filename} declares {info.file_size} bytes; at most {limit} are read"
+        )
+    with zf.open(info) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{wheel}: {info.filename} inflates past {limit} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def from_wheel(path: Path) -> Registry:
+    """Read the operator yaml of a torch_npu wheel (a zip; nothing is extracted)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise InputError(f"cannot read wheel {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{path} is not a regular file")
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(f"{path} is not a wheel (zip): {exc}") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_ZIP_MEMBERS:
+            raise InputError(f"{path}: {len(infos)} members; a torch_npu wheel has a few thousand")
+        texts: dict[str, str] = {}
+        version = None
+        try:
+            for info in infos:
+                name = info.filename
+                if YAML_RE.match(name):
+                    texts[PurePosixPath(name).name] = _read_member(zf, info, MAX_YAML_BYTES, path)
+                elif re.match(r"^torch_npu-[^/]+\.dist-info/METADATA$", name):
+                    meta = _read_member(zf, info, MAX_METADATA_BYTES, path)
+                    m = re.search(r"^Version:\s*(\S+)\s*$", meta, re.MULTILINE)
+                    version = m.group(1) if m else None
+        except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, NotImplementedError, zlib.error) as exc:
+            raise InputError(f"{path}: damaged wheel member ({exc})") from None
+    if not texts:
+        raise InputError(
+            f"{path} holds no {YAML_DIR}/npu_native_functions*.yaml",
+            hint="pass a torch_npu wheel (pip download --no-deps torch-npu==VERSION)",
+        )
+    return Registry(version, str(path), tuple(sorted(texts)), parse_yaml(texts))
+
+
+def _read_regular(path: Path, root: Path, limit: int) -> str:
+    real = Path(os.path.realpath(path))
+    if root not in real.parents:
+        raise InputError(f"{path} leads outside {root}")
+    fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise InputError(f"{path} is not a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{path} is larger than {limit} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def from_dir(path: Path, version: str | None = None) -> Registry:
+    """Read an unpacked torch_npu: its package folder, or a folder (site-packages) holding it."""
+    root = Path(os.path.realpath(path))
+    pkg = root if (root / "csrc" / "aten").is_dir() else root / "torch_npu"
+    aten = pkg / "csrc" / "aten"
+    if not aten.is_dir():
+        raise InputError(
+            f"{path} holds no torch_npu/csrc/aten folder",
+            hint="pass the torch_npu package folder, the site-packages folder holding it, or a wheel",
+        )
+    texts: dict[str, str] = {}
+    for entry in sorted(aten.iterdir()):
+        if re.match(r"^npu_native_functions[A-Za-z0-9_]*\.yaml$", entry.name):
+            texts[entry.name] = _read_regular(entry, root, MAX_YAML_BYTES)
+    if not texts:
+        raise InputError(f"{aten} holds no npu_native_functions*.yaml")
+    if version is None:
+        site = Path(os.path.realpath(pkg.parent))
+        for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
+            m = re.search(r"^Version:\s*(\S+)\s*$", _read_regular(meta, site, MAX_METADATA_BYTES), re.M)
+            version = m.group(1) if m else None
+    return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts))
+
+
+def installed() -> Registry | None:
+    """The torch_npu of this Python (located by its distribution metadata, never imported), or None."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("torch_npu")
+    except metadata.PackageNotFoundError:
+        return None
+    pkg = Path(str(dist.locate_file("torch_npu")))
+    return from_dir(pkg, version=dist.version)
+
+
+def cache_folder() -> Path:
+    from cannenv.matrix import cache_dir
+
+    base = cache_dir()
+    if base is None:
+        raise MissingToolError(
+            "no cache folder to download torch_npu into",
+            hint="set CANNENV_CACHE_DIR, or pass a wheel file you downloaded",
+        )
+    return base / "torch_npu"
+
+
+def from_version(version: str, *, download: bool = True) -> Registry:
+    """The registry of a torch_npu release: a wheel in the cache, else ``pip download --no-deps``."""
+    if not VERSION_RE.match(version):
+        raise InputError(f"{version!r} is not a torch_npu version", hint="e.g. 2.7.1 or 2.1.0.post8")
+    folder = cache_folder() / version
+    wheels = sorted(folder.glob(f"torch_npu-{version}-*.whl")) if folder.is_dir() else []
+    if not wheels and download:
+        import sys
+
+        from cannenv import host
+
+        folder.mkdir(parents=True, exist_ok=True)
+        res = host.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--disable-pip-version-check",
+                "--no-input",
+                "-q",
+                "-d",
+                str(folder),
+                f"torch-npu=={version}",
+            ],
+            timeout=900,
+        )
+        if res.missing or res.timed_out or res.returncode != 0:
+            tail = (res.stderr or res.stdout).strip().splitlines()[-3:]
+            raise ExternalError(
+                f"pip download torch-npu=={version} failed: " + (" | ".join(tail) or "no output"),
+                hint="check the version on PyPI (pip index versions torch-npu) and the network, "
+                "or pass a wheel file",
+            )
+        wheels = sorted(folder.glob(f"torch_npu-{version}-*.whl"))
+    if not wheels:
+        raise NotFoundError(f"no torch_npu {version} wheel in {folder}")
+    return from_wheel(wheels[0])
+
+
+def resolve(spec: str | None) -> Registry:
+    """``--torch-npu``: an installed dist folder, a wheel file, a version; None = this Python's."""
+    if spec is None:
+        reg = installed()
+        if reg is None:
+            raise MissingToolError(
+                "torch_npu is not installed in this Python",
+                hint="pass --torch-npu VERSION (e.g. 2.7.1), a torch_npu wheel file, or its package folder",
+            )
+        return reg
+    path = Path(spec)
+    if path.suffix == ".whl" or path.is_file():
+        return from_wheel(path)
+    if path.is_dir():
+        return from_dir(path)
+    if VERSION_RE.match(spec):
+        return from_version(spec)
+    raise InputError(
+        f"--torch-npu {spec!r} is neither a wheel, a folder nor a version",
+        hint="e.g. --torch-npu 2.7.1, --torch-npu torch_npu-2.7.1-cp311-...whl, "
+        "--torch-npu /path/site-packages",
+    )
+
+
+def diff(old: Registry, new: Registry) -> dict[str, list[str]]:
+    """Operators added and removed between two registries."""
+    return {
+        "added": sorted(set(new.ops) - set(old.ops)),
+        "removed": sorted(set(old.ops) - set(new.ops)),
+    }

@@ -1,0 +1,564 @@
+"""Build a model from its config on the ``meta`` device and record every ATen operator it calls.
+
+Imports torch and transformers (only ``cannenv model`` commands import this module). The model is
+built on ``meta`` (shapes, no storage: a 70B config costs nothing), then a prefill and one decode
+step run under two dispatch-level recorders:
+
+* a **pre-dispatch** mode (torch's ``PreDispatch`` key, above autograd, reached through the Python
+  dispatcher) sees each operator as the model calls it, before torch decomposes
+  ``CompositeImplicitAutograd`` operators (``aten::linear``, ``aten::scaled_dot_product_attention``).
+  That is the level a backend sees first: torch_npu registers kernels for some of these composites
+  (``scaled_dot_product_attention``), which then never decompose on the NPU;
+* a plain ``TorchDispatchMode`` (the ``Python`` key, just above the backend) sees what each of them
+  decomposed into: the parts reported for a composite operator.
+
+Operators with a ``CompositeExplicitAutograd`` kernel (registered for every backend: views,
+``_safe_softmax``) are expanded once more with torch's own decomposition table where it has one.
+Nothing here judges: :mod:`cannenv.model.coverage` classifies the result against a registry.
+"""
+
+from __future__ import annotations
+
+import os
+
+# torch_npu must not load itself into torch (autoload): without CANN that breaks `import torch`, and
+# the composite kernels are traced on the NPU's dispatch key, which must hold only torch's kernels.
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+
+import contextlib
+import functools
+import inspect
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from cannenv.errors import InputError
+from cannenv.model.config import ModelConfig
+from cannenv.model.coverage import OpRecord, Trace
+
+KERNEL_KEYS = (
+    "CompositeImplicitAutograd",
+    "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+    "CPU",
+)
+"""dispatch keys whose kernels decide how an operator without an NPU kernel runs"""
+
+DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+_SHORT = {
+    torch.bfloat16: "bf16",
+    torch.float16: "fp16",
+    torch.float32: "fp32",
+    torch.float64: "fp64",
+    torch.int64: "i64",
+    torch.int32: "i32",
+    torch.int16: "i16",
+    torch.int8: "i8",
+    torch.uint8: "u8",
+    torch.bool: "bool",
+}
+MAX_MODULES = 6
+"""module paths kept per operator (the rest are counted)"""
+
+
+def op_name(func: Any) -> str:
+    overload = func._overloadname
+    base = f"{func.namespace}::{func._opname}"
+    return base if overload == "default" else f"{base}.{overload}"
+
+
+def _dtypes(args: Any, kwargs: Any) -> tuple[str, ...]:
+    from torch.utils._pytree import tree_leaves
+
+    seen: list[str] = []
+    for leaf in tree_leaves((args, kwargs)):
+        if isinstance(leaf, torch.Tensor):
+            short = _SHORT.get(leaf.dtype, str(leaf.dtype).replace("torch.", ""))
+            if short not in seen:
+                seen.append(short)
+    return tuple(seen)
+
+
+_LAYER_INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)")
+
+
+@dataclass
+class _Acc:
+    count: int = 0
+    modules: Counter[str] = field(default_factory=Counter)
+    parts: Counter[str] = field(default_factory=Counter)
+    steps: set[str] = field(default_factory=set)
+
+
+class _Recorder:
+    """State shared by the two modes and the module hooks."""
+
+    def __init__(self) -> None:
+        self.modules: list[str | None] = [None]
+        """innermost module first at the end; None outside the model (our own glue: argmax, slicing)"""
+        self.step = "prefill"
+        self.calls: dict[tuple[str, tuple[str, ...]], _Acc] = {}
+        self.current: list[_Acc] = []
+        self.seen: dict[str, Any] = {}
+        self.examples: dict[str, tuple[Any, Any]] = {}
+
+    def top(self, func: Any, args: Any, kwargs: Any) -> _Acc:
+        module = self.modules[-1]
+        if module is None:
+            return _Acc()  # not the model's call: recorded nowhere
+        name = op_name(func)
+        self.seen.setdefault(name, func)
+        acc = self.calls.setdefault((name, _dtypes(args, kwargs)), _Acc())
+        acc.count += 1
+        acc.modules[module] += 1
+        acc.steps.add(self.step)
+        return acc
+
+    def leaf(self, func: Any, args: Any, kwargs: Any) -> None:
+        if self.modules[-1] is None:
+            return
+        name = op_name(func)
+        self.seen.setdefault(name, func)
+        if self.current:
+            self.current[-1].parts[name] += 1
+        if name not in self.examples and (
+            _has(name, "CompositeExplicitAutograd") or _has(name, "CompositeExplicitAutogradNonFunctional")
+        ):
+            self.examples[name] = (args, kwargs)
+
+
+def _has(name: str, key: str) -> bool:
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(name, key))
+    except RuntimeError:
+        return False
+
+
+def _pre_dispatch_mode(rec: _Recorder) -> TorchDispatchMode:
+    # torch lets only its own mode classes sit on the PreDispatch key (torch._ops
+    # _set_mode_pre_dispatch); SchemaCheckMode is the one without side effects of its own, and
+    # we override all it does.
+    from torch._subclasses.schema_check_mode import SchemaCheckMode
+
+    class PreDispatch(SchemaCheckMode):  # type: ignore[misc, no-untyped-call, unused-ignore]
+        def __init__(self) -> None:
+            TorchDispatchMode.__init__(  # type: ignore[no-untyped-call, unused-ignore]
+                self, _dispatch_key=torch._C.DispatchKey.PreDispatch
+            )
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            rec.current.append(rec.top(func, args, kwargs))
+            try:
+                return func(*args, **kwargs)
+            finally:
+                rec.current.pop()
+
+    return PreDispatch()
+
+
+class _LeafMode(TorchDispatchMode):  # type: ignore[no-untyped-call, unused-ignore]
+    def __init__(self, rec: _Recorder) -> None:
+        super().__init__()  # type: ignore[no-untyped-call, unused-ignore]
+        self.rec = rec
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        self.rec.leaf(func, args, kwargs)
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _recording(rec: _Recorder, model: nn.Module) -> Iterator[None]:
+    from torch._dispatch.python import enable_python_dispatcher
+    from torch.utils._python_dispatch import _pop_mode, _push_mode
+
+    names = {id(m): _LAYER_INDEX.sub("*", name) for name, m in model.named_modules()}
+
+    def pre(module: nn.Module, args: Any) -> None:
+        rec.modules.append(names.get(id(module), type(module).__name__))
+
+    def post(module: nn.Module, args: Any, out: Any) -> None:
+        if len(rec.modules) > 1:
+            rec.modules.pop()
+
+    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+    h1 = register_module_forward_pre_hook(pre)
+    h2 = register_module_forward_hook(post)
+    try:
+        with torch.no_grad(), enable_python_dispatcher(), _LeafMode(rec):
+            _push_mode(_pre_dispatch_mode(rec))
+            try:
+                yield
+            finally:
+                _pop_mode(torch._C.DispatchKey.PreDispatch)
+    finally:
+        h1.remove()
+        h2.remove()
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the model
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+def build(cfg: ModelConfig, dtype: torch.dtype, device: str = "meta") -> nn.Module:
+    """The model of ``cfg`` on ``device`` (``meta``: no storage) in ``dtype``."""
+    with _default_dtype(dtype), torch.device(device), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if cfg.tiny is not None:
+            from cannenv.certify.llm import TinyDecoder
+
+            model: nn.Module = TinyDecoder(cfg.tiny)
+        else:
+            model = _build_hf(cfg)
+    return model.eval()
+
+
+def _build_hf(cfg: ModelConfig) -> nn.Module:
+    import transformers
+
+    # transformers logs advice meant for training scripts (missing optional kernels, deprecated
+    # arguments) through its own logger: keep the command's output to what it reports.
+    transformers.logging.set_verbosity_error()
+
+    from cannenv.certify.llm import hf_available
+
+    missing = hf_available()
+    if missing is not None:
+        from cannenv.errors import MissingToolError
+
+        raise MissingToolError(missing, hint="pip install transformers")
+    try:
+        hf_cfg = transformers.AutoConfig.for_model(**cfg.raw)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            f"{cfg.origin}: transformers {transformers.__version__} cannot read this config: {exc}",
+            hint="model_type must be one transformers knows (llama, qwen2, mixtral, gpt2, t5, mamba ...)",
+        ) from None
+    classes: list[Any] = []
+    for arch in hf_cfg.architectures or []:
+        cls = getattr(transformers, str(arch), None)
+        if isinstance(cls, type):
+            classes.append(cls)
+    auto = (
+        [transformers.AutoModelForSeq2SeqLM]
+        if getattr(hf_cfg, "is_encoder_decoder", False)
+        else [transformers.AutoModelForCausalLM, transformers.AutoModel]
+    )
+    errors: list[str] = []
+    for cls in classes:
+        try:
+            return cls(hf_cfg)  # type: ignore[no-any-return]
+        except Exception as exc:  # a model class that rejects the config: try the next
+            errors.append(f"{cls.__name__}: {exc}")
+    for auto_cls in auto:
+        try:
+            return auto_cls.from_config(hf_cfg)  # type: ignore[no-any-return]
+        except ValueError as exc:
+            errors.append(f"{auto_cls.__name__}: {exc}")
+    raise InputError(
+        f"{cfg.origin}: no transformers model class builds this config", hint="; ".join(errors)[:500]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Running: prefill, then one decode step
+
+
+def _cache_of(out: Any) -> Any:
+    for attr in ("cache", "past_key_values", "cache_params"):
+        value = getattr(out, attr, None)
+        if value is not None:
+            return value
+    return None
+
+
+class _NoCache(Exception):
+    """The prefill returned no cache: there is no decode step to run (an encoder)."""
+
+
+def _steps(model: nn.Module, batch: int, seq_len: int, device: str) -> list[tuple[str, Callable[[], Any]]]:
+    """The calls to make: ``prefill`` and, where the model has a cache, one ``decode`` step."""
+    ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
+    cfg = getattr(model, "config", None)
+    if cfg is None:  # our own tiny decoder: no cache, the decode step is a one-token forward
+        return [("prefill", lambda: model(ids)), ("decode", lambda: model(ids[:, :1]))]
+    params = inspect.signature(model.forward).parameters
+    cache_kw = next((k for k in ("cache", "past_key_values", "cache_params") if k in params), None)
+    state: dict[str, Any] = {}
+
+    def prefill() -> Any:
+        kwargs: dict[str, Any] = {}
+        if getattr(cfg, "is_encoder_decoder", False):
+            kwargs["decoder_input_ids"] = ids[:, :1]
+        if "use_cache" in params:
+            kwargs["use_cache"] = True
+        out = model(input_ids=ids, **kwargs)
+        state["out"] = out
+        return out
+
+    def decode() -> Any:
+        out = state["out"]
+        cache = _cache_of(out)
+        if cache is None:
+            raise _NoCache
+        logits = getattr(out, "logits", None)
+        nxt = logits[:, -1:].argmax(-1) if logits is not None else ids[:, :1]
+        kwargs: dict[str, Any] = {"use_cache": True, cache_kw: cache} if cache_kw else {}
+        if "cache_position" in params:
+            kwargs["cache_position"] = torch.tensor([seq_len], device=device)
+        if getattr(cfg, "is_encoder_decoder", False):
+            kwargs["encoder_outputs"] = (out.encoder_last_hidden_state,)
+            return model(decoder_input_ids=nxt, **kwargs)
+        return model(input_ids=nxt, **kwargs)
+
+    steps: list[tuple[str, Callable[[], Any]]] = [("prefill", prefill)]
+    if cache_kw is not None and getattr(cfg, "use_cache", True):
+        steps.append(("decode", decode))
+    return steps
+
+
+def record(cfg: ModelConfig, *, dtype: str = "bf16", batch: int = 1, seq_len: int = 16) -> Trace:
+    """Build ``cfg`` on ``meta``, run a prefill and one decode step, return every operator called."""
+    if dtype not in DTYPES:
+        raise InputError(f"--dtype {dtype!r}: operators are recorded in " + ", ".join(DTYPES))
+    return record_model(build(cfg, DTYPES[dtype]), cfg.origin, batch=batch, seq_len=seq_len)
+
+
+def record_model(model: nn.Module, origin: str, *, batch: int = 1, seq_len: int = 16) -> Trace:
+    """Record a model already built on ``meta`` (a Hugging Face model, or any module taking ids)."""
+    rec = _Recorder()
+    ran: list[str] = []
+    notes: list[str] = []
+    steps = _steps(model, batch, seq_len, "meta")
+    with _recording(rec, model), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for step, call in steps:
+            rec.step = step
+            try:
+                call()
+            except _NoCache:
+                break
+            except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
+                if step == "prefill":
+                    raise InputError(
+                        f"{origin}: the model cannot run on the meta device: {type(exc).__name__}: {exc}",
+                        hint="a model whose control flow reads tensor values needs real weights; "
+                        "report the model to cannenv",
+                    ) from None
+                notes.append(f"decode step not run: {type(exc).__name__}: {str(exc)[:200]}")
+                break
+            ran.append(step)
+    if "decode" not in ran and not notes:
+        notes.append("no decode step: the model returns no cache (an encoder)")
+    decomps, partial = _decompose(rec)
+    names = set(rec.seen) | {p for parts in decomps.values() for p in parts}
+    kernels = {n: tuple(k for k in KERNEL_KEYS if _has(n, k)) for n in sorted(names)}
+    ops = []
+    for (name, dts), acc in sorted(rec.calls.items()):
+        modules = tuple(m or "(model)" for m, _ in acc.modules.most_common(MAX_MODULES))
+        parts = tuple(sorted(acc.parts)) or (name,)
+        ops.append(OpRecord(name, dts, acc.count, modules, parts, tuple(s for s in ran if s in acc.steps)))
+    return Trace(
+        type(model).__name__, origin, tuple(ran), tuple(ops), kernels, decomps, tuple(notes), partial
+    )
+
+
+def _parts_of(call: Callable[[], Any], name: str) -> tuple[tuple[str, ...], bool, dict[str, Any]]:
+    """The operators ``call`` dispatches (not ``name`` itself, no prims), and whether it completed."""
+    sub = _Recorder()
+    sub.modules = ["(kernel)"]
+    sub.current.append(_Acc())
+    complete = True
+    try:
+        with torch.no_grad(), _LeafMode(sub):
+            call()
+    except Exception:  # the kernel reads tensor values (a host copy): meta tensors have none
+        complete = False
+    parts = tuple(sorted(p for p in sub.current[0].parts if p != name and not p.startswith("prims::")))
+    return parts, complete, sub.seen
+
+
+def _decompose(rec: _Recorder) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """Parts of operators with a composite kernel for every backend, and those only partly traced.
+
+    The kernel is run for real: redispatched to the ``PrivateUse1`` key (the NPU's, where nothing
+    is registered without torch_npu, so the dispatcher's table holds torch's composite kernel
+    there) on the recorded meta arguments, under the leaf recorder. torch's Python decomposition
+    table is the second choice when that kernel needs tensor values.
+    """
+    from torch._decomp import decomposition_table
+
+    keyset = torch._C.DispatchKeySet(torch._C.DispatchKey.PrivateUse1)
+    out: dict[str, tuple[str, ...]] = {}
+    partial: list[str] = []
+    for name, (args, kwargs) in sorted(rec.examples.items()):
+        func = rec.seen[name]
+        parts, complete, seen = _parts_of(functools.partial(func.redispatch, keyset, *args, **kwargs), name)
+        if not complete:
+            fn = decomposition_table.get(func)
+            if fn is not None:
+                alt, ok, alt_seen = _parts_of(functools.partial(fn, *args, **kwargs), name)
+                if ok and alt:
+                    parts, complete, seen = alt, True, alt_seen
+        if not complete:
+            partial.append(name)
+        if parts:
+            out[name] = parts
+            for p, f in seen.items():
+                rec.seen.setdefault(p, f)
+    return out, tuple(partial)
+
+
+def parameter_bytes(model: nn.Module) -> int:
+    """Bytes of the model's parameters as allocated: unique storages (tied weights once)."""
+    seen: set[int] = set()
+    total = 0
+    for p in model.parameters():
+        storage = p.untyped_storage()
+        key = storage.data_ptr() if p.device.type != "meta" else id(p)
+        if key in seen:
+            continue
+        seen.add(key)
+        total += storage.nbytes()
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# The shape the memory plan needs
+
+
+def _get(cfg: Any, *names: str, default: Any = None) -> Any:
+    for n in names:
+        v = getattr(cfg, n, None) if not isinstance(cfg, dict) else cfg.get(n)
+        if v is not None:
+            return v
+    return default
+
+
+def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
+    """A :class:`cannenv.model.memory.Shape`, parameters counted exactly on the meta model."""
+    from cannenv.model.memory import AttnKind, Layer, Shape
+
+    model = model if model is not None else build(cfg, torch.bfloat16)
+    params = sum(p.numel() for p in model.parameters())  # unique: tied weights once
+    linear = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    anymodel: Any = model
+    emb: Any = (
+        anymodel.get_input_embeddings()
+        if hasattr(model, "get_input_embeddings")
+        else getattr(model, "embed", None)
+    )
+    head: Any = (
+        anymodel.get_output_embeddings()
+        if hasattr(model, "get_output_embeddings")
+        else getattr(model, "lm_head", None)
+    )
+    tied = emb is not None and head is not None and head.weight is emb.weight
+    head_params = head.weight.numel() if isinstance(head, nn.Linear) and not tied else 0
+    linear_params = sum(m.weight.numel() for m in linear) - head_params
+    linear_out = sum(m.out_features for m in linear) - (head.out_features if head_params else 0)
+    emb_params = emb.weight.numel() if emb is not None else 0
+    hf = getattr(model, "config", None) or cfg.raw
+    if cfg.tiny is not None:
+        t = cfg.tiny
+        hidden, heads, inter, vocab, n_layers = (
+            t.hidden_size,
+            t.num_heads,
+            t.intermediate_size,
+            t.vocab_size,
+            t.num_layers,
+        )
+        kv_heads, head_dim = t.num_kv_heads, t.head_dim
+    else:
+        hidden = int(_get(hf, "hidden_size", "d_model", "n_embd", default=0))
+        heads = int(_get(hf, "num_attention_heads", "num_heads", "n_head", default=0) or 0)
+        inter = int(
+            _get(hf, "intermediate_size", "d_ff", "n_inner", "moe_intermediate_size", default=4 * hidden)
+            or 4 * hidden
+        )
+        vocab = int(_get(hf, "vocab_size", default=0))
+        n_layers = int(
+            _get(hf, "num_decoder_layers", "num_hidden_layers", "num_layers", "n_layer", default=0)
+        )
+        kv_heads = int(_get(hf, "num_key_value_heads", "num_kv_heads", default=heads) or heads)
+        head_dim = int(_get(hf, "head_dim", "d_kv", default=(hidden // heads) if heads else 0) or 0)
+    notes: list[str] = []
+    model_type = cfg.model_type
+    layers: list[Layer] = []
+    cross: list[Layer] = []
+    kind: AttnKind = "mqa" if kv_heads == 1 and heads > 1 else ("gqa" if kv_heads < heads else "mha")
+    if cfg.tiny is None and model_type in ("mamba", "mamba2"):
+        d_inner = int(_get(hf, "intermediate_size", default=2 * hidden))
+        state = int(_get(hf, "state_size", default=16))
+        conv = int(_get(hf, "conv_kernel", default=4))
+        layers = [Layer("ssm", state_elems=d_inner * (state + conv))] * n_layers
+        inter, heads = d_inner, 0
+        notes.append("state-space model: a fixed state per sequence, no KV cache")
+    elif cfg.tiny is None and _get(hf, "kv_lora_rank") is not None:
+        latent = int(_get(hf, "kv_lora_rank")) + int(_get(hf, "qk_rope_head_dim", default=0))
+        layers = [Layer("mla", latent=latent)] * n_layers
+        notes.append(
+            "MLA: the cache holds kv_lora_rank + qk_rope_head_dim per token and layer,"
+            " replicated across TP ranks"
+        )
+    elif (
+        cfg.tiny is None
+        and not _get(hf, "is_decoder", "is_encoder_decoder", default=False)
+        and model_type in ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "deberta", "deberta-v2")
+    ):
+        layers = [Layer("none")] * n_layers
+        notes.append("encoder: no KV cache")
+    else:
+        types = _get(hf, "layer_types")
+        window = _get(hf, "sliding_window")
+        use_sw = _get(hf, "use_sliding_window", default=True)
+        for i in range(n_layers):
+            sliding = False
+            if isinstance(types, (list, tuple)) and i < len(types):
+                sliding = "sliding" in str(types[i])
+            elif window and use_sw and model_type in ("mistral", "mixtral"):
+                sliding = True
+            layers.append(Layer(kind, kv_heads, head_dim, int(window) if sliding and window else None))
+        if _get(hf, "is_encoder_decoder", default=False):
+            cross = [Layer(kind, kv_heads, head_dim)] * n_layers
+            notes.append(
+                "encoder-decoder: cross-attention K/V cached over the encoder length (taken = seq_len)"
+            )
+    experts = int(_get(hf, "num_experts_per_tok", default=0) or 0) if cfg.tiny is None else 0
+    if experts:
+        inter *= experts
+        notes.append(f"MoE: activations counted for {experts} routed experts per token")
+    return Shape(
+        type(model).__name__,
+        params,
+        linear_params,
+        linear_out,
+        emb_params,
+        tied,
+        hidden,
+        heads,
+        inter,
+        vocab,
+        tuple(layers),
+        tuple(cross),
+        tuple(notes),
+    )
