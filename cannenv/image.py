@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -152,26 +153,73 @@ class BuildContext:
         return h.hexdigest()
 
     def write(self, out: Path) -> Path:
-        """Write the context into ``out`` (created; must be empty or absent). Large files are hard-linked
-        when possible, copied otherwise."""
-        import os
-        import shutil
+        """Write the context into ``out`` (created; must be empty or absent), atomically.
 
-        out.mkdir(parents=True, exist_ok=True)
-        if any(out.iterdir()):
+        The context is written into a temporary sibling folder and renamed to ``out`` only when
+        complete: a failure (a full disk, a changed artefact) leaves no partial context behind,
+        so the command can simply be run again. Installers and wheels are COPIED, never
+        hard-linked, and hashed while copied: the bytes in the context are exactly the ones that
+        were verified (a hard link would let a later edit of the artefact change what
+        ``docker build`` reads), and an artefact changed since verification is an IntegrityError.
+        """
+        import contextlib
+        import shutil
+        import tempfile
+
+        from cannenv.errors import IntegrityError
+
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise InputError(f"{out} is not empty", hint="give an empty or new directory to --out")
-        for rel, data in sorted(self.files.items()):
-            p = out / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
-        for rel, src in sorted(self.links.items()):
-            p = out / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(src, p)
-            except OSError:
-                shutil.copyfile(src, p)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+        except OSError as exc:
+            raise InputError(f"cannot write the build context {out}: {exc.strerror or exc}") from None
+        try:
+            for rel, data in sorted(self.files.items()):
+                p = tmp / rel
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_bytes(data)
+            for rel, src in sorted(self.links.items()):
+                p = tmp / rel
+                p.parent.mkdir(parents=True, exist_ok=True)
+                got = _copy_hashed(src, p)
+                want = self.link_digests.get(rel)
+                if want is not None and want != "unpinned" and got != want:
+                    raise IntegrityError(
+                        f"{src} changed after it was verified: sha256 {got}, verified {want}",
+                        hint="download the artefact again, then render again",
+                    )
+            tmp.chmod(0o755)
+            if out.exists():
+                out.rmdir()  # empty (checked above): the rename replaces it
+            tmp.rename(out)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(tmp)
+            raise InputError(f"cannot write the build context {out}: {exc.strerror or exc}") from None
+        except BaseException:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(tmp)
+            raise
         return out
+
+
+def _copy_hashed(src: Path, dst: Path, *, chunk: int = 1 << 20) -> str:
+    """Copy ``src`` to ``dst`` (a regular file, never a link) and return the sha256 of the bytes
+    written: what was hashed is what the build context holds."""
+    from cannenv.host import open_regular
+
+    h = hashlib.sha256()
+    fd, _ = open_regular(src)
+    with os.fdopen(fd, "rb") as fin, dst.open("wb") as fout:
+        while True:
+            block = fin.read(chunk)
+            if not block:
+                break
+            h.update(block)
+            fout.write(block)
+    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------- data
