@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from cannenv.matrix import Matrix, Stack
 
 COMPARED = ("cann", "ops", "nnal", "driver", "python", "torch", "torch_npu")
+# Components that live on the host's side of a container: judged only where devices are expected.
+DEVICE_KEYS = frozenset({"driver"})
 
 
 def installed_versions(facts: Facts) -> dict[str, str]:
@@ -299,6 +301,11 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         got = have.get(key)
         if got is not None and _matches(key, want, got):
             continue
+        if key in DEVICE_KEYS and target.no_devices:
+            # The driver comes from the host at run time (an image never holds it): not judged here.
+            detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_devices}"
+            out.append(c.finding("skip", detail, subject=key, scope="device"))
+            continue
         status: Status = "fail" if explicit else "warn"
         detail = f"{key}: stack {stack.id} pins {want}, " + (f"installed {got}" if got else "not installed")
         remedy = _REMEDY.get(key, "install {v}").format(
@@ -306,7 +313,7 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         )
         cause = _cause(key, got, explicit)
         out.append(c.finding(status, detail, remedy, subject=key, caused_by=cause))
-    if not out:
+    if not any(f.status != "skip" for f in out):
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))
     return out
 
