@@ -211,18 +211,46 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
 
 
 @fleet.command("k8s-manifest")
-@click.option("--image", required=True, metavar="IMAGE", help="An image with cannenv installed.")
+@click.option(
+    "--image",
+    required=True,
+    metavar="IMAGE",
+    help="The doctor image (`cannenv fleet k8s-image` renders its build context), ideally by digest.",
+)
 @click.option("--stack", "stack_id", metavar="ID", help="Judge every node against this stack.")
-@click.option("--lock", "lock_file", metavar="PATH", help="Lock file path inside the image.")
+@click.option(
+    "--lock",
+    "lock_file",
+    metavar="FILE",
+    help="Judge every node against this lock file (sent as a ConfigMap).",
+)
 @click.option("--namespace", default="kube-system", show_default=True)
-@click.option("--devices", type=int, default=8, show_default=True, help="NPUs per node (/dev/davinci0..N-1).")
 @click.option("--interval", type=int, default=3600, show_default=True, help="Seconds between two checks.")
 @click.option(
     "--node-selector",
     "selectors",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Run only on nodes with this label (repeatable).",
+    help="Run only on nodes with this label (repeatable; default: Node Feature Discovery's "
+    "feature.node.kubernetes.io/pci-19e5.present=true, Huawei's PCI vendor).",
+)
+@click.option(
+    "--toleration",
+    "tolerations",
+    multiple=True,
+    metavar="KEY[=VALUE]:EFFECT",
+    help="Tolerate this taint (repeatable; none by default).",
+)
+@click.option(
+    "--device-resource",
+    metavar="NAME=COUNT",
+    help="Ask the Ascend device plugin for devices (e.g. huawei.com/Ascend910=1) instead of reading the "
+    "node's /dev read-only.",
+)
+@click.option(
+    "--textfile-dir",
+    metavar="DIR",
+    help="Host directory of node_exporter's textfile collector: cannenv.prom is written there each round.",
 )
 @click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
 @click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
@@ -231,15 +259,18 @@ def k8s_manifest_cmd(
     stack_id: str | None,
     lock_file: str | None,
     namespace: str,
-    devices: int,
     interval: int,
     selectors: tuple[str, ...],
+    tolerations: tuple[str, ...],
+    device_resource: str | None,
+    textfile_dir: str | None,
     certificate: str | None,
     as_json: bool,
 ) -> int:
-    """Render a DaemonSet (+ RBAC) running `cannenv doctor --json` on every node and labelling it."""
+    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node."""
     import json
 
+    from cannenv import matrix
     from cannenv.fleet.k8s import dump_manifest, render_manifest
 
     node_selector: dict[str, str] = {}
@@ -248,18 +279,32 @@ def k8s_manifest_cmd(
         if not sep or not key:
             raise InputError(f"--node-selector {item!r}: expected KEY=VALUE")
         node_selector[key] = value
-    if stack_id:
-        from cannenv import matrix
+    if bool(stack_id) == bool(lock_file):
+        raise InputError("give the target as --lock FILE or --stack ID (one of them)")
+    lock_text = None
+    digest = None
+    if lock_file:
+        from cannenv import records
+        from cannenv.checks.stack import load_lock_ids
+        from cannenv.errors import NotFoundError
 
-        matrix.load().stack(stack_id)  # unknown id: NotFoundError with a did-you-mean hint
+        load_lock_ids(lock_file)  # a lock it cannot read is refused here, not in every pod
+        lock_text = records.read_text(lock_file, what="lock file", missing=NotFoundError)
+    else:
+        m = matrix.load()
+        m.stack(str(stack_id))  # unknown id: NotFoundError with a did-you-mean hint
+        digest = m.digest
     objects = render_manifest(
         image,
         stack_id=stack_id,
-        lock=lock_file,
+        lock_text=lock_text,
+        matrix_digest=digest,
         namespace=namespace,
-        devices=devices,
         interval=interval,
         node_selector=node_selector or None,
+        tolerations=tolerations,
+        device_resource=device_resource,
+        textfile_dir=textfile_dir,
         certificate=certificate,
     )
     if as_json:
@@ -267,6 +312,80 @@ def k8s_manifest_cmd(
     else:
         click.echo(dump_manifest(objects), nl=False)
     return 0
+
+
+@fleet.command("k8s-agent")
+@click.option("--root", default="/host", show_default=True, metavar="DIR", help="The node's filesystem.")
+@click.option("--node", required=True, metavar="NAME", help="This node's name (spec.nodeName).")
+@click.option("--stack", "stack_id", metavar="ID", help="Judge against this stack.")
+@click.option("--matrix-digest", metavar="DIGEST", help="With --stack: refuse to judge with another matrix.")
+@click.option("--lock", "lock_file", metavar="FILE", help="Judge against this lock file.")
+@click.option("--interval", type=click.IntRange(1), default=3600, show_default=True, metavar="SECONDS")
+@click.option("--once", is_flag=True, help="One round, then exit (status 0 when the node was judged).")
+@click.option("--ready-file", metavar="FILE", help="Present while the last judgement succeeded (readiness).")
+@click.option("--prometheus", "prometheus_file", metavar="FILE", help="Write node metrics here each round.")
+@click.option(
+    "--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled)."
+)
+@click.option("--api", metavar="URL", help="API server (default: the in-cluster one).")
+@click.option("--token-file", metavar="FILE", help="Bearer token file (default: the service account's).")
+@click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
+def k8s_agent_cmd(
+    root: str,
+    node: str,
+    stack_id: str | None,
+    matrix_digest: str | None,
+    lock_file: str | None,
+    interval: int,
+    once: bool,
+    ready_file: str | None,
+    prometheus_file: str | None,
+    certificate: str | None,
+    api: str | None,
+    token_file: str | None,
+    dry_run: bool,
+) -> int:
+    """The DaemonSet's container: judge this node, label it, write metrics; again every --interval."""
+    import json
+    import sys
+    import time
+    from pathlib import Path
+
+    from cannenv.errors import CannenvError
+    from cannenv.fleet.k8s import apply_labels, judge_node
+    from cannenv.fsutil import atomic_write_text
+
+    if bool(stack_id) == bool(lock_file):
+        raise InputError("give the target as --lock FILE or --stack ID (one of them)")
+    token = Path(token_file).read_text().strip() if token_file else None
+    while True:
+        ok = False
+        try:
+            report, patch = judge_node(
+                root, stack_id=stack_id, lock=lock_file, matrix_digest=matrix_digest, certificate=certificate
+            )
+            if prometheus_file:
+                from cannenv.prometheus import render_node
+
+                atomic_write_text(prometheus_file, render_node(report, timestamp=time.time()))
+            if dry_run:
+                click.echo(json.dumps(patch, sort_keys=True))
+            else:
+                apply_labels(node, patch, api=api, token=token)
+                labels = patch["metadata"]["labels"]
+                click.echo(f"labelled {node}: " + ", ".join(f"{k}={v}" for k, v in labels.items()))
+            ok = True
+        except CannenvError as exc:  # this round failed: say so, stay up, try again next round
+            click.echo(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""), err=True)
+        if ready_file:
+            if ok:
+                atomic_write_text(ready_file, time.strftime("%Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
+            else:
+                Path(ready_file).unlink(missing_ok=True)
+        if once:
+            return 0 if ok else 6
+        sys.stdout.flush()
+        time.sleep(interval)
 
 
 @fleet.command("k8s-label")
@@ -292,7 +411,7 @@ def k8s_label_cmd(
     import json
     from pathlib import Path
 
-    from cannenv.fleet.k8s import apply_labels, label_patch, node_labels
+    from cannenv.fleet.k8s import apply_labels, failing_checks, label_patch, node_labels
     from cannenv.fsutil import sha256_file
 
     try:
@@ -302,7 +421,7 @@ def k8s_label_cmd(
     digest = None
     if certificate and Path(certificate).is_file():
         digest = "sha256:" + sha256_file(certificate)
-    patch = label_patch(node_labels(report, digest), digest)
+    patch = label_patch(node_labels(report, digest), digest, failing=failing_checks(report))
     if dry_run:
         click.echo(json.dumps(patch, indent=2, sort_keys=True))
         return 0

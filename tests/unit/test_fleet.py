@@ -21,7 +21,7 @@ from cannenv.fleet.collect import classify_events, hosts_seen
 from cannenv.fleet.collection import Collection, HostResult, load_collection
 from cannenv.fleet.diff import compare_versions, diff_collections
 from cannenv.fleet.html import render_html
-from cannenv.fleet.k8s import label_patch, label_value, node_labels, render_manifest
+from cannenv.fleet.k8s import label_patch, label_value, node_labels
 from cannenv.fleet.report import (
     FleetReport,
     NodeResult,
@@ -260,96 +260,6 @@ def test_diff_collections(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ Kubernetes
-
-
-_KINDS = {
-    "ServiceAccount": "V1ServiceAccount",
-    "ClusterRole": "V1ClusterRole",
-    "ClusterRoleBinding": "V1ClusterRoleBinding",
-    "DaemonSet": "V1DaemonSet",
-}
-
-
-def _validate(value: Any, typ: str, where: str) -> None:
-    """Check a manifest against the Kubernetes object schema carried by the kubernetes client models."""
-    import kubernetes.client.models as models
-
-    if typ.lower().startswith("list["):  # "list[X]" (older clients) or "List[X]"
-        assert isinstance(value, list), where
-        for i, item in enumerate(value):
-            _validate(item, typ[5:-1], f"{where}[{i}]")
-    elif typ.lower().startswith(("dict(", "dict[")):
-        assert isinstance(value, dict), where
-        inner = typ[5:-1].split(",", 1)[1].strip()
-        for k, v in value.items():
-            _validate(v, inner, f"{where}.{k}")
-    elif typ in ("str", "int", "bool", "float", "object", "datetime"):
-        py = {"str": str, "int": int, "bool": bool, "float": (int, float), "object": object, "datetime": str}[
-            typ
-        ]
-        assert isinstance(value, py), f"{where}: {value!r} is not {typ}"  # type: ignore[arg-type]
-    else:
-        cls = getattr(models, typ)
-        assert isinstance(value, dict), f"{where}: expected an object ({typ})"
-        by_json = {j: a for a, j in cls.attribute_map.items()}
-        for key, item in value.items():
-            assert key in by_json, f"{where}.{key}: not a field of {typ}"
-            _validate(item, cls.openapi_types[by_json[key]], f"{where}.{key}")
-
-
-def test_k8s_manifest_validates_against_the_kubernetes_schema() -> None:
-    pytest.importorskip(
-        "kubernetes", reason="the kubernetes client carries the object schema (pip install kubernetes)"
-    )
-    from kubernetes.client import ApiClient
-
-    objects = render_manifest(
-        "registry.example/cannenv:0.1.0",
-        stack_id="a2-cann8.2.rc1-torch2.6.0-py3.11",
-        devices=8,
-        node_selector={"accelerator": "huawei-Ascend910"},
-        certificate="/etc/cannenv/certificate.json",
-    )
-    assert [o["kind"] for o in objects] == list(_KINDS)
-    client = ApiClient()
-    for obj in objects:
-        _validate(obj, _KINDS[obj["kind"]], obj["kind"])
-        # required fields: the client models refuse None for them on construction
-        client._ApiClient__deserialize(obj, _KINDS[obj["kind"]])
-    ds = objects[-1]
-    broken = json.loads(json.dumps(ds))
-    broken["spec"]["template"]["spec"]["containers"][0]["volumeMount"] = []
-    with pytest.raises(AssertionError, match="volumeMount: not a field of V1Container"):
-        _validate(broken, "V1DaemonSet", "DaemonSet")
-    pod = ds["spec"]["template"]["spec"]
-    mounts = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
-    assert {
-        "/dev/davinci0",
-        "/dev/davinci7",
-        "/dev/davinci_manager",
-        "/dev/devmm_svm",
-        "/dev/hisi_hdc",
-        "/usr/local/Ascend/driver/lib64",
-        "/usr/local/Ascend/driver/version.info",
-        "/usr/local/dcmi",
-        "/usr/local/bin/npu-smi",
-        "/etc/ascend_install.info",
-    } <= mounts
-    script = pod["containers"][0]["args"][0]
-    assert "cannenv doctor --json --stack a2-cann8.2.rc1-torch2.6.0-py3.11" in script
-    assert "cannenv fleet k8s-label" in script
-    assert pod["nodeSelector"] == {"accelerator": "huawei-Ascend910"}
-
-
-def test_k8s_manifest_refuses_injection() -> None:
-    from cannenv.errors import InputError
-
-    with pytest.raises(InputError):
-        render_manifest("img; rm -rf /")
-    with pytest.raises(InputError):
-        render_manifest("img:1", stack_id="x$(reboot)")
-    with pytest.raises(InputError):
-        render_manifest("img:1", namespace="Bad_NS")
 
 
 def test_node_labels() -> None:
