@@ -103,10 +103,14 @@ def collect_cmd(
 
 
 def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -> Judge:
-    from cannenv import checks
     from cannenv.fleet.report import judge_with_checks
 
-    judge = judge_with_checks(stack_id, lock)
+    return _only(judge_with_checks(stack_id, lock), check_ids)
+
+
+def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
+    from cannenv import checks
+
     if not check_ids:
         return judge
     wanted = {c.id for c in checks.select(list(check_ids))}
@@ -127,18 +131,45 @@ def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -
 @click.option(
     "--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON.")
+@click.option(
+    "--target",
+    "target_items",
+    multiple=True,
+    metavar="FAMILY=ID,...",
+    help="Per-family targets (stack id or lock file), e.g. a2=ID,310p=LOCK; nodes of other families are "
+    "reported untargeted unless --stack/--lock gives a default.",
+)
+@click.option(
+    "--targets",
+    "targets_file",
+    metavar="FILE",
+    help="YAML: families: {a2: ID} and groups: {INVENTORY_GROUP: ID or LOCK} (groups need --inventory).",
+)
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
+@click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON (compact).")
+@click.option("--details", is_flag=True, help="With --json: every finding of every node, too.")
 @click.option("--junit", "junit_file", metavar="FILE", help="Also write JUnit XML (a testsuite per node).")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML page.")
-@click.option("--strict", is_flag=True, help="Drifting and unreachable nodes also fail.")
+@click.option(
+    "--prometheus",
+    "prometheus_file",
+    metavar="FILE",
+    help="Also write fleet-level Prometheus gauges to FILE.",
+)
+@click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
 def report_cmd(
     directory: str,
     stack_id: str | None,
     lock_file: str | None,
     check_ids: tuple[str, ...],
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
     as_json: bool,
+    details: bool,
     junit_file: str | None,
     html_file: str | None,
+    prometheus_file: str | None,
     strict: bool,
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
@@ -149,7 +180,34 @@ def report_cmd(
     from cannenv.fleet.report import report_collection
     from cannenv.fsutil import atomic_write_text
 
-    report = report_collection(directory, _judge(stack_id, lock_file, check_ids))
+    router = None
+    default = _judge(stack_id, lock_file, check_ids)
+    if target_items or targets_file:
+        from cannenv.fleet._doctor import inventory_groups, load_target_file, make_router, parse_targets
+
+        families, groups = load_target_file(targets_file) if targets_file else ({}, {})
+        families.update(parse_targets(target_items))
+        if groups and not inventory:
+            raise InputError("the targets file maps inventory groups: give --inventory INVENTORY too")
+        router = make_router(
+            families,
+            groups,
+            inventory_groups(inventory) if inventory else {},
+            default=default if (stack_id or lock_file) else None,
+            wrap=lambda j: _only(j, check_ids),
+        )
+    report = report_collection(directory, default, router=router)
+    if prometheus_file:
+        import time
+
+        from cannenv.prometheus import render_fleet
+
+        failing: dict[tuple[str, str], int] = {}
+        for node in report.nodes:
+            for key in {(f.id, f.severity) for f in node.findings if f.status in ("fail", "error")}:
+                failing[key] = failing.get(key, 0) + 1
+        counts = {k: v for k, v in report.summary.items() if k != "nodes"}
+        atomic_write_text(prometheus_file, render_fleet(counts, failing, timestamp=time.time()))
     if junit_file:
         from cannenv.fleet.report import render_junit
 
@@ -159,7 +217,7 @@ def report_cmd(
 
         atomic_write_text(html_file, render_html(report))
     if as_json:
-        click.echo(report.to_json())
+        click.echo(report.to_json(indent=None if not details else 2, details=details))
     else:
         click.echo(render_text(report), nl=False)
     return report.exit_code(strict=strict)
@@ -171,6 +229,7 @@ def render_text(report: FleetReport) -> str:
     lines.append(
         f"{s['nodes']} nodes: {s['compliant']} compliant, {s['drifting']} drifting, "
         f"{s['failing']} failing, {s['unreachable']} unreachable"
+        + (f", {s['untargeted']} untargeted" if s.get("untargeted") else "")
     )
     for g in report.groups:
         lines.append(f"{g.status.upper():5} {g.check}: {len(g.nodes)} node(s): {g.observed}")
@@ -311,6 +370,48 @@ def k8s_manifest_cmd(
         click.echo(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
     else:
         click.echo(dump_manifest(objects), nl=False)
+    return 0
+
+
+@fleet.command("k8s-image")
+@click.option("--out", required=True, metavar="DIR", help="Where to write the build context.")
+@click.option(
+    "--base-image",
+    default="python:3.12-slim",
+    show_default=True,
+    metavar="IMAGE",
+    help="A small Python base; pin it: NAME@sha256:<digest>.",
+)
+@click.option(
+    "--cannenv-wheel", metavar="FILE", help="The cannenv wheel (default: built from this checkout)."
+)
+def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None) -> int:
+    """Write the build context of the slim doctor-only image the DaemonSet runs (then `docker build`)."""
+    import shutil
+    from pathlib import Path
+
+    from cannenv.fleet.k8s import render_image_dockerfile
+    from cannenv.fsutil import atomic_write_text
+
+    dest = Path(out)
+    dest.mkdir(parents=True, exist_ok=True)
+    if cannenv_wheel:
+        wheel = Path(cannenv_wheel)
+        if not wheel.is_file():
+            raise InputError(f"--cannenv-wheel {cannenv_wheel!r} is not a file")
+        if wheel.resolve() != (dest / wheel.name).resolve():
+            shutil.copyfile(wheel, dest / wheel.name)
+    else:
+        from cannenv.artifacts import build_cannenv_wheel
+
+        wheel = build_cannenv_wheel(dest)
+    atomic_write_text(dest / "Dockerfile", render_image_dockerfile(wheel.name, base_image))
+    click.echo(f"wrote {dest / 'Dockerfile'} and {dest / wheel.name}")
+    if "@sha256:" not in base_image:
+        click.echo(
+            f"note: {base_image} is a tag, not a pin; give --base-image NAME@sha256:<digest>", err=True
+        )
+    click.echo(f"next: docker build -t REGISTRY/cannenv-doctor:TAG {dest}")
     return 0
 
 

@@ -192,6 +192,22 @@ def render_manifest(
     return objects
 
 
+DEFAULT_DOCTOR_BASE = "python:3.12-slim"
+"""A tag, not a pin: give ``--base-image NAME@sha256:...`` for a reproducible image."""
+
+
+def render_image_dockerfile(wheel_name: str, base_image: str = DEFAULT_DOCTOR_BASE) -> str:
+    """The Dockerfile of the doctor-only image (``templates/doctor.Dockerfile``)."""
+    if not _IMAGE_RE.match(base_image):
+        raise InputError(f"--base-image {base_image!r} is not an image reference")
+    if not re.match(r"^cannenv-[A-Za-z0-9_.+-]+-py3-none-any\.whl$", wheel_name):
+        raise InputError(
+            f"{wheel_name!r} is not a cannenv wheel file name (cannenv-VERSION-py3-none-any.whl)"
+        )
+    text = importlib_resources.files("cannenv.fleet").joinpath("templates/doctor.Dockerfile").read_text()
+    return text.replace("@BASE@", base_image).replace("@WHEEL@", wheel_name)
+
+
 def dump_manifest(objects: Sequence[Mapping[str, Any]]) -> str:
     import yaml
 

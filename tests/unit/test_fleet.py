@@ -157,7 +157,14 @@ def test_report_on_real_trees(judged: tuple[Collection, FleetReport]) -> None:
     status = {n.name: n.status for n in report.nodes}
     assert status == {"good": "compliant", "old": "failing", "bare": "drifting", "down": "unreachable"}
     assert report.exit_code() == 1
-    assert report.summary == {"nodes": 4, "compliant": 1, "drifting": 1, "failing": 1, "unreachable": 1}
+    assert report.summary == {
+        "nodes": 4,
+        "compliant": 1,
+        "drifting": 1,
+        "failing": 1,
+        "unreachable": 1,
+        "untargeted": 0,
+    }
     assert report.stack.id  # all three judged against the same best match
     fails = [g for g in report.groups if g.status == "fail"]
     assert [g.check for g in fails] == ["driver-cann"] and fails[0].nodes == ("old",)

@@ -240,3 +240,37 @@ def test_a_judgement_that_fails_makes_the_pod_unready(manifest: list[dict[str, A
     assert proc.returncode == 6 and proc.stdout == ""
     assert "error: " in proc.stderr and "lock" in proc.stderr
     assert not (tmp_path / "ready").exists()
+
+
+def test_the_doctor_image_is_a_small_python_base_plus_the_wheel(tmp_path: Path) -> None:
+    wheel = tmp_path / "cannenv-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip: only its name matters here
+    base = "python:3.12-slim@sha256:" + "3" * 64
+    proc = _cli(
+        "fleet",
+        "k8s-image",
+        "--out",
+        str(tmp_path / "ctx"),
+        "--base-image",
+        base,
+        "--cannenv-wheel",
+        str(wheel),
+    )
+    assert proc.returncode == 0, proc.stderr
+    dockerfile = (tmp_path / "ctx" / "Dockerfile").read_text()
+    assert f"FROM {base}\n" in dockerfile and "COPY cannenv-0.1.0-py3-none-any.whl " in dockerfile
+    assert 'ENTRYPOINT ["cannenv", "fleet", "k8s-agent"]' in dockerfile
+    steps = [line for line in dockerfile.splitlines() if line and not line.startswith("#")]
+    assert not [line for line in steps if "torch" in line or "Ascend" in line or "apt-get" in line]
+    assert (tmp_path / "ctx" / wheel.name).read_bytes() == wheel.read_bytes()
+    bad = _cli(
+        "fleet",
+        "k8s-image",
+        "--out",
+        str(tmp_path / "x"),
+        "--base-image",
+        "a b",
+        "--cannenv-wheel",
+        str(wheel),
+    )
+    assert bad.returncode == 2 and "not an image reference" in bad.stderr
