@@ -254,10 +254,19 @@ def build_report(
         summary[n.status] += 1
     groups, members = group_findings_with_members(nodes)
     nodes = [n.model_copy(update={"groups": tuple(members.get(n.name, ()))}) for n in nodes]
+    fleet_stack = _fleet_stack(choices)
+    if router is not None:
+        ids = tuple(sorted({c.id for c in choices if c.id}))
+        fleet_stack = StackChoice(
+            id=ids[0] if len(ids) == 1 else None,
+            how="option",
+            reason="per-family / per-group targets (each node's target is in its row)",
+            candidates=ids,
+        )
     return FleetReport(
         cannenv_version=__version__,
         source=source,
-        stack=_fleet_stack(choices),
+        stack=fleet_stack,
         summary=summary,
         checks=tuple(check_order),
         nodes=tuple(nodes),
