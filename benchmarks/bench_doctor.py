@@ -21,6 +21,9 @@ Measured on the 2-core shared dev machine (medians, wall clock):
       ~45 ms less than round 1 in interleaved A/B runs; 8.0x at load average 2.4 (median of 9)
   round 3 (values are dataclasses, pydantic only where outside data is validated):
       doctor 0.178 s vs peer 2.177 s -> 12.3x (median of 9, load ~1.2; best/best 13.7x)
+  round 4 (issue 12: peak memory measured; pyelftools imported only when there is ELF to read):
+      doctor 0.552 s vs peer 7.655 s -> 13.9x (median of 7 at load average 10; cpu 14.1x);
+      doctor peak RSS 25.4 MiB (target < 60), collect_env 219 MiB
 """
 
 from __future__ import annotations

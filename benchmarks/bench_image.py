@@ -30,8 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "cann_installer"))
+sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 
 from fixture_stack import matrix_yaml, standin_wheel  # noqa: E402
+from image_wheels import cann_dep_standins  # noqa: E402
 from make_fixture_installer import make_installers  # noqa: E402
 
 from cannenv import matrix  # noqa: E402
@@ -64,6 +66,7 @@ def wheelhouse(dest: Path, deps: Path, torch_npu: str) -> Path:
         os.link(p, dest / p.name)
     standin_wheel(dest, "torch", "2.5.1", "torch")
     standin_wheel(dest, "torch_npu", torch_npu, "torch_npu")
+    cann_dep_standins(dest, "8.3.RC2")  # CANN's Python deps (stand-ins where cannenv has no real wheel)
     return dest
 
 
@@ -167,7 +170,7 @@ def main() -> int:
         naive_s = engine.build(naive_dir, tags["naive"], nocache=True).duration_s
 
         base_size = engine.inspect(BASE).size
-        trees = ("/usr/local/Ascend", "/opt/cannenv/venv", "/etc/Ascend")
+        trees = ("/usr/local/Ascend", "/opt/cannenv/venv", "/etc/Ascend", "/opt/cannenv/gate", "/etc/cannenv")
         installed = du(engine, tags["a"], *trees)
         added = engine.inspect(tags["a"]).size - base_size
         naive_added = engine.inspect(tags["naive"]).size - base_size

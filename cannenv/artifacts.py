@@ -9,23 +9,13 @@ matrix does not pin is refused unless ``allow_unpinned``; its digest is then rec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cannenv.errors import ExternalError, InputError, IntegrityError, NotFoundError, did_you_mean
 from cannenv.fsutil import sha256_file
+from cannenv.image.spec import ImageSpec, InstallerRef, VerifiedInstaller
 
-if TYPE_CHECKING:
-    from cannenv.image import ImageSpec, InstallerRef
-
-
-@dataclass(frozen=True)
-class VerifiedInstaller:
-    ref: InstallerRef
-    path: Path
-    sha256: str
-    pinned: bool  # True: matched the matrix's digest; False: no digest pinned (allowed explicitly)
+__all__ = ["VerifiedInstaller", "build_cannenv_wheel", "locate", "source_checkout", "verify_installers"]
 
 
 def _candidates(directory: Path) -> list[str]:

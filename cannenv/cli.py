@@ -8,8 +8,12 @@ imports torch or docker.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
+import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -88,17 +92,44 @@ def main(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        click.secho(f"error: {exc.message}", fg="red", err=True)
+        from cannenv import sanitize
+
+        click.secho(f"error: {sanitize.text(exc.message)}", fg="red", err=True)
         if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+            click.echo(f"hint: {sanitize.text(exc.hint)}", err=True)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            _internal(exc, debug)
+        _output_failed(exc)
     except Exception as exc:
-        if debug:
-            raise
-        click.secho(f"internal error: {type(exc).__name__}: {exc}", fg="red", err=True)
-        click.echo("hint: this is a bug in cannenv; rerun with --debug and report the traceback", err=True)
-        sys.exit(ExitCode.INTERNAL)
+        _internal(exc, debug)
+    try:
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at interpreter exit
+    except OSError as exc:
+        _output_failed(exc)
     sys.exit(int(rv) if isinstance(rv, int) else 0)
+
+
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""Errors of writing the output (stdout on /dev/full, a closed pipe): the environment's, not ours."""
+
+
+def _output_failed(exc: OSError) -> NoReturn:
+    """The output could not be written: exit 2 with one line on stderr (stdout is dropped)."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115, PTH123 - nothing more goes to the broken stdout
+    with contextlib.suppress(OSError):
+        click.secho(f"error: cannot write the output: {exc.strerror or exc}", fg="red", err=True)
+    sys.exit(ExitCode.BAD_INPUT)
+
+
+def _internal(exc: BaseException, debug: bool) -> NoReturn:
+    if debug:
+        raise exc
+    click.secho(f"internal error: {type(exc).__name__}: {exc}", fg="red", err=True)
+    click.echo("hint: this is a bug in cannenv; rerun with --debug and report the traceback", err=True)
+    sys.exit(ExitCode.INTERNAL)

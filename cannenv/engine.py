@@ -47,6 +47,8 @@ class ImageInfo:
     repo_digests: tuple[str, ...]
     labels: Mapping[str, str]
     size: int
+    architecture: str = ""  # the image config's: amd64, arm64
+    os: str = "linux"
 
     @property
     def digest(self) -> str | None:
@@ -110,8 +112,13 @@ class Engine:
         on_event: Callable[[BuildEvent], None] | None = None,
         nocache: bool = False,
         network_mode: str = "host",
+        platform: str | None = None,
     ) -> BuildResult:
-        """Build ``context`` (its Dockerfile) into ``tag`` with the classic builder."""
+        """Build ``context`` (its Dockerfile) into ``tag`` with the classic builder.
+
+        ``platform`` (``linux/arm64``) builds for another architecture: its ``RUN`` steps need the
+        kernel to run that architecture's programs (QEMU user emulation, :func:`check_emulation`).
+        """
         import docker
 
         emit = on_event or (lambda _e: None)
@@ -131,6 +138,7 @@ class Engine:
                 nocache=nocache,
                 decode=True,
                 network_mode=network_mode,
+                platform=platform,
             )
             for chunk in stream:
                 if "error" in chunk:
@@ -188,7 +196,79 @@ class Engine:
             repo_digests=tuple(attrs.get("RepoDigests") or ()),
             labels=dict(cfg.get("Labels") or {}),
             size=int(attrs.get("Size") or 0),
+            architecture=str(attrs.get("Architecture") or ""),
+            os=str(attrs.get("Os") or "linux"),
         )
+
+    def read_file(self, ref: str, path: str, *, limit: int = 8 << 20) -> str | None:
+        """The text of one regular file inside image ``ref`` (None when absent); nothing runs.
+
+        A container is created (never started) and the file is read with the engine's archive API,
+        so this works on any image, with or without a shell or Python.
+        """
+        import io
+        import tarfile
+
+        import docker
+
+        container = self.client.containers.create(ref, ["/nonexistent"], network_mode="none")
+        try:
+            try:
+                stream, stat = container.get_archive(path)
+            except docker.errors.NotFound:
+                return None
+            if int(stat.get("size", 0)) > limit:
+                raise ExternalError(f"{path} in {ref} is larger than {limit} bytes")
+            buf = io.BytesIO(b"".join(stream))
+            with tarfile.open(fileobj=buf) as tf:
+                member = next((m for m in tf.getmembers() if m.isfile()), None)
+                fh = tf.extractfile(member) if member is not None else None
+                return None if fh is None else fh.read(limit).decode("utf-8", "replace")
+        finally:
+            container.remove(force=True)
+
+    def tag(self, ref: str, repository: str, tag: str | None) -> None:
+        import docker
+
+        try:
+            self.client.api.tag(ref, repository, tag=tag)
+        except docker.errors.APIError as exc:
+            raise ExternalError(
+                f"tagging {ref} as {repository}:{tag} failed: {exc.explanation or exc}"
+            ) from None
+
+    def push(self, repository: str, tag: str) -> str:
+        """Push ``repository:tag``; the registry's manifest digest (``sha256:…``) it answered with."""
+        import docker
+
+        digest = None
+        try:
+            for chunk in self.client.api.push(repository, tag=tag, stream=True, decode=True):
+                if "error" in chunk:
+                    raise ExternalError(
+                        f"pushing {repository}:{tag} failed: {chunk['error']}",
+                        hint="is the registry running and reachable from the engine? "
+                        "(127.0.0.0/8 registries may use plain HTTP; others need TLS)",
+                    )
+                aux = chunk.get("aux")
+                if isinstance(aux, dict) and aux.get("Digest"):
+                    digest = str(aux["Digest"])
+        except docker.errors.APIError as exc:
+            raise ExternalError(f"pushing {repository}:{tag} failed: {exc.explanation or exc}") from None
+        if digest is None:
+            raise ExternalError(f"the engine pushed {repository}:{tag} but reported no digest")
+        return digest
+
+    def pull(self, ref: str, *, platform: str | None = None) -> ImageInfo:
+        """Pull ``ref`` (``repo@sha256:…`` pulls exactly those bytes: the engine checks the digest)."""
+        import docker
+
+        repository, _, digest = ref.partition("@")
+        try:
+            self.client.api.pull(repository, tag=digest or None, platform=platform)
+        except docker.errors.APIError as exc:
+            raise ExternalError(f"pulling {ref} failed: {exc.explanation or exc}") from None
+        return self.inspect(ref)
 
     def exists(self, ref: str) -> bool:
         try:
@@ -247,3 +327,55 @@ class Engine:
             return RunResult(int(status.get("StatusCode", -1)), out, err)
         finally:
             container.remove(force=True)
+
+
+# Names of the architectures in binfmt_misc (qemu-user-static's entries) and in OCI platforms.
+_QEMU = {"aarch64": "qemu-aarch64", "x86_64": "qemu-x86_64"}
+PLATFORM = {"x86_64": "linux/amd64", "aarch64": "linux/arm64"}
+
+
+def check_emulation(arch: str, host_arch: str, *, binfmt_dir: str = "/proc/sys/fs/binfmt_misc") -> None:
+    """Refuse (exit 4, naming what is missing) to build ``arch`` on ``host_arch`` without emulation.
+
+    Building for another architecture runs its programs in ``RUN`` steps; the kernel does that
+    through a binfmt_misc entry for QEMU user emulation with the ``F`` flag (the interpreter is
+    opened at registration, so it works inside containers): Debian's qemu-user-static +
+    binfmt-support register it.
+    """
+    from pathlib import Path
+
+    if arch == host_arch:
+        return
+    name = _QEMU.get(arch)
+    if name is None:
+        raise MissingToolError(f"no emulation is known for {arch}")
+    root = Path(binfmt_dir)
+    entry = root / name
+    how = (
+        "install Debian's qemu-user-static and binfmt-support (apt-get install qemu-user-static "
+        "binfmt-support), mount binfmt_misc (mount -t binfmt_misc binfmt_misc "
+        f"{binfmt_dir}) and enable the entry (update-binfmts --enable {name})"
+    )
+    if not (root / "status").is_file():
+        raise MissingToolError(
+            f"cannot build {arch} images on this {host_arch} machine: "
+            f"binfmt_misc is not mounted at {binfmt_dir}",
+            hint=how,
+        )
+    if not entry.is_file():
+        raise MissingToolError(
+            f"cannot build {arch} images on this {host_arch} machine: no binfmt_misc entry {entry} "
+            "(QEMU user emulation is not registered)",
+            hint=how,
+        )
+    text = entry.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("enabled"):
+        raise MissingToolError(f"the binfmt_misc entry {entry} is disabled", hint=how)
+    flags = next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("flags:")), "")
+    if "F" not in flags:
+        raise MissingToolError(
+            f"the binfmt_misc entry {entry} lacks the F (fix binary) flag, so emulation does not work "
+            "inside containers",
+            hint="use Debian's qemu-user-static (its entries are registered with F) and re-register: "
+            f"update-binfmts --disable {name} && update-binfmts --enable {name}",
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
@@ -14,9 +15,26 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int =
 
     The bytes go to a temporary file in the same directory, are flushed and fsynced, then renamed
     over the target (atomic on POSIX). On any failure the temporary file is removed and the old
-    file is left untouched.
+    file is left untouched. A path that cannot be written (a parent that is a file, a dangling
+    link, no permission, a full disk) is an InputError naming it (exit 2), never a traceback.
     """
     target = Path(path)
+    try:
+        return _atomic_write(target, data, mode)
+    except OSError as exc:
+        from cannenv.errors import InputError
+
+        raise InputError(
+            f"cannot write {target}: {exc.strerror or exc}",
+            hint="choose a path in a writable directory with free space",
+        ) from None
+
+
+def _atomic_write(target: Path, data: bytes, mode: int) -> Path:
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "it is a directory", str(target))
+    if target.parent.exists() and not target.parent.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, f"{target.parent} is not a directory", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

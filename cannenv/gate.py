@@ -33,6 +33,16 @@ LABEL_DRIVER_RANGE = "cannenv.requires.driver"
 ENV_REQUIRE = "CANNENV_REQUIRE_DRIVER"
 ENV_DISABLE = "CANNENV_DISABLE_REQUIRE"
 
+# The gate's own runtime inside an image: these sources and the OS's Python, run with `-I -S` (no
+# site-packages, no PYTHON* variables), so nothing installed into the workload's venv can stop a
+# container from starting. tests/unit/test_image_contract.py runs the gate from exactly these files.
+GATE_DIR = "/opt/cannenv/gate"
+GATE_PYTHON = GATE_DIR + "/python"  # a link to the OS's interpreter, made at build time
+GATE_SCRIPT = GATE_DIR + "/cannenv-gate"
+# Python sources only (no data, no byte code): every module of cannenv and packaging, so that a new
+# import on the gate's path never breaks the runtime (tests/unit/test_image_contract.py).
+GATE_SOURCES = ("cannenv", "packaging")
+
 Action = Literal["start", "warn", "refuse"]
 
 
@@ -137,6 +147,66 @@ def decide(inputs: GateInputs) -> GateDecision:
         host_driver=str(host),
         required=str(rng),
     )
+
+
+def gate_runtime() -> dict[str, bytes]:
+    """The gate's runtime as files (relative path -> bytes): the entry script and ``site/``."""
+    import importlib.util
+    from pathlib import Path
+
+    from cannenv.resources import dockerfiles_dir
+
+    files = {"cannenv-gate": (dockerfiles_dir() / "gate_main.py").read_bytes()}
+    roots = {}
+    for top in GATE_SOURCES:
+        spec = importlib.util.find_spec(top)
+        assert spec is not None and spec.origin is not None
+        roots[top] = Path(spec.origin).parent.parent
+    for top in GATE_SOURCES:
+        root = roots[top]
+        for p in sorted((root / top).rglob("*.py")):
+            if "__pycache__" not in p.parts:
+                files["site/" + p.relative_to(root).as_posix()] = p.read_bytes()
+    return dict(sorted(files.items()))
+
+
+def main(argv: list[str], host: Host | None = None) -> int:
+    """The gate without click: ``[--require RANGE] [--] CMD...``; exec CMD or return an exit code."""
+    import os
+    import sys
+
+    from cannenv.errors import CannenvError
+
+    args = list(argv)
+    require = None
+    if args[:1] == ["--require"] and len(args) > 1:
+        require, args = args[1], args[2:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    try:
+        if host is None:
+            from cannenv.host import Host
+
+            host = Host.live()
+        decision = decide(read_gate_inputs(host, required=require))
+    except CannenvError as exc:
+        sys.stderr.write(f"cannenv gate: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return int(exc.exit_code)
+    if decision.action != "start" or not args:
+        sys.stderr.write(decision.message + "\n")
+    if decision.action == "refuse":
+        return decision.exit_code
+    if args:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            os.execvp(args[0], args)
+        except OSError as exc:
+            sys.stderr.write(f"cannenv gate: cannot run {args[0]!r}: {exc.strerror}\n")
+            return 127
+    return 0
 
 
 MAX_GATE_FILE = 1 << 20

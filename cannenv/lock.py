@@ -40,6 +40,7 @@ class LockedInstaller(BaseModel):
     file: str  # file name only, as the vendor publishes it
     sha256: str
     pinned: bool  # True: the digest came from the matrix; False: recorded under --allow-unpinned
+    url: str | None = None  # where the vendor publishes it, when the matrix knows
 
     @field_validator("sha256")
     @classmethod
@@ -77,14 +78,17 @@ class Lock(BaseModel):
     cannenv_version: str
     os: str
     base_image: str
-    base_image_digest: str | None = None  # "sha256:…" (repo digest when pulled, else image id)
+    base_image_digest: str | None = None  # "sha256:…": the registry digest the base is pinned by
+    base_image_id: str | None = None  # "sha256:…": the local image id of the base (not a pin)
+    arch: str | None = None  # x86_64 | aarch64
+    user: str | None = None  # the image's default user: "HwHiAiUser(UID:GID)" or "root"
     context_digest: str  # sha256 of the rendered build context (Dockerfile + every file in it)
     installers: tuple[LockedInstaller, ...] = ()
     python_requirements: tuple[LockedRequirement, ...] = ()
     driver_range: str  # host driver versions the image accepts, as in its labels
     tag: str | None = None
     image_id: str | None = None  # "sha256:…" of the built image; None until built
-    image_digest: str | None = None  # registry digest once pushed; None for local images
+    image_digest: str | None = None  # "REPO@sha256:…" once pushed (`cannenv image push`)
     notes: tuple[str, ...] = Field(default=(), description="warnings recorded at lock time")
 
     def to_json(self) -> str:

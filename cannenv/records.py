@@ -15,6 +15,7 @@ from cannenv.errors import CannenvError, InputError
 
 if TYPE_CHECKING:
     import os
+    import zipfile
 
 T = TypeVar("T")
 
@@ -72,14 +73,189 @@ def read_text(
         ) from None
 
 
-def parse_json(text: str, *, source: str, hint: str | None = None) -> Any:
-    """JSON from ``text``; a syntax error names ``source``, the line and the column."""
+def decode_utf8(data: bytes, *, source: str, hint: str | None = None) -> str:
+    """UTF-8 text, or an InputError naming ``source`` and the offending byte."""
     try:
-        return json.loads(text)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: not UTF-8 text (byte {exc.start})", hint=hint) from None
+
+
+def require_regular(path: str | os.PathLike[str], *, what: str, hint: str | None = None) -> None:
+    """InputError unless ``path`` is a regular file (a FIFO would block the reader forever)."""
+    import stat
+
+    try:
+        st = Path(path).stat()
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist", hint=hint) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", hint=hint) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{what} {path} is not a regular file", hint=hint)
+
+
+def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, *, source: str) -> bytes:
+    """The bytes of one zip member, at most ``limit`` (its declared size is checked first, then
+    the inflated stream is capped: a member that lies about its size is refused too). Encrypted,
+    damaged or oddly compressed members are an InputError naming the member."""
+    import zipfile
+    import zlib
+
+    where = f"{source}: member {info.filename}"
+    if info.file_size > limit:
+        raise InputError(f"{where} declares {info.file_size} bytes; at most {limit} are read")
+    try:
+        with zf.open(info) as fh:
+            data = fh.read(limit + 1)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise InputError(f"{where} is damaged ({exc})") from None
+    except NotImplementedError as exc:  # a compression method Python's zipfile does not know
+        raise InputError(f"{where} cannot be read: {exc}") from None
+    except RuntimeError as exc:  # encrypted
+        raise InputError(f"{where} cannot be read: {exc}") from None
+    if len(data) > limit:
+        raise InputError(f"{where} inflates past {limit} bytes")
+    return data
+
+
+MAX_JSON_DEPTH = 64
+"""Nesting depth of a record (facts nest 5 deep); deeper is not one of ours."""
+MAX_INT_DIGITS = 40
+"""Digits of an integer in a record (a size in bytes has 20 at most)."""
+MAX_YAML_NODES = 1_000_000
+"""Nodes of a YAML document once its aliases are expanded (the shipped matrix has ~60,000)."""
+
+
+class DocumentTooComplexError(ValueError):
+    """A document nests too deep, holds an absurd number, or expands past the node bound."""
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise DocumentTooComplexError(
+            f"an integer of {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS})"
+        )
+    return int(digits)
+
+
+def _bounded_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise DocumentTooComplexError(f"the number {text[:20]}... is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise DocumentTooComplexError(f"{name} is not a JSON number")
+
+
+def json_depth_ok(doc: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """True when ``doc`` nests at most ``max_depth`` containers deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > max_depth:
+            return False
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return True
+
+
+def parse_json(text: str | bytes, *, source: str, hint: str | None = None) -> Any:
+    """JSON from ``text``; a syntax error names ``source``, the line and the column. A document
+    nested deeper than :data:`MAX_JSON_DEPTH`, an integer of more than :data:`MAX_INT_DIGITS`
+    digits, or NaN/Infinity is bad input too (never a RecursionError or a crash later on)."""
+    try:
+        doc = json.loads(
+            text, parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_no_constant
+        )
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{source}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})", hint=hint
         ) from None
+    except RecursionError:
+        raise InputError(f"{source}: nested deeper than {MAX_JSON_DEPTH} levels", hint=hint) from None
+    except (DocumentTooComplexError, UnicodeDecodeError) as exc:
+        raise InputError(f"{source}: not a record cannenv reads: {exc}", hint=hint) from None
+    except ValueError as exc:  # e.g. the interpreter's own int-digits limit on a float's exponent
+        raise InputError(f"{source}: not a record cannenv reads: {exc}", hint=hint) from None
+    if not json_depth_ok(doc):
+        raise InputError(f"{source}: nested deeper than {MAX_JSON_DEPTH} levels", hint=hint)
+    return doc
+
+
+def load_yaml(text: str, loader: Any = None, *, max_nodes: int = MAX_YAML_NODES) -> Any:
+    """A YAML document whose alias expansion is bounded ("billion laughs" is refused).
+
+    The document is composed first (a node graph in which each alias is a shared node, so this
+    is linear in the text), its expanded size counted with the shared nodes counted once per
+    use, and only then constructed. Raises DocumentTooComplexError past ``max_nodes`` nodes, for
+    an alias cycle, or for nesting that exhausts the stack; yaml.YAMLError as PyYAML does.
+    """
+    import yaml
+
+    cls = loader or getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    ld = cls(text)
+    try:
+        try:
+            node = ld.get_single_node()
+        except RecursionError:
+            raise DocumentTooComplexError("the document nests too deep") from None
+        if node is None:
+            return None
+        expanded_size(node, max_nodes)
+        try:
+            return ld.construct_document(node)
+        except RecursionError:
+            raise DocumentTooComplexError("the document nests too deep") from None
+    finally:
+        ld.dispose()
+
+
+def expanded_size(root: Any, limit: int) -> int:
+    """Nodes of a composed YAML graph with every alias expanded; raises DocumentTooComplexError
+    past ``limit`` or on a cycle. Each distinct node is visited once (sizes are memoised)."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        value = node.value
+        kids: list[Any] = []
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, tuple):
+                    kids.extend(item)
+                else:
+                    kids.append(item)
+        if done:
+            on_path.discard(key)
+            total = 1 + sum(sizes[id(k)] for k in kids)
+            if total > limit:
+                raise DocumentTooComplexError(
+                    f"the document expands to more than {limit} nodes (YAML aliases)"
+                )
+            sizes[key] = total
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise DocumentTooComplexError("a YAML alias refers to itself (a cycle)")
+        on_path.add(key)
+        stack.append((node, True))
+        for k in kids:
+            if id(k) in on_path:
+                raise DocumentTooComplexError("a YAML alias refers to itself (a cycle)")
+            if id(k) not in sizes:
+                stack.append((k, False))
+    return sizes[id(root)]
 
 
 def check_schema_version(

@@ -12,7 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Annotated, Any, Literal, get_args
 
+from cannenv import sanitize
 from cannenv.errors import ExitCode
+from cannenv.sanitize import line as _safe
 from cannenv.values import Check, check_pattern, json_schema, to_json, value
 
 REPORT_SCHEMA_VERSION = 1
@@ -156,7 +158,7 @@ def _consequence_line(kids: list[Finding]) -> str:
     for cid, fs in by_id.items():
         subjects = [f.subject for f in fs if f.subject]
         label = cid if len(fs) == 1 else f"{cid} ×{len(fs)}"
-        parts.append(f"{label} ({', '.join(subjects)})" if subjects else label)
+        parts.append(f"{label} ({', '.join(_safe(x) for x in subjects)})" if subjects else label)
     statuses = sorted({k.status for k in kids}, key=lambda st: _ORDER[st])
     return f"because of this ({'/'.join(statuses)}): " + ", ".join(parts)
 
@@ -190,15 +192,15 @@ def render_table(
         notes.append(f"{grouped} consequences listed under their cause")
     tail = f"{line} ({'; '.join(notes)}; --verbose shows every line)" if notes else line
     st = report.stack
-    head = [_host_line(report.host), f"target stack: {st.id or '(none)'} — {st.reason}"]
+    head = [_host_line(report.host), f"target stack: {_safe(st.id or '(none)')} — {_safe(st.reason)}"]
     if plain:
         out = [*head, ""]
         for f in rows:
-            out.append(f"{f.status.upper():<5} {f.id}: {_finding_text(f)}")
+            out.append(f"{f.status.upper():<5} {_safe(f.id)}: {_finding_text(f)}")
             if f.caused_by and verbose:
-                out.append(f"      caused by: {f.caused_by}")
+                out.append(f"      caused by: {_safe(f.caused_by)}")
             if f.remedy:
-                out.append(f"      remedy: {f.remedy}")
+                out.append(f"      remedy: {_safe(f.remedy)}")
             if f.id in children:
                 out.append(f"      {_consequence_line(children[f.id])}")
         if rows:
@@ -230,10 +232,12 @@ def render_table(
     for f in rows:
         finding = _finding_text(f)
         if f.caused_by and verbose:
-            finding += f" (caused by {f.caused_by})"
+            finding += f" (caused by {_safe(f.caused_by)})"
         if f.id in children:
             finding += "; " + _consequence_line(children[f.id])
-        table.add_row(Text(f.status.upper(), style=_STYLE[f.status]), f.id, finding, f.remedy or "")
+        table.add_row(
+            Text(f.status.upper(), style=_STYLE[f.status]), _safe(f.id), finding, _safe(f.remedy or "")
+        )
     if rows:
         console.print(table)
     console.print(Text(tail), overflow="fold")
@@ -241,7 +245,8 @@ def render_table(
 
 
 def _finding_text(f: Finding) -> str:
-    return f.title if not f.detail else f"{f.title}: {f.detail}"
+    """Title and detail for a terminal: control characters from the data made visible."""
+    return _safe(f.title if not f.detail else f"{f.title}: {f.detail}")
 
 
 def _host_line(h: Mapping[str, Any]) -> str:
@@ -257,7 +262,7 @@ def _host_line(h: Mapping[str, Any]) -> str:
     ]
     if h.get("in_container"):
         parts.append("in a container")
-    return " · ".join(parts)
+    return _safe(" · ".join(parts))
 
 
 def render_junit(report: Report, *, suite: str = "cannenv doctor", strict: bool = False) -> str:
@@ -299,4 +304,5 @@ def render_junit(report: Report, *, suite: str = "cannenv doctor", strict: bool 
     suites = ET.Element("testsuites")
     suites.append(suite_el)
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    doc = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return sanitize.xml(doc)  # control characters from the data would make it not well-formed

@@ -173,7 +173,7 @@ def candidates(
         )
     fams = [family] if family else list(FAMILY_IDS)
     for row in m.torch_npu:
-        if row.status in ("superseded", "prerelease"):
+        if row.status in ("superseded", "prerelease", "conflict"):
             continue
         support = m.python_support(row.torch)
         pys = [p for p in support.any_statement if python is None or component_matches("python", python, p)]
@@ -182,7 +182,11 @@ def candidates(
             if req is None:
                 continue
             for py in pys:
-                if m.wheel_published(row.torch_npu, py) is False:
+                # only versions the index publishes for this Python (exact sets): never a
+                # version a table names but pip cannot install (2.1.0.post4)
+                if m.wheel_published(row.torch_npu, py) is not True:
+                    continue
+                if m.wheel_published(row.torch, py, package="torch") is False:
                     continue
                 key = (fam, str(_cann(row.cann)), row.torch, row.torch_npu, py)
                 if key in seen:
@@ -275,13 +279,14 @@ def _nearest_changes(pool: list[Candidate], keep: dict[str, str], want: dict[str
         ok = sorted(_filter(pool, rest), key=lambda c: _rank(c, want))
         if not ok:
             continue
+        if key == "driver":  # the smallest driver change first
+            ok.sort(key=lambda c: (not c.listed, EVIDENCE_RANK[c.driver.evidence], _min_driver(c)))
         best = ok[0]
         if key == "driver":
             to = f"{best.driver.range} (HDK {_hdk(best.driver)}, {best.driver.evidence})"
             msg = (
-                f"upgrade the driver to {best.driver.range.removeprefix('>=')} or newer "
-                f"(HDK {_hdk(best.driver)}, {best.driver.evidence} for CANN {best.cann} on "
-                f"{best.family}) to keep {_describe(rest)}"
+                f"install HDK {_hdk(best.driver)} (driver {best.driver.range}; {best.driver.evidence} for "
+                f"CANN {best.cann} on {best.family}) to keep {_describe(rest)}"
             )
         else:
             to = _closest([c.version(key) or "" for c in ok if c.version(key)], key, value)
@@ -294,6 +299,12 @@ def _nearest_changes(pool: list[Candidate], keep: dict[str, str], want: dict[str
             )
         out.append(Change(key, value, to, msg, tuple(ok[:5])))
     return out
+
+
+def _min_driver(c: Candidate) -> tuple[int, ...]:
+    from cannenv.versions import DriverVersion
+
+    return DriverVersion.parse(c.driver.minimum).key if c.driver.minimum else (1 << 30,)
 
 
 def _hdk(req: DriverRequirement) -> str:
@@ -369,10 +380,12 @@ def _explain(
         if not any(component_matches("python", py, p) for p in support.any_statement):
             out.append(f"torch {torch} supports Python {_join(list(support.current))} only (PT-COMPAT)")
     if cann and driver and not out:
-        req = next((c.driver for c in pool if component_matches("cann", cann, c.cann)), None)
-        if req is not None and not req.accepts(driver):
+        hit = next((c for c in pool if component_matches("cann", cann, c.cann)), None)
+        if hit is not None and not hit.driver.accepts(driver):
+            v = m.hdk_verdict(hit.cann, driver, hit.family)
             out.append(
-                f"CANN {cann} needs driver {req.range} ({req.evidence}, HDK {_hdk(req)}); {driver} is too old"
+                f"CANN {cann} with driver {driver} on {hit.family}: {v.level}: {v.statement} "
+                f"(recommended HDK {_hdk(hit.driver)}, driver {hit.driver.range})"
             )
     if not out:
         out.append(

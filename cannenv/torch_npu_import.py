@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cannenv import records
 from cannenv.errors import InputError
 
 _HEADING = re.compile(r"^#{1,6}\s*Ascend Auxiliary Software\s*$", re.IGNORECASE)
 _VERSION = re.compile(r"^Version:\s*(\S+)\s*$", re.MULTILINE)
+_INSTALL_CANN = re.compile(r"Install CANN ([0-9][0-9A-Za-z.-]*[0-9A-Za-z])[^\n.]*")
+_TORCH_REQ = re.compile(r"^Requires-Dist:\s*torch\s*==\s*([0-9][0-9.]*[0-9])(\.\*)?\s*$", re.MULTILINE)
 _BETA = re.compile(r"^(?P<v>[^\s(（]+)\s*[(（]\s*(?P<tag>beta|alpha)\s*[)）]\s*$", re.IGNORECASE)
 
 
@@ -52,6 +55,11 @@ class ImportedTable:
     package_version: str | None
     rows: tuple[ImportedRow, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    source_where: str | None = None
+    source_url: str | None = None
+    evidence: str = "recommended"
+    """``declared`` when the METADATA has no table, only an install instruction naming a CANN"""
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,27 +70,29 @@ class ImportedTable:
         }
 
 
+MAX_METADATA_BYTES = 8 << 20
+"""A torch_npu METADATA is ~10 KB (its long description included)."""
+
+
 def _read_metadata(path: Path) -> tuple[str, str]:
     """(METADATA text, name used for the source id)."""
+    hint = "pass a .whl or an extracted METADATA file"
+    records.require_regular(path, what="wheel or METADATA file", hint=hint)
     if path.suffix == ".whl" or zipfile.is_zipfile(path):
         try:
             with zipfile.ZipFile(path) as zf:
-                names = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
-                if not names:
+                infos = [i for i in zf.infolist() if i.filename.endswith(".dist-info/METADATA")]
+                if not infos:
                     raise InputError(
                         f"{path}: no *.dist-info/METADATA in this wheel", hint="pass a torch_npu wheel"
                     )
-                return zf.read(names[0]).decode("utf-8"), path.name
+                data = records.read_zip_member(zf, infos[0], MAX_METADATA_BYTES, source=str(path))
         except zipfile.BadZipFile as exc:
-            raise InputError(
-                f"{path}: not a valid wheel ({exc})", hint="pass a .whl or a METADATA file"
-            ) from None
-    try:
-        return path.read_text(encoding="utf-8"), path.name
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(
-            f"cannot read {path}: {exc}", hint="pass a .whl or an extracted METADATA file"
-        ) from None
+            raise InputError(f"{path}: not a valid wheel ({exc})", hint=hint) from None
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror or exc}", hint=hint) from None
+        return records.decode_utf8(data, source=f"{path}!{infos[0].filename}", hint=hint), path.name
+    return records.read_text(path, what="METADATA file", hint=hint, max_bytes=MAX_METADATA_BYTES), path.name
 
 
 def _cells(line: str) -> list[str]:
@@ -108,6 +118,24 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
 
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if _HEADING.match(line.strip())), None)
+    install = _INSTALL_CANN.search(text)
+    version_found = _VERSION.search(text)
+    torch_req = _TORCH_REQ.search(text)
+    if start is None and install and version_found:
+        # Newer wheels (2.13+) carry no table: their README says which CANN to install.
+        tnpu = str(parse_pep440(version_found[1]))
+        torch = str(parse_pep440(torch_req[1])) if torch_req else re.sub(r"(\.post\d+|rc\d+)$", "", tnpu)
+        sentence = install[0].strip()
+        row = ImportedRow(str(CannVersion.parse(install[1])), torch, tnpu, None, tnpu, False)
+        return ImportedTable(
+            source_id,
+            source_title,
+            version_found[1],
+            (row,),
+            ("no 'Ascend Auxiliary Software' table; the README's install step names the CANN",),
+            evidence="declared",
+            note=f"no pairing table in the wheel METADATA; its install step says: {sentence!r}",
+        )
     if start is None:
         raise InputError(
             "no 'Ascend Auxiliary Software' section in this METADATA",
@@ -190,7 +218,17 @@ def read_table(path: str | Path) -> ImportedTable:
     title = (
         f"'Ascend Auxiliary Software' table in the METADATA of the torch_npu {version or '?'} wheel ({name})"
     )
-    return parse_table(text, source_id=sid, source_title=title)
+    import dataclasses
+
+    table = parse_table(text, source_id=sid, source_title=title)
+    if table.evidence != "recommended":  # no table: the README's install step
+        title = f"install step in the README of the torch_npu {version or '?'} wheel METADATA ({name})"
+    return dataclasses.replace(
+        table,
+        source_title=title,
+        source_where=f"{name} (PyPI), *.dist-info/METADATA",
+        source_url=f"https://pypi.org/project/torch-npu/{version}/" if version else None,
+    )
 
 
 def _key(cann: str, torch: str, torch_npu: str) -> tuple[str, str, str]:
@@ -211,9 +249,11 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     from cannenv.matrix import check_file
 
     path = Path(matrix_file)
-    text = path.read_text(encoding="utf-8") if path.exists() else "schema_version: 1\n"
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    doc = yaml.load(text, Loader=loader) or {}
+    text = records.read_text(path, what="matrix file") if path.exists() else "schema_version: 1\n"
+    try:
+        doc = records.load_yaml(text) or {}
+    except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+        raise InputError(f"{path}: not a matrix file cannenv can merge into: {exc}") from None
     if not isinstance(doc, dict):
         raise InputError(
             f"{path}: not a matrix file (expected a mapping)", hint="pass a matrices/*.yaml file"
@@ -227,7 +267,10 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
     declared = {s.get("id") for s in doc.get("sources") or [] if isinstance(s, dict)}
     sibling = path.parent / "sources.yaml"
     if sibling.exists() and sibling != path:
-        sdoc = yaml.load(sibling.read_text(encoding="utf-8"), Loader=loader) or {}
+        try:
+            sdoc = records.load_yaml(records.read_text(sibling, what="matrix file")) or {}
+        except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+            raise InputError(f"{sibling}: not a matrix file cannenv reads: {exc}") from None
         declared |= {s.get("id") for s in sdoc.get("sources") or [] if isinstance(s, dict)}
     added: list[dict[str, Any]] = []
     new_lines: list[str] = []
@@ -244,6 +287,10 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
             parts.append("status: prerelease")
         if r.raw_torch_npu != r.torch_npu:
             parts.append(f"label: {_q(r.raw_torch_npu)}")
+        if table.evidence != "recommended":
+            parts.append(f"evidence: {table.evidence}")
+        if table.note:
+            parts.append(f"note: {_q(table.note)}")
         parts.append(f"sources: [{table.source_id}]")
         new_lines.append("{" + ", ".join(parts) + "}")
         added.append(r.to_json())
@@ -251,7 +298,12 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
         return []
     text = _insert_items(text, "torch_npu", new_lines)
     if table.source_id not in declared:
-        src = f"{{id: {_q(table.source_id)}, title: {_q(table.source_title)}}}"
+        src = f"{{id: {_q(table.source_id)}, title: {_q(table.source_title)}"
+        if table.source_where:
+            src += f", where: {_q(table.source_where)}"
+        if table.source_url:
+            src += f", url: {_q(table.source_url)}"
+        src += "}"
         text = _insert_items(text, "sources", [src])
     probs = _check_text(path, text, check_file)
     if probs:

@@ -186,20 +186,34 @@ def render(envelope: Mapping[str, Any]) -> str:
 # Keys
 
 
+MAX_CERT_FILE = 16 << 20
+"""A certificate is a few KB, a key a few hundred bytes."""
+
+
 def _read(path: str | os.PathLike[str], what: str) -> bytes:
-    p = Path(path)
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        # A file named on the command line that is not there is bad input (exit 2), as the
-        # docs' exit-code table says; NotFoundError (3) is for ids that match nothing.
-        raise InputError(f"{what} {str(p)!r} does not exist") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {what} {str(p)!r}: {exc}") from exc
+    """A regular file of at most :data:`MAX_CERT_FILE` (a FIFO or /dev/zero is bad input). A file
+    named on the command line that is not there is bad input (exit 2), as the docs' exit-code
+    table says; NotFoundError (3) is for ids that match nothing."""
+    from cannenv import records
+
+    return records.read_bytes(path, what=what, max_bytes=MAX_CERT_FILE)
+
+
+def b64decode_strict(value: object) -> bytes:
+    """Base64 that decodes to exactly one byte string: the alphabet only, padding required, and the
+    unused low bits of the last character zero (re-encoding gives the same text). Otherwise a
+    certificate could be changed in those bits and still verify. Raises ValueError."""
+    if not isinstance(value, str):
+        raise ValueError("expected a base64 string")
+    raw = base64.b64decode(value, validate=True)
+    if base64.b64encode(raw).decode("ascii") != value:
+        raise ValueError("base64 is not in canonical form (unused bits set, or extra padding)")
+    return raw
 
 
 def load_private_key(path: str | os.PathLike[str]) -> Any:
     """An ed25519 private key from a PEM (PKCS#8) or OpenSSH file, unencrypted."""
+    from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -210,7 +224,7 @@ def load_private_key(path: str | os.PathLike[str]) -> Any:
             key = serialization.load_ssh_private_key(data, password=None)
         else:
             key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         raise InputError(
             f"signing key {str(path)!r}: not an unencrypted PEM or OpenSSH private key ({exc})",
             hint="create one with `cannenv cert keygen KEYFILE` "
@@ -226,6 +240,7 @@ def load_private_key(path: str | os.PathLike[str]) -> Any:
 
 def load_public_key(path: str | os.PathLike[str]) -> Any:
     """An ed25519 public key from PEM (SubjectPublicKeyInfo) or an OpenSSH ``ssh-ed25519`` line."""
+    from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -236,7 +251,7 @@ def load_public_key(path: str | os.PathLike[str]) -> Any:
             key = serialization.load_ssh_public_key(data.strip())
         else:
             key = serialization.load_pem_public_key(data)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         raise InputError(
             f"public key {str(path)!r}: not a PEM public key or an OpenSSH ssh-ed25519 line ({exc})",
             hint="use the .pub file written by `cannenv cert keygen`",
@@ -322,6 +337,9 @@ def verify_text(text: str, *, public_key: Any | None = None, source: str = "<cer
         env = json.loads(text)
     except json.JSONDecodeError as exc:
         return Verification(ok=False, problems=(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})",))
+    except (RecursionError, ValueError) as exc:  # nested too deep; an integer past the digit limit
+        reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        return Verification(ok=False, problems=(f"{source}: not a cannenv certificate ({reason})",))
     if not isinstance(env, dict) or set(env) != {"certificate", "sha256", "signature"}:
         return Verification(
             ok=False,
@@ -330,14 +348,14 @@ def verify_text(text: str, *, public_key: Any | None = None, source: str = "<cer
     problems: list[str] = []
     try:
         same = render(env) == text
-    except ValueError:
+    except (ValueError, RecursionError):
         same = False
     if not same:
         problems.append(f"{source}: the file is not in canonical form (edited by hand or damaged)")
     body = env["certificate"]
     try:
         actual = digest_of(body)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         return Verification(
             ok=False, problems=(*problems, f"{source}: content cannot be canonicalised: {exc}")
         )
@@ -364,7 +382,7 @@ def verify_text(text: str, *, public_key: Any | None = None, source: str = "<cer
         try:
             if not isinstance(sig, dict) or sig.get("algorithm") != "ed25519":
                 raise ValueError("unsupported signature block (expected algorithm ed25519)")
-            embedded = Ed25519PublicKey.from_public_bytes(base64.b64decode(sig["public_key"], validate=True))
+            embedded = Ed25519PublicKey.from_public_bytes(b64decode_strict(sig["public_key"]))
             fp = fingerprint(embedded)
             if sig.get("key_fingerprint") != fp:
                 problems.append(f"{source}: key_fingerprint does not match the embedded public key")
@@ -373,7 +391,7 @@ def verify_text(text: str, *, public_key: Any | None = None, source: str = "<cer
                     f"{source}: signed by key {fp}, not by the given public key {fingerprint(public_key)}"
                 )
             verifier = public_key if public_key is not None else embedded
-            verifier.verify(base64.b64decode(sig["value"], validate=True), canonical(body))
+            verifier.verify(b64decode_strict(sig["value"]), canonical(body))
         except InvalidSignature:
             problems.append(f"{source}: signature does not verify: content or signature changed")
         except (KeyError, TypeError, ValueError) as exc:

@@ -230,6 +230,22 @@ def select_kernels(
 
 
 # ------------------------------------------------------------------------------------- SoC table
+class OnChipBuffers(_Frozen):
+    """Sizes of one AI core's on-chip buffers in bytes; None = not in our sources (not checked)."""
+
+    ub: int | None = Field(None, gt=0)
+    l1: int | None = Field(None, gt=0)
+    l0a: int | None = Field(None, gt=0)
+    l0b: int | None = Field(None, gt=0)
+    l0c: int | None = Field(None, gt=0)
+    sources: tuple[str, ...] = Field(min_length=1)
+
+
+class SourceRef(_Frozen):
+    title: str
+    url: str | None = None
+
+
 class SocBuildInfo(_Frozen):
     legacy_soc_versions: tuple[str, ...] = ()
     npu_arch: str | None = Field(None, pattern=r"^dav-\d{4}$")
@@ -239,11 +255,23 @@ class SocBuildInfo(_Frozen):
     simulator_dir_asc: str | None = None
     sources: tuple[str, ...] = Field(min_length=1)
     note: str | None = None
+    buffers: OnChipBuffers | None = None
 
 
 class SocBuildTable(_Frozen):
     schema_version: Literal[1] = 1
     families: dict[str, SocBuildInfo]
+    sources: dict[str, SourceRef] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _buffer_sources_named(self) -> SocBuildTable:
+        for fam, info in self.families.items():
+            if info.buffers is None:
+                continue
+            unknown = [k for k in info.buffers.sources if k not in self.sources]
+            if unknown:
+                raise ValueError(f"families.{fam}.buffers.sources: {unknown} not listed under `sources`")
+        return self
 
 
 def load_soc_table(path: Path) -> SocBuildTable:

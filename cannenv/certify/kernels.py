@@ -24,7 +24,7 @@ import importlib.util
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,6 +41,7 @@ from cannenv.certify.kernel_build import (
     run_command,
 )
 from cannenv.certify.kernel_data import KernelManifest, SocBuildTable, ToleranceTable
+from cannenv.certify.kernel_render import plan_line, render_plan, render_report
 from cannenv.certify.kernel_toolkit import (
     MODES,
     CannRoot,
@@ -60,6 +61,8 @@ from cannenv.host import Host, run
 
 if TYPE_CHECKING:
     from cannenv.certify.stages import StageResult
+
+__all__ = ["plan_line", "render_plan", "render_report"]  # rendering lives in kernel_render
 
 SCHEMA_VERSION = 1
 Status = Literal["pass", "fail", "skip", "error"]
@@ -161,6 +164,10 @@ class PlannedCase(_Frozen):
     golden: str
     tolerance: str
     run: Command | None = None
+    launch_problems: tuple[str, ...] = ()
+    """Why this launch would not fit the SoC or the kernel (cannenv.certify.launch); not launched."""
+    unchecked_buffers: tuple[str, ...] = ()
+    """On-chip buffers whose size the SoC table does not know (not checked)."""
 
 
 class PlannedKernel(_Frozen):
@@ -258,6 +265,15 @@ def plan_kernels(
         skip = f"{' and '.join(env.missing_modules)} not installed in this Python: it computes the goldens"
         hint = "pip install numpy (or 'cannenv[llm]')"
 
+    from cannenv.certify.launch import check_case
+
+    buffers = None
+    family = env.soc.family if env.soc is not None and target == "device" else None
+    if family is not None:
+        from cannenv.certify.kernel_data import shipped_soc_table
+
+        info = shipped_soc_table().families.get(family)
+        buffers = info.buffers if info is not None else None
     planned: list[PlannedKernel] = []
     for manifest in manifests:
         kskip = skip
@@ -276,8 +292,11 @@ def plan_kernels(
             run_cmd = None
             if ctx is not None and kskip is None:
                 run_cmd = run_command(ctx, manifest, case, build_dir, work / manifest.name / "data" / case.id)
+            problems, unchecked = check_case(manifest.name, case, buffers, family=family)
             cases.append(
                 PlannedCase(
+                    launch_problems=problems,
+                    unchecked_buffers=unchecked if target == "device" else (),
                     id=case.id,
                     kernel_symbol=case.kernel_symbol,
                     launch_symbol=case.launch_symbol,
@@ -510,6 +529,25 @@ def _skipped_kernel(planned: PlannedKernel, reason: str) -> KernelResult:
     )
 
 
+def _rejected_kernel(planned: PlannedKernel, problems: tuple[str, ...]) -> KernelResult:
+    reasons = tuple(f"launch parameters rejected before launch: {p}" for p in problems)
+    return KernelResult(
+        name=planned.name,
+        title=planned.title,
+        role=planned.role,
+        status="error",
+        reasons=reasons,
+        cases=tuple(
+            CaseResult(
+                id=c.id,
+                status="error" if c.launch_problems else "skip",
+                reasons=c.launch_problems or ("not run: another case of this kernel was rejected",),
+            )
+            for c in planned.cases
+        ),
+    )
+
+
 def execute(
     plan: KernelsPlan,
     manifests: tuple[KernelManifest, ...],
@@ -532,6 +570,11 @@ def execute(
     for planned in plan.kernels:
         if planned.skip_reason is not None:
             results.append(_skipped_kernel(planned, planned.skip_reason))
+            continue
+        rejected = [p for c in planned.cases for p in c.launch_problems]
+        if rejected:
+            # Checked on the host against the SoC table: never built, never launched.
+            results.append(_rejected_kernel(planned, tuple(rejected)))
             continue
         if probe_broken is not None:
             results.append(_skipped_kernel(planned, f"not attempted: {probe_broken}"))
@@ -710,110 +753,6 @@ def run_kernels(
         plan, results, duration_s=time.monotonic() - start, work_dir=str(work) if keep_build else None
     )
     if dry_run:
-        dry = {"summary": "dry run: " + _plan_line(plan), "status": "skip", "certifies": False}
+        dry = {"summary": "dry run: " + plan_line(plan), "status": "skip", "certifies": False}
         return report.model_copy(update=dry)
     return report
-
-
-def _plan_line(plan: KernelsPlan) -> str:
-    if plan.skip_reason:
-        return f"nothing would run: {plan.skip_reason}"
-    n = sum(1 for k in plan.kernels if k.skip_reason is None)
-    return f"{n} of {len(plan.kernels)} kernels would be built and run"
-
-
-# ----------------------------------------------------------------------------------------- render
-def render_plan(plan: KernelsPlan) -> str:
-    env = plan.env
-    lines = ["Plan: cannenv certify kernels"]
-    if plan.target == "reference":
-        lines.append("  target:  harness self-test (C++ references, system compiler) - certifies nothing")
-    else:
-        lines.append(f"  CANN:    {env.cann.path or '-'} ({env.cann.source})")
-        if env.toolkit is not None:
-            flows = ", ".join(env.toolkit.available) or "none"
-            lines.append(f"  flows:   {flows} (compiler: {env.toolkit.compiler or 'not found'})")
-        if env.soc is not None:
-            s = env.soc
-            lines.append(
-                f"  SoC:     {s.soc} (family {s.family}, from {s.source}): "
-                f"SOC_VERSION={s.legacy_soc_version or '-'}, arch={s.npu_arch or '-'}, "
-                f"cpu-debug={s.cpu_debug_family or '-'}"
-            )
-        lines.append(f"  flow:    {plan.flow or '-'} ({plan.flow_reason})")
-        lines.append(f"  mode:    {plan.mode}")
-        for m in plan.modes:
-            lines.append(f"    {m.mode:<4} {'possible' if m.available else 'not possible'}: {m.reason}")
-    if plan.skip_reason:
-        lines.append(f"  skip:    {plan.skip_reason}")
-        if plan.hint:
-            lines.append(f"  hint:    {plan.hint}")
-    for k in plan.kernels:
-        lines.append(f"  - {k.name}: {k.title}" + (f"  [skip: {k.skip_reason}]" if k.skip_reason else ""))
-        if k.configure is not None and k.build is not None:
-            lines.append(f"      $ {k.configure.shell}")
-            lines.append(f"      $ {k.build.shell}")
-        for c in k.cases:
-            desc = f"      case {c.id}: {c.launch_symbol} block_dim={c.block_dim} tolerance={c.tolerance}"
-            lines.append(desc)
-            if c.run is not None:
-                lines.append(f"      $ {c.run.shell}")
-    return "\n".join(lines)
-
-
-def _fmt(x: float | None, spec: str) -> str:
-    return "-" if x is None else format(x, spec)
-
-
-def _command_lines(indent: str, command: str, excerpt: Sequence[str]) -> list[str]:
-    """A command that ran, then the excerpt of its output."""
-    return [f"{indent}$ {command}", *(f"{indent}| {ln}" for ln in excerpt)]
-
-
-def render_report(report: KernelsReport, *, verbose: bool = False) -> str:
-    lines = [render_plan(report.plan), ""]
-    lines.append(f"Result: {report.status.upper()} - {report.summary}")
-    if not report.certifies and report.plan.target == "reference":
-        lines.append("  (harness self-test: certifies nothing about a device)")
-    for k in report.kernels:
-        if k.status == "skip":
-            # One line per skipped kernel; the reason is shown once when it is the plan's.
-            why = "" if report.plan.skip_reason in k.reasons else f": {k.reasons[0]}" if k.reasons else ""
-            lines.append(f"  SKIP  {k.name}{why}")
-            continue
-        build = f"build {_fmt(k.build_s, '.1f')} s" if k.build_s is not None else "not built"
-        lines.append(f"  {k.status.upper():<5} {k.name} ({build})")
-        for step in (k.configure, k.build):
-            if step is not None and step.status != "ok":
-                lines.extend(_command_lines("        ", step.command, step.excerpt))
-        for c in k.cases:
-            run_s = f"run {c.run.duration_s:.2f} s" if c.run else "not run"
-            perf = ""
-            if c.bandwidth_gb_s is not None:
-                perf = f", {c.bandwidth_gb_s:.2f} GB/s"
-            if c.gflops is not None:
-                perf = f", {c.gflops:.2f} GFLOP/s"
-            if c.kernel_time_us is not None:
-                perf = f", kernel {c.kernel_time_us:.1f} us" + perf
-            lines.append(f"        {c.status:<4} case {c.id}: {run_s}{perf}")
-            for cmp in c.comparisons:
-                lines.append(
-                    f"             {cmp['output']}: {cmp['rule']} {'ok' if cmp['passed'] else 'FAILED'}  "
-                    f"max abs {cmp['max_abs_err']:.3g}  max rel {cmp['max_rel_err']:.3g}  "
-                    f"err ratio {cmp['error_ratio']:.3g}  cosine {cmp['cosine']:.6f}"
-                )
-            if c.run is not None and (verbose or c.status != "pass"):
-                lines.extend(_command_lines("             ", c.run.command, c.run.excerpt))
-        if k.status != "pass":
-            lines.extend(f"        reason: {r}" for r in k.reasons[:5])
-    if report.plan.skip_reason:
-        lines.append(f"  reason: {report.plan.skip_reason}")
-    for w in report.warnings:
-        lines.append(f"  warning: {w}")
-    if report.hint:
-        lines.append(f"  hint: {report.hint}")
-    if report.work_dir:
-        lines.append(f"  build kept in {report.work_dir}")
-    elif any(k.build is not None for k in report.kernels):
-        lines.append("  (the temporary build directory is gone; --keep-build DIR keeps it for the commands)")
-    return "\n".join(lines)

@@ -106,7 +106,7 @@ def cite(target: Any, ids: Any, evidence: str | None = None) -> str:
         if src is None:
             continue
         where = src.url or src.where
-        names.append(f"{src.title} ({where})" if where else src.title)
+        names.append(f"{src.title}, {where}" if where else src.title)
     if not names:
         return evidence or ""
     return (f"{evidence} by " if evidence else "") + "; ".join(names)

@@ -222,13 +222,25 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
     inst = facts.cann.active_install()
     pinned = target.stack.version("nnal") if target.stack is not None else None
     if nnal is None:
+        explicit = target.choice.how in ("option", "lock")
+        what = f"pins NNAL {pinned}"
+        if (
+            pinned
+            and not explicit
+            and inst is not None
+            and inst.version
+            and not same_cann(pinned, inst.version)
+        ):
+            # NNAL must be the CANN's own version: with a nearest stack whose CANN differs from the
+            # installed one, the consistent NNAL is the installed CANN's
+            pinned = inst.version
+            what = f"has NNAL, which must be the installed CANN's version {pinned}"
         if pinned:
-            explicit = target.choice.how in ("option", "lock")
             return [
                 c.finding(
                     "fail" if explicit else "warn",
                     f"NNAL is not installed; stack {target.stack.id if target.stack else ''} "
-                    f"pins NNAL {pinned} (torch_npu/vllm-ascend need libatb.so)",
+                    f"{what} (torch_npu/vllm-ascend need libatb.so)",
                     f"install {installer_file(target, facts.os.arch, 'nnal', pinned)} "
                     f"(`source {_set_env_for_nnal(facts, target)}` first, then `--install`)",
                 )

@@ -59,25 +59,40 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     req = None
     if target.matrix is not None and family is not None and cann_v(cann) is not None:
         req = target.matrix.driver_requirement(cann, family)
-    if req is not None and driver_v(drv) is not None:
-        if req.accepts(drv):
+    if req is not None and target.matrix is not None and family is not None and driver_v(drv) is not None:
+        # The vendor's own statements decide (matrix.hdk_verdict): the release's HDK -> pass; a named
+        # compatibility statement -> pass naming it; a stated "not compatible" -> fail; nothing -> warn.
+        v = target.matrix.hdk_verdict(cann, drv, family)
+        where = f"CANN {cann} on {family_title(family)}"
+        srcs = f" ({cite(target, v.sources)})" if v.sources else ""
+        rec = (v.recommended or req.hdk or req.range).removeprefix("Ascend HDK ")
+        if v.level == "recommended":
+            out.append(c.finding("pass", f"driver {drv}: {v.statement}{srcs}"))
+        elif v.level == "compatible":
             out.append(
                 c.finding(
                     "pass",
-                    f"driver {drv} is within {req.range} for CANN {cann} on "
-                    f"{family_title(family)} ({cite(target, req.sources, req.evidence)})",
+                    f"driver {drv} is compatible with {where} per {v.statement}{srcs}; "
+                    f"the recommended HDK is {rec}",
                 )
             )
-        else:
-            hdk = (req.hdk or req.minimum or req.range).removeprefix("Ascend HDK ")
+        elif v.level == "incompatible":
             out.append(
                 c.finding(
                     "fail",
-                    f"driver {drv} is outside {req.range}, which CANN {cann} needs on {family_title(family)} "
-                    f"({cite(target, req.sources, req.evidence)})",
-                    f"install Ascend HDK ≥ {hdk} for CANN {cann} on {family_title(family)}"
+                    f"driver {drv} with {where}: {v.statement}{srcs}",
+                    f"install Ascend HDK {rec} for CANN {cann} on {family_title(family)}"
                     + (f" (firmware {req.firmware})" if req.firmware else "")
-                    + ", or use a CANN version your driver supports",
+                    + ", or use a CANN version your driver supports (`cannenv matrix query --driver "
+                    + f"{drv} --family {family}`)",
+                )
+            )
+        else:
+            out.append(
+                c.finding(
+                    "warn",
+                    f"driver {drv} with {where}: {v.statement}{srcs}; what would settle it: {v.settle}",
+                    f"install the recommended Ascend HDK ({rec}) for {where}",
                 )
             )
         return out
@@ -180,6 +195,9 @@ def _firmware_driver(facts: Facts, target: Target) -> list[Finding]:
             f"firmware {fw} is outside driver {drv.version}'s compatible_version_fw {ranges} "
             "(the driver's install record)",
             _firmware_remedy(target, drv.version, facts.devices.family or target.family),
+            # when the driver itself is too old for the CANN, its fix (a whole HDK, driver and
+            # firmware) is this one's too: one root cause, one remedy
+            caused_by="driver-cann",
         )
     ]
 
@@ -194,8 +212,9 @@ DRIVER_INSTALLED = Check(
 )
 DRIVER_CANN = Check(
     "driver-cann",
-    "driver new enough for the CANN toolkit",
-    "A CANN release needs a minimum Ascend HDK; an older driver gives hangs or `561103`/`507018` errors.",
+    "driver the vendor pairs with the CANN toolkit",
+    "Each CANN release names its Ascend HDK and the HDK series it is compatible with (release notes, "
+    "the vendor installer); a driver outside them gives hangs or `561103`/`507018` errors.",
     "critical",
     _driver_cann,
     scope="device",

@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 
 from cannenv.checks import Check, Target
-from cannenv.checks._util import cann_v, pep_v, toolkit_set_env
+from cannenv.checks._util import cann_v, cite, pep_v, toolkit_set_env
 from cannenv.facts import ElfLibrary, Facts
 from cannenv.report import Finding
 from cannenv.values import value
@@ -123,28 +123,12 @@ def _torch_npu_cann(facts: Facts, target: Target) -> list[Finding]:
     if target.matrix is None or cann_v(cann) is None:
         return [c.finding("skip", f"no matrix to judge torch_npu {tnpu} against CANN {cann}")]
     m = target.matrix
-    mine = m.torch_npu_rows(torch_npu=tnpu, include_superseded=True)
-    if not mine:
-        return [
-            c.finding(
-                "warn",
-                f"torch_npu {tnpu} is in no row of the matrix (a dev or post build?)",
-                "use a torch_npu listed by `cannenv matrix query --torch-npu`",
-            )
-        ]
-    if any(cann_v(r.cann) is not None and cann_v(r.cann).release == cann_v(cann).release for r in mine):
-        return [c.finding("pass", f"torch_npu {tnpu} is paired with CANN {cann}")]
-    built_for = ", ".join(sorted({r.cann for r in mine}))
-    if any(cann_v(r.cann) is not None and cann_v(r.cann).series == cann_v(cann).series for r in mine):
-        return [
-            c.finding(
-                "warn",
-                f"torch_npu {tnpu} is paired with CANN {built_for}; the active CANN {cann} is the "
-                "same series but no table pairs them exactly",
-                f"use CANN {built_for} for a validated pairing",
-            )
-        ]
+    # The vendor's statements decide (matrix.torch_npu_verdict): its pairing row -> pass; a TorchNPU
+    # release-line compatibility table -> pass naming it; stated incompatible -> fail; else warn.
+    v = m.torch_npu_verdict(tnpu, cann, torch=torch)
+    srcs = f" ({cite(target, v.sources)})" if v.sources else ""
     fits = m.torch_npu_rows(cann=cann, torch=torch) if torch else m.torch_npu_rows(cann=cann)
+    remedy = ""
     if fits:
         remedy = f"pip install torch-npu=={fits[0].torch_npu}"
         if (
@@ -154,13 +138,16 @@ def _torch_npu_cann(facts: Facts, target: Target) -> list[Finding]:
             and pep_v(fits[0].torch).release[:3] != pep_v(torch).release[:3]
         ):
             remedy = f"pip install torch=={fits[0].torch} torch-npu=={fits[0].torch_npu}"
-    else:
-        remedy = f"install CANN {built_for} (what torch_npu {tnpu} is built for), or a torch_npu listed for CANN {cann}"  # noqa: E501
-    return [
-        c.finding(
-            "fail", f"torch_npu {tnpu} is built for CANN {built_for}, the active CANN is {cann}", remedy
-        )
-    ]
+    if v.level == "recommended":
+        return [c.finding("pass", f"torch_npu {tnpu} is {v.statement}{srcs}")]
+    if v.level == "compatible":
+        alt = f"; the recommended torch_npu for CANN {cann} is {v.recommended}" if v.recommended else ""
+        return [c.finding("pass", f"torch_npu {tnpu} with CANN {cann}: {v.statement}{srcs}{alt}")]
+    if v.level == "incompatible":
+        return [c.finding("fail", f"{v.subject}: {v.statement}{srcs}", remedy or None)]
+    hint = remedy or "use a torch_npu listed by `cannenv matrix query --cann " + cann + "`"
+    settle = f"; what would settle it: {v.settle}" if v.settle else ""
+    return [c.finding("warn", f"{v.subject}: {v.statement}{srcs}{settle}", hint)]
 
 
 def _torch_npu_without_cann(facts: Facts, target: Target, torch: str | None, tnpu: str) -> Finding:
@@ -446,7 +433,8 @@ TORCH_NPU_CANN = Check(
     "torch-npu-cann",
     "torch_npu is paired with the active CANN",
     "torch_npu does no hard CANN version check itself: a mismatch shows up later as "
-    "`500001` or missing-function errors.",
+    "`500001` or missing-function errors. Judged by the vendor's pairing rows and the TorchNPU release "
+    "notes' compatibility tables (release line x CANN series).",
     "critical",
     _torch_npu_cann,
 )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cannenv.checks import Check, Target
@@ -16,6 +15,8 @@ if TYPE_CHECKING:
     from cannenv.matrix import Matrix, Stack
 
 COMPARED = ("cann", "ops", "nnal", "driver", "python", "torch", "torch_npu")
+# Components that live on the host's side of a container: judged only where devices are expected.
+DEVICE_KEYS = frozenset({"driver"})
 
 
 def installed_versions(facts: Facts) -> dict[str, str]:
@@ -65,13 +66,13 @@ def load_lock_ids(path: str) -> tuple[str, str | None]:
         pass
     import yaml
 
-    p = Path(path)
+    from cannenv import records
+
+    text = records.read_text(path, what="lock file", missing=NotFoundError)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"lock file {path!r} does not exist") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read lock file {path!r}: {exc}") from exc
+        doc = records.load_yaml(text)
+    except (yaml.YAMLError, records.DocumentTooComplexError) as exc:
+        raise InputError(f"cannot read lock file {path!r}: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("stack_id"), str):
         raise InputError(
             f"lock file {path!r}: field 'stack_id' is missing (expected a string)",
@@ -252,6 +253,29 @@ _NOT_INSTALLED_CAUSE = {
 the pair disagrees): stack-match's own line for it is that finding's consequence."""
 
 
+_JUDGED_BY = {
+    "cann": "toolkit-ops",
+    "ops": "toolkit-ops",
+    "nnal": "nnal-cann",
+    "driver": "driver-cann",
+    "torch": "torch-torch-npu",
+    "torch_npu": "torch-torch-npu",
+}
+"""The check that judges an installed component against the rest of the host."""
+
+
+def _cause(key: str, got: str | None, explicit: bool) -> str | None:
+    """The finding a stack-match line is a consequence of (kept only when that finding is not a
+    pass, see checks.link_causes). A missing component: the check that says it is missing. An
+    installed one that differs from a *nearest* stack: the check that judges it against the host,
+    whose remedy is the smallest consistent change (an explicit --stack is the target itself)."""
+    if got is None or key in ("torch", "torch_npu"):
+        return _NOT_INSTALLED_CAUSE.get(key)
+    if key == "driver":
+        return "driver-cann"  # installed but too old for the CANN: that check already says so
+    return None if explicit else _JUDGED_BY.get(key)
+
+
 def _stack_match(facts: Facts, target: Target) -> list[Finding]:
     c = STACK_MATCH
     stack = target.stack
@@ -277,14 +301,19 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         got = have.get(key)
         if got is not None and _matches(key, want, got):
             continue
+        if key in DEVICE_KEYS and target.no_devices:
+            # The driver comes from the host at run time (an image never holds it): not judged here.
+            detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_devices}"
+            out.append(c.finding("skip", detail, subject=key, scope="device"))
+            continue
         status: Status = "fail" if explicit else "warn"
         detail = f"{key}: stack {stack.id} pins {want}, " + (f"installed {got}" if got else "not installed")
         remedy = _REMEDY.get(key, "install {v}").format(
             v=want, file=installer_file(target, facts.os.arch, key, want)
         )
-        cause = _NOT_INSTALLED_CAUSE.get(key) if got is None or key in ("torch", "torch_npu") else None
+        cause = _cause(key, got, explicit)
         out.append(c.finding(status, detail, remedy, subject=key, caused_by=cause))
-    if not out:
+    if not any(f.status != "skip" for f in out):
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))
     return out
 

@@ -309,14 +309,16 @@ def facts_cmd(
     if as_json:
         click.echo(facts.to_json())
         return 0
+    from cannenv.sanitize import line
+
     summary = host_summary(facts)
     width = max(len(k) for k in summary)
     for k, v in summary.items():
         if isinstance(v, list):
             v = ", ".join(str(x) for x in v) or "-"
-        click.echo(f"{k:<{width}}  {v if v not in (None, '') else '-'}")
+        click.echo(line(f"{k:<{width}}  {v if v not in (None, '') else '-'}"))
     for issue in facts.issues:
-        click.echo(f"issue: {issue.message}")
+        click.echo(line(f"issue: {issue.message}"))
     return 0
 
 

@@ -238,7 +238,9 @@ def render_text(report: FleetReport) -> str:
         lines.append(f"      nodes: {', '.join(g.nodes)}")
     for n in report.nodes:
         lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
-    return "\n".join(lines) + "\n"
+    from cannenv import sanitize
+
+    return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls
 
 
 @fleet.command("diff")

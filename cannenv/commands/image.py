@@ -1,9 +1,11 @@
-"""`cannenv image render|build|lock|verify|run-args` and `cannenv gate` (the image's entrypoint)."""
+"""`cannenv image render|build|lock|verify|push|pull|sbom|run-args` and `cannenv gate` (the image's
+entrypoint, also runnable from the image's own isolated runtime)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,9 +15,8 @@ import click
 from cannenv.errors import ChecksFailed, InputError
 
 if TYPE_CHECKING:
-    from cannenv.artifacts import VerifiedInstaller
     from cannenv.engine import Engine
-    from cannenv.image import BuildContext, ImageSpec
+    from cannenv.image import BuildContext, ImageSpec, VerifiedInstaller
 
 DEFAULT_REPOSITORY = "cannenv/stack"
 
@@ -39,23 +40,25 @@ def _stack_options(f: Any) -> Any:
         "--arch",
         type=click.Choice(["x86_64", "aarch64"]),
         default=None,
-        help="Target architecture (default: the stack's only one, else this machine's).",
+        help="Target architecture (default: the stack's only one, else this machine's). Another "
+        "machine's architecture is built under QEMU user emulation, or refused (exit 4).",
     )(f)
     f = click.option(
         "--os",
         "os_id",
         default="ubuntu22.04",
         show_default=True,
-        help="Base OS profile from dockerfiles/os.yaml (ubuntu22.04, preinstalled, …).",
+        help="Base OS profile from dockerfiles/os.yaml (debian12, ubuntu22.04, preinstalled, …).",
     )(f)
     f = click.option(
-        "--base-image", default=None, help="Base image reference, ideally pinned: NAME@sha256:<digest>."
+        "--base-image", default=None, help="Base image reference, pinned: NAME@sha256:<digest>."
     )(f)
     f = click.option(
         "--wheelhouse",
         type=click.Path(path_type=Path, file_okay=False),
         default=None,
-        help="Local wheels (torch, torch_npu, their deps) installed hash-pinned and offline.",
+        help="Local wheels (torch, torch_npu, CANN's Python deps, cannenv's deps) installed "
+        "hash-pinned and offline.",
     )(f)
     f = click.option(
         "--cannenv-wheel",
@@ -68,6 +71,15 @@ def _stack_options(f: Any) -> Any:
         is_flag=True,
         help="Accept installers whose sha256 the matrix does not pin (recorded in the lock).",
     )(f)
+    f = click.option(
+        "--uid", type=int, default=1000, show_default=True, help="UID of HwHiAiUser (the host's)."
+    )(f)
+    f = click.option(
+        "--gid", type=int, default=1000, show_default=True, help="GID of HwHiAiUser (the host's)."
+    )(f)
+    f = click.option("--root", "as_root", is_flag=True, help="Run containers as root instead of HwHiAiUser.")(
+        f
+    )
     return f
 
 
@@ -83,6 +95,10 @@ def _prepare(
     artifacts: Path | None,
     allow_unpinned: bool,
     wheel_dir: Path | None,
+    uid: int,
+    gid: int,
+    as_root: bool,
+    base_image_digest: str | None = None,
 ) -> _Prepared:
     from cannenv import matrix
     from cannenv.artifacts import build_cannenv_wheel, source_checkout, verify_installers
@@ -98,7 +114,15 @@ def _prepare(
     elif wheel_dir is not None and (checkout := source_checkout()) is not None:
         cw = wheel_from_file(build_cannenv_wheel(wheel_dir, source=checkout))
     options = RenderOptions(
-        os=os_id, base_image=base_image, wheels=wheels, cannenv_wheel=cw, verified_installers=verified
+        os=os_id,
+        base_image=base_image,
+        wheels=wheels,
+        cannenv_wheel=cw,
+        verified_installers=verified,
+        uid=uid,
+        gid=gid,
+        root=as_root,
+        base_image_digest=base_image_digest,
     )
     return _Prepared(spec, render(spec, options), verified)
 
@@ -109,9 +133,13 @@ def _default_tag(stack_id: str) -> str:
     return f"{DEFAULT_REPOSITORY}:{re.sub(r'[^A-Za-z0-9_.-]', '-', stack_id)[:128]}"
 
 
+def _warn(text: str) -> None:
+    click.echo(f"warning: {text}", err=True)
+
+
 @click.group("image")
 def image() -> None:
-    """Render, build, lock and verify Docker images for matrix stacks."""
+    """Render, build, lock, verify, push and pull Docker images for matrix stacks."""
 
 
 @image.command("render")
@@ -135,6 +163,8 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
 
     with tempfile.TemporaryDirectory(prefix="cannenv-wheel-") as tmp:
         prep = _prepare(stack_id, wheel_dir=Path(tmp) if out else None, **kw)
+        for w in prep.ctx.warnings:
+            _warn(w)
         if out is None:
             click.echo(prep.ctx.dockerfile, nl=False)
             return 0
@@ -147,6 +177,80 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
             err=True,
         )
     return 0
+
+
+def _check_base(engine: Engine, base: str, arch: str, allow_tag: bool) -> str | None:
+    """Refuse a bare tag (unless allowed) and a base of another architecture; the base's image id."""
+    from cannenv.errors import IntegrityError
+    from cannenv.image.spec import OCI_ARCH
+
+    if "@" not in base and not allow_tag:
+        raise IntegrityError(
+            f"the base image {base} is a tag, not a digest: a tag can name other bytes tomorrow, so the "
+            "build would not be reproducible",
+            hint="pin it: push the base to your registry (`cannenv image push BASE --to REGISTRY/REPO`) "
+            "and give --base-image REGISTRY/REPO@sha256:<digest>; or pass --allow-tag (the lock notes it)",
+        )
+    if not engine.exists(base):
+        if "@" not in base:
+            return None  # the builder pulls it (and fails clearly if it cannot)
+        engine.pull(base, platform=None)
+    info = engine.inspect(base)
+    want = OCI_ARCH[arch]
+    if info.architecture and info.architecture != want:
+        raise InputError(
+            f"the base image {base} is {info.architecture}, but the image is for {arch} ({want})",
+            hint=f"give a {want} base image with --base-image",
+        )
+    return info.id
+
+
+class _Progress:
+    """Step N/M lines with the build's output, and the elapsed time of each stage."""
+
+    def __init__(self, quiet: bool) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True, highlight=False)
+        self.quiet = quiet
+        self.stage: str | None = None
+        self.stage_start = time.monotonic()
+        self.stages: list[tuple[str, float]] = []
+        self.count = 0
+
+    def _close_stage(self) -> None:
+        if self.stage is not None:
+            elapsed = time.monotonic() - self.stage_start
+            self.stages.append((self.stage, elapsed))
+            if not self.quiet:
+                self.console.print(f"  [dim]stage {self.stage}: {elapsed:.1f} s[/]", markup=True)
+
+    def __call__(self, ev: Any) -> None:
+        from rich.text import Text
+
+        if ev.kind == "step" and ev.text.upper().startswith("FROM "):
+            self._close_stage()
+            words = ev.text.split()
+            self.count += 1
+            self.stage = words[3] if len(words) >= 4 and words[2].upper() == "AS" else "final"
+            self.stage_start = time.monotonic()
+        if self.quiet:
+            return
+        if ev.kind == "step":
+            line = Text(f"step {ev.step}/{ev.total} ", style="bold cyan")
+            line.append(ev.text)
+            self.console.print(line, soft_wrap=True)
+        elif ev.kind == "cached":
+            self.console.print("  [green]cached[/]", markup=True)
+        elif ev.kind == "error":
+            self.console.print(Text(ev.text, style="red"))
+        else:
+            self.console.print(f"  {ev.text}", markup=False, soft_wrap=True)
+
+    def finish(self) -> str:
+        self._close_stage()
+        self.stage = None
+        return ", ".join(f"{name} {s:.1f} s" for name, s in self.stages)
 
 
 @image.command("build")
@@ -166,73 +270,89 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
     default=None,
     help="Write the lock file here after the build.",
 )
+@click.option(
+    "--locked",
+    "locked_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Build only if every input equals this lock's (else exit 5, naming each difference); "
+    "the built image's id is recorded in it.",
+)
+@click.option("--allow-tag", is_flag=True, help="Accept a base image given by tag instead of digest.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached layers.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not stream the build log.")
 def build_cmd(
-    stack_id: str, tag: str | None, lock_path: Path | None, no_cache: bool, quiet: bool, **kw: Any
+    stack_id: str,
+    tag: str | None,
+    lock_path: Path | None,
+    locked_path: Path | None,
+    allow_tag: bool,
+    no_cache: bool,
+    quiet: bool,
+    **kw: Any,
 ) -> int:
     """Build the image for STACK_ID with the local Docker engine."""
     import tempfile
 
-    from rich.console import Console
-    from rich.text import Text
-
-    from cannenv.engine import BuildEvent, Engine
+    from cannenv.engine import PLATFORM, Engine, check_emulation
+    from cannenv.errors import ExternalError
     from cannenv.image import lock_for
-    from cannenv.lock import write_lock
+    from cannenv.image.contract import enforce
+    from cannenv.image.spec import OCI_ARCH, host_arch
+    from cannenv.lock import load_lock, write_lock
 
-    console = Console(stderr=True, highlight=False)
+    locked = load_lock(locked_path) if locked_path is not None else None
     engine = Engine.connect()  # fail fast, before hashing GBs of installers
     with tempfile.TemporaryDirectory(prefix="cannenv-build-") as tmp:
         prep = _prepare(stack_id, wheel_dir=Path(tmp) / "wheel", **kw)
-        ctx_dir = prep.ctx.write(Path(tmp) / "context")
+        arch = prep.spec.arch
+        here = host_arch()
+        check_emulation(arch, here)
+        base_id = _check_base(engine, prep.ctx.base_image, arch, allow_tag)
+        for w in prep.ctx.warnings:
+            _warn(w)
         ref = tag or _default_tag(prep.spec.stack_id)
-
-        def show(ev: BuildEvent) -> None:
-            if quiet:
-                return
-            if ev.kind == "step":
-                line = Text(f"step {ev.step}/{ev.total} ", style="bold cyan")
-                line.append(ev.text)
-                console.print(line, soft_wrap=True)
-            elif ev.kind == "cached":
-                console.print("  [green]cached[/]", markup=True)
-            elif ev.kind == "error":
-                console.print(Text(ev.text, style="red"))
-            else:
-                console.print(f"  {ev.text}", markup=False, soft_wrap=True)
-
-        result = engine.build(ctx_dir, ref, on_event=show, nocache=no_cache)
-    info = result.info
-    if lock_path is not None:
-        lock = lock_for(
-            prep.spec,
-            prep.ctx,
-            prep.verified,
-            base_image_digest=_base_digest(engine, prep.ctx.base_image),
-            image_id=info.id,
-            tag=ref,
+        if locked is not None:
+            assert locked_path is not None
+            enforce(
+                locked,
+                lock_for(prep.spec, prep.ctx),
+                lock_path=str(locked_path),
+                action="image build --locked",
+            )
+            click.echo(f"inputs match the lock {locked_path}", err=True)
+        ctx_dir = prep.ctx.write(Path(tmp) / "context")
+        progress = _Progress(quiet)
+        result = engine.build(
+            ctx_dir,
+            ref,
+            on_event=progress,
+            nocache=no_cache,
+            platform=PLATFORM[arch] if arch != here else None,
         )
+        stages = progress.finish()
+    info = result.info
+    if info.architecture != OCI_ARCH[arch]:
+        engine.remove(ref)
+        raise ExternalError(
+            f"the engine built a {info.architecture} image for a {arch} build; removed {ref} rather than "
+            "leave a mislabelled image",
+        )
+    lock = lock_for(prep.spec, prep.ctx, base_image_id=base_id, image_id=info.id, tag=ref)
+    if locked is not None and locked_path is not None:
+        same = locked.image_id == info.id  # a pushed digest stays true only for the same image
+        update = {"image_id": info.id, "tag": ref, "image_digest": locked.image_digest if same else None}
+        write_lock(locked_path, locked.model_copy(update=update))
+        click.echo(f"lock: {locked_path} (image id recorded)")
+    if lock_path is not None:
         write_lock(lock_path, lock)
         click.echo(f"lock: {lock_path}")
     click.echo(f"image: {ref}")
     click.echo(f"id: {info.id}")
-    click.echo(f"digest: {info.digest or '(none: local image, not pushed)'}")
+    click.echo(f"arch: {arch} ({info.architecture})")
     click.echo(f"steps: {len(result.steps)} ({result.cached_steps} from cache) in {result.duration_s:.1f} s")
+    click.echo(f"stages: {stages}")
     return 0
-
-
-def _base_digest(engine: Engine | None, base_image: str) -> str | None:
-    """The pinned digest of ``base_image``, else what the engine knows of it (None without one)."""
-    if "@" in base_image:
-        return base_image.split("@", 1)[1]
-    if engine is None:
-        return None
-    try:
-        info = engine.inspect(base_image)
-    except Exception:
-        return None
-    return str(info.digest or info.id)
 
 
 @image.command("lock")
@@ -250,48 +370,66 @@ def _base_digest(engine: Engine | None, base_image: str) -> str | None:
     type=click.Path(path_type=Path, dir_okay=False),
     default=Path("cannenv.lock.json"),
     show_default=True,
-    help="Lock file to write or update.",
+    help="Lock file to write, check or update.",
 )
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Only compare today's inputs with the lock (exit 5 if they differ).",
+)
+@click.option("--update", is_flag=True, help="Rewrite a lock whose inputs changed (prints what changed).")
 @click.option(
     "--image",
     "image_ref",
     default=None,
-    help="Record this built image's id (needs the engine); default: keep the id already in "
-    "the lock when nothing else changed.",
+    help="Record this built image's id (needs the engine).",
 )
-def lock_cmd(stack_id: str, out: Path, image_ref: str | None, **kw: Any) -> int:
-    """Write or update the lock file of STACK_ID (stack, matrix digest, inputs and their digests)."""
+def lock_cmd(
+    stack_id: str, out: Path, check_only: bool, update: bool, image_ref: str | None, **kw: Any
+) -> int:
+    """Write, check or update the lock file of STACK_ID (every input and its digest).
+
+    An existing lock is the contract: if today's inputs differ from it, `image lock` refuses (exit 5)
+    and names each difference, unless --update.
+    """
     import tempfile
 
-    from cannenv.image import lock_for
+    from cannenv.errors import NotFoundError
+    from cannenv.image import differences, lock_for
+    from cannenv.image.contract import enforce
     from cannenv.lock import load_lock, write_lock
 
     with tempfile.TemporaryDirectory(prefix="cannenv-lock-") as tmp:
         prep = _prepare(stack_id, wheel_dir=Path(tmp), **kw)
-    engine = image_id = tag = None
-    if image_ref is not None or "@" not in prep.ctx.base_image:
+    image_id = tag = None
+    if image_ref is not None:
         from cannenv.engine import Engine
-        from cannenv.errors import MissingToolError
 
-        try:
-            engine = Engine.connect(timeout=30)
-        except MissingToolError:
-            if image_ref is not None:
-                raise
-    if engine is not None and image_ref is not None:
-        image_id, tag = engine.inspect(image_ref).id, image_ref
-    new = lock_for(
-        prep.spec,
-        prep.ctx,
-        prep.verified,
-        base_image_digest=_base_digest(engine, prep.ctx.base_image),
-        image_id=image_id,
-        tag=tag,
-    )
-    if out.exists() and image_id is None:
-        old = load_lock(out)
-        if old.context_digest == new.context_digest and old.image_id:
-            new = new.model_copy(update={"image_id": old.image_id, "tag": old.tag})
+        image_id, tag = Engine.connect(timeout=30).inspect(image_ref).id, image_ref
+    new = lock_for(prep.spec, prep.ctx, image_id=image_id, tag=tag)
+    old = load_lock(out) if out.exists() else None
+    if check_only:
+        if old is None:
+            raise NotFoundError(f"no lock file {out} to check", hint="write one with `cannenv image lock`")
+        enforce(old, new, lock_path=str(out), action="image lock --check")
+        click.echo(f"{out}: the inputs match the lock (context {old.context_digest[:12]})")
+        return 0
+    if old is not None:
+        diffs = differences(old, new)
+        if not update:
+            enforce(old, new, lock_path=str(out), action="image lock")
+        for d in diffs:
+            click.echo(f"changed: {d}", err=True)
+        if not diffs and image_id is None:
+            new = new.model_copy(
+                update={
+                    "image_id": old.image_id,
+                    "tag": old.tag,
+                    "image_digest": old.image_digest,
+                    "base_image_id": old.base_image_id,
+                }
+            )
     write_lock(out, new)
     click.echo(
         f"wrote {out} (stack {new.stack_id}, context {new.context_digest[:12]}, "
@@ -302,24 +440,70 @@ def lock_cmd(stack_id: str, out: Path, image_ref: str | None, **kw: Any) -> int:
     return 0
 
 
+def _record(engine: Engine, ref: str) -> Any:
+    from cannenv.image.render import IMAGE_INFO_PATH, LABEL_SBOM
+    from cannenv.image.verify import ImageRecord, parse_image_info
+
+    info = engine.inspect(ref)
+    sbom_path = info.labels.get(LABEL_SBOM)
+    return ImageRecord(
+        ref=ref,
+        image_id=info.id,
+        architecture=info.architecture,
+        labels=info.labels,
+        image_info=parse_image_info(engine.read_file(ref, IMAGE_INFO_PATH)),
+        sbom_text=engine.read_file(ref, sbom_path) if sbom_path else None,
+        repo_digests=info.repo_digests,
+    )
+
+
+def _require_cannenv_image(ref: str, labels: Any) -> None:
+    from cannenv.errors import NotFoundError
+    from cannenv.gate import LABEL_STACK
+
+    if LABEL_STACK not in labels:
+        raise NotFoundError(
+            f"{ref} is not an image built by cannenv: it has no {LABEL_STACK} label, so there is no "
+            "stack, lock or gate to verify",
+            hint="verify an image made with `cannenv image build` (its labels start with cannenv.)",
+        )
+
+
 @image.command("verify")
 @click.argument("tag")
+@click.option(
+    "--lock",
+    "lock_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also check the image's recorded inputs and labels against this lock.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
-def verify_cmd(tag: str, as_json: bool) -> int:
-    """Run `cannenv doctor --json` inside image TAG with no devices and judge the result.
+def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
+    """Check image TAG: what it records (architecture, labels, image.json, SBOM; against --lock),
+    then run `cannenv doctor --json --no-devices` inside it and judge the result.
 
     Software checks must pass; device checks must report skip (never fail, never pass).
     """
     from cannenv.engine import Engine
-    from cannenv.errors import ExitCode, ExternalError
+    from cannenv.errors import ExitCode, ExternalError, MissingToolError
     from cannenv.gate import LABEL_STACK
-    from cannenv.image import judge_verify
+    from cannenv.image import judge_record, judge_verify
+    from cannenv.lock import load_lock
 
+    lock = load_lock(lock_path) if lock_path is not None else None
     engine = Engine.connect()
-    info = engine.inspect(tag)
+    record = _record(engine, tag)
+    _require_cannenv_image(tag, record.labels)
+    record_problems = judge_record(record, lock)
     argv = ["cannenv", "doctor", "--json", "--no-devices"]
-    stack = info.labels.get(LABEL_STACK)
+    stack = record.labels.get(LABEL_STACK)
     res = engine.run(tag, [*argv, "--stack", stack] if stack else argv)
+    if res.exit_code == 127 or "cannot run 'cannenv'" in res.stderr:
+        raise MissingToolError(
+            f"{tag} has no cannenv command on its PATH, so the doctor cannot run inside it",
+            hint="build the image with `cannenv image build` (it installs cannenv into the image's venv)",
+        )
     if stack and res.exit_code == ExitCode.NOT_FOUND:
         # built from a matrix file the image's cannenv does not ship: judge against the best match
         res = engine.run(tag, argv)
@@ -331,13 +515,17 @@ def verify_cmd(tag: str, as_json: bool) -> int:
             hint=(res.stderr or res.stdout).strip()[-1500:] or None,
         ) from None
     outcome = judge_verify(report)
+    problems = [*record_problems, *outcome.problems]
+    ok = not problems
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "image": tag,
-                    "ok": outcome.ok,
-                    "problems": list(outcome.problems),
+                    "ok": ok,
+                    "architecture": record.architecture,
+                    "lock": str(lock_path) if lock_path else None,
+                    "problems": problems,
                     "software": [list(x) for x in outcome.software],
                     "device": [list(x) for x in outcome.device],
                 },
@@ -345,12 +533,145 @@ def verify_cmd(tag: str, as_json: bool) -> int:
             )
         )
     else:
-        click.echo(f"{tag}: {len(outcome.software)} software checks, {len(outcome.device)} device checks")
-        for p in outcome.problems:
+        click.echo(
+            f"{tag} ({record.architecture}): {len(outcome.software)} software checks, "
+            f"{len(outcome.device)} device checks" + (f", lock {lock_path}" if lock_path else "")
+        )
+        for p in problems:
             click.echo(f"  problem: {p}")
-        click.echo("verified" if outcome.ok else "NOT verified")
-    if not outcome.ok:
-        raise ChecksFailed(f"image {tag} failed verification ({len(outcome.problems)} problems)")
+        click.echo("verified" if ok else "NOT verified")
+    if not ok:
+        raise ChecksFailed(f"image {tag} failed verification ({len(problems)} problems)")
+    return 0
+
+
+def _split_repo(ref: str) -> tuple[str, str | None]:
+    last = ref.rsplit("/", 1)[-1]
+    if ":" in last:
+        repo, _, t = ref.rpartition(":")
+        return repo, t
+    return ref, None
+
+
+@image.command("push")
+@click.argument("image_ref")
+@click.option(
+    "--to", "target", required=True, help="Registry repository, e.g. 127.0.0.1:5000/team/cann[:TAG]."
+)
+@click.option(
+    "--lock",
+    "lock_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Record the pushed REPO@sha256 digest in this lock (its image id must be IMAGE_REF's).",
+)
+def push_cmd(image_ref: str, target: str, lock_path: Path | None) -> int:
+    """Push IMAGE_REF to a registry and print its pinned reference REPO@sha256:….
+
+    Use it for base images too: the printed reference is what --base-image should be.
+    """
+    from cannenv.engine import Engine
+    from cannenv.errors import IntegrityError
+    from cannenv.image import check_image_ref
+    from cannenv.lock import load_lock, write_lock
+
+    check_image_ref(target, "--to")
+    if "@" in target:
+        raise InputError("--to takes a repository (and tag), not a digest")
+    repo, tag = _split_repo(target)
+    engine = Engine.connect()
+    info = engine.inspect(image_ref)
+    lock = load_lock(lock_path) if lock_path is not None else None
+    if lock is not None and lock.image_id and lock.image_id != info.id:
+        raise IntegrityError(
+            f"{image_ref} is image {info.id}, but the lock {lock_path} records {lock.image_id}",
+            hint="push the image the lock describes, or rebuild with `cannenv image build --locked`",
+        )
+    tag = tag or (_split_repo(info.tags[0])[1] if info.tags else None) or "latest"
+    engine.tag(image_ref, repo, tag)
+    digest = engine.push(repo, tag)
+    pinned = f"{repo}@{digest}"
+    if lock is not None and lock_path is not None:
+        write_lock(lock_path, lock.model_copy(update={"image_digest": pinned, "image_id": info.id}))
+        click.echo(f"lock: {lock_path} (image_digest {pinned})", err=True)
+    click.echo(pinned)
+    return 0
+
+
+@image.command("pull")
+@click.argument("image_ref", required=False)
+@click.option(
+    "--locked",
+    "locked_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Pull the lock's REPO@sha256 and check the image against the lock (exit 5 on a difference).",
+)
+def pull_cmd(image_ref: str | None, locked_path: Path | None) -> int:
+    """Pull an image; with --locked, exactly the digest the lock records, checked against the lock."""
+    from cannenv.engine import Engine
+    from cannenv.errors import IntegrityError
+    from cannenv.image import judge_record
+    from cannenv.lock import load_lock
+
+    if locked_path is None:
+        if image_ref is None:
+            raise InputError("give IMAGE_REF or --locked LOCK")
+        info = Engine.connect().pull(image_ref)
+        click.echo(f"{image_ref}: {info.id}")
+        return 0
+    lock = load_lock(locked_path)
+    if not lock.image_digest:
+        raise IntegrityError(
+            f"the lock {locked_path} records no registry digest",
+            hint="push the image with `cannenv image push IMAGE --to REPO --lock LOCK` first",
+        )
+    if (
+        image_ref is not None
+        and image_ref != lock.image_digest
+        and _split_repo(image_ref.split("@")[0])[0] != lock.image_digest.split("@")[0]
+    ):
+        raise IntegrityError(f"{image_ref} is not the lock's image {lock.image_digest}")
+    engine = Engine.connect()
+    engine.pull(lock.image_digest)
+    problems = judge_record(_record(engine, lock.image_digest), lock)
+    if problems:
+        raise IntegrityError(
+            f"{lock.image_digest} does not match the lock {locked_path}:\n  " + "\n  ".join(problems),
+            hint="the registry holds another image under this name; rebuild with --locked and push again",
+        )
+    click.echo(f"{lock.image_digest}: matches {locked_path}")
+    return 0
+
+
+@image.command("sbom")
+@click.argument("source")
+@click.option("--check", "check_schema", is_flag=True, help="Validate against the CycloneDX JSON schema.")
+def sbom_cmd(source: str, check_schema: bool) -> int:
+    """Print the CycloneDX SBOM of SOURCE: a lock file, or an image built by cannenv."""
+    from cannenv.errors import IntegrityError
+    from cannenv.image.sbom import inputs_from_lock, sbom_json, validate
+    from cannenv.lock import load_lock
+
+    if Path(source).is_file():
+        text = sbom_json(inputs_from_lock(load_lock(source)))
+    else:
+        from cannenv.engine import Engine
+        from cannenv.errors import NotFoundError
+
+        engine = Engine.connect()
+        record = _record(engine, source)
+        _require_cannenv_image(source, record.labels)
+        if record.sbom_text is None:
+            raise NotFoundError(f"{source} carries no SBOM (built by an older cannenv?)")
+        text = record.sbom_text
+    if check_schema:
+        problems = validate(text)
+        if problems:
+            raise IntegrityError(
+                "the SBOM does not validate against the CycloneDX schema: " + "; ".join(problems)
+            )
+    click.echo(text, nl=False)
     return 0
 
 
@@ -385,26 +706,17 @@ def run_args_cmd(devices: str, image_ref: str | None, as_json: bool) -> int:
 def gate_cmd(require: str | None, root: Path | None, command: tuple[str, ...]) -> int:
     """Refuse to start when the host NPU driver does not fit the image; else run COMMAND.
 
-    The image's entrypoint: `cannenv gate -- CMD...`. CANNENV_DISABLE_REQUIRE=1 bypasses it.
+    Images run it from their own runtime (/opt/cannenv/gate). CANNENV_DISABLE_REQUIRE=1 bypasses it.
     """
     import os
 
-    from cannenv.gate import decide, read_gate_inputs
+    from cannenv.gate import main
     from cannenv.host import Host
 
-    host = Host.live() if root is None else Host(root=root, env=dict(os.environ), allow_commands=False)
-    decision = decide(read_gate_inputs(host, required=require))
-    if decision.action != "start" or not command:
-        click.echo(decision.message, err=True)
-    if decision.action == "refuse":
-        raise ChecksFailed("the host NPU driver does not fit this image (see above)")
-    if command:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        try:
-            os.execvp(command[0], list(command))
-        except OSError as exc:
-            raise InputError(f"cannot run {command[0]!r}: {exc.strerror}") from None
+    host = None if root is None else Host(root=root, env=dict(os.environ), allow_commands=False)
+    code = main([*(["--require", require] if require else []), "--", *command], host=host)
+    if code:
+        sys.exit(code)
     return 0
 
 

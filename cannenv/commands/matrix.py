@@ -1,4 +1,5 @@
-"""`cannenv matrix …`: list, show, lint, query, resolve, schema, import-torch-npu.
+"""`cannenv matrix …`: list, show, lint, query, resolve, schema, and the importers
+(import-torch-npu, import-deployer, import-index, refresh).
 
 Human output with rich, ``--json`` for machines. Core work lives in :mod:`cannenv.matrix`,
 :mod:`cannenv.resolve` and :mod:`cannenv.torch_npu_import`; this module only renders.
@@ -245,8 +246,15 @@ def query(
     from cannenv.values import dump
 
     result: dict[str, Any] = {}
+    if cann and driver:
+        vfams = [fam] if fam else [f for f in FAMILY_IDS if m.driver_requirement(cann, f) is not None]
+        result["verdict"] = [m.hdk_verdict(cann, driver, f).to_json() for f in vfams]
+    if torch_npu and cann:
+        result["torch_npu_verdict"] = m.torch_npu_verdict(torch_npu, cann, torch=torch).to_json()
     if cann or torch or torch_npu:
         rows = m.torch_npu_rows(cann=cann, torch=torch, torch_npu=torch_npu, python=python)
+        if torch_npu and not m.torch_npu_rows(torch_npu=torch_npu, include_superseded=True):
+            result["torch_npu_unpaired"] = m.unpaired_note(torch_npu)
         result["torch_npu"] = [
             {
                 **dump(r, exclude_none=True),
@@ -277,8 +285,11 @@ def query(
                 }
             except NotFoundError:
                 result["ops_package"] = None
-    if driver:
-        result["cann_accepting_driver"] = [r.to_json() for r in m.cann_accepting_driver(driver, family=fam)]
+    if driver and not cann:
+        accepting = m.cann_accepting_driver(driver, family=fam)
+        result["cann_accepting_driver"] = [
+            {**r.to_json(), "verdict": m.hdk_verdict(r.cann, driver, r.family).to_json()} for r in accepting
+        ]
     if as_json:
         _echo_json(result)
     else:
@@ -304,7 +315,16 @@ def _render_query(result: dict[str, Any]) -> None:
                 r["evidence"],
                 ", ".join(r["sources"]),
             )
-        con.print(t if result["torch_npu"] else "no torch_npu row matches")
+        if result["torch_npu"]:
+            con.print(t)
+        elif "torch_npu_unpaired" not in result:
+            con.print("no torch_npu row matches")
+    if "torch_npu_unpaired" in result:
+        con.print(result["torch_npu_unpaired"])
+    if "torch_npu_verdict" in result:
+        _render_verdict(con, result["torch_npu_verdict"])
+    for v in result.get("verdict", []):
+        _render_verdict(con, v)
     if "python_support" in result:
         ps = result["python_support"]
         con.print(
@@ -315,10 +335,18 @@ def _render_query(result: dict[str, Any]) -> None:
     if "driver_requirement" in result:
         for r in result["driver_requirement"]:
             con.print(
-                f"CANN {r['cann']} on {r['family']}: driver {r['range']} (HDK {r['hdk'] or r['minimum']}"
-                f"{', firmware ' + r['firmware'] if r['firmware'] else ''}; {r['evidence']}; "
-                f"{', '.join(r['sources'])})"
+                f"CANN {r['cann']} on {r['family']}: recommended HDK "
+                f"{r['hdk'] or ', '.join(r['recommended']) or '-'}"
+                f"{', firmware ' + r['firmware'] if r['firmware'] else ''} ({r['evidence']}); "
+                f"compatible {', '.join(r['compatible']) or 'none stated'}; "
+                f"not compatible {', '.join(r['incompatible']) or 'none stated'} "
+                f"[{', '.join(r['sources'])}]"
             )
+            for st in r["statements"]:
+                con.print(
+                    f"  {'Y' if st['compatible'] else 'N'} {', '.join(st['hdk'])}: {st['statement']} "
+                    f"[{', '.join(st['sources'])}]"
+                )
         if not result["driver_requirement"]:
             con.print("no HDK pairing known for that CANN version / family")
         for row in result.get("hdk_pairs", []):
@@ -335,18 +363,25 @@ def _render_query(result: dict[str, Any]) -> None:
     if "cann_accepting_driver" in result:
         rows = result["cann_accepting_driver"]
         if rows:
-            t = Table(title="CANN releases whose driver requirement accepts this driver")
-            for col in ("CANN", "family", "needs", "evidence", "sources"):
+            t = Table(title="CANN releases the vendor pairs or states compatible with this driver")
+            for col in ("CANN", "family", "verdict", "statement", "sources"):
                 t.add_column(col)
             for r in rows:
-                t.add_row(r["cann"], r["family"], r["range"], r["evidence"], ", ".join(r["sources"]))
+                v = r["verdict"]
+                t.add_row(r["cann"], r["family"], v["level"], v["statement"], ", ".join(v["sources"]))
             con.print(t)
-            con.print(
-                "note: minimum = oldest paired HDK; newer drivers assumed compatible "
-                "(no upper bound published)"
-            )
+            con.print("HDKs no vendor statement names are not listed (unknown, not assumed compatible)")
         else:
-            con.print("no CANN release with a known HDK pairing accepts that driver")
+            con.print("no CANN release is paired with or stated compatible with that driver")
+
+
+def _render_verdict(con: Console, v: dict[str, Any]) -> None:
+    colour = {"recommended": "green", "compatible": "green", "incompatible": "red"}.get(v["level"], "yellow")
+    con.print(f"[{colour}]{v['level']}[/]: {v['subject']}: {v['statement']} [{', '.join(v['sources'])}]")
+    if v.get("recommended"):
+        con.print(f"  recommended instead: {v['recommended']}")
+    if v.get("settle"):
+        con.print(f"  would settle it: {v['settle']}")
 
 
 @matrix.command("resolve")
@@ -495,6 +530,183 @@ def import_torch_npu(path: Path, merge: Path | None, as_json: bool) -> int:
     if merge is not None:
         con.print(f"added {len(added)} row(s) to {merge}")
     return 0
+
+
+@matrix.command("import-deployer")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print every fact with its source.")
+@click.option(
+    "--write-to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the facts as a matrix file (e.g. matrices/deployer.yaml).",
+)
+def import_deployer(path: Path, as_json: bool, write_to: Path | None) -> int:
+    """Read ascend-deployer (wheel or folder): CANN -> HDK, installers + sha256, torch_npu -> CANN.
+
+    \b
+    pip download --no-deps ascend-deployer -d DIR
+    cannenv matrix import-deployer DIR/ascend_deployer-*.whl
+    """
+    from collections import Counter
+
+    from cannenv.matrix import deployer
+
+    imp = deployer.read_deployer(path)
+    if write_to is not None:
+        from cannenv.fsutil import atomic_write_text
+        from cannenv.matrix.refresh import _dump
+
+        atomic_write_text(write_to, _dump(deployer.matrix_doc(imp), f"ascend-deployer {imp.version}"))
+    if as_json:
+        _echo_json(
+            {
+                "package": deployer.PACKAGE,
+                "version": imp.version,
+                "sha256": imp.sha256,
+                "facts": [f.to_json() for f in imp.facts],
+                "warnings": imp.warnings,
+                "skipped": imp.skipped,
+            }
+        )
+        return 0
+    con = _console()
+    kinds = Counter(f.kind for f in imp.facts)
+    con.print(
+        f"ascend-deployer {imp.version} (sha256 {imp.sha256 or 'folder'}): "
+        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    )
+    for f in imp.facts:
+        if f.kind in ("hdk", "torch_npu"):
+            label = "requires HDK" if f.kind == "hdk" else "goes with CANN"
+            con.print(f"  {f.key[0]} {label} {f.key[1]}  [{f.provenance.path}]")
+    for w in imp.warnings:
+        con.print(f"[yellow]warning:[/] {w}")
+    if write_to is not None:
+        con.print(f"wrote {write_to}")
+    return 0
+
+
+@matrix.command("import-index")
+@click.option(
+    "--listing",
+    "listings",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A saved index JSON document (curl -o torch-npu.json https://pypi.org/pypi/torch-npu/json). "
+    "Repeatable; without it the index is asked (network).",
+)
+@click.option(
+    "--package", "packages", multiple=True, help="Packages to ask the index for (default: torch-npu, torch)."
+)
+@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--write-to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the exact version sets as a matrix file (e.g. matrices/index.yaml).",
+)
+def import_index(
+    listings: tuple[Path, ...], packages: tuple[str, ...], as_json: bool, write_to: Path | None
+) -> int:
+    """Record the torch-npu / torch versions the package index publishes, per Python and arch (exact)."""
+    from cannenv.matrix import index
+
+    if listings:
+        imports = [index.read_listing(p) for p in listings]
+    else:
+        imports = [
+            index.parse_listing(index.fetch_listing(p), name=index.INDEX_URL.format(package=p))
+            for p in packages or index.PACKAGES
+        ]
+    doc = index.matrix_doc(imports)
+    if write_to is not None:
+        from cannenv.fsutil import atomic_write_text
+        from cannenv.matrix.refresh import _dump
+
+        atomic_write_text(write_to, _dump(doc, "package index listings"))
+    if as_json:
+        _echo_json({"wheels": doc["wheels"], "sources": doc["sources"]})
+        return 0
+    con = _console()
+    for row in doc["wheels"]:
+        con.print(
+            f"{row['package']} Python {row['python']} {'/'.join(row['arches'])}: "
+            f"{len(row['versions'])} versions, newest {row['versions'][-1]}"
+        )
+    if write_to is not None:
+        con.print(f"wrote {write_to}")
+    return 0
+
+
+@matrix.command("refresh")
+@click.option(
+    "--from",
+    "folder",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder with ascend_deployer-*.whl, torch_npu-*.whl and index listings (*.json).",
+)
+@click.option("--write", is_flag=True, help="Apply: rewrite the importers' files and add missing rows.")
+@click.option(
+    "--matrix-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The matrix folder to compare with and write to (default: the shipped one).",
+)
+@click.option("--json", "as_json", is_flag=True)
+def refresh(folder: Path, write: bool, matrix_dir: Path | None, as_json: bool) -> int:
+    """Run every importer over downloaded artefacts and print a reviewable diff against the matrix.
+
+    Exit 0 when every imported fact is in the matrix (conflicts recorded with both sources), 1 when
+    there is something to review (added, changed, unrecorded conflicts).
+    """
+    from cannenv.matrix import loader
+    from cannenv.matrix import refresh as rf
+    from cannenv.resources import matrices_dir
+
+    mdir = matrix_dir or matrices_dir()
+    r = rf.gather(folder)
+    m = loader.load_files(loader.matrix_files([mdir]))
+    rf.compare(r, m)
+    written: list[str] = []
+    if write:
+        written = rf.write(r, mdir)
+    if as_json:
+        _echo_json({**r.to_json(), "written": written})
+    else:
+        _render_refresh(r, written)
+    return int(ExitCode.CHECKS_FAILED) if r.unexplained and not write else 0
+
+
+def _render_refresh(r: Any, written: list[str]) -> None:
+    from rich.table import Table
+
+    con = _console()
+    t = Table(title="refresh: imported facts against the matrix")
+    for col in ("source", "imported", "same", "added", "changed", "conflict (recorded)"):
+        t.add_column(col)
+    for label, c in r.counts().items():
+        t.add_row(
+            label,
+            str(c["imported"]),
+            str(c["same"]),
+            str(c["added"]),
+            str(c["changed"]),
+            f"{c['conflict']} ({c['recorded_conflict']})",
+        )
+    con.print(t)
+    for c in r.changes:
+        if c.status == "same":
+            continue
+        mark = {"added": "+", "changed": "~", "conflict": "!"}[c.status]
+        rec = " (both recorded)" if c.status == "conflict" and c.recorded else ""
+        con.print(f"{mark} {c.kind} {c.key}: {c.detail}{rec}  [{c.source}]")
+    for w in r.warnings:
+        con.print(f"[yellow]note:[/] {w}")
+    for path in written:
+        con.print(f"wrote {path}")
+    con.print(f"{len(r.unexplained)} unexplained difference(s)")
 
 
 COMMANDS: list[click.Command] = [matrix]

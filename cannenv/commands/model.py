@@ -391,10 +391,14 @@ def check(
         cov.verdict
     ]
     fits = bool(p.at_tp.fits)
+    mem = f"fits at TP {tp}" if fits else f"does not fit at TP {tp}"
+    if not fits and p.min_tp:
+        mem += f" (fits at TP {p.min_tp})"
     if as_json:
         _echo_json(
             {
                 "schema": "cannenv.model.check/1",
+                "verdict": f"{ops_verdict}; {mem}",
                 "operators": ops_verdict,
                 "fallbacks": list(cov.fallbacks),
                 "unsupported": list(cov.unsupported),

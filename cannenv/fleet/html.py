@@ -32,7 +32,10 @@ def cell_links(report: FleetReport) -> dict[tuple[str, str], int]:
 def render_html(report: FleetReport) -> str:
     import jinja2
 
+    from cannenv import sanitize
+
     env = jinja2.Environment(
+        finalize=sanitize.html,  # ESC and other controls from facts files never reach the page
         loader=jinja2.PackageLoader("cannenv.fleet", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,

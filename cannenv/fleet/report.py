@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
 from cannenv.fleet.collection import Collection, load_collection
@@ -154,10 +155,33 @@ def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = Non
     return judge
 
 
-def load_facts(path: Path) -> Facts:
+def load_facts(path: Path, *, root: Path | None = None) -> Facts:
     """Read one facts file with the doctor's reader (``doctor --facts``): the same schema_version
-    check and messages. A missing or unreadable file raises OSError, a bad one InputError."""
-    return Facts.from_json(path.read_bytes().decode("utf-8", errors="replace"), source=str(path))
+    check and messages. A missing or unreadable file raises OSError, a bad one InputError.
+
+    With ``root`` (the collection folder) ``path`` is a name inside it: an absolute name or one
+    with ``..`` is refused, and links are resolved inside the folder (cannenv/host.py), so a
+    manifest can never make the report read a file outside its collection. Only a regular file
+    of at most :data:`cannenv.records.MAX_RECORD_BYTES` is read (a FIFO or /dev/zero is refused).
+    """
+    from cannenv import records
+    from cannenv.host import Host
+
+    if root is None:
+        data = records.read_bytes(path, what="facts file")
+    else:
+        name = PurePosixPath(str(path))
+        if name.is_absolute() or ".." in name.parts or not name.parts:
+            raise InputError(
+                f"facts_file {str(path)!r} is not a file name inside the collection folder {root}"
+            )
+        try:
+            data = Host(root, {}).read_bytes(str(name), records.MAX_RECORD_BYTES)
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise InputError(f"cannot read facts file {root / name}: {reason}") from None
+        path = root / name
+    return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
 
 
 def node_family(facts: Facts) -> str | None:
@@ -208,7 +232,7 @@ def build_report(
             )
             continue
         try:
-            facts = load_facts(collection.root / host.facts_file)
+            facts = load_facts(Path(host.facts_file), root=collection.root)
         except (InputError, OSError) as exc:
             message = exc.message if isinstance(exc, InputError) else str(exc)
             nodes.append(
@@ -424,4 +448,5 @@ def render_junit(report: FleetReport, *, strict: bool = False) -> str:
         suite.set("errors", str(errors))
         suite.set("skipped", str(skipped))
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    doc = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return sanitize.xml(doc)  # control characters from facts files would make it not well-formed

@@ -21,8 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from cannenv import values
+from cannenv import records, values
 from cannenv.errors import InputError, VersionError, did_you_mean
+from cannenv.host import read_regular
 from cannenv.matrix.model import (
     COMPONENT_SCHEME,
     CORE_COMPONENTS,
@@ -288,6 +289,11 @@ def _inner_value_type(ann: Any) -> Any:
 # loading
 
 
+def matrix_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The matrix files of ``paths`` (a folder: its top-level *.yaml/*.yml/*.json, not schema.json)."""
+    return _matrix_files(paths)
+
+
 def _matrix_files(paths: Iterable[str | Path]) -> list[Path]:
     files: list[Path] = []
     for p in paths:
@@ -309,6 +315,16 @@ def _matrix_files(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
+MAX_MATRIX_BYTES = 32 << 20
+"""The largest matrix file read (the shipped ones are ~300 KB together)."""
+
+
+def _read_bytes(path: Path) -> bytes:
+    """A matrix file's bytes: a regular file of at most :data:`MAX_MATRIX_BYTES` (a FIFO or
+    /dev/zero raises OSError here, like a missing file, instead of hanging)."""
+    return read_regular(path, MAX_MATRIX_BYTES)
+
+
 def _decode(raw: bytes) -> str:
     """Bytes to text as ``Path.read_text(encoding="utf-8")`` reads them (universal newlines)."""
     text = raw.decode("utf-8")
@@ -319,18 +335,21 @@ def _read_doc(path: Path, raw: bytes | None = None) -> tuple[Any, str, list[Prob
     import yaml
 
     try:
-        text = _decode(path.read_bytes() if raw is None else raw)
+        text = _decode(_read_bytes(path) if raw is None else raw)
     except (OSError, UnicodeDecodeError) as exc:
         return None, "", [Problem(str(path), None, None, "", f"cannot read file: {exc}")]
     try:
         if path.suffix == ".json":
             return json.loads(text), text, []
-        try:
-            return yaml.load(text, Loader=_strict_yaml_loader()), text, []
+        try:  # alias expansion bounded: a "billion laughs" file is a problem, not a hang
+            return records.load_yaml(text, _strict_yaml_loader()), text, []
         except _DuplicateKey:  # reported beside any other problem of the file (the last key is kept)
-            return yaml.load(text, Loader=_yaml_loader()), text, _dup_problems(path, text)
+            return records.load_yaml(text, _yaml_loader()), text, _dup_problems(path, text)
     except json.JSONDecodeError as exc:
         return None, text, [Problem(str(path), exc.lineno, None, "", f"invalid JSON: {exc.msg}")]
+    except (records.DocumentTooComplexError, RecursionError, ValueError) as exc:
+        reason = str(exc) if not isinstance(exc, RecursionError) else "the document nests too deep"
+        return None, text, [Problem(str(path), None, None, "", f"not a matrix file cannenv reads: {reason}")]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -348,7 +367,7 @@ def _validate_file(path: Path, raw: bytes | None = None) -> tuple[MatrixFile | N
 
     if path.suffix == ".json":
         try:
-            data = path.read_bytes() if raw is None else raw
+            data = _read_bytes(path) if raw is None else raw
             return values.validate_json(MatrixFile, data), None, "", []
         except (OSError, ValidationError):
             pass  # the slow path below reports it, with the entry labels
@@ -560,7 +579,7 @@ def load_files(files: Sequence[Path], *, use_cache: bool = True) -> Matrix:
     raws: list[bytes | None] = []
     for path in files:
         try:
-            raws.append(path.read_bytes())
+            raws.append(_read_bytes(path))
         except OSError:
             raws.append(None)
     key = _cache_key(files, raws) if use_cache else None
@@ -739,7 +758,7 @@ def shipped_if_cached() -> Matrix | None:
 
     try:
         files = _matrix_files([matrices_dir()])
-        raws: list[bytes | None] = [path.read_bytes() for path in files]
+        raws: list[bytes | None] = [_read_bytes(path) for path in files]
     except (CannenvError, OSError):
         return None
     key = _cache_key(files, raws)

@@ -223,11 +223,24 @@ class PythonSupportRow:
 
 @value
 class WheelRow:
-    """torch-npu versions with a published wheel for one Python (PEP 440 specifiers, any may match)."""
+    """Versions of a package with a published wheel for one Python and architecture set, exactly
+    as the package index lists them (a set of versions, never a range: a range would claim
+    versions that were never published)."""
 
+    package: Literal["torch-npu", "torch"] = "torch-npu"
     python: Pep440Str
     arches: Annotated[tuple[Arch, ...], NonEmpty]
-    torch_npu: Annotated[tuple[Pep440Spec, ...], NonEmpty]
+    versions: Annotated[tuple[Pep440Str, ...], NonEmpty]
+    sources: SourceIds
+    note: str | None = None
+
+
+@value
+class Published:
+    """When the package index first received each version of a package (YYYY-MM-DD)."""
+
+    package: Literal["torch-npu", "torch"]
+    uploaded: dict[str, str]
     sources: SourceIds
     note: str | None = None
 
@@ -264,6 +277,42 @@ class HdkRow:
     note: str | None = None
 
 
+TEMPLATE_FIELDS: tuple[str, ...] = ("version", "arch", "hdk_arch")
+"""The only placeholders an installer name template may use."""
+_TEMPLATE_PART = re.compile(r"\{([^{}]*)\}|([{}])")
+
+
+def check_template(text: str) -> str:
+    """An installer name template: literal text and the placeholders ``{version}``, ``{arch}``,
+    ``{hdk_arch}`` only. Anything else in braces (``{foo}``, ``{version.__class__}``,
+    ``{version!r}``, ``{version:>9}``) or a lone brace is refused: matrix files may come from
+    anywhere, and a template is filled by plain substitution, never by ``str.format``."""
+    for m in _TEMPLATE_PART.finditer(text):
+        name, lone = m.group(1), m.group(2)
+        if lone is not None:
+            raise ValueError(
+                f"unbalanced {lone!r} in installer name template {text!r}; "
+                f"placeholders are {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}"
+            )
+        if name not in TEMPLATE_FIELDS:
+            raise ValueError(
+                f"placeholder {{{name}}} is not allowed in installer name template {text!r}; "
+                f"only {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}"
+            )
+    if not text.strip():
+        raise ValueError("empty installer name template")
+    return text
+
+
+def fill_template(template: str, **fields: str) -> str:
+    """Substitute the named placeholders of a template checked by :func:`check_template`."""
+    check_template(template)
+    return _TEMPLATE_PART.sub(lambda m: fields[m.group(1)], template)
+
+
+Template = Annotated[str, Check(check_template, "installer file name with {version} {arch} {hdk_arch}")]
+
+
 @value
 class InstallerPattern:
     """File-name pattern of an installer in one era: placeholders {version} {arch} {hdk_arch}."""
@@ -272,7 +321,7 @@ class InstallerPattern:
     families: tuple[FamilyId, ...] | None = None
     cann: CannRange = "*"
     package: str
-    pattern: str
+    pattern: Template
     sources: SourceIds
     note: str | None = None
 
@@ -290,6 +339,60 @@ class CompanionRule:
 
 
 @value
+class Download:
+    """A vendor file as the vendor's own download manifests list it, with its sha256."""
+
+    file: Annotated[str, Check(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+%-]*$")]
+    component: str
+    """cann | ops | nnal | nnae | nnrt | toolbox | hdk | mcu | torch | torch_npu"""
+    version: str
+    families: tuple[FamilyId, ...] | None = None
+    arch: Arch | None = None
+    python: Pep440Str | None = None
+    sha256: Annotated[str, Check(pattern=r"^[0-9a-f]{64}$")]
+    url: str | None = None
+    sources: SourceIds
+    note: str | None = None
+    """where in the source (the manifest path inside the artefact)"""
+
+
+Series = Annotated[str, Check(pattern=r"^[0-9]+\.[0-9]+(\.([0-9A-Za-z]+|[Xx]))+$")]
+"""A vendor version or series as the vendor's tables write it: ``25.0.X``, ``26.0.RC1``, ``8.5.2``."""
+
+
+@value
+class HdkCompatRow:
+    """A CANN <-> Ascend HDK compatibility statement as the vendor writes it ("Y"/"N" tables,
+    "配套Ascend HDK版本" lists): CANN releases or series against HDK releases or series."""
+
+    cann: Annotated[tuple[Series, ...], NonEmpty]
+    """CANN releases or series (``8.5.2``, ``9.0.X``)"""
+    hdk: Annotated[tuple[Series, ...], NonEmpty]
+    """HDK releases or series (``25.0.X``, ``26.0.RC1``)"""
+    compatible: bool
+    families: tuple[FamilyId, ...] | None = None
+    """null: the statement covers every family the release supports"""
+    statement: str
+    """the vendor's words, short: which table of which document"""
+    sources: SourceIds
+    note: str | None = None
+
+
+@value
+class TorchNpuCompatRow:
+    """A TorchNPU release line <-> CANN series compatibility statement (TorchNPU release notes,
+    "版本兼容性说明"). TorchNPU releases are the second half of a branch name (v2.7.1-**7.3.0**)."""
+
+    torchnpu: Annotated[tuple[Series, ...], NonEmpty]
+    """TorchNPU releases or lines (``7.3.X``, ``26.0.X``)"""
+    cann: Annotated[tuple[Series, ...], NonEmpty]
+    compatible: bool = True
+    statement: str
+    sources: SourceIds
+    note: str | None = None
+
+
+@value
 class MatrixFile:
     """One matrix file. Sections are merged across files."""
 
@@ -301,9 +404,13 @@ class MatrixFile:
     torch_npu: tuple[TorchNpuRow, ...] = ()
     python_support: tuple[PythonSupportRow, ...] = ()
     wheels: tuple[WheelRow, ...] = ()
+    published: tuple[Published, ...] = ()
     lifecycle: tuple[LifecycleRow, ...] = ()
     hdk: tuple[HdkRow, ...] = ()
+    hdk_compat: tuple[HdkCompatRow, ...] = ()
+    torch_npu_compat: tuple[TorchNpuCompatRow, ...] = ()
     installers: tuple[InstallerPattern, ...] = ()
+    downloads: tuple[Download, ...] = ()
     companions: tuple[CompanionRule, ...] = ()
     stacks: tuple[Stack, ...] = ()
 
@@ -325,7 +432,14 @@ def json_schema() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class DriverRequirement:
-    """What driver a CANN version needs on a family, and how strong that statement is."""
+    """What the vendor says about drivers for a CANN version on a family.
+
+    ``rows``: the pairing rows of the strongest evidence (the release's own HDK); ``compat``: the
+    compatibility statements that cover this CANN (HDK series marked compatible or not);
+    ``validated``: drivers a vendor project ran this CANN with. :meth:`level` judges a driver;
+    ``range`` is the smallest version range that holds every driver stated good (for image labels
+    and the runtime gate, which need one range), never wider.
+    """
 
     cann: str
     family: str
@@ -336,13 +450,61 @@ class DriverRequirement:
     hdk: str | None = None
     firmware: str | None = None
     note: str = ""
+    compat: tuple[HdkCompatRow, ...] = ()
+    validated: tuple[HdkRow, ...] = ()
+
+    @property
+    def recommended_drivers(self) -> tuple[str, ...]:
+        out: dict[str, None] = {}
+        for r in self.rows:
+            if r.evidence == "recommended":
+                out.update(dict.fromkeys(r.driver))
+        return tuple(out)
+
+    def level(self, driver: str) -> tuple[Level, tuple[HdkRow | HdkCompatRow, ...]]:
+        """How the vendor rates ``driver`` for this CANN, and the statements it rests on."""
+        rec = tuple(
+            r
+            for r in self.rows
+            if r.evidence == "recommended"
+            and any(series_matches("driver", d, driver) for d in (*r.driver, *filter(None, [r.driver_file])))
+        )
+        if rec:
+            return "recommended", rec
+        hits = [r for r in self.compat if any(series_matches("driver", h, driver) for h in r.hdk)]
+        yes = tuple(r for r in hits if r.compatible)
+        no = tuple(r for r in hits if not r.compatible)
+        if no and not yes:
+            return "incompatible", no
+        if yes and not no:
+            return "compatible", yes
+        if yes and no:
+            return "unknown", yes + no  # the sources disagree: both are named
+        val = tuple(
+            r
+            for r in (*self.validated, *(r for r in self.rows if r.evidence == "validated"))
+            if any(series_matches("driver", d, driver) for d in r.driver)
+        )
+        if val:
+            return "compatible", val
+        return "unknown", ()
 
     def accepts(self, driver: str) -> bool:
-        return _in_range("driver", self.range, driver)
+        """The vendor recommends or states compatible ``driver`` for this CANN (unknown: False)."""
+        return self.level(driver)[0] in ("recommended", "compatible")
 
     @property
     def sources(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(s for r in self.rows for s in r.sources))
+        rows: tuple[HdkRow | HdkCompatRow, ...] = (*self.rows, *self.compat, *self.validated)
+        return tuple(dict.fromkeys(s for r in rows for s in r.sources))
+
+    @property
+    def compatible_series(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(h for r in self.compat if r.compatible for h in r.hdk))
+
+    @property
+    def incompatible_series(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(h for r in self.compat if not r.compatible for h in r.hdk))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -353,9 +515,80 @@ class DriverRequirement:
             "hdk": self.hdk,
             "firmware": self.firmware,
             "evidence": self.evidence,
+            "recommended": list(self.recommended_drivers),
+            "compatible": list(self.compatible_series),
+            "incompatible": list(self.incompatible_series),
+            "statements": [
+                {
+                    "compatible": r.compatible,
+                    "hdk": list(r.hdk),
+                    "statement": r.statement,
+                    "sources": list(r.sources),
+                }
+                for r in self.compat
+            ],
             "sources": list(self.sources),
             "note": self.note,
         }
+
+
+Level = Literal["recommended", "compatible", "incompatible", "unknown"]
+"""How strong the vendor's word is on a pairing: recommended (the release's own pairing) >
+compatible (a named vendor compatibility statement) ; incompatible (stated "N") ; unknown."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The rules' answer on one pairing (driver with CANN, torch_npu with CANN)."""
+
+    level: Level
+    subject: str
+    """e.g. 'driver 25.3.rc1 with CANN 8.5.0 on a2'"""
+    statement: str
+    """what is known, naming the statement it rests on"""
+    sources: tuple[str, ...] = ()
+    recommended: str | None = None
+    """the recommended alternative, when the pairing is not the recommended one"""
+    settle: str | None = None
+    """for unknown: what would settle it"""
+
+    @property
+    def ok(self) -> bool:
+        return self.level in ("recommended", "compatible")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "subject": self.subject,
+            "statement": self.statement,
+            "sources": list(self.sources),
+            "recommended": self.recommended,
+            "settle": self.settle,
+        }
+
+
+def series_matches(family: Family, pattern: str, version: str) -> bool:
+    """``25.0.X`` matches every 25.0 release (25.0.rc1, 25.0.rc1.1); ``26.0.RC1`` matches 26.0.rc1
+    and its patch builds (26.0.rc1.1); ``8.5.2`` only 8.5.2 (and its betas)."""
+    return _series_matches(family, pattern.strip(), version.strip())
+
+
+@lru_cache(maxsize=8192)
+def _series_matches(family: Family, pattern: str, version: str) -> bool:
+    try:
+        v = _parsed(family, version)
+    except VersionError:
+        return False
+    if pattern[-2:] in (".X", ".x"):
+        return bool(getattr(v, "series", None) == pattern[:-2])
+    try:
+        p = _parsed(family, pattern)
+    except VersionError:
+        return False
+    if p == v or version.lower().startswith(pattern.lower() + "."):
+        return True
+    release = getattr(v, "release", None)  # a CANN pre-release (9.1.0-beta.3) is not 9.1.0
+    return bool(family == "driver" and release is not None and release == p)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,24 +17,33 @@ from cannenv.matrix.model import (
     SCHEMA_VERSION,
     SECTIONS,
     CompanionRule,
+    Download,
     DriverRequirement,
+    Evidence,
+    HdkCompatRow,
     HdkRow,
     InstallerName,
     InstallerPattern,
+    Level,
     LifecycleRow,
     MatrixFile,
+    Published,
     PythonSupport,
     PythonSupportRow,
     Source,
     Stack,
+    TorchNpuCompatRow,
     TorchNpuRow,
+    Verdict,
     WheelRow,
     _cann,
     _drv,
     _in_range,
     _pep,
     component_matches,
+    fill_template,
     same_python_line,
+    series_matches,
 )
 
 
@@ -54,12 +63,19 @@ class Matrix:
             board_aliases=tuple(a for h in hw for a in h.board_aliases),
             memory=tuple(m for h in hw for m in h.memory),
         )
-        self.torch_npu: tuple[TorchNpuRow, ...] = tuple(r for mf in parts for r in mf.torch_npu)
+        self.torch_npu: tuple[TorchNpuRow, ...] = _merge_rows(r for mf in parts for r in mf.torch_npu)
         self.python_rows: tuple[PythonSupportRow, ...] = tuple(r for mf in parts for r in mf.python_support)
         self.wheels: tuple[WheelRow, ...] = tuple(r for mf in parts for r in mf.wheels)
+        self.published: tuple[Published, ...] = tuple(r for mf in parts for r in mf.published)
         self.lifecycle: tuple[LifecycleRow, ...] = tuple(r for mf in parts for r in mf.lifecycle)
         self.hdk: tuple[HdkRow, ...] = tuple(r for mf in parts for r in mf.hdk)
+        self.hdk_compat: tuple[HdkCompatRow, ...] = tuple(r for mf in parts for r in mf.hdk_compat)
+        self.torch_npu_compat: tuple[TorchNpuCompatRow, ...] = tuple(
+            r for mf in parts for r in mf.torch_npu_compat
+        )
         self.installers: tuple[InstallerPattern, ...] = tuple(r for mf in parts for r in mf.installers)
+        self.downloads: tuple[Download, ...] = tuple(r for mf in parts for r in mf.downloads)
+        self._downloads_by_file = {d.file: d for d in self.downloads}
         self.companions: tuple[CompanionRule, ...] = tuple(r for mf in parts for r in mf.companions)
         self.stacks: tuple[Stack, ...] = tuple(s for mf in parts for s in mf.stacks)
         self._stacks_by_id = {s.id: s for s in self.stacks}
@@ -139,6 +155,7 @@ class Matrix:
 
     def cann_versions(self) -> list[str]:
         vals = {r.cann for r in self.torch_npu} | {c for r in self.hdk for c in r.cann}
+        vals |= {c for r in self.hdk_compat for c in r.cann if c[-2:] not in (".X", ".x")}
         return sorted(vals, key=_cann)
 
     def python_support(self, torch: str) -> PythonSupport:
@@ -157,16 +174,161 @@ class Matrix:
         support = self.python_support(torch)
         return any(same_python_line(p, python) for p in support.any_statement)
 
-    def wheel_published(self, torch_npu: str, python: str, *, arch: str | None = None) -> bool | None:
-        """Whether PyPI has a torch-npu wheel for this Python (None: no data for that Python/arch)."""
+    def wheel_published(
+        self, version: str, python: str, *, arch: str | None = None, package: str = "torch-npu"
+    ) -> bool | None:
+        """Whether the package index has a wheel of ``package`` ``version`` for this Python (and
+        arch), from the exact sets recorded from the index; None: no data for that Python/arch."""
         rows = [
             r
             for r in self.wheels
-            if same_python_line(r.python, python) and (arch is None or arch in r.arches)
+            if r.package == package
+            and same_python_line(r.python, python)
+            and (arch is None or arch in r.arches)
         ]
         if not rows:
             return None
-        return any(_in_range("pep440", spec, torch_npu) for r in rows for spec in r.torch_npu)
+        want = _pep(version)
+        return any(_pep(v) == want for r in rows for v in r.versions)
+
+    def published_versions(
+        self, package: str = "torch-npu", *, python: str | None = None, arch: str | None = None
+    ) -> list[str]:
+        """Every version of ``package`` the index publishes (for a Python/arch), oldest first."""
+        vals = {
+            v
+            for r in self.wheels
+            if r.package == package
+            and (python is None or same_python_line(r.python, python))
+            and (arch is None or arch in r.arches)
+            for v in r.versions
+        }
+        return sorted(vals, key=_pep)
+
+    def uploaded(self, package: str, version: str) -> str | None:
+        """The date the index first received ``version`` of ``package`` (None: not recorded)."""
+        want = _pep(version)
+        for row in self.published:
+            if row.package == package:
+                for v, date in row.uploaded.items():
+                    if _pep(v) == want:
+                        return date
+        return None
+
+    # -- torch_npu <-> CANN -------------------------------------------------------------------
+
+    def torchnpu_release(self, torch_npu: str) -> str | None:
+        """The TorchNPU release (7.3.0, 26.0.0) a torch_npu package version belongs to, from the
+        branch its rows name (``v2.7.1-7.3.0``); None when no row names one."""
+        for row in self.torch_npu_rows(torch_npu=torch_npu, include_superseded=True):
+            if row.branch and "-" in row.branch:
+                return row.branch.rsplit("-", 1)[1]
+        return None
+
+    def torch_npu_verdict(self, torch_npu: str, cann: str, *, torch: str | None = None) -> Verdict:
+        """The vendor's word on torch_npu ``torch_npu`` with CANN ``cann`` (see :class:`Verdict`)."""
+        subject = f"torch_npu {torch_npu} with CANN {cann}"
+        rows = [
+            r
+            for r in self.torch_npu_rows(torch_npu=torch_npu, include_superseded=True)
+            if component_matches("torch_npu", torch_npu, r.torch_npu)
+        ]
+        fits = self.torch_npu_rows(cann=cann, torch=torch) if torch else self.torch_npu_rows(cann=cann)
+        fits = [r for r in fits if r.status in ("current",) and r.evidence == "recommended"] or fits
+        rec = fits[0].torch_npu if fits else None
+        same = [r for r in rows if r.status != "conflict" and _cann(r.cann).release == _cann(cann).release]
+        if same:
+            best = sorted(same, key=lambda r: EVIDENCE_RANK[r.evidence])[0]
+            level: Level = "recommended" if best.evidence == "recommended" else "compatible"
+            said = f"paired with CANN {best.cann}" + (f" (branch {best.branch})" if best.branch else "")
+            if best.evidence != "recommended":
+                said += f", {best.evidence}" + (f": {best.note}" if best.note else "")
+            return Verdict(
+                level, subject, said, best.sources, recommended=None if level == "recommended" else rec
+            )
+        release = self.torchnpu_release(torch_npu)
+        if release is not None:
+            hits = [
+                r
+                for r in self.torch_npu_compat
+                if any(_line_matches(t, release) for t in r.torchnpu)
+                and any(series_matches("cann", c, cann) for c in r.cann)
+            ]
+            yes = [r for r in hits if r.compatible]
+            no = [r for r in hits if not r.compatible]
+            if yes and not no:
+                srcs = tuple(dict.fromkeys(s for r in yes for s in r.sources))
+                return Verdict(
+                    "compatible",
+                    subject,
+                    f"TorchNPU {release} is compatible with CANN {cann}: "
+                    + "; ".join(r.statement for r in yes),
+                    srcs,
+                    recommended=rec,
+                )
+            if no and not yes:
+                srcs = tuple(dict.fromkeys(s for r in no for s in r.sources))
+                return Verdict(
+                    "incompatible",
+                    subject,
+                    f"TorchNPU {release} is not compatible with CANN {cann}: "
+                    + "; ".join(r.statement for r in no),
+                    srcs,
+                    recommended=rec,
+                )
+        if rows:
+            paired = ", ".join(sorted({r.cann for r in rows}, key=_cann))
+            return Verdict(
+                "unknown",
+                subject,
+                f"torch_npu {torch_npu} is paired with CANN {paired}"
+                + (f" (TorchNPU {release})" if release else "")
+                + f"; no vendor statement covers CANN {cann}",
+                tuple(dict.fromkeys(s for r in rows for s in r.sources)),
+                recommended=rec,
+                settle="the TorchNPU release notes' compatibility table (版本兼容性说明) "
+                "for this release line",
+            )
+        return Verdict(
+            "unknown",
+            subject,
+            self.unpaired_note(torch_npu),
+            recommended=rec,
+            settle="the wheel's own METADATA (`cannenv matrix import-torch-npu WHEEL`) "
+            "or the TorchNPU release notes",
+        )
+
+    def unpaired_note(self, torch_npu: str) -> str:
+        """What is known about a torch_npu with no CANN pairing: published where, nearest pairing."""
+        published = [
+            f"Python {r.python} ({'/'.join(r.arches)})"
+            for r in self.wheels
+            if r.package == "torch-npu" and any(_pep(v) == _pep(torch_npu) for v in r.versions)
+        ]
+        want = _pep(torch_npu)
+        same_line = [
+            r
+            for r in self.torch_npu_rows(include_superseded=False)
+            if _pep(r.torch_npu).release[:3] == want.release[:3]
+        ]
+        pool = same_line or list(self.torch_npu_rows())
+        nearest = min(
+            pool, key=lambda r: abs(_pep_ordinal(_pep(r.torch_npu)) - _pep_ordinal(want)), default=None
+        )
+        text = f"torch_npu {torch_npu} has no published CANN pairing"
+        when = self.uploaded("torch-npu", torch_npu)
+        if when:
+            text += f"; published on the package index {when}"
+        text += (
+            "; it is on the package index for " + ", ".join(published)
+            if published
+            else "; the recorded index listing does not have it either"
+        )
+        if nearest is not None:
+            text += f"; nearest known pairing: torch_npu {nearest.torch_npu} with CANN {nearest.cann}" + (
+                f" (branch {nearest.branch})" if nearest.branch else ""
+            )
+        return text
 
     # -- HDK -------------------------------------------------------------------------------
 
@@ -210,48 +372,117 @@ class Matrix:
         result: DriverRequirement | None = self._memo[key]
         return result
 
-    def _driver_requirement(self, cann: str, family: str) -> DriverRequirement | None:
-        """Driver range a CANN version needs on a family, from the strongest evidence available.
+    def hdk_compat_rows(self, cann: str, family: str | None = None) -> list[HdkCompatRow]:
+        """The vendor's CANN <-> HDK compatibility statements that cover ``cann`` on ``family``."""
+        return [
+            r
+            for r in self.hdk_compat
+            if (family is None or r.families is None or family in r.families)
+            and any(series_matches("cann", c, cann) for c in r.cann)
+        ]
 
-        The minimum is the oldest driver paired with that CANN by the strongest kind of evidence;
-        newer drivers are assumed to be accepted (no source states an upper bound) unless a row
-        states ``driver_range``. Rows that do not name a family are not used here.
+    def _driver_requirement(self, cann: str, family: str) -> DriverRequirement | None:
+        """What the vendor says about drivers for a CANN version on a family.
+
+        The pairing rows of the strongest evidence that name the family (the release's own HDK),
+        the compatibility statements (HDK series Y/N) and the drivers vendor projects validated.
+        Nothing is assumed about HDKs no statement names: they are ``unknown``.
         """
         rows = [
             r
             for r in self.hdk_pairs(cann, family=family, include_unstated=False)
             if r.driver or r.driver_range
         ]
-        if not rows:
+        compat = tuple(self.hdk_compat_rows(cann, family))
+        validated = tuple(
+            r for r in self.hdk_pairs(cann, family=family) if r.evidence == "validated" and r.families is None
+        )
+        if not rows and not compat:
             return None
-        best = min(EVIDENCE_RANK[r.evidence] for r in rows)
-        chosen = tuple(r for r in rows if EVIDENCE_RANK[r.evidence] == best)
-        explicit = [r.driver_range for r in chosen if r.driver_range]
+        chosen: tuple[HdkRow, ...] = ()
+        if rows:
+            best = min(EVIDENCE_RANK[r.evidence] for r in rows)
+            chosen = tuple(r for r in rows if EVIDENCE_RANK[r.evidence] == best)
         drivers = sorted({d for r in chosen for d in r.driver}, key=_drv)
         minimum = drivers[0] if drivers else None
-        note = "minimum = oldest paired HDK; newer HDKs assumed compatible (no upper bound published)"
-        if explicit:
-            rng = explicit[0]
-            note = "range stated by the source"
-        elif minimum:
-            rng = f">={minimum}"
-        else:  # pragma: no cover - rows have driver or driver_range
-            return None
-        first = next((r for r in chosen if minimum and minimum in r.driver), chosen[0])
+        good = [*drivers, *(d for r in validated for d in r.driver)]
+        good += [h for r in compat if r.compatible for h in r.hdk]
+        explicit = [r.driver_range for r in chosen if r.driver_range]
+        rng = explicit[0] if explicit and not compat else _covering_range(good)
+        evidence: Evidence = chosen[0].evidence if chosen else "declared"
+        notes = []
+        if chosen:
+            notes.append(f"{evidence}: {', '.join(drivers) or rng}")
+        if compat:
+            notes.append("compatibility statement: " + "; ".join(r.statement for r in compat))
+        else:
+            notes.append("no compatibility statement: other HDKs are unknown")
+        first = next((r for r in chosen if minimum and minimum in r.driver), chosen[0] if chosen else None)
         return DriverRequirement(
             cann=str(_cann(cann)),
             family=family,
             minimum=minimum,
             range=rng,
-            evidence=chosen[0].evidence,
+            evidence=evidence,
             rows=chosen,
-            hdk=first.hdk or (_drv(minimum).hdk if minimum else None),
-            firmware=first.firmware,
-            note=note,
+            hdk=(first.hdk if first else None) or (_drv(minimum).hdk if minimum else None),
+            firmware=first.firmware if first else None,
+            note="; ".join(notes),
+            compat=compat,
+            validated=validated,
+        )
+
+    def hdk_verdict(self, cann: str, driver: str, family: str) -> Verdict:
+        """The vendor's word on ``driver`` with CANN ``cann`` on ``family`` (see :class:`Verdict`)."""
+        subject = f"driver {driver} with CANN {cann} on {family}"
+        req = self.driver_requirement(cann, family)
+        settle = (
+            f"the CANN {cann} release note's CANN/Ascend HDK compatibility table "
+            "(hiascend 'CANN与驱动版本配套关系'), or `cannenv matrix refresh` with the newest ascend-deployer"
+        )
+        if req is None:
+            return Verdict(
+                "unknown",
+                subject,
+                f"the matrix has no HDK statement for CANN {cann} on {family}",
+                settle=settle,
+            )
+        level, basis = req.level(driver)
+        rec = ", ".join(req.recommended_drivers) or None
+        srcs = tuple(dict.fromkeys(s for r in basis for s in r.sources))
+        if level == "recommended":
+            hdk = next((r.hdk for r in basis if isinstance(r, HdkRow) and r.hdk), None) or f"driver {driver}"
+            return Verdict(level, subject, f"{hdk} is the HDK released with CANN {cann}", srcs)
+        if level == "compatible":
+            said = "; ".join(
+                r.statement if isinstance(r, HdkCompatRow) else f"validated: {r.note or r.hdk or ''}".strip()
+                for r in basis
+            )
+            return Verdict(level, subject, said, srcs, recommended=rec)
+        if level == "incompatible":
+            said = "; ".join(r.statement for r in basis if isinstance(r, HdkCompatRow))
+            return Verdict(level, subject, f"not compatible: {said}", srcs, recommended=rec)
+        if basis:
+            said = " / ".join(
+                f"{'Y' if r.compatible else 'N'} per {r.statement}"
+                for r in basis
+                if isinstance(r, HdkCompatRow)
+            )
+            return Verdict(
+                level, subject, f"the sources disagree: {said}", srcs, recommended=rec, settle=settle
+            )
+        known = ", ".join((*req.recommended_drivers, *req.compatible_series)) or "none"
+        return Verdict(
+            level,
+            subject,
+            f"no vendor statement covers driver {driver} for CANN {cann} on {family} (stated good: {known})",
+            req.sources,
+            recommended=rec,
+            settle=settle,
         )
 
     def cann_accepting_driver(self, driver: str, *, family: str | None = None) -> list[DriverRequirement]:
-        """CANN releases whose driver requirement admits ``driver`` (newest first)."""
+        """CANN releases the vendor recommends or states compatible with ``driver`` (newest first)."""
         fams = [family] if family else list(FAMILY_IDS)
         out = []
         for cann in self.cann_versions():
@@ -282,8 +513,12 @@ class Matrix:
             )
         pat = sorted(hits, key=lambda p: p.families is None)[0]
         hdk_arch = "x86-64" if arch == "x86_64" else arch
-        file = pat.pattern.format(version=version, arch=arch, hdk_arch=hdk_arch)
+        file = fill_template(pat.pattern, version=version, arch=arch, hdk_arch=hdk_arch)
         return InstallerName(component, pat.package, file, pat.sources, pat.note)
+
+    def download(self, file: str) -> Download | None:
+        """The vendor manifest entry (sha256, URL) of an installer file, if any manifest lists it."""
+        return self._downloads_by_file.get(file)
 
     def ops_package(self, cann: str, family: str, arch: str) -> InstallerName:
         """The chip ops/kernels package for a toolkit version (renamed at 8.5)."""
@@ -309,30 +544,32 @@ class Matrix:
         out: list[str] = []
         v = stack.version
         cann, torch, tnpu, py, drv = v("cann"), v("torch"), v("torch_npu"), v("python"), v("driver")
-        if cann and torch and tnpu:
-            rows = self.torch_npu_rows(cann=cann, torch=torch)
-            if not rows:
-                out.append(f"no torch_npu row pairs torch {torch} with CANN {cann}")
-            elif not any(_pep(r.torch_npu) == _pep(tnpu) for r in rows):
-                out.append(
-                    f"torch_npu {tnpu} is not the torch_npu listed for torch {torch} + CANN {cann} "
-                    f"({', '.join(r.torch_npu for r in rows)})"
-                )
+        if cann and tnpu:
+            tv = self.torch_npu_verdict(tnpu, cann, torch=torch)
+            if not tv.ok:
+                out.append(f"{tv.subject}: {tv.level}: {tv.statement}")
+        if (
+            torch
+            and tnpu
+            and not any(
+                _pep(r.torch).release[:3] == _pep(torch).release[:3]
+                for r in self.torch_npu_rows(torch_npu=tnpu, include_superseded=True)
+            )
+        ):
+            out.append(f"no torch_npu row pairs torch_npu {tnpu} with torch {torch}")
         if torch and py and not self.python_ok(torch, py):
             out.append(f"torch {torch} does not support Python {py}")
-        if tnpu and py:
-            for arch in stack.arches:
-                if self.wheel_published(tnpu, py, arch=arch) is False:
-                    out.append(f"no torch-npu {tnpu} wheel for Python {py} on {arch}")
+        for package, version in (("torch-npu", tnpu), ("torch", torch)):
+            if version and py:
+                for arch in stack.arches:
+                    if self.wheel_published(version, py, arch=arch, package=package) is False:
+                        out.append(
+                            f"no {package} {version} wheel for Python {py} on {arch} on the package index"
+                        )
         if cann and drv:
-            req = self.driver_requirement(cann, stack.family)
-            if req is None:
-                out.append(f"no HDK pairing for CANN {cann} on {stack.family}")
-            elif not req.accepts(drv):
-                out.append(
-                    f"driver {drv} outside {req.range} required by CANN {cann} on {stack.family} "
-                    f"({req.evidence})"
-                )
+            hv = self.hdk_verdict(cann, drv, stack.family)
+            if not hv.ok:
+                out.append(f"{hv.subject}: {hv.level}: {hv.statement}")
         for key in ("ops", "nnal"):
             companion = v(key)
             if cann and companion:
@@ -354,7 +591,20 @@ class Matrix:
                     out.append(
                         f"{key} file {art.file!r} for {arch} does not match the era's name {expected!r}"
                     )
+        for key, comp in stack.components.items():
+            for arch, art in comp.artifacts.items():
+                listed = self.download(art.file)
+                if listed is not None and art.sha256 is not None and art.sha256 != listed.sha256:
+                    out.append(
+                        f"{key} file {art.file} for {arch}: sha256 {art.sha256} differs from the vendor "
+                        f"manifest's {listed.sha256} ({', '.join(listed.sources)})"
+                    )
         return out
+
+    def lifecycle_of(self, torch_npu: str) -> list[LifecycleRow]:
+        """The support-policy rows of the torch_npu line of ``torch_npu`` (2.7.1.post8 -> 2.7.1)."""
+        want = _pep(torch_npu).release[:3]
+        return [r for r in self.lifecycle if _pep(r.torch_npu).release[:3] == want]
 
     def lint_problems(self) -> list[str]:
         """Cross-entry consistency of the whole matrix (used by `cannenv matrix lint` and tests)."""
@@ -362,3 +612,65 @@ class Matrix:
         for s in self.stacks:
             out.extend(f"stack {s.id}: {p}" for p in self.stack_problems(s))
         return out
+
+
+def _covering_range(items: Sequence[str]) -> str:
+    """The smallest ``>=low,<high`` range holding every driver or HDK series in ``items``
+    (``25.0.X`` counts from 25.0; the upper end is the next series after the newest item)."""
+    keyed = []
+    for item in items:
+        parts = item.split(".")
+        try:
+            series = (int(parts[0]), int(parts[1]))
+        except (ValueError, IndexError):
+            continue
+        low = f"{series[0]}.{series[1]}" if parts[-1] in ("X", "x") else item.lower()
+        keyed.append((series, low, parts[-1] in ("X", "x")))
+    if not keyed:
+        return "*"
+    keyed.sort(key=lambda k: (k[0], not k[2]))
+    low = keyed[0][1]
+    top = max(k[0] for k in keyed)
+    return f">={low},<{top[0]}.{top[1] + 1}"
+
+
+def _line_matches(pattern: str, release: str) -> bool:
+    """TorchNPU release line ``7.3.X`` matches 7.3.0 and 7.3.1; ``26.1.0`` only itself."""
+    p = pattern.lower().split(".")
+    r = release.lower().split(".")
+    if p[-1] == "x":
+        return r[: len(p) - 1] == p[:-1]
+    return r == p
+
+
+def _pep_ordinal(v: Any) -> float:
+    """A number that orders PEP 440 versions of one line by distance (release, then post)."""
+    rel = (*v.release, 0, 0, 0)
+    return float(rel[0] * 1e6 + rel[1] * 1e4 + rel[2] * 1e2 + (v.post or 0) * 1e-2)
+
+
+_TABLE_RANK = {"active": 0, "historical": 1, "other": 2}
+
+
+def _merge_rows(rows: Iterable[TorchNpuRow]) -> tuple[TorchNpuRow, ...]:
+    """One row per (torch_npu, torch, CANN, status, evidence): the same pairing stated by several
+    sources (a table and the vendor installer) is one row naming all of them."""
+    import dataclasses
+
+    out: dict[tuple[str, ...], TorchNpuRow] = {}
+    for r in rows:
+        key = (str(_pep(r.torch_npu)), str(_pep(r.torch)), str(_cann(r.cann)), r.status, r.evidence)
+        have = out.get(key)
+        if have is None:
+            out[key] = r
+            continue
+        if _TABLE_RANK[r.table] < _TABLE_RANK[have.table]:  # the vendor table's row leads
+            have, r = r, have
+        notes = "; ".join(n for n in (have.note, r.note) if n) or None
+        out[key] = dataclasses.replace(
+            have,
+            branch=have.branch or r.branch,
+            sources=tuple(dict.fromkeys((*have.sources, *r.sources))),
+            note=notes,
+        )
+    return tuple(out.values())

@@ -61,6 +61,8 @@ class Trace:
     decompositions: Mapping[str, tuple[str, ...]]
     """CompositeExplicitAutograd operators -> the operators their kernel calls, where known"""
     notes: tuple[str, ...] = ()
+    partial: tuple[str, ...] = ()
+    """composite operators whose kernel read tensor values on the way: parts traced up to there"""
 
 
 @dataclass(frozen=True)
@@ -211,8 +213,10 @@ class _Classifier:
             how = (
                 "decomposes into " + ", ".join(sub)
                 if sub
-                else "torch's kernel for every backend (its parts are not traced)"
+                else "torch's kernel for every backend (a view or metadata change: no kernel runs)"
             )
+            if op in self.trace.partial:
+                how += " (traced until it read tensor values, which means a device-to-host copy)"
             return Verdict(op, "composite", effect, f"{composite[0]}: {how}", tuple(judged), rewrite)
         if "CPU" in kernels:
             return Verdict(

@@ -25,11 +25,13 @@ import os
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from cannenv import records
 from cannenv.errors import ExternalError, InputError, MissingToolError, NotFoundError
 
 YAML_DIR = "torch_npu/csrc/aten"
@@ -81,7 +83,9 @@ def parse_yaml(texts: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
     found: dict[str, set[str]] = {}
     for fname, text in texts.items():
         try:
-            doc = yaml.safe_load(text)
+            doc = records.load_yaml(text)
+        except records.DocumentTooComplexError as exc:
+            raise InputError(f"{fname}: not an operator list cannenv reads: {exc}") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" line {mark.line + 1}" if mark is not None else ""
@@ -168,7 +172,7 @@ def from_wheel(path: Path) -> Registry:
                     meta = _read_member(zf, info, MAX_METADATA_BYTES, path)
                     m = re.search(r"^Version:\s*(\S+)\s*$", meta, re.MULTILINE)
                     version = m.group(1) if m else None
-        except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as exc:
+        except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, NotImplementedError, zlib.error) as exc:
             raise InputError(f"{path}: damaged wheel member ({exc})") from None
     if not texts:
         raise InputError(
@@ -209,10 +213,9 @@ def from_dir(path: Path, version: str | None = None) -> Registry:
     if not texts:
         raise InputError(f"{aten} holds no npu_native_functions*.yaml")
     if version is None:
+        site = Path(os.path.realpath(pkg.parent))
         for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
-            m = re.search(
-                r"^Version:\s*(\S+)\s*$", _read_regular(meta, root.parent, MAX_METADATA_BYTES), re.M
-            )
+            m = re.search(r"^Version:\s*(\S+)\s*$", _read_regular(meta, site, MAX_METADATA_BYTES), re.M)
             version = m.group(1) if m else None
     return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts))
 

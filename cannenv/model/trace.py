@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+# torch_npu must not load itself into torch (autoload): without CANN that breaks `import torch`, and
+# the composite kernels are traced on the NPU's dispatch key, which must hold only torch's kernels.
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
 import contextlib
+import functools
 import inspect
 import re
 import warnings
@@ -98,7 +101,8 @@ class _Recorder:
     """State shared by the two modes and the module hooks."""
 
     def __init__(self) -> None:
-        self.modules: list[str] = [""]
+        self.modules: list[str | None] = [None]
+        """innermost module first at the end; None outside the model (our own glue: argmax, slicing)"""
         self.step = "prefill"
         self.calls: dict[tuple[str, tuple[str, ...]], _Acc] = {}
         self.current: list[_Acc] = []
@@ -106,20 +110,27 @@ class _Recorder:
         self.examples: dict[str, tuple[Any, Any]] = {}
 
     def top(self, func: Any, args: Any, kwargs: Any) -> _Acc:
+        module = self.modules[-1]
+        if module is None:
+            return _Acc()  # not the model's call: recorded nowhere
         name = op_name(func)
         self.seen.setdefault(name, func)
         acc = self.calls.setdefault((name, _dtypes(args, kwargs)), _Acc())
         acc.count += 1
-        acc.modules[self.modules[-1]] += 1
+        acc.modules[module] += 1
         acc.steps.add(self.step)
         return acc
 
     def leaf(self, func: Any, args: Any, kwargs: Any) -> None:
+        if self.modules[-1] is None:
+            return
         name = op_name(func)
         self.seen.setdefault(name, func)
         if self.current:
             self.current[-1].parts[name] += 1
-        if name not in self.examples and _has(name, "CompositeExplicitAutograd"):
+        if name not in self.examples and (
+            _has(name, "CompositeExplicitAutograd") or _has(name, "CompositeExplicitAutogradNonFunctional")
+        ):
             self.examples[name] = (args, kwargs)
 
 
@@ -358,50 +369,63 @@ def record_model(model: nn.Module, origin: str, *, batch: int = 1, seq_len: int 
             ran.append(step)
     if "decode" not in ran and not notes:
         notes.append("no decode step: the model returns no cache (an encoder)")
-    decomps = _decompose(rec)
+    decomps, partial = _decompose(rec)
     names = set(rec.seen) | {p for parts in decomps.values() for p in parts}
     kernels = {n: tuple(k for k in KERNEL_KEYS if _has(n, k)) for n in sorted(names)}
     ops = []
     for (name, dts), acc in sorted(rec.calls.items()):
-        modules = tuple(m or "(top)" for m, _ in acc.modules.most_common(MAX_MODULES))
+        modules = tuple(m or "(model)" for m, _ in acc.modules.most_common(MAX_MODULES))
         parts = tuple(sorted(acc.parts)) or (name,)
         ops.append(OpRecord(name, dts, acc.count, modules, parts, tuple(s for s in ran if s in acc.steps)))
-    return Trace(type(model).__name__, origin, tuple(ran), tuple(ops), kernels, decomps, tuple(notes))
+    return Trace(
+        type(model).__name__, origin, tuple(ran), tuple(ops), kernels, decomps, tuple(notes), partial
+    )
 
 
-def _decompose(rec: _Recorder) -> dict[str, tuple[str, ...]]:
-    """Parts of CompositeExplicitAutograd operators, from torch's decomposition table."""
+def _parts_of(call: Callable[[], Any], name: str) -> tuple[tuple[str, ...], bool, dict[str, Any]]:
+    """The operators ``call`` dispatches (not ``name`` itself, no prims), and whether it completed."""
+    sub = _Recorder()
+    sub.modules = ["(kernel)"]
+    sub.current.append(_Acc())
+    complete = True
+    try:
+        with torch.no_grad(), _LeafMode(sub):
+            call()
+    except Exception:  # the kernel reads tensor values (a host copy): meta tensors have none
+        complete = False
+    parts = tuple(sorted(p for p in sub.current[0].parts if p != name and not p.startswith("prims::")))
+    return parts, complete, sub.seen
+
+
+def _decompose(rec: _Recorder) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """Parts of operators with a composite kernel for every backend, and those only partly traced.
+
+    The kernel is run for real: redispatched to the ``PrivateUse1`` key (the NPU's, where nothing
+    is registered without torch_npu, so the dispatcher's table holds torch's composite kernel
+    there) on the recorded meta arguments, under the leaf recorder. torch's Python decomposition
+    table is the second choice when that kernel needs tensor values.
+    """
     from torch._decomp import decomposition_table
 
+    keyset = torch._C.DispatchKeySet(torch._C.DispatchKey.PrivateUse1)
     out: dict[str, tuple[str, ...]] = {}
-    for name, func in sorted(rec.seen.items()):
-        # A structured operator's functional variant has a CompositeExplicitAutogradNonFunctional
-        # kernel that calls its out= variant: a backend with only the out kernel runs it so.
-        if (
-            func._overloadname != "out"
-            and _has(name, "CompositeExplicitAutogradNonFunctional")
-            and hasattr(getattr(getattr(torch.ops, func.namespace), func._opname), "out")
-        ):
-            out[name] = (f"{func.namespace}::{func._opname}.out",)
+    partial: list[str] = []
     for name, (args, kwargs) in sorted(rec.examples.items()):
         func = rec.seen[name]
-        fn = decomposition_table.get(func)
-        if fn is None:
-            continue
-        sub = _Recorder()
-        sub.current.append(_Acc())
-        try:
-            with torch.no_grad(), _LeafMode(sub):
-                fn(*args, **kwargs)
-        except Exception:  # a decomposition that needs real data: keep the operator whole
-            continue
-        # prims are what torch's Python decompositions use, not what the C++ kernel calls
-        parts = tuple(sorted(p for p in sub.current[0].parts if p != name and not p.startswith("prims::")))
+        parts, complete, seen = _parts_of(functools.partial(func.redispatch, keyset, *args, **kwargs), name)
+        if not complete:
+            fn = decomposition_table.get(func)
+            if fn is not None:
+                alt, ok, alt_seen = _parts_of(functools.partial(fn, *args, **kwargs), name)
+                if ok and alt:
+                    parts, complete, seen = alt, True, alt_seen
+        if not complete:
+            partial.append(name)
         if parts:
             out[name] = parts
-            for p, f in sub.seen.items():
+            for p, f in seen.items():
                 rec.seen.setdefault(p, f)
-    return out
+    return out, tuple(partial)
 
 
 def parameter_bytes(model: nn.Module) -> int:

@@ -134,14 +134,14 @@ def libraries_of(ctx: ProbeContext, npu_dir: str) -> list[str]:
 def preflight(ctx: ProbeContext, python: PythonFacts, arch: str) -> AbiFacts:
     if python.torch_npu_dir is None:
         return AbiFacts(checked=False, reason="torch_npu is not installed in the target Python environment")
-    unusable = _elftools_problem()
-    if unusable:
-        return AbiFacts(checked=False, reason=unusable)
     libs = libraries_of(ctx, python.torch_npu_dir)
     if not libs:
         return AbiFacts(
             checked=False, reason=f"no shared libraries under {python.torch_npu_dir}/lib or _C*.so"
         )
+    unusable = _elftools_problem()  # imports pyelftools (~0.1 s): only when there is ELF to read
+    if unusable:
+        return AbiFacts(checked=False, reason=unusable)
     ld_path = tuple(p for p in (ctx.host.getenv("LD_LIBRARY_PATH") or "").split(":") if p)
     cache: dict[str, str] = {}
     cache_path = None

@@ -15,10 +15,19 @@ from cannenv.probes._common import ProbeContext
 
 REDACTED = "<redacted>"
 SECRET_NAME_RE = re.compile(
-    r"(TOKEN|SECRET|PASSW(OR)?D|PASSWD|PWD_|API_?KEY|(^|_)KEY($|_)|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE)",
+    r"(TOKEN|SECRET|PASS|(^|_)PWD(_|$)|API_?KEY|(^|_)KEYS?($|_)|CRED|AUTH|COOKIE|SESSION|PRIVATE"
+    r"|SIGNATURE|(^|_)SIG($|_)|(^|_)PAT($|_)|ACCESS_?KEY|(^|_)OTP($|_)|BEARER)",
     re.IGNORECASE,
 )
-_URL_CRED_RE = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<cred>[^/@\s:]+(:[^/@\s]*)?)@", re.IGNORECASE)
+"""A variable whose NAME says it holds a secret: its value is never kept. Over-matching costs a
+value in the facts; under-matching leaks a credential, so the net is wide (``HCCL_PASS``,
+``*_PASSPHRASE``, ``*_CREDS``, ``*_PAT`` ...)."""
+_SCHEME_RE = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)", re.IGNORECASE)
+_QUERY_SECRET_RE = re.compile(
+    r"(?P<key>[?&;](?:[^=&;#\s]*(?:token|secret|pass|pwd|key|sig|auth|cred|session|cookie|code)[^=&;#\s]*)=)"
+    r"(?P<value>[^&;#\s]*)",
+    re.IGNORECASE,
+)
 KEEP_NAMES = frozenset(
     {
         "ASCEND_HOME_PATH",
@@ -45,13 +54,46 @@ KEEP_NAMES = frozenset(
 KEEP_PREFIXES = ("ASCEND_", "ATB_", "HCCL_", "ASDOPS_", "LCCL_", "NPU_", "TORCH_NPU")
 
 
+_NOT_SECRET = frozenset({"PWD", "OLDPWD"})  # the shell's working directories
+
+
 def is_secret_name(name: str) -> bool:
-    return bool(SECRET_NAME_RE.search(name))
+    return name not in _NOT_SECRET and bool(SECRET_NAME_RE.search(name))
 
 
 def redact_value(value: str) -> str:
-    """Remove credentials embedded in URLs."""
-    return _URL_CRED_RE.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", value)
+    """Remove credentials embedded in URLs: the user-info (``user:pass@``, even when the password
+    holds ``/``, ``@`` or ``:``) and query parameters named like a secret (``?token=...``)."""
+    out: list[str] = []
+    pos = 0
+    for m in _SCHEME_RE.finditer(value):
+        start = m.end()
+        if start < pos:
+            continue
+        out.append(value[pos:start])
+        end = start
+        while end < len(value) and not value[end].isspace() and value[end] not in ",;\"'":
+            end += 1
+        out.append(_redact_url_rest(value[start:end]))
+        pos = end
+    out.append(value[pos:])
+    return "".join(out)
+
+
+def _redact_url_rest(rest: str) -> str:
+    """``rest`` is a URL after ``scheme://``: redact its user-info and secret query values."""
+    slash = rest.find("/")
+    authority = rest if slash < 0 else rest[:slash]
+    at = -1
+    if "@" in authority:
+        at = authority.rfind("@")
+    elif ":" in authority and not authority.rsplit(":", 1)[1].isdigit() and "@" in rest:
+        # ``user:pa/ss@host``: an unencoded '/' in the password. The user-info then ends at the
+        # last '@' (an '@' in the path is redacted with it: more hidden, nothing leaked)
+        at = rest.rfind("@")
+    if at >= 0:
+        rest = f"{REDACTED}@{rest[at + 1 :]}"
+    return _QUERY_SECRET_RE.sub(lambda m: f"{m.group('key')}{REDACTED}", rest)
 
 
 def redact_env(env: dict[str, str] | Any) -> tuple[dict[str, str], tuple[str, ...]]:

@@ -68,15 +68,19 @@ def _npu_row(cells: list[str]) -> tuple[int, str, str] | None:
 def _chip_row(cells: list[str]) -> tuple[int | None, int | None, str | None] | None:
     """(chip id, phy id, bus id) of the second row of an NPU, or None.
 
-    Layout 1: ``| <chip> [<phy-id or device>] | <bus-id> | ...``; layout 2 (Ascend 950): the
-    first cell is empty: ``|        | <bus-id> | ...``.
+    Layout 1: ``| <chip> [<phy-id or device>] | <bus-id> | ...``; layout 2 (Ascend 950): empty
+    cells first, then the Bus-Id cell: ``|        | <bus-id> | ...`` or ``|    |    | NA | ...``.
     """
     first, second = cells[0], cells[1]
+    if first == "":
+        # Ascend 950: one or more empty cells, then the Bus-Id cell (a bus id, or NA)
+        rest = [c for c in cells[1:] if c]
+        if rest and (_BUS_RE.match(rest[0]) or rest[0] in {"NA", "-"}):
+            return None, None, rest[0] if _BUS_RE.match(rest[0]) else None
+        return None
     bus = second if _BUS_RE.match(second) else None
     if bus is None and second not in {"", "NA", "-"}:
         return None
-    if first == "":
-        return (None, None, bus) if bus else None
     m = _CHIP_ROW_RE.match(first)
     if not m:
         return None

@@ -68,10 +68,11 @@ function(cannenv_smoke_kernel)
     elseif(CANNENV_FLOW STREQUAL "asc")
         # FindASC.cmake's ascendc_library marks the sources LANGUAGE ASC and, with
         # ENABLE_ACLRT_LAUNCH, writes aclrtlaunch_<kernel>.h to ${CMAKE_BINARY_DIR}/include/<target>.
+        # --npu-arch is not added here: the ASC language injects --npu-arch=${CMAKE_ASC_ARCHITECTURES}
+        # into every ASC compile by itself ([ASC]; research kernels.md §2b), so adding it again
+        # passed it twice.
         set(ENABLE_ACLRT_LAUNCH ON)
         ascendc_library(${kernel_lib} SHARED ${K_KERNEL})
-        target_compile_options(${kernel_lib} PRIVATE
-            $<$<COMPILE_LANGUAGE:ASC>:--npu-arch=${CMAKE_ASC_ARCHITECTURES}>)
         add_executable(${K_BINARY} ${K_HOST})
         target_include_directories(${K_BINARY} PRIVATE
             ${CANNENV_SMOKE_COMMON}

@@ -43,6 +43,14 @@ struct Args {
         if (it == params.end()) Fail("missing parameter " + key + "=<value>");
         return it->second;
     }
+    // A launch parameter (block_dim, a length, a shape): a whole number 1..4294967295. A 0 would
+    // never advance a kernel's tile loop (a device hang) or divide by zero on the host; cannenv
+    // checks the same before launching (cannenv/certify/launch.py), this is the second line.
+    uint32_t GetPositive(const std::string& key) const {
+        const long long v = Get(key);
+        if (v < 1 || v > 0xFFFFFFFFLL) Fail(key + " must be between 1 and 4294967295, got " + std::to_string(v));
+        return static_cast<uint32_t>(v);
+    }
     std::string Path(const std::string& tensor) const { return dataDir + "/" + tensor + ".bin"; }
 };
 

@@ -16,10 +16,10 @@ int main(int argc, char** argv)
 {
     const cannenv::Args args = cannenv::ParseArgs(argc, argv);
     if (args.caseId != "fp16_fp32") cannenv::Fail("unknown case " + args.caseId);
-    const uint32_t m = static_cast<uint32_t>(args.Get("m"));
-    const uint32_t k = static_cast<uint32_t>(args.Get("k"));
-    const uint32_t n = static_cast<uint32_t>(args.Get("n"));
-    const uint32_t blockDim = static_cast<uint32_t>(args.Get("block_dim"));
+    const uint32_t m = args.GetPositive("m");
+    const uint32_t k = args.GetPositive("k");
+    const uint32_t n = args.GetPositive("n");
+    const uint32_t blockDim = args.GetPositive("block_dim");
     if (m % blockDim != 0 || (m / blockDim) % 16 != 0 || k % 16 != 0 || n % 16 != 0) {
         cannenv::Fail("need m/block_dim, k and n to be multiples of 16");
     }

@@ -15,9 +15,9 @@ int main(int argc, char** argv)
 {
     const cannenv::Args args = cannenv::ParseArgs(argc, argv);
     if (args.caseId != "fp16") cannenv::Fail("unknown case " + args.caseId);
-    const uint32_t rows = static_cast<uint32_t>(args.Get("rows"));
-    const uint32_t cols = static_cast<uint32_t>(args.Get("cols"));
-    const uint32_t blockDim = static_cast<uint32_t>(args.Get("block_dim"));
+    const uint32_t rows = args.GetPositive("rows");
+    const uint32_t cols = args.GetPositive("cols");
+    const uint32_t blockDim = args.GetPositive("block_dim");
     if (cols % 16 != 0) cannenv::Fail("cols must be a multiple of 16 (32-byte blocks of fp16)");
     const size_t bytes = size_t{rows} * cols * 2;
     std::vector<cannenv::Tensor> tensors{cannenv::Input(args, "x", bytes), cannenv::Output("y", bytes)};

@@ -14,8 +14,8 @@ int main(int argc, char** argv)
 {
     const cannenv::Args args = cannenv::ParseArgs(argc, argv);
     if (args.caseId != "copy") cannenv::Fail("unknown case " + args.caseId);
-    const uint32_t length = static_cast<uint32_t>(args.Get("length"));
-    const uint32_t blockDim = static_cast<uint32_t>(args.Get("block_dim"));
+    const uint32_t length = args.GetPositive("length");
+    const uint32_t blockDim = args.GetPositive("block_dim");
     if (length % 16 != 0) cannenv::Fail("length must be a multiple of 16 (32-byte blocks)");
     const size_t bytes = length * sizeof(uint16_t);
     std::vector<cannenv::Tensor> tensors{cannenv::Input(args, "x", bytes), cannenv::Output("y", bytes)};

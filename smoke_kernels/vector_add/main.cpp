@@ -20,9 +20,9 @@ int main(int argc, char** argv)
     const cannenv::Args args = cannenv::ParseArgs(argc, argv);
     const bool fp16 = args.caseId == "fp16";
     if (!fp16 && args.caseId != "fp32") cannenv::Fail("unknown case " + args.caseId);
-    const uint32_t total = static_cast<uint32_t>(args.Get("total_length"));
-    const uint32_t tile = static_cast<uint32_t>(args.Get("tile_length"));
-    const uint32_t blockDim = static_cast<uint32_t>(args.Get("block_dim"));
+    const uint32_t total = args.GetPositive("total_length");
+    const uint32_t tile = args.GetPositive("tile_length");
+    const uint32_t blockDim = args.GetPositive("block_dim");
     const size_t elem = fp16 ? 2 : 4;
     if ((tile * elem) % 32 != 0) cannenv::Fail("tile_length must fill whole 32-byte blocks");
     const size_t bytes = total * elem;

@@ -68,7 +68,7 @@ def test_unpinned_needs_allow_unpinned_and_lands_in_the_lock(installers: dict[st
     nnal = next(v for v in out if v.ref.component == "nnal")
     assert not nnal.pinned and nnal.sha256 == installers["nnal"].sha256
     ctx = render(s, RenderOptions(os="preinstalled", base_image="a/b:c", verified_installers=out))
-    lock = lock_for(s, ctx, out)
+    lock = lock_for(s, ctx)
     locked = {i.component: i for i in lock.installers}
     assert locked["nnal"].sha256 == installers["nnal"].sha256 and not locked["nnal"].pinned
     assert locked["cann"].pinned

@@ -366,3 +366,62 @@ def test_a_trees_environment_never_puts_its_code_on_the_interpreters_path(tmp_pa
     ctx = ProbeContext(host=Host(tmp_path / "tree", env, True, 10.0))
     py = _from_interpreter(ctx, sys.executable)
     assert "evil-pkg" not in py.packages
+
+
+def test_library_grading_on_real_elf_files(tmp_path: Path) -> None:
+    """gcc-built stand-ins with torch_npu's real NEEDED shape: _C → libtorch_npu → libhccl,
+    libascendcl; libop_plugin_atb → libatb (loaded by ATB operations only)."""
+    from tests.helpers.hosts import compile_torch_npu_libs
+
+    tree = HostTree(tmp_path / "t")
+    tree.os_release()
+    tree.python_stack("2.9.0", "2.9.0")
+    stubs = compile_torch_npu_libs(tree)
+    lib = tree.root / tree.site_packages().lstrip("/") / "torch_npu" / "lib"
+    (stubs / "atb.c").write_text("int atb_create(void) { return 0; }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(stubs / "libatb.so"), str(stubs / "atb.c")], check=True
+    )
+    for name, src, libs in (
+        ("libop_plugin_atb.so", "int atb_create(void); int p(void) { return atb_create(); }\n", ["-latb"]),
+        (
+            "../_C.cpython-311-x86_64-linux-gnu.so",
+            "int torch_npu_init(void); int c(void) { return torch_npu_init(); }\n",
+            ["-ltorch_npu"],
+        ),
+    ):
+        c = stubs / "x.c"
+        c.write_text(src)
+        subprocess.run(
+            ["gcc", "-shared", "-fPIC", "-o", str(lib / name), str(c), f"-L{stubs}", f"-L{lib}", *libs],
+            check=True,
+        )
+    f = collect(Host(tree.root, dict(tree.env), True, 5.0))
+    fs = checks.run(f, choose_target(f, load()), checks.select(["abi-preflight"]))
+    by = {x.subject: x.status for x in fs}
+    assert by.get("libhccl.so") == "fail" and by.get("libascendcl.so") == "fail"
+    assert by.get("libatb.so") == "warn", by
+
+
+_VERSIONED = {
+    "toolkit": r"Ascend-cann-toolkit_([\w.]+)_",
+    "kernels": r"Ascend-cann-(?:kernels-\w+|\w+-ops)_([\w.]+)_",
+    "nnal": r"Ascend-cann-nnal_([\w.]+)_",
+    "torch": r"\btorch==([\w.]+)",
+    "torch-npu": r"\btorch-npu==([\w.]+)",
+}
+
+
+def test_the_remedies_shown_on_every_example_host_never_contradict_each_other() -> None:
+    """Of what the table shows (consequences listed under their cause), no two remedies install
+    different versions of the same thing."""
+    from cannenv.commands.doctor import read_env_file
+    from cannenv.report import group_consequences
+
+    for name in _readme_exits():
+        env = read_env_file(str(EXAMPLES / name / "host.env"))
+        f = collect(Host((EXAMPLES / name / "tree").resolve(), env, True, 5.0))
+        rows, _ = group_consequences(checks.run(f, choose_target(f, load())))
+        for what, rx in _VERSIONED.items():
+            versions = {v for r in rows for v in re.findall(rx, r.remedy or "")}
+            assert len(versions) <= 1, (name, what, versions)

@@ -156,19 +156,21 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection, FleetR
 def test_report_on_real_trees(judged: tuple[Collection, FleetReport]) -> None:
     _, report = judged
     status = {n.name: n.status for n in report.nodes}
-    assert status == {"good": "compliant", "old": "failing", "bare": "drifting", "down": "unreachable"}
-    assert report.exit_code() == 1
+    # driver 24.1.rc1 with CANN 8.2.RC1: no vendor statement covers it (the release's HDKs are 25.0.RC1
+    # and 25.2.0, and no compatibility table exists for 8.2.RC1) -> a warning, so "old" drifts
+    # (it failed before the matrix judged by the vendor's own statements)
+    assert status == {"good": "compliant", "old": "drifting", "bare": "drifting", "down": "unreachable"}
     assert report.summary == {
         "nodes": 4,
         "compliant": 1,
-        "drifting": 1,
-        "failing": 1,
+        "drifting": 2,
+        "failing": 0,
         "unreachable": 1,
         "untargeted": 0,
     }
     assert report.stack.id  # all three judged against the same best match
-    fails = [g for g in report.groups if g.status == "fail"]
-    assert [g.check for g in fails] == ["driver-cann"] and fails[0].nodes == ("old",)
+    warns = [g for g in report.groups if g.status == "warn" and g.check == "driver-cann"]
+    assert warns and warns[0].nodes == ("old",)
     assert json.loads(report.to_json())["schema_version"] == 1
 
 
@@ -177,7 +179,7 @@ def test_junit_and_html(judged: tuple[Collection, FleetReport]) -> None:
     root = ET.fromstring(render_junit(report))
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {"good", "old", "bare", "down"}
-    assert suites["old"].get("failures") != "0" and suites["down"].get("errors") == "1"
+    assert suites["old"].get("failures") == "0" and suites["down"].get("errors") == "1"
     assert render_junit(report, strict=True).count("<failure") > render_junit(report).count("<failure")
     page = render_html(report)
     for name in ("good", "old", "bare", "down"):
@@ -259,7 +261,7 @@ def test_diff_collections(tmp_path: Path) -> None:
     judge = _judge()
     d = diff_collections(old, new, old_report=build_report(old, judge), new_report=build_report(new, judge))
     nodes = {n.name: n for n in d.nodes}
-    assert nodes["n1"].versions[0].kind == "upgraded" and nodes["n1"].old_status == "failing"
+    assert nodes["n1"].versions[0].kind == "upgraded" and nodes["n1"].old_status == "drifting"
     assert nodes["n1"].new_status == "compliant"
     assert "driver-cann" in {x.check for x in nodes["n1"].fixed_findings}
     assert [x.check for x in nodes["n2"].new_findings] == ["env-sourced"]

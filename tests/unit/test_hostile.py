@@ -13,9 +13,12 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cannenv.host import Host
 from cannenv.probes import collect
@@ -194,3 +197,472 @@ def test_resolve_clamps_dotdot_and_reroots_absolute_targets(tmp_path: Path) -> N
     with pytest.raises(OSError, match="too many levels"):
         host.resolve("/a/loop")
     assert not host.exists("/a/loop") and host.lexists("/a/loop") and host.is_symlink("/a/loop")
+
+
+# ---------------------------------------------------------------- high 3-4: bounded reads, no FIFO hangs
+
+
+def _fifo(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    os.mkfifo(path)
+
+
+def _sparse(path: Path, size: int, head: bytes = b"") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    with path.open("wb") as fh:
+        fh.write(head)
+        fh.truncate(size)
+
+
+def _tree_with_libs(tmp_path: Path) -> hosts.HostTree:
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    sp = tree.site_packages()
+    tree.write(f"{sp}/torch_npu/lib/libtorch_npu.so", b"\x7fELF")
+    tree.write(f"{sp}/torch/lib/libc10.so", b"\x7fELF")
+    tree.write("/etc/ld.so.cache", b"glibc-ld.so.cache1.1")
+    return tree
+
+
+FIFO_PLACES = (
+    "usr/local/Ascend/driver/version.info",
+    "usr/local/lib/python3.11/site-packages/torch_npu-2.8.0.post2.dist-info/METADATA",
+    "usr/local/lib/python3.11/site-packages/torch_npu/lib/libtorch_npu.so",
+    "usr/local/lib/python3.11/site-packages/torch/lib/libc10.so",
+    "etc/ld.so.cache",
+    "sys/bus/pci/devices/0000:01:00.0/vendor",
+    "var/lib/cannenv/npu-smi-info.txt",
+)
+
+
+def test_fifos_never_hang_the_doctor(tmp_path: Path) -> None:
+    tree = _tree_with_libs(tmp_path)
+    for place in FIFO_PLACES:
+        _fifo(tree.root / place)
+    env = tree.env_file(tmp_path / "host.env")
+    r = cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env), timeout=60)
+    assert r.returncode == 0, r.stderr
+    issues = {(i["path"], i["kind"]) for i in json.loads(r.stdout)["issues"]}
+    assert ("/usr/local/Ascend/driver/version.info", "not-a-file") in issues
+    assert ("/var/lib/cannenv/npu-smi-info.txt", "not-a-file") in issues
+
+
+SPARSE_PLACES = (
+    ("usr/local/Ascend/driver/version.info", b"Version=25.3.rc1\n"),
+    ("usr/local/lib/python3.11/site-packages/torch_npu-2.8.0.post2.dist-info/METADATA", b""),
+    ("usr/local/lib/python3.11/site-packages/torch/lib/libc10.so", b"\x7fELF"),
+    ("etc/ld.so.cache", b"glibc-ld.so.cache1.1"),
+    ("var/lib/cannenv/npu-smi-info.txt", b""),
+    ("etc/os-release", b"ID=x\n"),
+)
+
+
+def test_sparse_gigabyte_files_cost_no_memory(tmp_path: Path) -> None:
+    """Each file claims 2 GiB; the doctor runs under a 1 GiB address-space limit."""
+    tree = _tree_with_libs(tmp_path)
+    for place, head in SPARSE_PLACES:
+        _sparse(tree.root / place, 2 << 30, head)
+    env = tree.env_file(tmp_path / "host.env")
+    r = cli(
+        "facts", "--json", "--root", str(tree.root), "--env-file", str(env), address_space=1 << 30, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    issues = {(i["path"], i["kind"]) for i in json.loads(r.stdout)["issues"]}
+    assert ("/usr/local/Ascend/driver/version.info", "oversized") in issues
+    assert ("/etc/ld.so.cache", "oversized") in issues
+
+
+def test_billion_laughs_matrix_is_bad_input_not_a_hang(tmp_path: Path) -> None:
+    lines = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 10):
+        prev, cur = chr(96 + i), chr(97 + i)
+        lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 9)}]")
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    assert bomb.stat().st_size < 1000
+    r = cli("matrix", "lint", str(bomb), address_space=1 << 30, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "expands to more than" in r.stderr + r.stdout and "Traceback" not in r.stderr
+
+
+def test_yaml_alias_bound_and_cycles() -> None:
+    from cannenv import records
+
+    assert records.load_yaml("a: &x [1, 2]\nb: *x\n") == {"a": [1, 2], "b": [1, 2]}
+    with pytest.raises(records.DocumentTooComplexError, match="cycle"):
+        records.load_yaml("a: &x [*x]\n")
+    with pytest.raises(records.DocumentTooComplexError, match="expands"):
+        records.load_yaml("a: &x [1, 2, 3]\nb: [*x, *x, *x]\n", max_nodes=10)
+
+
+def test_endless_command_output_is_capped_and_killed(tmp_path: Path) -> None:
+    """An npu-smi that writes forever: the capture stops at the cap, under a 512 MiB limit."""
+    code = (
+        "from cannenv.host import run\n"
+        "r = run(['yes', '| 0 910B4 | OK | 93.0 43 0 / 0 |'], timeout=60, max_output=1 << 20)\n"
+        "print(r.truncated, r.ok, len(r.stdout))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        preexec_fn=lambda: _limits(512 << 20),
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    truncated, ok, size = r.stdout.split()
+    assert truncated == "True" and ok == "False" and int(size) <= 1 << 20
+
+
+def test_a_hung_commands_children_are_killed_with_it(tmp_path: Path) -> None:
+    from cannenv.host import run
+
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "npu-smi"
+    script.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pidfile}\nsleep 300\n")
+    script.chmod(0o755)
+    res = run([str(script), "info"], timeout=1.0)
+    assert res.timed_out
+    pid = int(pidfile.read_text())
+    status = Path(f"/proc/{pid}/status")
+    alive = status.exists() and "\nState:\tZ" not in status.read_text()
+    assert not alive, "the hung npu-smi's child survived the timeout"
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),
+        ('{"schema_version": 1, "os": {"glibc": ' + "9" * 5000 + "}}", "digits"),
+        ('{"schema_version": 1, "x": ' + "[" * 80 + "]" * 80 + "}", "nested deeper"),
+    ],
+    ids=["deep-100000", "int-5000-digits", "deep-80"],
+)
+def test_hostile_facts_file_is_bad_input(tmp_path: Path, body: str, what: str) -> None:
+    p = tmp_path / "facts.json"
+    p.write_text(body)
+    r = cli("doctor", "--facts", str(p))
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert what in r.stderr and "Traceback" not in r.stderr
+
+
+def _collection(tmp_path: Path, facts_files: dict[str, str]) -> Path:
+    from cannenv.fleet.collection import Collection, HostResult
+
+    folder = tmp_path / "coll"
+    folder.mkdir(exist_ok=True)
+    good = hosts.a2_cann85_new(tmp_path / "good-tree")
+    (folder / "good.json").write_text(collect(_host(good)).to_json())
+    hosts_ = [HostResult(name="good", status="collected", facts_file="good.json")]
+    hosts_ += [HostResult(name=n, status="collected", facts_file=f) for n, f in facts_files.items()]
+    (folder / "collection.json").write_text(Collection(hosts=tuple(hosts_), root=folder).to_json())
+    return folder
+
+
+def test_fleet_report_reads_nothing_outside_its_folder(tmp_path: Path) -> None:
+    secret = tmp_path / "outside.json"
+    good = hosts.a2_cann85_new(tmp_path / "other-tree")
+    secret.write_text(collect(_host(good)).to_json().replace('"aarch64"', f'"{SECRET}"'))
+    folder = _collection(
+        tmp_path,
+        {"up": "../outside.json", "abs": str(secret), "zero": "/dev/zero", "link": "link.json"},
+    )
+    (folder / "link.json").symlink_to(secret)  # an absolute link: resolved inside the folder
+    r = cli("fleet", "report", str(folder), "--json", address_space=2 << 30, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    assert SECRET not in r.stdout
+    nodes = {n["name"]: n for n in json.loads(r.stdout)["nodes"]}
+    assert nodes["good"]["status"] != "unreachable"
+    for name in ("up", "abs", "zero", "link"):
+        assert nodes[name]["collect_status"] == "invalid-facts", nodes[name]
+
+
+def test_one_bad_facts_file_does_not_stop_the_fleet_report(tmp_path: Path) -> None:
+    folder = _collection(tmp_path, {"deep": "deep.json", "huge": "huge.json", "fifo": "fifo.json"})
+    (folder / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (folder / "huge.json").write_text('{"schema_version": 1, "root": ' + "1" * 5000 + "}")
+    os.mkfifo(folder / "fifo.json")
+    r = cli("fleet", "report", str(folder), "--json", timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    nodes = {n["name"]: n for n in json.loads(r.stdout)["nodes"]}
+    assert nodes["good"]["status"] != "unreachable"
+    assert {nodes[n]["collect_status"] for n in ("deep", "huge", "fifo")} == {"invalid-facts"}
+
+
+def test_record_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> None:
+    from cannenv import records
+    from cannenv.errors import InputError
+
+    os.mkfifo(tmp_path / "fifo")
+    for p in (tmp_path / "fifo", Path("/dev/zero"), tmp_path):
+        with pytest.raises(InputError, match="regular file"):
+            records.read_text(p, what="facts file")
+    _sparse(tmp_path / "big.json", 1 << 30)
+    with pytest.raises(InputError, match="at most"):
+        records.read_text(tmp_path / "big.json", what="facts file")
+
+
+# ---------------------------------------------------------------- medium 5: secrets
+
+
+def test_secrets_that_leaked_before_are_redacted() -> None:
+    from cannenv.probes.environ import REDACTED, redact_env
+
+    kept, red = redact_env(
+        {
+            "PIP_INDEX_URL": "https://user:pa/ss@w0rd@mirror.example/simple",
+            "ASCEND_MIRROR": "https://mirror.example/cann?token=s3cr3t&arch=aarch64",
+            "HCCL_PASS": "hcclpw",
+            "ATB_PASSPHRASE": "atbpw",
+            "NPU_CREDS": "npucreds",
+            "ASCEND_PAT": "ghp_pat",
+            "ASCEND_HOME_PATH": "/usr/local/Ascend/ascend-toolkit/latest",
+        }
+    )
+    text = json.dumps(kept)
+    for leaked in ("pa/ss", "w0rd", "s3cr3t", "hcclpw", "atbpw", "npucreds", "ghp_pat"):
+        assert leaked not in text
+    assert {"HCCL_PASS", "ATB_PASSPHRASE", "NPU_CREDS", "ASCEND_PAT"} <= set(red)
+    assert kept["ASCEND_HOME_PATH"] == "/usr/local/Ascend/ascend-toolkit/latest"
+    assert kept["ASCEND_MIRROR"].endswith(f"token={REDACTED}&arch=aarch64")
+
+
+_pw = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Cc"), blacklist_characters=",;\"'"),
+    min_size=4,
+    max_size=30,
+)
+
+
+@given(
+    user=st.from_regex(r"[a-z]{1,8}", fullmatch=True),
+    password=_pw,
+    host=st.sampled_from(["m.example", "10.0.0.1:8080"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_no_url_password_survives(user: str, password: str, host: str) -> None:
+    from cannenv.probes.environ import redact_env
+
+    kept, _ = redact_env({"ASCEND_URL": f"https://{user}:{password}@{host}/simple"})
+    assert f"{user}:{password}" not in kept["ASCEND_URL"]
+    assert password not in kept["ASCEND_URL"].replace(host, "").replace("/simple", "").replace("https", "")
+
+
+@given(
+    prefix=st.sampled_from(["HCCL_", "ATB_", "NPU_", "ASCEND_", "ASDOPS_"]),
+    word=st.sampled_from(["PASS", "PASSWORD", "PASSPHRASE", "CREDS", "PAT", "TOKEN", "SECRET", "API_KEY"]),
+    value=st.text(min_size=6, max_size=20).filter(lambda v: v.strip() and "redacted" not in v),
+)
+@settings(max_examples=200, deadline=None)
+def test_secret_names_under_kept_prefixes_never_keep_their_value(prefix: str, word: str, value: str) -> None:
+    from cannenv.probes.environ import REDACTED, redact_env
+
+    kept, red = redact_env({f"{prefix}{word}": value})
+    assert kept[f"{prefix}{word}"] == REDACTED and f"{prefix}{word}" in red
+
+
+# ---------------------------------------------------------------- medium 7: unreadable PATH entries
+
+
+def _as_nobody(fn: Callable[[], object]) -> object:
+    """Run ``fn`` in a forked child whose effective uid/gid is `nobody`; its JSON-able result."""
+    if os.geteuid() != 0:
+        return fn()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        code = 1
+        try:
+            os.close(r)
+            os.setegid(65534)
+            os.seteuid(65534)
+            os.write(w, json.dumps(fn()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        data = fh.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the unprivileged child crashed"
+    return json.loads(data)
+
+
+def test_an_unreadable_path_entry_does_not_hide_the_npu(tmp_path: Path) -> None:
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="cannenv-path-", dir="/tmp"))
+    try:
+        (base / "private/bin").mkdir(parents=True)
+        base.chmod(0o755)
+        (base / "private").chmod(0o700)  # like /root/.local/bin for a non-root user
+        bindir = base / "pub"
+        env = hosts.live_npu_smi(bindir, hosts.NPU_SMI_SCRIPT, "a2")
+        base_path = env["PATH"]
+        env["PATH"] = f"{base}/private/bin:{base_path}"
+        bindir.chmod(0o755)
+        for p in bindir.iterdir():
+            p.chmod(0o755)
+        collect(Host(Path("/"), env, True, 5.0), only=("npu",))  # warm the imports
+
+        def probe() -> object:
+            f = collect(Host(Path("/"), env, True, 5.0), only=("os", "npu"))
+            return [f.devices.family, [i.kind for i in f.issues]]
+
+        family, kinds = _as_nobody(probe)  # type: ignore[misc]
+        assert family == "a2" and "probe-crashed" not in kinds
+    finally:
+        (base / "private").chmod(0o755)
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_chmod_000_file_probed_as_unprivileged_user_is_permission_denied() -> None:
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="cannenv-perm-", dir="/tmp"))
+    try:
+        tree = hosts.HostTree(base).driver()
+        for d in [base, *[p for p in base.rglob("*") if p.is_dir()]]:
+            d.chmod(0o755)
+        drv = base / "usr/local/Ascend/driver/version.info"
+        drv.chmod(0)
+        collect(_host(tree), only=("driver",))
+
+        def probe() -> object:
+            return [[i.kind, i.path] for i in collect(_host(tree), only=("driver",)).issues]
+
+        assert ["permission-denied", "/usr/local/Ascend/driver/version.info"] in _as_nobody(probe)  # type: ignore[operator]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- medium 8: control characters
+
+
+ESC_TITLE = "\x1b]0;pwned\x07"
+SPOOF = "\r\x1b[2K18 pass, 0 warn, 0 fail, 0 skip, 0 error"
+
+
+def _hostile_version_tree(tmp_path: Path) -> tuple[hosts.HostTree, Path]:
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    drv = tree.root / "usr/local/Ascend/driver/version.info"
+    drv.write_text(drv.read_text().replace("25.5.1", f"25.5.1{ESC_TITLE}{SPOOF}\u202e"))
+    rel = tree.root / "etc/os-release"
+    rel.write_text(rel.read_text().replace("Ubuntu 22.04.4 LTS", f"Ubuntu{ESC_TITLE}{SPOOF}"))
+    return tree, tree.env_file(tmp_path / "host.env")
+
+
+def test_control_characters_never_reach_the_terminal_or_the_xml(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    tree, env = _hostile_version_tree(tmp_path)
+    junit = tmp_path / "doctor.xml"
+    r = cli("doctor", "--root", str(tree.root), "--env-file", str(env), "--junit", str(junit), "-v")
+    assert r.returncode in (0, 1), r.stderr
+    for out in (r.stdout, r.stderr):
+        assert "\x1b" not in out and "\r" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b" in r.stdout  # shown, visibly
+    ET.parse(junit)  # well-formed
+    r = cli("facts", "--root", str(tree.root), "--env-file", str(env))
+    assert "\x1b" not in r.stdout
+    r = cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env))
+    assert "\\u001b" in r.stdout  # JSON stays exact (escaped by JSON itself)
+
+
+def test_fleet_junit_and_html_stay_clean(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    tree, env_file = _hostile_version_tree(tmp_path)
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    r = cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env_file))
+    (folder / "evil.json").write_text(r.stdout)
+    r = cli(
+        "fleet", "report", str(folder), "--junit", str(tmp_path / "f.xml"), "--html", str(tmp_path / "f.html")
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "\x1b" not in r.stdout and "\r" not in r.stdout
+    ET.parse(tmp_path / "f.xml")
+    page = (tmp_path / "f.html").read_text()
+    assert "\x1b" not in page and "\x07" not in page
+
+
+@given(st.text())
+@settings(max_examples=300, deadline=None)
+def test_sanitised_text_has_no_controls_and_xml_parses(value: str) -> None:
+    import xml.etree.ElementTree as ET
+
+    from cannenv import sanitize
+
+    shown = sanitize.line(value)
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in shown)
+    el = ET.Element("t", message=value)
+    el.text = value
+    ET.fromstring(sanitize.xml(ET.tostring(el, encoding="unicode")))
+
+
+# ---------------------------------------------------------------- medium 9: exit 70 only for bugs
+
+
+def test_output_writers_on_bad_paths_are_bad_input(tmp_path: Path) -> None:
+    tree = hosts.bare(tmp_path / "tree")
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere/deeper")
+    for junit in (tmp_path / "afile/out.xml", tmp_path / "dangling/out.xml", tmp_path):
+        r = cli("doctor", "--root", str(tree.root), "--junit", str(junit))
+        assert r.returncode == 2, (junit, r.returncode, r.stderr)
+        assert "cannot write" in r.stderr and "Traceback" not in r.stderr
+    with Path("/dev/full").open("w") as full:
+        r2 = subprocess.run(
+            [sys.executable, "-m", "cannenv", "matrix", "list"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "/usr/bin")},
+            timeout=120,
+            check=False,
+        )
+    assert r2.returncode == 2 and "No space left" in r2.stderr, r2.stderr
+
+
+def test_unknown_ssh_key_type_is_bad_input(tmp_path: Path) -> None:
+    pub = tmp_path / "k.pub"
+    pub.write_text("ssh-foo AAAAB3NzaC1yc2EAAAADAQABAAABAQ== me@host\n")
+    cert = tmp_path / "c.json"
+    cert.write_text("{}")
+    r = cli("cert", "verify", str(cert), "--pub", str(pub))
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------- low 10: strict base64
+
+
+def test_certificate_base64_low_bits_are_refused(tmp_path: Path) -> None:
+    from cannenv.certify import certificate as C
+
+    priv, _ = C.generate_keypair(tmp_path / "key.pem")
+    path = tmp_path / "cert.json"
+    import tests.unit.test_certificate as tc
+
+    C.write(tc._cert(), path, sign_key=C.load_private_key(priv))
+    assert C.verify_file(path).ok
+    env = json.loads(path.read_text())
+    for field in ("value", "public_key"):
+        b64 = env["signature"][field]
+        # the last character before the padding carries unused low bits: flip one of them
+        i = len(b64.rstrip("=")) - 1
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        flipped = alphabet[alphabet.index(b64[i]) ^ 1]
+        forged = dict(env, signature=dict(env["signature"], **{field: b64[:i] + flipped + b64[i + 1 :]}))
+        text = C.render(forged)
+        res = C.verify_text(text)
+        assert not res.ok and any("canonical" in p or "malformed" in p for p in res.problems), res.problems

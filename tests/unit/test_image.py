@@ -15,6 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cann_
 
 from fixture_stack import fixture_spec, standin_wheel
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+from image_wheels import cann_dep_standins
+
 from cannenv.errors import InputError, IntegrityError, NotFoundError
 from cannenv.gate import LABEL_DRIVER_RANGE, LABEL_STACK
 from cannenv.image import (
@@ -24,6 +27,7 @@ from cannenv.image import (
     RenderOptions,
     cann_environment,
     judge_verify,
+    os_profiles,
     parse_devices,
     render,
     run_args,
@@ -132,12 +136,15 @@ def test_wheelhouse_layers_are_hash_pinned_and_offline(tmp_path: Path) -> None:
     standin_wheel(wh, "torch", "2.5.1", "torch")
     standin_wheel(wh, "torch_npu", "2.5.1", "torch_npu")
     standin_wheel(wh, "click", "8.1.7", "click")
+    deps = cann_dep_standins(wh, "8.3.RC2")
     ctx = render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", wheels=scan_wheelhouse(wh)))
     req = ctx.files["python/torch_npu/requirements.txt"].decode()
     wheel = r"/tmp/python/torch_npu/torch_npu-2\.5\.1-py3-none-any\.whl"
     assert re.fullmatch(wheel + r" --hash=sha256:[0-9a-f]{64}\n", req)
     assert "--no-index --no-deps --require-hashes" in ctx.dockerfile
-    assert {r.name for r in ctx.requirements} == {"click", "torch", "torch-npu"}
+    names = {r.name for r in ctx.requirements}
+    assert names == {"click", "torch", "torch-npu"} | {p.name.split("-")[0].replace("_", "-") for p in deps}
+    assert {"numpy", "protobuf", "scipy"} <= names
     assert all(r.hashes for r in ctx.requirements)
     assert "python/base/click-8.1.7-py3-none-any.whl" in ctx.links
 
@@ -146,7 +153,8 @@ def test_wheelhouse_must_hold_the_pinned_torch(tmp_path: Path) -> None:
     wh = tmp_path / "wh"
     standin_wheel(wh, "torch", "2.4.0", "torch")
     standin_wheel(wh, "torch_npu", "2.5.1", "torch_npu")
-    with pytest.raises(InputError, match=r"torch-2\.4\.0.*pins torch==2\.5\.1"):
+    cann_dep_standins(wh, "8.3.RC2")
+    with pytest.raises(InputError, match=r"torch==2\.5\.1 \(the wheelhouse has torch-2\.4\.0"):
         render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", wheels=scan_wheelhouse(wh)))
 
 
@@ -228,7 +236,9 @@ def test_image_json_and_env_carry_the_driver_range_for_the_gate() -> None:
     ctx = render(spec(), OPTS)
     assert b'"cannenv.requires.driver": ">=24.1.rc2"' in ctx.files["image.json"]
     assert 'CANNENV_REQUIRE_DRIVER=">=24.1.rc2"' in ctx.dockerfile
-    assert 'ENTRYPOINT ["/opt/cannenv/venv/bin/cannenv", "gate", "--"]' in ctx.dockerfile
+    entry = 'ENTRYPOINT ["/opt/cannenv/gate/python", "-I", "-S", "/opt/cannenv/gate/cannenv-gate", "--"]'
+    assert entry in ctx.dockerfile
+    assert "USER HwHiAiUser" in ctx.dockerfile and "useradd -o -u 1000" in ctx.dockerfile
 
 
 # -------------------------------------------------------------------------------- injection
@@ -315,9 +325,28 @@ def test_every_shipped_stack_renders() -> None:
     from cannenv import matrix
 
     m = matrix.load()
+    profiles = os_profiles()
     for stack in m.stacks:
         for arch in stack.arches:
-            render(spec_from_stack(stack, m, arch=arch), RenderOptions(os="ubuntu22.04"))
+            s = spec_from_stack(stack, m, arch=arch)
+            fits = [k for k, p in profiles.items() if p["pythons"] and s.python in p["pythons"]]
+            assert fits, f"no OS profile provides Python {s.python} for {stack.id}"
+            render(s, RenderOptions(os=fits[0]))
+
+
+def test_a_profile_refuses_a_stack_whose_python_it_lacks() -> None:
+    with pytest.raises(
+        InputError, match=r"openeuler22\.03' cannot build stack .*needs Python 3\.11.*3\.9"
+    ) as exc:
+        render(spec(), RenderOptions(os="openeuler22.03"))
+    assert "--os" in (exc.value.hint or "")
+    render(spec(), RenderOptions(os="debian12"))  # Debian 12's python3 is 3.11
+
+
+def test_every_profile_declares_its_python_and_whether_it_is_built_here() -> None:
+    for name, p in os_profiles().items():
+        assert "pythons" in p and isinstance(p["built_here"], bool), name
+        assert p["python_source"], name
 
 
 # -------------------------------------------------------------------------- run-args, verify

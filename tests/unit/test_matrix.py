@@ -73,15 +73,22 @@ def test_every_research_row_is_present(m: matrix.Matrix) -> None:
     assert ("2.1.0.post17", "2.1.0", "8.3.RC1") in keys
     assert ("1.5.0.post2", "1.5.0", "5.0.2") in keys
     assert ("1.5.0.post3", "1.8.1", "5.0.3") in keys  # the vendor's "(sic)" row, kept as published
-    assert len(keys) == 62
+    # 62 research rows + 2.1.0.post3 (PTA 6.0.RC1 notes) + 2.10.0 <-> 9.0.0 (TorchNPU 26.0.0 row, now
+    # active) + five TorchNPU 26.1.1 rows (CANN 9.1.X)
+    assert ("2.1.0.post3", "2.1.0", "8.0.RC1") in keys
+    assert ("2.10.0", "2.10.0", "9.0.0") in keys
+    assert len(keys) == 69
 
 
 def test_conflicts_are_recorded_both_ways(m: matrix.Matrix) -> None:
     rows = m.torch_npu_rows(cann="9.0.0", torch="2.10.0")
     assert {r.torch_npu for r in rows} >= {"2.10.0", "2.10.0.post2"}
-    assert all(r.status == "conflict" or r.evidence == "validated" for r in rows)
+    # the TorchNPU 26.0.0 row (2.10.0) is the pairing; README HEAD's 2.10.0.post2 stays a recorded conflict
+    by_version = {r.torch_npu: r for r in rows}
+    assert by_version["2.10.0"].status == "current" and "PT-COMPAT-FORK-2611" in by_version["2.10.0"].sources
+    assert by_version["2.10.0.post2"].status == "conflict"
     superseded = m.torch_npu_rows(cann="9.1.0", torch="2.9.0", include_superseded=True)
-    assert {r.torch_npu for r in superseded} == {"2.9.0.post6", "2.9.0.post3"}
+    assert {r.torch_npu for r in superseded} == {"2.9.0.post6", "2.9.0.post3", "2.9.0.post8"}
 
 
 def test_digest_is_stable_and_content_sensitive(m: matrix.Matrix, tmp_path: Path) -> None:
@@ -117,26 +124,35 @@ def test_stack_lookup(m: matrix.Matrix) -> None:
 def test_which_torch_npu_for_cann_torch_python(m: matrix.Matrix) -> None:
     rows = m.torch_npu_rows(cann="8.3.RC1", torch="2.7.1", python="3.11")
     assert [r.torch_npu for r in rows] == ["2.7.1"]
-    assert rows[0].branch == "v2.7.1-7.2.0" and rows[0].sources == ("PT-COMPAT",)
+    # one row, stated by the vendor table and the vendor installer (ascend-deployer version_match.json)
+    assert rows[0].branch == "v2.7.1-7.2.0" and rows[0].sources == ("PT-COMPAT", "DEPLOYER-26.0.0")
 
 
 def test_which_hdk_for_cann_on_a2(m: matrix.Matrix) -> None:
     req = m.driver_requirement("8.2.RC1", "a2")
     assert req is not None
+    # two recommended pairings, both recorded: the quick-install table (25.0.RC1) and the vendor's
+    # installer manifest (CANN_8.2.RC1.json requires NPU 25.2.0); nothing newer is assumed
     assert (req.minimum, req.range, req.evidence, req.firmware) == (
         "25.0.rc1",
-        ">=25.0.rc1",
+        ">=25.0.rc1,<25.3",
         "recommended",
         "7.7.0.1.231",
     )
-    assert req.accepts("25.0.rc1.1") and not req.accepts("24.1.rc2")
+    assert req.accepts("25.0.rc1.1") and req.accepts("25.2.0") and not req.accepts("24.1.rc2")
+    assert not req.accepts("25.5.0")  # no statement covers it: unknown, not accepted
     # a pre-release uses its release's pairing (8.0.RC3.beta1 -> 8.0.RC3, recommended)
     beta = m.driver_requirement("8.0.RC3.beta1", "a2")
     assert beta is not None and beta.evidence == "recommended" and beta.minimum == "24.1.rc2"
-    # validated-only evidence is labelled as such
+    # 8.3.RC1: the vendor installer pairs 25.3.RC1 (the "25.3.0" of one guide names no driver)
     v = m.driver_requirement("8.3.RC1", "a2")
-    assert v is not None and v.evidence == "validated" and v.minimum == "25.3.0"
-    assert m.driver_requirement("8.5.0", "310p") is None  # no public pairing: no invented one
+    assert v is not None and v.evidence == "recommended" and v.minimum == "25.3.rc1"
+    assert v.sources[0] == "DEPLOYER-26.0.0"
+    assert m.driver_requirement("8.5.0", "a3") is not None
+    # 310B: only the release notes' family-wide Y/N tables, no pairing: none invented
+    other = m.driver_requirement("9.2.0", "310b")
+    assert other is not None and other.rows == () and other.evidence == "declared"
+    assert other.accepts("26.2.rc1") and not other.accepts("25.2.0")
 
 
 def test_which_cann_accepts_driver(m: matrix.Matrix) -> None:
@@ -159,7 +175,9 @@ def test_wheels_published(m: matrix.Matrix) -> None:
     assert m.wheel_published("2.7.1.post2", "3.12", arch="aarch64") is True
     assert m.wheel_published("2.2.0", "3.11") is False
     assert m.wheel_published("2.9.0.post9", "3.14") is True
-    assert m.wheel_published("2.7.1", "3.10", arch="aarch64") is None  # no aarch64 data for 3.10
+    assert m.wheel_published("2.7.1", "3.10", arch="aarch64") is True
+    assert m.wheel_published("2.1.0.post4", "3.10") is False  # listed by one table, never published
+    assert m.wheel_published("2.7.1", "3.6") is None  # no data for that Python
 
 
 def test_ops_package_by_era(m: matrix.Matrix) -> None:

@@ -187,6 +187,22 @@ def test_hostile_wheels_are_refused(tmp_path: Path) -> None:
         registry.from_dir(tmp_path / "site")
 
 
+@pytest.mark.network
+@pytest.mark.slow
+def test_a_version_is_downloaded_once_and_reads_like_the_fixture() -> None:
+    # The real thing: pip download --no-deps torch-npu==2.7.1 into cannenv's cache (kept there,
+    # so a second run reads the cached wheel), then the wheel's yaml.
+    from cannenv.errors import ExternalError
+
+    try:
+        got = registry.from_version("2.7.1")
+    except ExternalError as exc:
+        pytest.skip(f"PyPI not reachable: {exc.message}")
+    assert got.version == "2.7.1"
+    assert got.ops == reg("2.7.1").ops
+    assert Path(got.origin).parent == registry.cache_folder() / "2.7.1"
+
+
 def test_resolve_refuses_what_is_not_a_registry() -> None:
     with pytest.raises(InputError):
         registry.resolve("2.7.1; rm -rf /")

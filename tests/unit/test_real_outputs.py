@@ -62,6 +62,15 @@ REAL_TABLES = [
         "a3",
     ),
     ("910b1_24.1.0_info.txt", "24.1.0", "24.1.0", (0, 0, None, "910B1", "OK", "0000:C1:00.0"), 2, "a2"),
+    ("310b4_23.0.0_alarm_info.txt", "23.0.0", "23.0.0", (0, 0, 0, "310B4", "Alarm", None), 1, "310b"),
+    (
+        "950dt_nputop_synthetic_info.txt",
+        "99.0.rc1.b1",
+        "99.0.rc1.b1",
+        (0, 0, None, "Ascend950DT", "OK", None),
+        2,
+        "950",
+    ),
     ("a2_info.txt", "24.1.rc2.2", "24.1.rc2.2", (0, 0, None, "910B2C", "OK", "0000:5A:00.0"), 2, "a2"),
     ("310p_info.txt", "23.0.rc3", "23.0.rc3", (0, 0, 0, "310P3", "OK", "0000:01:00.0"), 2, "310p"),
 ]
@@ -79,6 +88,11 @@ def test_every_real_npu_smi_table_is_read(
     assert family_from_npu_name(c.name) == family
     if driver is not None:
         DriverVersion.parse(driver)  # every real header version is in the grammar
+
+
+def test_950_second_npu_in_alarm_is_read() -> None:
+    _, _, chips = parse_npu_smi_info((SMI / "950dt_nputop_synthetic_info.txt").read_text())
+    assert [(c.npu_id, c.health) for c in chips] == [(0, "OK"), (3, "Alarm")]
 
 
 def test_the_process_table_is_not_read_as_npus() -> None:
@@ -102,8 +116,9 @@ def test_collect_env_toolkit_record_is_read() -> None:
 
 
 def _tree_with_table(tmp_path: Path, table: str, *, board: str | None = None) -> HostTree:
+    """A tree carrying a captured ``npu-smi info`` output where the doctor reads it (never run)."""
     tree = HostTree(tmp_path).driver()
-    tree.npu_smi(None)  # a tree's npu-smi is never run: its captured output is the data
+    tree.npu_smi(None)
     tree.write(hosts.CAPTURE_INFO, table)
     if board is not None:
         tree.write(hosts.CAPTURE_BOARD, board)
@@ -254,22 +269,24 @@ def test_checks_never_import_probes() -> None:
     assert bad == []
 
 
-def test_950_board_query_has_no_chip_option(tmp_path: Path) -> None:
+def test_950_board_query_has_no_chip_option() -> None:
     """Ascend 950's npu-smi refuses ``-c`` (SwanHubX/SwanLab PR #1719): the board query goes
-    without it. FIXTURE npu-smi: answers the board query only without ``-c``, with the two fields
-    research §4.8 names for 950 (not a capture)."""
-    script = (
-        "#!/bin/sh\n# cannenv TEST FIXTURE, not the real npu-smi\n"
-        'case "$*" in\n'
-        '  "info") cat "$(dirname "$0")/../share/cannenv-fixture-npu-smi/info.txt" ;;\n'
-        '  "info -t board -i 0") printf "        NPU ID : 0\\n        Chip Name : Ascend950PR\\n'
-        '        NPU Name : 9579\\n" ;;\n'
-        '  *) echo "unsupported: $*" >&2; exit 2 ;;\n'
-        "esac\n"
-    )
-    tree = HostTree(tmp_path).driver()
-    tree.npu_smi(None, script=script)
-    tree.write("/usr/local/share/cannenv-fixture-npu-smi/info.txt", (SMI / "950pr_25.x_info.txt").read_text())
-    f = collect(Host(tree.root, dict(tree.env), True, 5.0))
-    assert f.devices.board.get("Chip Name") == "Ascend950PR"
-    assert f.devices.soc == "Ascend950PR_9579" and f.devices.family == "950"
+    without it. The board text is a FIXTURE with the two fields research §4.8 names for 950."""
+    from cannenv.host import Host as _Host
+    from cannenv.probes._common import ProbeContext
+    from cannenv.probes.npu import _from_info
+
+    asked: list[tuple[int, int | None]] = []
+
+    def board_of(npu: int, chip: int | None) -> str:
+        asked.append((npu, chip))
+        return "        NPU ID : 0\n        Chip Name : Ascend950PR\n        NPU Name : 9579\n"
+
+    facts: dict[str, object] = {}
+    ctx = ProbeContext(host=_Host(Path("/"), {}, True, 5.0))
+    _from_info(ctx, facts, (SMI / "950pr_25.x_info.txt").read_text(), "test", board_of)
+    assert asked == [(0, None)]
+    assert facts["soc"] == "Ascend950PR_9579" and facts["family"] == "950"
+    facts = {}
+    _from_info(ctx, facts, (SMI / "a3_26.0.rc2_info.txt").read_text(), "test", board_of)
+    assert asked[-1] == (0, 0)  # other families keep -c

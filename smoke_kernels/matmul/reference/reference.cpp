@@ -9,7 +9,8 @@
 int main(int argc, char** argv) {
     const cannenv::Args args = cannenv::ParseArgs(argc, argv);
     if (args.caseId != "fp16_fp32") cannenv::Fail("unknown case " + args.caseId);
-    const long long m = args.Get("m"), k = args.Get("k"), n = args.Get("n"), blockDim = args.Get("block_dim");
+    const long long m = args.GetPositive("m"), k = args.GetPositive("k"), n = args.GetPositive("n");
+    const long long blockDim = args.GetPositive("block_dim");
     if (m % blockDim != 0) cannenv::Fail("m must be a multiple of block_dim");
     const std::vector<unsigned char> ab = cannenv::ReadFile(args.Path("a"), static_cast<size_t>(m * k) * 2);
     const std::vector<unsigned char> bb = cannenv::ReadFile(args.Path("b"), static_cast<size_t>(k * n) * 2);

@@ -11,7 +11,8 @@
 int main(int argc, char** argv) {
     const cannenv::Args args = cannenv::ParseArgs(argc, argv);
     if (args.caseId != "fp16") cannenv::Fail("unknown case " + args.caseId);
-    const long long rows = args.Get("rows"), cols = args.Get("cols"), blockDim = args.Get("block_dim");
+    const long long rows = args.GetPositive("rows"), cols = args.GetPositive("cols");
+    const long long blockDim = args.GetPositive("block_dim");
     const size_t bytes = static_cast<size_t>(rows * cols) * 2;
     const std::vector<unsigned char> xb = cannenv::ReadFile(args.Path("x"), bytes);
     std::vector<uint16_t> x(static_cast<size_t>(rows * cols)), y(static_cast<size_t>(rows * cols));

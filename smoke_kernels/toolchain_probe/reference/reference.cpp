@@ -7,7 +7,7 @@
 int main(int argc, char** argv) {
     const cannenv::Args args = cannenv::ParseArgs(argc, argv);
     if (args.caseId != "copy") cannenv::Fail("unknown case " + args.caseId);
-    const size_t length = static_cast<size_t>(args.Get("length"));
+    const size_t length = static_cast<size_t>(args.GetPositive("length"));
     const size_t bytes = length * sizeof(uint16_t);
     const std::vector<unsigned char> x = cannenv::ReadFile(args.Path("x"), bytes);
     std::vector<unsigned char> y(bytes);

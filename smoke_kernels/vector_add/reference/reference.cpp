@@ -12,9 +12,9 @@ namespace {
 
 template <typename T, typename Add>
 void RunBlocks(const cannenv::Args& args, Add add) {
-    const long long total = args.Get("total_length");
-    const long long tile = args.Get("tile_length");
-    const long long blockDim = args.Get("block_dim");
+    const long long total = args.GetPositive("total_length");
+    const long long tile = args.GetPositive("tile_length");
+    const long long blockDim = args.GetPositive("block_dim");
     const long long align = 32 / static_cast<long long>(sizeof(T));  // elements per 32-byte block
     const size_t bytes = static_cast<size_t>(total) * sizeof(T);
     const std::vector<unsigned char> xb = cannenv::ReadFile(args.Path("x"), bytes);

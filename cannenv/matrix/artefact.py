@@ -1,0 +1,126 @@
+"""Reading a vendor artefact (a wheel, or the folder it was unpacked into) as untrusted input.
+
+An artefact may be hostile: names are looked up inside it, never followed out of it; only regular
+files are read, each read is bounded; nothing in it is executed. Every fact an importer takes from
+an artefact names it with a :class:`Provenance` (package, version, path inside, artefact sha256).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from cannenv.errors import InputError
+
+MAX_MEMBER = 8 << 20
+"""The largest member read from an artefact (the biggest real manifest is ~60 KB)."""
+MAX_MEMBERS = 20000
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where one imported fact was read: the artefact and the path inside it."""
+
+    package: str
+    version: str
+    path: str
+    sha256: str
+    """sha256 of the artefact (the wheel file; of the member file for an unpacked folder)"""
+
+    def to_json(self) -> dict[str, str]:
+        return {"package": self.package, "version": self.version, "path": self.path, "sha256": self.sha256}
+
+    def __str__(self) -> str:
+        return f"{self.package} {self.version}:{self.path} (sha256 {self.sha256[:12]}…)"
+
+
+def sha256_file(path: Path, *, limit: int = 1 << 34) -> str:
+    h = hashlib.sha256()
+    read = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            read += len(chunk)
+            if read > limit:
+                raise InputError(f"{path}: larger than {limit} bytes", hint="is this the vendor's artefact?")
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Artefact:
+    """A wheel (zip) or an unpacked folder; :meth:`read` returns a member's bytes, bounded."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.is_zip = path.is_file() and zipfile.is_zipfile(path)
+        if not self.is_zip and not path.is_dir():
+            raise InputError(
+                f"{path} is neither a wheel nor a folder",
+                hint="pass the downloaded .whl (`pip download --no-deps PACKAGE -d DIR`) "
+                "or its unpacked folder",
+            )
+        self.sha256 = sha256_file(path) if self.is_zip else ""
+        self._zip: zipfile.ZipFile | None = None
+        self._names: list[str] = []
+        if self.is_zip:
+            try:
+                self._zip = zipfile.ZipFile(path)
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise InputError(f"{path}: not a readable wheel ({exc})") from None
+            infos = self._zip.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise InputError(f"{path}: {len(infos)} members, more than the {MAX_MEMBERS} read")
+            self._names = [i.filename for i in infos if not i.is_dir()]
+        else:
+            root = path.resolve()
+            count = 0
+            for f in sorted(path.rglob("*")):
+                count += 1
+                if count > MAX_MEMBERS:
+                    raise InputError(f"{path}: more than {MAX_MEMBERS} files")
+                # only regular files that stay under the root (symlinks are not followed)
+                if f.is_symlink() or not f.is_file():
+                    continue
+                rel = f.relative_to(path).as_posix()
+                if not f.resolve().is_relative_to(root):  # pragma: no cover - symlinked parents
+                    continue
+                self._names.append(rel)
+
+    def close(self) -> None:
+        if self._zip is not None:
+            self._zip.close()
+
+    def __enter__(self) -> Artefact:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def names(self, under: str = "") -> Iterator[str]:
+        for n in self._names:
+            if n.startswith(under) and ".." not in PurePosixPath(n).parts:
+                yield n
+
+    def read(self, name: str) -> bytes:
+        if name not in self._names or ".." in PurePosixPath(name).parts:
+            raise InputError(f"{self.path}: no member {name!r}")
+        if self._zip is not None:
+            info = self._zip.getinfo(name)
+            if info.file_size > MAX_MEMBER:
+                raise InputError(f"{self.path}:{name}: {info.file_size} bytes, more than {MAX_MEMBER} read")
+            with self._zip.open(info) as fh:
+                data = fh.read(MAX_MEMBER + 1)
+        else:
+            with (self.path / name).open("rb") as fh:
+                data = fh.read(MAX_MEMBER + 1)
+        if len(data) > MAX_MEMBER:
+            raise InputError(f"{self.path}:{name}: more than {MAX_MEMBER} bytes")
+        return data
+
+    def member_sha256(self, name: str) -> str:
+        return hashlib.sha256(self.read(name)).hexdigest()
+
+    def provenance(self, package: str, version: str, name: str) -> Provenance:
+        return Provenance(package, version, name, self.sha256 or self.member_sha256(name))

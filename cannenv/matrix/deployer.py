@@ -1,0 +1,286 @@
+"""Import the vendor's offline installer, ascend-deployer (PyPI: ``pip download --no-deps ascend-deployer``).
+
+Its download manifests are the vendor's own record of each release:
+
+* ``ascend_deployer/downloader/software/CANN_<v>.json``: ``required_soft`` names the HDK (``NPU``)
+  the CANN release requires; ``other`` lists the installers (toolkit, per-chip ops/kernels, nnae,
+  nnrt, toolbox) with download URL and sha256;
+* ``NPU_<v>.json``: the HDK bundles per chip (driver + firmware) and MCU files, with sha256;
+* ``Torch-npu_<v>.json``: torch (CPU) and torch_npu wheels per Python and arch, with sha256;
+* ``version_match.json``: which CANN each torch_npu (and MindSpore, DL) release goes with.
+
+:func:`read_deployer` returns :class:`Fact` records, each naming the file inside the artefact it came
+from; :func:`matrix_doc` turns them into a matrix file (``matrices/deployer.yaml``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cannenv.errors import InputError
+from cannenv.matrix.artefact import Artefact, Provenance
+
+PACKAGE = "ascend-deployer"
+SOFTWARE = "ascend_deployer/downloader/software/"
+VERSION_MATCH = "ascend_deployer/downloader/version_match.json"
+
+CHIP_FAMILY = {"910b": "a2", "a3": "a3", "310p": "310p", "910": "910", "950": "950"}
+"""Chip tag in the vendor's file names -> product family."""
+
+_ARCH = r"(?P<arch>aarch64|x86[-_]64)"
+_WHEEL_TAIL = r"cp(?P<py>3\d+)-cp3\d+-.*?(?P<arch>aarch64|x86_64)\.whl$"
+_FILE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("cann", re.compile(rf"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    ("ops", re.compile(rf"^Ascend-cann-(?P<chip>[0-9A-Za-z]+)-ops_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    (
+        "ops",
+        re.compile(rf"^Ascend-cann-kernels-(?P<chip>[0-9A-Za-z]+)_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$"),
+    ),
+    ("ops", re.compile(rf"^Atlas-(?P<chip>A3)-cann-kernels_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    ("nnal", re.compile(rf"^Ascend-cann-nnal_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    ("nnae", re.compile(rf"^Ascend-cann-nnae_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    ("nnrt", re.compile(rf"^Ascend-cann-nnrt_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    ("toolbox", re.compile(rf"^Ascend-mindx-toolbox_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    ("hdk", re.compile(rf"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu_(?P<v>[^_]+)_linux-{_ARCH}\.zip$")),
+    ("mcu", re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-mcu_(?P<v>[^_]+)\.zip$")),
+    (
+        "torch",
+        re.compile(r"^torch-(?P<v>[^-]+?)(\+cpu)?-cp(?P<py>3\d+)-cp3\d+-.*?(?P<arch>aarch64|x86_64)\.whl$"),
+    ),
+    (
+        "torch_npu",
+        re.compile(r"^torch_npu-(?P<v>[^-]+)-cp(?P<py>3\d+)-cp3\d+-.*?(?P<arch>aarch64|x86_64)\.whl$"),
+    ),
+)
+IMPORTED_KINDS = frozenset({"CANN", "NPU", "Torch-npu"})
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+_NAME_VERSION = re.compile(r"^(?P<name>[A-Za-z][A-Za-z-]*)_(?P<v>[0-9][0-9A-Za-z.+-]*)$")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One imported fact: ``kind`` + ``key`` identify it, ``value`` is what the artefact says."""
+
+    kind: str
+    """hdk | download | torch_npu | wheel"""
+    key: tuple[str, ...]
+    value: dict[str, Any]
+    provenance: Provenance
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "key": list(self.key),
+            "value": self.value,
+            "source": self.provenance.to_json(),
+        }
+
+
+@dataclass
+class DeployerImport:
+    version: str
+    sha256: str
+    facts: list[Fact] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """manifests of other software (MindSpore, MindIE images, DL, TensorFlow), not imported"""
+
+    @property
+    def source_id(self) -> str:
+        return f"DEPLOYER-{self.version}"
+
+
+def classify(filename: str) -> dict[str, Any] | None:
+    """Component, version, family, arch (and Python) of a vendor file name; None if unknown."""
+    for component, rx in _FILE_RULES:
+        m = rx.match(filename)
+        if not m:
+            continue
+        g = m.groupdict()
+        out: dict[str, Any] = {"component": component, "version": g["v"]}
+        chip = g.get("chip")
+        if chip is not None:
+            fam = CHIP_FAMILY.get(chip.lower())
+            if fam is None:
+                return None
+            out["families"] = [fam]
+        if g.get("arch"):
+            out["arch"] = "x86_64" if g["arch"].startswith("x86") else "aarch64"
+        if g.get("py"):
+            out["python"] = f"{g['py'][0]}.{g['py'][1:]}"
+        return out
+    return None
+
+
+def _json(art: Artefact, name: str) -> Any:
+    try:
+        return json.loads(art.read(name).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{art.path}:{name}: not valid JSON ({exc})") from None
+
+
+def _version_of(art: Artefact) -> str:
+    for name in art.names():
+        if name.endswith(".dist-info/METADATA"):
+            m = re.search(r"^Version:\s*(\S+)\s*$", art.read(name).decode("utf-8", "replace"), re.MULTILINE)
+            if m:
+                return m[1]
+    m = re.search(r"ascend_deployer-([0-9][^-]*)-", art.path.name)
+    return m[1] if m else "unknown"
+
+
+def read_deployer(path: str | Path) -> DeployerImport:
+    """Every fact the ascend-deployer wheel (or its unpacked folder) states."""
+    p = Path(path)
+    with Artefact(p) as art:
+        names = list(art.names(SOFTWARE))
+        if not names and VERSION_MATCH not in set(art.names()):
+            raise InputError(
+                f"{p}: no {SOFTWARE}*.json manifests: not an ascend-deployer wheel",
+                hint="`pip download --no-deps ascend-deployer -d DIR` and pass the .whl",
+            )
+        result = DeployerImport(_version_of(art), art.sha256)
+        hdk_chips: dict[str, set[str]] = {}
+        cann_needs: list[tuple[str, str, Provenance]] = []
+        for name in sorted(names):
+            if not name.endswith(".json"):
+                continue
+            doc = _json(art, name)
+            if not isinstance(doc, dict):
+                result.warnings.append(f"{name}: not a JSON object; skipped")
+                continue
+            prov = art.provenance(PACKAGE, result.version, name)
+            kind = str(doc.get("name", ""))
+            version = str(doc.get("version", ""))
+            for req in doc.get("required_soft") or []:
+                if isinstance(req, dict) and req.get("name") == "NPU" and kind == "CANN":
+                    cann_needs.append((version, str(req.get("version")), prov))
+            if kind not in IMPORTED_KINDS:
+                result.skipped.append(name)
+                continue
+            for entry in _entries(doc):
+                _download(result, entry, prov, kind, hdk_chips, version)
+        for cann, hdk, prov in cann_needs:
+            fams = sorted(hdk_chips.get(hdk.lower(), set()))
+            result.facts.append(
+                Fact(
+                    "hdk",
+                    (cann, hdk.lower()),
+                    {"families": fams or None, "hdk": f"Ascend HDK {hdk}"},
+                    prov,
+                )
+            )
+        if VERSION_MATCH in set(art.names()):
+            prov = art.provenance(PACKAGE, result.version, VERSION_MATCH)
+            match = _json(art, VERSION_MATCH)
+            for left, right in match.items() if isinstance(match, dict) else ():
+                if not isinstance(right, str):
+                    continue
+                lm, rm = _NAME_VERSION.match(left), _NAME_VERSION.match(right)
+                if not (lm and rm and lm["name"] == "Torch-npu" and rm["name"] == "CANN"):
+                    continue
+                tnpu = lm["v"]
+                torch = re.sub(r"(\.post\d+|rc\d+)$", "", tnpu)
+                result.facts.append(Fact("torch_npu", (tnpu, rm["v"]), {"torch": torch}, prov))
+    return result
+
+
+def _entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for key, val in doc.items():
+        if key == "required_soft" or not isinstance(val, list):
+            continue
+        for item in val:
+            if isinstance(item, dict) and "filename" in item:
+                out.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("whl"), list):
+                out.extend(w for w in item["whl"] if isinstance(w, dict) and "filename" in w)
+    return out
+
+
+def _download(
+    result: DeployerImport,
+    entry: dict[str, Any],
+    prov: Provenance,
+    kind: str,
+    hdk_chips: dict[str, set[str]],
+    manifest_version: str,
+) -> None:
+    file = str(entry["filename"])
+    sha = str(entry.get("sha256") or "").lower()
+    info = classify(file)
+    if info is None:
+        result.warnings.append(f"{prov.path}: {file}: file name not recognised; skipped")
+        return
+    if not _SHA.match(sha):
+        result.warnings.append(f"{prov.path}: {file}: no valid sha256; skipped")
+        return
+    url = entry.get("url")
+    value: dict[str, Any] = {**info, "sha256": sha, "url": url if isinstance(url, str) else None}
+    if info["component"] == "hdk" and kind == "NPU":
+        for fam in info.get("families", []):
+            hdk_chips.setdefault(manifest_version.lower(), set()).add(fam)
+    result.facts.append(Fact("download", (file,), value, prov))
+
+
+def matrix_doc(imp: DeployerImport) -> dict[str, Any]:
+    """The facts as a matrix file (sources, hdk, torch_npu, downloads)."""
+    sid = imp.source_id
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "sources": [
+            {
+                "id": sid,
+                "title": f"ascend-deployer {imp.version} download manifests (the vendor's offline installer)",
+                "url": f"https://pypi.org/project/ascend-deployer/{imp.version}/",
+                "where": f"PyPI ascend-deployer {imp.version}, "
+                f"wheel sha256 {imp.sha256 or 'unpacked folder'}",
+            }
+        ],
+        "hdk": [],
+        "torch_npu": [],
+        "downloads": [],
+    }
+    for f in imp.facts:
+        if f.kind == "hdk":
+            cann, hdk = f.key
+            row: dict[str, Any] = {"cann": [cann]}
+            if f.value["families"]:
+                row["families"] = f.value["families"]
+            row.update(
+                driver=[hdk],
+                hdk=f.value["hdk"],
+                evidence="recommended",
+                sources=[sid],
+                note=f"{f.provenance.path}: required_soft NPU {f.value['hdk'].removeprefix('Ascend HDK ')}",
+            )
+            doc["hdk"].append(row)
+        elif f.kind == "torch_npu":
+            tnpu, cann = f.key
+            doc["torch_npu"].append(
+                {
+                    "torch_npu": tnpu,
+                    "torch": f.value["torch"],
+                    "cann": cann,
+                    "table": "other",
+                    "sources": [sid],
+                    "note": f"{f.provenance.path}: Torch-npu_{tnpu} -> CANN_{cann}",
+                }
+            )
+        elif f.kind == "download":
+            v = f.value
+            d: dict[str, Any] = {"file": f.key[0], "component": v["component"], "version": v["version"]}
+            for k in ("families", "arch", "python"):
+                if v.get(k):
+                    d[k] = v[k]
+            d["sha256"] = v["sha256"]
+            if v.get("url"):
+                d["url"] = v["url"]
+            d["sources"] = [sid]
+            d["note"] = f.provenance.path
+            doc["downloads"].append(d)
+    return doc

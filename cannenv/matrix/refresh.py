@@ -1,0 +1,293 @@
+"""Run every importer over a folder of downloaded vendor artefacts and diff against the matrix.
+
+``cannenv matrix refresh --from DIR`` looks in DIR for:
+
+* the ascend-deployer wheel (``ascend_deployer-*.whl``) or its unpacked folder;
+* torch_npu wheels (``torch_npu-*.whl``): the "Ascend Auxiliary Software" table in METADATA;
+* package index listings (``*.json`` as served by ``https://pypi.org/pypi/<package>/json``).
+
+Each imported fact is compared with the matrix and reported as ``same``, ``added`` (the matrix does
+not have it), ``changed`` (the matrix has another value for the same thing: a digest, a version
+set) or ``conflict`` (another source in the matrix states something else for the same key); each
+names its source (package, version, path inside, artefact sha256). ``--write`` rewrites the
+importers' own files (``matrices/deployer.yaml``, ``matrices/index.yaml``) and adds missing wheel
+rows to ``matrices/torch_npu.yaml``; hand-curated files are never rewritten. A conflict stays a
+conflict after ``--write``: both statements are then recorded, and the report says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cannenv.errors import InputError
+from cannenv.matrix.artefact import Provenance
+
+if TYPE_CHECKING:
+    from cannenv.matrix.deployer import DeployerImport, Fact
+    from cannenv.matrix.index import IndexImport
+    from cannenv.matrix.query import Matrix
+    from cannenv.torch_npu_import import ImportedTable
+
+DEPLOYER_FILE = "deployer.yaml"
+INDEX_FILE = "index.yaml"
+STATUSES = ("added", "changed", "conflict", "same")
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str
+    kind: str
+    key: str
+    detail: str
+    source: Provenance
+    recorded: bool = False
+    """for a conflict: both statements are already in the matrix"""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "kind": self.kind,
+            "key": self.key,
+            "detail": self.detail,
+            "recorded": self.recorded,
+            "source": self.source.to_json(),
+        }
+
+
+@dataclass
+class Refresh:
+    deployer: list[DeployerImport] = field(default_factory=list)
+    listings: list[IndexImport] = field(default_factory=list)
+    wheels: list[tuple[ImportedTable, Provenance]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per source label: imported / added / changed / conflict (recorded or not) / same."""
+        out: dict[str, dict[str, int]] = {}
+        for c in self.changes:
+            label = f"{c.source.package} {c.source.version}"
+            row = out.setdefault(label, {"imported": 0, **{s: 0 for s in STATUSES}, "recorded_conflict": 0})
+            row["imported"] += 1
+            row[c.status] += 1
+            if c.status == "conflict" and c.recorded:
+                row["recorded_conflict"] += 1
+        return out
+
+    @property
+    def unexplained(self) -> list[Change]:
+        """Differences the matrix does not account for (added, changed, unrecorded conflicts)."""
+        return [
+            c
+            for c in self.changes
+            if c.status in ("added", "changed") or (c.status == "conflict" and not c.recorded)
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "counts": self.counts(),
+            "unexplained": len(self.unexplained),
+            "changes": [c.to_json() for c in self.changes if c.status != "same"],
+            "warnings": self.warnings,
+        }
+
+
+def gather(folder: str | Path) -> Refresh:
+    """Run the importers over ``folder`` (nothing is compared yet)."""
+    from cannenv.matrix import deployer, index
+    from cannenv.matrix.artefact import sha256_file
+    from cannenv.torch_npu_import import read_table
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(f"--from {root}: not a folder", hint="a folder with the downloaded artefacts")
+    out = Refresh()
+    for entry in sorted(root.iterdir()):
+        if entry.is_symlink():
+            out.warnings.append(f"{entry.name}: a symbolic link; skipped")
+            continue
+        name = entry.name
+        if name.startswith("ascend_deployer") and (entry.suffix == ".whl" or entry.is_dir()):
+            out.deployer.append(deployer.read_deployer(entry))
+        elif name.startswith("torch_npu-") and entry.suffix == ".whl" and entry.is_file():
+            table = read_table(entry)
+            prov = Provenance(
+                "torch-npu", table.package_version or "?", "*.dist-info/METADATA", sha256_file(entry)
+            )
+            out.wheels.append((table, prov))
+        elif entry.suffix == ".json" and entry.is_file():
+            try:
+                out.listings.append(index.read_listing(entry))
+            except InputError as exc:
+                out.warnings.append(f"{name}: {exc.message}; skipped")
+        elif entry.is_file() or entry.is_dir():
+            out.warnings.append(f"{name}: not an artefact cannenv imports; skipped")
+    if not (out.deployer or out.wheels or out.listings):
+        raise InputError(
+            f"{root} holds no artefact to import",
+            hint="put there: ascend_deployer-*.whl, torch_npu-*.whl, and index listings "
+            "(curl -o torch-npu.json https://pypi.org/pypi/torch-npu/json)",
+        )
+    return out
+
+
+def compare(r: Refresh, m: Matrix) -> Refresh:
+    """Fill ``r.changes``: every imported fact against the matrix ``m``."""
+    for imp in r.deployer:
+        r.warnings.extend(imp.warnings)
+        for f in imp.facts:
+            r.changes.append(_deployer_change(f, m))
+    for listing in r.listings:
+        r.changes.extend(_index_changes(listing, m))
+    for table, prov in r.wheels:
+        for row in table.rows:
+            r.changes.append(_wheel_row_change(row.torch_npu, row.torch, row.cann, row.branch, prov, m))
+    return r
+
+
+def _deployer_change(f: Fact, m: Matrix) -> Change:
+    from cannenv.matrix.model import _cann, series_matches
+
+    prov = f.provenance
+    if f.kind == "download":
+        file = f.key[0]
+        have = m.download(file)
+        if have is None:
+            return Change("added", "download", file, f"sha256 {f.value['sha256']}", prov)
+        if have.sha256 != f.value["sha256"]:
+            return Change("changed", "download", file, f"sha256 {have.sha256} -> {f.value['sha256']}", prov)
+        return Change("same", "download", file, "", prov)
+    if f.kind == "hdk":
+        cann, hdk = f.key
+        fams = f.value.get("families") or []
+        rows = [
+            r
+            for r in m.hdk
+            if any(_cann(c) == _cann(cann) for c in r.cann)
+            and (r.families is None or not fams or set(r.families) & set(fams))
+        ]
+        same = [
+            r
+            for r in rows
+            if any(series_matches("driver", d, hdk) for d in r.driver)
+            and any(s.startswith("DEPLOYER-") for s in r.sources)
+        ]
+        other = [
+            r
+            for r in rows
+            if r.evidence == "recommended" and not any(series_matches("driver", d, hdk) for d in r.driver)
+        ]
+        key = f"CANN {cann} -> HDK {hdk}"
+        if other:
+            said = "; ".join(f"{', '.join(r.driver)} ({', '.join(r.sources)})" for r in other)
+            return Change("conflict", "hdk", key, f"the matrix also pairs {said}", prov, recorded=bool(same))
+        if same:
+            return Change("same", "hdk", key, "", prov)
+        return Change("added", "hdk", key, f"families {', '.join(fams) or 'unstated'}", prov)
+    # torch_npu -> CANN (version_match.json)
+    tnpu, cann = f.key
+    return _wheel_row_change(tnpu, str(f.value["torch"]), cann, None, prov, m)
+
+
+def _wheel_row_change(
+    tnpu: str,
+    torch: str,
+    cann: str,
+    branch: str | None,
+    prov: Provenance,
+    m: Matrix,
+) -> Change:
+    from cannenv.matrix.model import _cann, _pep
+
+    rows = [r for r in m.torch_npu if _pep(r.torch_npu) == _pep(tnpu)]
+    key = f"torch_npu {tnpu} -> CANN {cann}"
+    same = [r for r in rows if _cann(r.cann) == _cann(cann)]
+    if same:
+        return Change("same", "torch_npu", key, "", prov)
+    if any(r.status != "prerelease" and r.table != "other" for r in rows):
+        said = ", ".join(sorted({f"{r.cann} ({', '.join(r.sources)})" for r in rows}))
+        return Change("added", "torch_npu", key, f"the matrix pairs it with CANN {said}", prov)
+    return Change(
+        "added", "torch_npu", key, f"torch {torch}" + (f", branch {branch}" if branch else ""), prov
+    )
+
+
+def _index_changes(listing: IndexImport, m: Matrix) -> list[Change]:
+    from cannenv.matrix.model import _pep
+
+    prov = listing.provenance
+    out: list[Change] = []
+    for (py, arch), versions in sorted(listing.sets.items()):
+        have = {
+            str(_pep(v))
+            for r in m.wheels
+            if r.package == listing.package and r.python == py and arch in r.arches
+            for v in r.versions
+        }
+        new = {str(_pep(v)) for v in versions}
+        for v in sorted(new):
+            key = f"{listing.package} {v} Python {py} {arch}"
+            out.append(Change("same" if v in have else "added", "wheel", key, "", prov))
+        for v in sorted(have - new):
+            key = f"{listing.package} {v} Python {py} {arch}"
+            out.append(Change("changed", "wheel", key, "recorded as published, not in this listing", prov))
+    return out
+
+
+def write(r: Refresh, matrix_dir: Path) -> list[str]:
+    """Write the importers' files into ``matrix_dir`` (validated together first); the paths written."""
+    import tempfile
+
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.matrix import deployer, index
+    from cannenv.matrix.loader import load_files, matrix_files
+    from cannenv.torch_npu_import import merge_rows
+
+    texts: dict[str, str] = {}
+    if r.deployer:
+        newest = max(r.deployer, key=lambda d: _version_key(d.version))
+        texts[DEPLOYER_FILE] = _dump(
+            deployer.matrix_doc(newest),
+            f"Generated by `cannenv matrix refresh --write` from ascend-deployer {newest.version}: "
+            "do not edit.",
+        )
+    if r.listings:
+        texts[INDEX_FILE] = _dump(
+            index.matrix_doc(r.listings),
+            "Generated by `cannenv matrix refresh --write` from the package index listings: do not edit.",
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = Path(tmp)
+        for f in matrix_files([matrix_dir]):
+            (staged / f.name).write_bytes(f.read_bytes())
+        for name, text in texts.items():
+            (staged / name).write_text(text, encoding="utf-8")
+        for table, _ in r.wheels:
+            merge_rows(staged / "torch_npu.yaml", table)
+        load_files(matrix_files([staged]), use_cache=False)  # raises MatrixError with every problem
+        written = []
+        for f in sorted(staged.iterdir()):
+            target = matrix_dir / f.name
+            new = f.read_text(encoding="utf-8")
+            if not target.exists() or target.read_text(encoding="utf-8") != new:
+                atomic_write_text(target, new)
+                written.append(str(target))
+    return written
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in v.split("."))
+
+
+def _dump(doc: dict[str, Any], header: str) -> str:
+    """YAML with one JSON-style flow mapping per row (JSON is YAML): stable, reviewable diffs."""
+    lines = [f"# {header}", "schema_version: 1"]
+    for section, rows in doc.items():
+        if section == "schema_version":
+            continue
+        lines.append(f"{section}:")
+        lines.extend(f"  - {json.dumps(row, ensure_ascii=False)}" for row in rows)
+    return "\n".join(lines) + "\n"
