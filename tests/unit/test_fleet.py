@@ -270,7 +270,8 @@ def test_diff_collections(tmp_path: Path) -> None:
 
 
 def test_a_driver_that_improved_but_still_fails_is_changed_not_new_and_fixed(tmp_path: Path) -> None:
-    """Issue 15: 24.1.rc1 -> 24.1.rc2.2, both below what CANN 8.2.RC1 needs (>= 25.0.rc1)."""
+    """Issue 15: 24.1.rc1 -> 24.1.rc2.2, both outside what the vendor states for CANN 8.2.RC1 (25.0.RC1+):
+    the driver-cann finding stays (a warning today) with another observed value."""
     from helpers.hosts import DRIVER_24_1_RC2_2
 
     old = _collection(tmp_path / "a", [HostSpec("n1", driver=DRIVER_24_1_RC1)])
@@ -278,13 +279,13 @@ def test_a_driver_that_improved_but_still_fails_is_changed_not_new_and_fixed(tmp
     judge = _judge()
     d = diff_collections(old, new, old_report=build_report(old, judge), new_report=build_report(new, judge))
     (node,) = d.nodes
-    assert node.versions[0].kind == "upgraded" and node.old_status == node.new_status == "failing"
+    assert node.versions[0].kind == "upgraded" and node.old_status == node.new_status
     (update,) = [u for u in node.changed_findings if u.check == "driver-cann"]
-    assert update.old_status == update.new_status == "fail"
+    assert update.old_status == update.new_status != "pass"
     assert "24.1.rc1" in update.old_detail and "24.1.rc2.2" in update.new_detail
     assert "driver-cann" not in {x.check for x in (*node.new_findings, *node.fixed_findings)}
     assert d.summary["new_drift"] == 0 and d.summary["fixed"] == 0 and d.summary["changed_findings"] == 1
-    assert "  changed fail driver-cann: " in render_diff_text(d)
+    assert f"  changed {update.new_status} driver-cann: " in render_diff_text(d)
 
 
 # ------------------------------------------------------------------ Kubernetes

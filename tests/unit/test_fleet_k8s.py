@@ -214,7 +214,7 @@ def test_the_container_command_labels_a_host_tree(manifest: list[dict[str, Any]]
     }
     notes = patch["metadata"]["annotations"]
     failing = notes["cannenv.io/failing-checks"].split(",")
-    assert "driver-cann" in failing and failing == sorted(set(failing))
+    assert "npu-devices" in failing and failing == sorted(set(failing))  # no NPU in a tree
     assert notes["cannenv.io/certificate-digest"] == "none"
     assert notes["cannenv.io/last-run"].endswith("Z")
     # the doctor says the same of the same tree
@@ -225,7 +225,7 @@ def test_the_container_command_labels_a_host_tree(manifest: list[dict[str, Any]]
     assert failing == sorted({f["id"] for f in report["findings"] if f["status"] in ("fail", "error")})
     assert (tmp_path / "ready").is_file()  # readiness: the judgement succeeded
     metrics = (tmp_path / "textfile" / "cannenv.prom").read_text()
-    assert 'cannenv_check_status{check="driver-cann",severity="critical"} 2' in metrics
+    assert 'cannenv_check_status{check="npu-devices",severity="critical"} 2' in metrics
     assert f'cannenv_stack_info{{stack="{STACK}",cann="8.2.RC1",driver="24.1.rc1"' in metrics
 
 
