@@ -132,6 +132,11 @@ def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) ->
     show_default=True,
     help="Prefill length for the trace.",
 )
+@click.option(
+    "--compare",
+    "compare_with",
+    help="A second torch_npu (folder, wheel or version): show what changes for this model from it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.ops/1).")
 def ops(
     model_dir: str | None,
@@ -139,6 +144,7 @@ def ops(
     torch_npu: str | None,
     dtype: str,
     seq_len: int,
+    compare_with: str | None,
     as_json: bool,
 ) -> None:
     """List every ATen operator the model calls (prefill + one decode step, on the meta device)
@@ -146,11 +152,39 @@ def ops(
 
     Exit code 1 when an operator is unsupported.
     """
+    from cannenv.model import coverage, registry
+
     cov = _coverage(_load(model_dir, config_file), torch_npu, dtype, seq_len)
+    changes: dict[str, Any] | None = None
+    if compare_with is not None:
+        old = coverage.classify(cov.trace, registry.resolve(compare_with))
+        diff = registry.diff(old.registry, cov.registry)
+        changes = {
+            "from": old.registry.to_json(),
+            "operators_added": len(diff["added"]),
+            "operators_removed": len(diff["removed"]),
+            "verdict_before": old.verdict,
+            "changes": coverage.compare(old, cov),
+        }
     if as_json:
-        _echo_json(cov.to_json())
+        doc = cov.to_json()
+        if changes is not None:
+            doc["compare"] = changes
+        _echo_json(doc)
     else:
-        render_coverage(cov, _console())
+        console = _console()
+        render_coverage(cov, console)
+        if changes is not None:
+            before = changes["from"]["version"] or changes["from"]["origin"]
+            console.print(
+                f"[bold]From torch_npu {before}[/bold]: +{changes['operators_added']} / "
+                f"-{changes['operators_removed']} operators registered;"
+                f" verdict was {changes['verdict_before']}"
+            )
+            for c in changes["changes"]:
+                console.print(f"  {c['op']}: {c['old']} -> {c['new']}")
+            if not changes["changes"]:
+                console.print("  no change for this model")
     if cov.verdict == "unsupported":
         raise click.exceptions.Exit(1)
 
@@ -338,10 +372,7 @@ def _detected_soc() -> str | None:
     from cannenv.host import Host
     from cannenv.probes import collect
 
-    try:
-        found = collect(Host(), only=("npu",))
-    except Exception:  # no npu-smi, no device: the user must say
-        return None
+    found = collect(Host(), only=("npu",))  # probes report a missing npu-smi as a fact, never raise
     soc = getattr(getattr(found, "devices", None), "soc", None)
     return str(soc) if soc else None
 
