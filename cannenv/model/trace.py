@@ -480,11 +480,11 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
     linear_params = sum(m.weight.numel() for m in layer_linears)
     linear_out = sum(m.out_features for m in layer_linears)
     # GPT-2 style models use transformers' Conv1D: a linear layer with a [in, out] weight
-    conv1d = [
-        m for m in model.modules() if type(m).__name__ == "Conv1D" and getattr(m, "weight", None) is not None
-    ]
-    linear_params += sum(m.weight.numel() for m in conv1d if m.weight.dim() == 2)
-    linear_out += sum(int(m.weight.shape[1]) for m in conv1d if m.weight.dim() == 2)
+    for m in model.modules():
+        weight: Any = getattr(m, "weight", None)
+        if type(m).__name__ == "Conv1D" and isinstance(weight, torch.Tensor) and weight.dim() == 2:
+            linear_params += weight.numel()
+            linear_out += int(weight.shape[1])
     emb_params = emb.weight.numel() if emb is not None else 0
     hf = getattr(model, "config", None) or cfg.raw
     if cfg.tiny is not None:
