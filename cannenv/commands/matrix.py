@@ -539,7 +539,7 @@ def import_torch_npu(path: Path, merge: Path | None, as_json: bool) -> int:
     "--write-to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the facts as a matrix file (e.g. matrices/deployer.yaml).",
+    help="Write the facts as a matrix file (e.g. matrices/deployer.json).",
 )
 def import_deployer(path: Path, as_json: bool, write_to: Path | None) -> int:
     """Read ascend-deployer (wheel or folder): CANN -> HDK, installers + sha256, torch_npu -> CANN.
@@ -604,7 +604,7 @@ def import_deployer(path: Path, as_json: bool, write_to: Path | None) -> int:
     "--write-to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the exact version sets as a matrix file (e.g. matrices/index.yaml).",
+    help="Write the exact version sets as a matrix file (e.g. matrices/index.json).",
 )
 def import_index(
     listings: tuple[Path, ...], packages: tuple[str, ...], as_json: bool, write_to: Path | None
