@@ -275,8 +275,13 @@ def provision(
     from cannenv.plan.compute import compute_plan
 
     art = Path(artifacts)
+    if not Path(inventory).is_file():
+        raise InputError(f"inventory {inventory} is not a file", hint="pass an Ansible inventory file (-i)")
     if not art.is_dir():
-        raise NotFoundError(f"--artifacts {artifacts} is not a directory", hint="the folder of installers")
+        raise InputError(
+            f"--artifacts {artifacts} is not a directory",
+            hint="give the folder that holds the installers (and wheels) the plans name",
+        )
     if forks < 1:
         raise InputError(f"--forks {forks}: expected 1 or more")
     m = matrix_mod.load(list(matrix_paths) or None)

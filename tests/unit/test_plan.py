@@ -439,3 +439,18 @@ def test_provision_playbook_and_role_pass_ansible_syntax_check(tmp_path: Path) -
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_provision_bad_input_is_exit_2_before_any_host_is_touched(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.ini"
+    inv.write_text("h ansible_host=127.0.0.1\n")
+    code, out = _cli("provision", "-i", str(inv), "--artifacts", str(tmp_path))
+    assert code == 2 and "--stack ID or --lock FILE" in out
+    code, out = _cli("provision", "-i", str(inv), "--stack", "x", "--artifacts", str(tmp_path / "nope"))
+    assert code == 2 and "is not a directory" in out
+    code, out = _cli(
+        "provision", "-i", str(tmp_path / "none.ini"), "--stack", "x", "--artifacts", str(tmp_path)
+    )
+    assert code == 2 and "inventory" in out
+    code, out = _cli("provision", "-i", str(inv), "--stack", "no-such-stack", "--artifacts", str(tmp_path))
+    assert code == 3 and "no-such-stack" in out
