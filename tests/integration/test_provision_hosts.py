@@ -228,10 +228,17 @@ def test_after_a_reboot_the_run_finishes_and_a_failing_host_stops(fleet: Fleet, 
     assert doctor.returncode == 0, doctor.stdout
 
 
-def test_provisioning_again_does_nothing(fleet: Fleet, art: Artifacts) -> None:
+def test_provisioning_again_does_nothing_and_refuses_the_half_installed_host(
+    fleet: Fleet, art: Artifacts
+) -> None:
     code, report = provision(fleet, art, "run-3", "--limit", "bare:old")
     assert code == 0, report
     assert {h["name"]: h["status"] for h in report["hosts"]} == {
         "bare": "nothing-to-do",
         "old": "nothing-to-do",
     }
+    # the failing host's NNAL was left half way: never continue onto it
+    code, report = provision(fleet, art, "run-4", "--limit", "failing")
+    h = hosts(report)["failing"]
+    assert code == 1 and h["status"] == "failed" and h["reason"].startswith("half-installed:"), h
+    assert "step 3: nnal" in h["reason"] and h["steps_done"] == []
