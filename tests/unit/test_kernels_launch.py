@@ -123,3 +123,16 @@ def test_new_flow_passes_npu_arch_once() -> None:
     cmake = (smoke_kernels_dir() / "cmake" / "cannenv_smoke.cmake").read_text()
     code = "\n".join(ln for ln in cmake.splitlines() if not ln.lstrip().startswith("#"))
     assert "--npu-arch" not in code  # CMAKE_ASC_ARCHITECTURES injects it; the configure line sets that
+
+
+def test_certify_kernels_exit_code_follows_the_outcome_table(tmp_path: Path) -> None:
+    """Through the real entry point: nothing could run here -> 4 (never 0); a dry run -> 0."""
+    from cannenv.cli import main
+
+    def code(*args: str) -> int:
+        with pytest.raises(SystemExit) as exc:
+            main(["certify", "kernels", "--soc", "Ascend910B3", "--root", str(tmp_path), *args])
+        return int(exc.value.code or 0)
+
+    assert code() == 4
+    assert code("--dry-run") == 0
