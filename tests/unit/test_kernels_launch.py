@@ -110,7 +110,9 @@ def test_plan_rejects_the_case_and_execute_never_builds_it(tmp_path: Path) -> No
     big = _manifest("vector_add").model_copy(update={"cases": (_case("vector_add", tile_length=32768),)})
     plan = K.plan_kernels(env, (big,), mode="cpu", work_dir=str(tmp_path / "w"), kernels_dir="/k")
     (problem,) = plan.kernels[0].cases[0].launch_problems
-    assert "of UB" in problem and "Huawei CATLASS" in problem and "https://github.com/hicann/catlass" in problem
+    assert (
+        "of UB" in problem and "Huawei CATLASS" in problem and "https://github.com/hicann/catlass" in problem
+    )
 
 
 @pytest.mark.parametrize("kernel", ["toolchain_probe", "vector_add", "matmul", "row_softmax"])
