@@ -21,7 +21,7 @@ sys.path.insert(0, str(FIXTURES))
 from fixture_stack import FIXTURE_SOURCE, standin_wheel  # noqa: E402
 from make_fixture_installer import make_hdk_installers, make_installers  # noqa: E402
 
-from .fleet_hosts import HostSpec  # noqa: E402
+from .fleet_hosts import DRIVER_24_1_RC1, HostSpec  # noqa: E402
 
 STACK_ID = "fixture-a2-cann8.5.0-torch2.8.0-py3.11"
 CANN, DRIVER, FIRMWARE, TORCH, TORCH_NPU = "8.5.0", "25.5.1", "7.7.0.1.231", "2.8.0", "2.8.0.post2"
@@ -131,5 +131,6 @@ def bare(name: str, **extra: str) -> HostSpec:
 
 
 def old_cann(name: str) -> HostSpec:
-    """A host with an older HDK (25.0.rc1.1 + firmware 7.7) and CANN 8.2.RC1 sourced at login."""
-    return HostSpec(name, extra={"/etc/pip.conf": PIP_CONF})
+    """A host with an older HDK (driver 24.1.rc1, which no rule accepts for CANN 8.5.0; firmware
+    7.7.0.1.231) and CANN 8.2.RC1 sourced at login."""
+    return HostSpec(name, driver=DRIVER_24_1_RC1, extra={"/etc/pip.conf": PIP_CONF})

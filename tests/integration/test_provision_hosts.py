@@ -1,7 +1,7 @@
 """`cannenv provision` end to end: real Ansible over real SSH to container hosts, fixture installers.
 
 Hosts (tests/helpers/provision.py; containers of the local engine, prefix ``cannenv-prov``):
-``bare`` (no Ascend software), ``old`` (HDK 25.0.rc1.1 + CANN 8.2.RC1, sourced at login),
+``bare`` (no Ascend software), ``old`` (driver 24.1.rc1 + CANN 8.2.RC1, sourced at login),
 ``failing`` (bare, but its NNAL fixture installer fails half way), ``tampered`` (bare; provisioned
 from a folder whose driver installer was altered). The target is a fixture stack with real
 versions (CANN 8.5.0 in ``.zip`` packages, HDK 25.5.1, firmware 7.7.0.1.231, torch 2.8.0 +
@@ -166,7 +166,7 @@ def test_first_run_upgrades_the_old_host_and_stops_the_bare_ones_for_the_reboot(
     for name in ("bare", "failing"):  # driver and firmware installed; the firmware needs a reboot
         assert by[name]["status"] == "reboot-required", by[name]
         assert by[name]["steps_done"] == [1, 2, 3]
-    # the old host (HDK 25.0.rc1.1, firmware 7.7.0.1.231, CANN 8.2.RC1): driver first, then the new
+    # the old host (driver 24.1.rc1, firmware 7.7.0.1.231, CANN 8.2.RC1): driver first, then the new
     # toolkit beside the old one, its ops, NNAL with the toolkit sourced, Python packages, environment
     old = by["old"]
     steps = [s for s in old["plan"]["steps"] if s["action"] != "leave"]
