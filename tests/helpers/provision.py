@@ -54,11 +54,7 @@ def make_artifacts(work: Path, *, arch: str = "x86_64") -> Artifacts:
     hdk = make_hdk_installers(folder, DRIVER, FIRMWARE, "910b", arch)
     standin_wheel(folder, "torch", TORCH, "torch")
     standin_wheel(folder, "torch-npu", TORCH_NPU, "torch_npu")
-    import ensurepip
-
-    bundled = Path(ensurepip.__file__).parent / "_bundled"
-    for whl in bundled.glob("pip-*.whl"):
-        shutil.copy(whl, folder / whl.name)
+    _pip_wheel(folder)
     by_key = {
         "cann": cann["toolkit"],
         "ops": cann["kernels"],
@@ -71,6 +67,27 @@ def make_artifacts(work: Path, *, arch: str = "x86_64") -> Artifacts:
     matrix = work / "fixture-stack.yaml"
     matrix.write_text(matrix_yaml(files, sha, arch))
     return Artifacts(folder, matrix, sha, files)
+
+
+def _pip_wheel(folder: Path) -> None:
+    """A pip wheel for hosts without pip (Debian's python3 has none): the role runs pip from it.
+    Python's own bundled wheel when present (ensurepip), else one from the package index."""
+    import subprocess
+
+    try:
+        import ensurepip
+
+        bundled = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl"))
+    except ImportError:
+        bundled = []
+    if bundled:
+        shutil.copy(bundled[-1], folder / bundled[-1].name)
+        return
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), "pip"],
+        check=True,
+        timeout=300,
+    )
 
 
 def matrix_yaml(files: dict[str, str], sha: dict[str, str], arch: str) -> str:
