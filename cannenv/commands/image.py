@@ -681,15 +681,24 @@ def sbom_cmd(source: str, check_schema: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Print the flags as a JSON list.")
 def run_args_cmd(devices: str, image_ref: str | None, as_json: bool) -> int:
     """Print the `docker run` device and mount flags an NPU host needs (versions.md §6.3)."""
+    import re
+
     from cannenv.image import run_args
 
+    if image_ref is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}", image_ref):
+        raise InputError(
+            f"--image {image_ref!r} is not an image reference",
+            hint="e.g. --image registry.example/cannenv/a2:8.5.0 or name@sha256:<digest>",
+        )
     flags = run_args(devices)
     if as_json:
         click.echo(json.dumps(flags))
     else:
-        parts = ["docker run", *(f"{flags[i]} {flags[i + 1]}" for i in range(0, len(flags), 2))]
+        import shlex
+
+        parts = ["docker run", *(f"{flags[i]} {shlex.quote(flags[i + 1])}" for i in range(0, len(flags), 2))]
         if image_ref:
-            parts.append(image_ref)
+            parts.append(shlex.quote(image_ref))  # a shell line: the value is data, never code
         click.echo(" \\\n    ".join(parts))
     return 0
 

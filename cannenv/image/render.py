@@ -131,6 +131,9 @@ class BuildContext:
             if out.exists():
                 out.rmdir()
             tmp.replace(out)
+        except OSError as exc:  # a full disk, no permission: the user's to fix (exit 2), not a bug
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise InputError(f"cannot write the build context {out}: {exc.strerror or exc}") from None
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
