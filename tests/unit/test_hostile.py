@@ -742,3 +742,64 @@ def test_a_driver_version_that_is_not_one_is_a_malformed_file(tmp_path: Path) ->
     )
     f = collect(_host(tree), only=("driver",))
     assert any(i.kind == "malformed" and i.path == "/usr/local/Ascend/driver/version.info" for i in f.issues)
+
+
+# ---------------------------------------------------------------- wheels and tree METADATA
+
+
+def _wheel(path: Path, member: str, data: bytes, *, encrypted: bool = False) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(member, data)
+    if encrypted:  # set the "encrypted" flag bit in both headers: zipfile refuses to read it
+        raw = bytearray(path.read_bytes())
+        for sig, off in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            i = raw.find(sig)
+            raw[i + off] |= 0x01
+        path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "needle"),
+    [("bomb", "at most"), ("encrypted", "cannot be read"), ("latin1", "UTF-8")],
+)
+def test_hostile_wheel_members_are_bad_input(tmp_path: Path, kind: str, needle: str) -> None:
+    member = "torch_npu-2.8.0.dist-info/METADATA"
+    if kind == "bomb":  # ~2 MB on disk, inflates to 2 GiB
+        whl = tmp_path / "torch_npu-2.8.0-cp311-none-any.whl"
+        import zipfile
+
+        with (
+            zipfile.ZipFile(whl, "w", compression=zipfile.ZIP_DEFLATED) as zf,
+            zf.open(member, "w", force_zip64=True) as fh,
+        ):
+            block = b"\0" * (1 << 24)
+            for _ in range(128):
+                fh.write(block)
+        assert whl.stat().st_size < 8 << 20
+    elif kind == "encrypted":
+        whl = _wheel(tmp_path / "t.whl", member, b"Name: torch_npu\nVersion: 2.8.0\n", encrypted=True)
+    else:
+        whl = _wheel(
+            tmp_path / "t.whl",
+            member,
+            "Name: torch_npu\nVersion: 2.8.0\nSummary: caf\xe9\n".encode("latin-1"),
+        )
+    r = cli("matrix", "import-torch-npu", str(whl), address_space=1 << 30, timeout=120)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_5000_digit_version_in_a_tree_does_not_stop_the_doctor(tmp_path: Path) -> None:
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    meta = next((tree.root / tree.site_packages().lstrip("/")).glob("torch_npu-*.dist-info")) / "METADATA"
+    meta.write_text(meta.read_text().replace("Version: 2.8.0.post2", "Version: " + "9" * 5000, 1))
+    env = tree.env_file(tmp_path / "host.env")
+    r = cli("doctor", "--root", str(tree.root), "--env-file", str(env), "--json")
+    assert r.returncode in (0, 1), r.stderr
+    issues = json.loads(cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env)).stdout)[
+        "issues"
+    ]
+    assert any(i["kind"] == "malformed" and i["path"].endswith("METADATA") for i in issues)
