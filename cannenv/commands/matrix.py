@@ -140,6 +140,7 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
         data["matrix_digest"] = m.digest
         data["driver_requirement"] = req.to_json() if req else None
         data["problems"] = problems
+        data["lifecycle"] = m.stack_notes(s)
         _echo_json(data)
         return 0
     from rich.table import Table
@@ -166,6 +167,8 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     if s.note:
         con.print(f"note: {s.note}")
     con.print(f"sources: {', '.join(s.sources)}")
+    for note in m.stack_notes(s):
+        con.print(f"support policy: {note}")
     for p in problems:
         con.print(f"[red]rule broken:[/] {p}")
     return 0

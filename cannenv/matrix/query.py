@@ -619,6 +619,29 @@ class Matrix:
                     )
         return out
 
+    def stack_notes(self, stack: Stack, *, today: str | None = None) -> list[str]:
+        """What the vendor's support policy says about the stack's torch_npu line (EOL, maintenance)."""
+        import datetime
+
+        now = today or datetime.date.today().strftime("%Y/%m/%d")
+        tnpu = stack.version("torch_npu")
+        out: list[str] = []
+        for row in self.lifecycle_of(tnpu) if tnpu else []:
+            eol = _date_key(row.eol) if row.eol else None
+            if row.status == "eol" or (eol is not None and eol <= _date_key(now)):
+                out.append(
+                    f"torch_npu line {row.torch_npu} is past its end of life"
+                    + (f" ({row.eol})" if row.eol else "")
+                    + f" [{', '.join(row.sources)}]"
+                )
+            else:
+                out.append(
+                    f"torch_npu line {row.torch_npu}: {row.status}"
+                    + (f"; {row.note}" if row.note else "")
+                    + f" [{', '.join(row.sources)}]"
+                )
+        return list(dict.fromkeys(out))
+
     def lifecycle_of(self, torch_npu: str) -> list[LifecycleRow]:
         """The support-policy rows of the torch_npu line of ``torch_npu`` (2.7.1.post8 -> 2.7.1)."""
         want = _pep(torch_npu).release[:3]
@@ -704,3 +727,11 @@ def _python_line(python: str) -> str:
 @lru_cache(maxsize=8192)
 def _canonical_pep(version: str) -> str:
     return str(_pep(version))
+
+
+def _date_key(text: str) -> tuple[int, ...]:
+    """``2026/7/22`` -> (2026, 7, 22), as the support policy writes dates."""
+    try:
+        return tuple(int(p) for p in text.replace("-", "/").split("/"))
+    except ValueError:
+        return (9999,)

@@ -161,3 +161,13 @@ def test_recommended_stacks_for_cann_9_1_0(m: matrix.Matrix) -> None:
     for fam in ("a2", "a3"):
         (s,) = m.find_stacks(family=fam, cann="9.1.0", torch="2.12.0")
         assert s.version("torch_npu") == "2.12.0" and m.stack_problems(s) == []
+
+
+def test_stacks_say_what_the_support_policy_says(m: matrix.Matrix) -> None:
+    old = m.stack("a2-cann8.0.0-torch2.1.0-py3.10")
+    notes = m.stack_notes(old, today="2026/12/01")
+    # the two statements of the policy disagree for 2.1.0: both are shown, each with its source
+    assert any("past its end of life (2025/12/30) [PT-SUPPORT]" in n for n in notes)
+    assert any("maintenance" in n and "PT-SUPPORT-MASTER" in n for n in notes)
+    new = m.stack("a2-cann9.1.0-torch2.12.0-py3.11")
+    assert all("end of life" not in n for n in m.stack_notes(new, today="2026/12/01"))
