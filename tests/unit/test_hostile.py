@@ -803,3 +803,25 @@ def test_a_5000_digit_version_in_a_tree_does_not_stop_the_doctor(tmp_path: Path)
         "issues"
     ]
     assert any(i["kind"] == "malformed" and i["path"].endswith("METADATA") for i in issues)
+
+
+def test_saved_facts_with_secrets_are_redacted_on_load(tmp_path: Path) -> None:
+    """Facts written by another tool (or an old cannenv) may carry secrets: never shown again."""
+    from cannenv.facts import Facts
+
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    raw = json.loads(collect(_host(tree)).to_json())
+    raw["env"]["vars"].update(
+        {"HCCL_PASS": "hcclpw", "ASCEND_MIRROR": "https://u:p/w@d@m.example/x?token=tok123"}
+    )
+    p = tmp_path / "facts.json"
+    p.write_text(json.dumps(raw))
+    text = Facts.load(p).to_json()
+    assert "hcclpw" not in text and "p/w@d" not in text and "tok123" not in text
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    (folder / "n.json").write_text(json.dumps(raw))
+    r = cli("fleet", "report", str(folder), "--json", "--html", str(tmp_path / "f.html"))
+    assert r.returncode in (0, 1), r.stderr
+    for out in (r.stdout, (tmp_path / "f.html").read_text()):
+        assert "hcclpw" not in out and "tok123" not in out
