@@ -263,3 +263,18 @@ def test_image_lock_of_a_shipped_stack_from_vendor_zips_needs_no_allow_unpinned(
     assert isinstance(r.exception, IntegrityError) and r.exception.exit_code == 5
     real = matrix.load().vendor_archive(runs["toolkit"].path.name)
     assert real is not None and real.sha256 in str(r.exception)
+
+
+def test_matrix_show_names_the_vendor_zip_and_its_digest_for_each_installer() -> None:
+    import json
+
+    r = CliRunner().invoke(cli, ["matrix", "show", SHIPPED, "--json"])
+    assert r.exit_code == 0, r.output
+    archives = json.loads(r.output)["vendor_archives"]
+    toolkit = archives["Ascend-cann-toolkit_8.5.0_linux-x86_64.run"]
+    assert toolkit["file"] == "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
+    assert toolkit["sha256"] == matrix.load().download(toolkit["file"]).sha256  # type: ignore[union-attr]
+    assert toolkit["sources"] == ["DEPLOYER-26.0.0"]
+    assert not any("nnal" in k for k in archives)  # no vendor digest for NNAL
+    r = CliRunner().invoke(cli, ["matrix", "show", SHIPPED])
+    assert "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip" in r.output.replace("\n", "").replace(" ", "")
