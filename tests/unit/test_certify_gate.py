@@ -79,6 +79,11 @@ def test_docs_table_lists_every_outcome_and_nothing_certified_is_never_zero() ->
     assert set(table) == set(OUTCOMES)
     for name in ("not-certified", "nothing-runnable"):
         assert 0 not in table[name]
+    # `cannenv certify --help` says the same.
+    from cannenv.commands.certify import certify
+
+    helped = dict(re.findall(r"([a-z-]+) (\d/\d)", certify.help or ""))
+    assert {k: tuple(int(x) for x in v.split("/")) for k, v in helped.items()} == table
 
 
 def test_nothing_runnable_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:

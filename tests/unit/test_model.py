@@ -268,6 +268,8 @@ def test_weight_bytes_equal_a_real_allocation(family: str) -> None:
         assert memory.weight_bytes(trace.shape(cfg, model), name) == measured, (family, name)
     shp = trace.shape(cfg)
     assert shp.tied == (family in ("qwen2", "gpt2"))
+    # the embedding (and a tied head) is never counted among the quantised layer weights
+    assert shp.linear_params > 0 and shp.linear_params + shp.embedding_params <= shp.params
 
 
 def test_kv_cache_per_attention_kind(traces: dict[str, coverage.Trace]) -> None:
