@@ -395,16 +395,18 @@ def test_one_bad_facts_file_does_not_stop_the_fleet_report(tmp_path: Path) -> No
 
 
 def test_record_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> None:
-    from cannenv import records
-    from cannenv.errors import InputError
-
+    """``doctor --facts`` on a FIFO, /dev/zero, a folder and a sparse 1 GiB file: exit 2 at once
+    (in a subprocess under a 512 MiB address-space limit and a wall-clock timeout)."""
     os.mkfifo(tmp_path / "fifo")
-    for p in (tmp_path / "fifo", Path("/dev/zero"), tmp_path):
-        with pytest.raises(InputError, match="regular file"):
-            records.read_text(p, what="facts file")
     _sparse(tmp_path / "big.json", 1 << 30)
-    with pytest.raises(InputError, match="at most"):
-        records.read_text(tmp_path / "big.json", what="facts file")
+    for p, needle in (
+        (tmp_path / "fifo", "regular file"),
+        (Path("/dev/zero"), "regular file"),
+        (tmp_path, "regular file"),
+        (tmp_path / "big.json", "at most"),
+    ):
+        r = cli("doctor", "--facts", str(p), address_space=512 << 20, timeout=60)
+        assert r.returncode == 2 and needle in r.stderr, (p, r.returncode, r.stderr)
 
 
 # ---------------------------------------------------------------- medium 5: secrets
