@@ -827,3 +827,25 @@ def test_saved_facts_with_secrets_are_redacted_on_load(tmp_path: Path) -> None:
     assert r.returncode in (0, 1), r.stderr
     for out in (r.stdout, (tmp_path / "f.html").read_text()):
         assert "hcclpw" not in out and "tok123" not in out
+
+
+def test_merge_of_a_version_that_would_break_the_yaml_is_bad_input(tmp_path: Path) -> None:
+    meta = (REPO / "tests/data/torch_npu/torch_npu-2.7.1.post2.METADATA").read_text()
+    bad = tmp_path / "bad.METADATA"
+    bad.write_text(meta.replace("Version: 2.7.1.post2", 'Version: 2.7.1]x{"', 1))
+    matrix = tmp_path / "m.yaml"
+    before = (
+        "schema_version: 1\ntorch_npu:\n"
+        '- {torch_npu: "2.0.0", torch: "2.0.0", cann: "8.0.0", table: other, sources: [X]}\n'
+        'sources:\n- {id: X, title: "x"}\n'
+    )
+    matrix.write_text(before)
+    r = cli("matrix", "import-torch-npu", str(bad), "--merge", str(matrix))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, (r.returncode, r.stderr)
+    assert matrix.read_text() == before  # untouched
+
+
+def test_image_render_out_under_a_file_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    r = cli("image", "render", "a2-cann8.5.0-torch2.8.0-py3.11", "--out", str(tmp_path / "afile/ctx"))
+    assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
