@@ -153,7 +153,13 @@ def wheelhouse(base: Path, deps: Path, cann: str, torch: str, torch_npu: str) ->
 
 
 def build_shipped(
-    tmp: Path, cann: str, cannenv_wheel: Path, deps: Path, base: str, registry_at: str
+    tmp: Path,
+    cann: str,
+    cannenv_wheel: Path,
+    deps: Path,
+    base: str,
+    registry_at: str,
+    os_id: str = "preinstalled",
 ) -> Built:
     stack_id = STACKS[cann]
     inst = make_installers(tmp / "artifacts", cann)
@@ -169,7 +175,7 @@ def build_shipped(
         "--arch",
         "x86_64",
         "--os",
-        "preinstalled",
+        os_id,
         "--base-image",
         base,
         "--artifacts",
@@ -215,8 +221,15 @@ def built85(
     pinned_base: str,
     local_registry: str,
 ) -> Built:
+    # the debian12 profile, built for real: its OS packages come from Debian's mirror at build time
     return build_shipped(
-        tmp_path_factory.mktemp("b85"), "8.5.0", cannenv_wheel, dependency_wheels, pinned_base, local_registry
+        tmp_path_factory.mktemp("b85"),
+        "8.5.0",
+        cannenv_wheel,
+        dependency_wheels,
+        pinned_base,
+        local_registry,
+        os_id="debian12",
     )
 
 
@@ -361,6 +374,11 @@ def test_lock_push_rebuild_locked_and_a_changed_byte(engine: Engine, built83: Bu
     # pull --locked: the digest the lock names, checked against the lock
     r = cli("image", "pull", "--locked", str(built83.lock))
     assert r.returncode == 0 and "matches" in r.stdout, r.stderr
+    # a base given by tag is refused unless --allow-tag (exit 5), before any build step
+    args = list(built83.build_args)
+    args[args.index("--base-image") + 1] = BASE_IMAGE
+    r = cli("image", "build", *args)
+    assert r.returncode == 5 and "is a tag, not a digest" in r.stderr and "step 1/" not in r.stderr
     # a rebuild with --locked: same inputs, accepted
     r = cli("image", "build", *built83.build_args, "--locked", str(built83.lock))
     assert r.returncode == 0, r.stderr[-3000:]
