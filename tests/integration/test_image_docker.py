@@ -46,7 +46,6 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 COMP = {"cann": "toolkit", "ops": "kernels", "nnal": "nnal"}
 TOO_OLD = "Version=23.0.7\nInnerversion=V100R001C15SPC012B220\npackage_version=23.0.7\n"
-FITS = "Version=25.5.1\npackage_version=25.5.1\n"
 # SHIPPED stack ids, and the pins they carry (the image must hold exactly these)
 STACKS = {
     "8.3.RC1": "a2-cann8.3.rc1-torch2.6.0-py3.11",
@@ -525,7 +524,13 @@ def test_gate_refuses_a_too_old_host_driver(engine: Engine, built83: Built, tmp_
 
 
 def test_gate_starts_on_a_fitting_driver(engine: Engine, built83: Built, tmp_path: Path) -> None:
-    r = run_in(engine, built83.tag, "echo", "started", driver=FITS, tmp=tmp_path)
+    from cannenv import matrix
+
+    # the oldest driver the matrix's HDK rule pairs with this CANN fits by definition
+    req = matrix.load([built83.matrix]).driver_requirement("8.3.RC1", "a2")
+    assert req is not None
+    fits = f"Version={req.minimum}\npackage_version={req.minimum}\n"
+    r = run_in(engine, built83.tag, "echo", "started", driver=fits, tmp=tmp_path)
     assert r.exit_code == 0 and r.stdout.strip() == "started" and r.stderr == ""
 
 
