@@ -5,7 +5,9 @@
 
 Facts files are generated from the example hosts of tests/helpers/fleet_hosts.py (probed once,
 then copied with per-node driver/CANN variations). Targets on 2 cores: 1,000 files < 2 s,
-10,000 < 20 s (linear). Times are wall clock of the real CLI in a subprocess.
+10,000 < 20 s (linear); the compact `--json` at most 1.5 KB per node (issue 15; `--details`, every
+finding of every node, is printed for comparison). Times are wall clock of the real CLI in a
+subprocess.
 """
 
 from __future__ import annotations
@@ -53,15 +55,14 @@ def make_collection(directory: Path, count: int) -> None:
     (directory / "collection.json").write_text(json.dumps(manifest))
 
 
-def time_cli(*args: str) -> float:
+def time_cli(*args: str) -> tuple[float, int]:
+    """(wall seconds, bytes printed) of the real CLI."""
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "cannenv", *args], capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run([sys.executable, "-m", "cannenv", *args], capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"cannenv {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
-    return elapsed
+        raise SystemExit(f"cannenv {' '.join(args)} exited {proc.returncode}: {proc.stderr.decode()}")
+    return elapsed, len(proc.stdout)
 
 
 def bench_report(sizes: list[int]) -> None:
@@ -70,7 +71,7 @@ def bench_report(sizes: list[int]) -> None:
         for n in sizes:
             d = Path(tmp) / f"c{n}"
             make_collection(d, n)
-            t = time_cli("fleet", "report", str(d), "--json")
+            t, size = time_cli("fleet", "report", str(d), "--json")
             target = targets.get(n)
             verdict = (
                 ""
@@ -78,6 +79,14 @@ def bench_report(sizes: list[int]) -> None:
                 else (" (target < {:.0f} s: {})".format(target, "met" if t < target else "MISSED"))
             )
             print(f"fleet report, {n:>6} facts files: {t:6.2f} s  {1000 * t / n:5.2f} ms/node{verdict}")
+            per_node = size / n / 1024
+            print(
+                f"  --json {size / 1e6:7.2f} MB, {per_node:5.2f} KB/node "
+                f"(target <= 1.5 KB: {'met' if per_node <= 1.5 else 'MISSED'})"
+            )
+            if n <= 1000:
+                _, full = time_cli("fleet", "report", str(d), "--json", "--details")
+                print(f"  --json --details {full / 1e6:7.2f} MB, {full / n / 1024:5.2f} KB/node")
 
 
 def bench_collect(forks: list[int]) -> None:

@@ -15,9 +15,11 @@
 
     python benchmarks/bench_model.py [--cuda]
 
-Measured on the 2-core shared dev machine (load ~8 from the other engineers):
-    model ops 70B: 12.2 s wall, 0.49 GiB peak RSS (bare meta forward 6.6 s -> recorder 1.8x)
-    weights: measured == computed for llama, qwen2 (tied), gpt2 (tied), cannenv_tiny, bf16 and fp32
+Measured on the 2-core shared dev machine (2026-12-01, load average 11 from the other engineers):
+    model ops 70B: 27.3 s wall, 7.5 s CPU, 0.38 GiB peak RSS
+    (bare meta forward 5.5 s CPU -> the recorders cost 1.3x); quiet machine: ~7 s
+    weights: computed == allocated (ratio 1.000) for llama, qwen2 (tied), gpt2 (tied), cannenv_tiny,
+    bf16 and fp32; cuda: skipped (no CUDA device here)
 """
 
 from __future__ import annotations

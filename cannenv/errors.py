@@ -12,7 +12,7 @@ code  name                  meaning
 1     CHECKS_FAILED         a check, stage or gate failed (warnings too with ``--strict``)
 2     BAD_INPUT             bad usage, an unreadable or invalid file, value or version string
 3     NOT_FOUND             nothing matched: unknown stack id, no valid stack, no such check
-4     MISSING_TOOL          a needed tool or service is missing (Docker engine, compiler, ...)
+4     MISSING_TOOL          a needed tool, service or device is missing; certify: nothing certified
 5     INTEGRITY             a digest or signature does not match (artefact, certificate)
 6     EXTERNAL_FAILURE      an external step failed (image build, subprocess) for its own reasons
 70    INTERNAL              a bug in cannenv; rerun with --debug and report it

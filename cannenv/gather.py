@@ -45,6 +45,8 @@ def read_env_file(path: str) -> dict[str, str]:
                 hint="one variable per line, e.g. ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest",
             )
         value = value.strip()
+        if "\x00" in value:  # no environment can hold it: every program given it would fail
+            raise InputError(f"{path}:{lineno}: the value of {key.strip()} holds a NUL byte")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         env[key.strip()] = value

@@ -142,7 +142,7 @@ def group_consequences(findings: Iterable[Finding]) -> tuple[list[Finding], dict
     children: dict[str, list[Finding]] = {}
     for f in items:
         top = root(f.caused_by) if f.caused_by is not None else None
-        if top is not None:
+        if top is not None and top != f.id:
             children.setdefault(top, []).append(f)
         else:
             rows.append(f)
@@ -193,6 +193,7 @@ def render_table(
     tail = f"{line} ({'; '.join(notes)}; --verbose shows every line)" if notes else line
     st = report.stack
     head = [_host_line(report.host), f"target stack: {_safe(st.id or '(none)')} — {_safe(st.reason)}"]
+    listed: set[str] = set()  # consequences go under the first row of their cause
     if plain:
         out = [*head, ""]
         for f in rows:
@@ -201,7 +202,8 @@ def render_table(
                 out.append(f"      caused by: {_safe(f.caused_by)}")
             if f.remedy:
                 out.append(f"      remedy: {_safe(f.remedy)}")
-            if f.id in children:
+            if f.id in children and f.id not in listed:
+                listed.add(f.id)
                 out.append(f"      {_consequence_line(children[f.id])}")
         if rows:
             out.append("")
@@ -233,7 +235,8 @@ def render_table(
         finding = _finding_text(f)
         if f.caused_by and verbose:
             finding += f" (caused by {_safe(f.caused_by)})"
-        if f.id in children:
+        if f.id in children and f.id not in listed:
+            listed.add(f.id)
             finding += "; " + _consequence_line(children[f.id])
         table.add_row(
             Text(f.status.upper(), style=_STYLE[f.status]), _safe(f.id), finding, _safe(f.remedy or "")

@@ -46,6 +46,22 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ArtifactPin(_Frozen):
+    """An installer or wheel file of a pinned component, for one architecture."""
+
+    file: str
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    url: str | None = None
+
+
+class ComponentPin(_Frozen):
+    """One component of the certified stack, as the matrix pins it."""
+
+    version: str
+    package: str | None = None
+    artifacts: dict[str, ArtifactPin] = Field(default_factory=dict)
+
+
 class StackInfo(_Frozen):
     id: str | None = None
     matrix_digest: str | None = None
@@ -57,7 +73,7 @@ class StackInfo(_Frozen):
     ``best-match``, ``nearest`` or ``none``."""
     reason: str | None = None
     """Why that stack (or why none)."""
-    pins: dict[str, Any] = Field(default_factory=dict)
+    pins: dict[str, ComponentPin] = Field(default_factory=dict)
     """Every component the stack pins: version, package and, per architecture, the installer or
     wheel file with its sha256 and URL where the matrix knows them (what `cert replay` installs)."""
     lock: dict[str, Any] | None = None

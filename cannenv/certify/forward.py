@@ -57,10 +57,11 @@ def _forward_stage(plans: list[StagePlan], ctx: RunContext, *, model: str | None
         out = Path(tmp)
         started = time.perf_counter()
         pending = pool.submit(call_worker, ctx.options, ctx.host, "llm", out, model=model)
+        t0 = time.perf_counter()  # the reference's time includes importing torch here (once per run)
+        cpu0 = time.thread_time()
         from cannenv.certify import llm
 
         cfg = llm.TinyConfig(seed=ctx.options.seed)
-        t0 = time.perf_counter()
         if model:
             import torch
 
@@ -74,6 +75,7 @@ def _forward_stage(plans: list[StagePlan], ctx: RunContext, *, model: str | None
             ref_timings = {}
             ref = llm.reference(cfg)
         reference_s = time.perf_counter() - t0
+        reference_cpu_s = time.thread_time() - cpu0
         w = pending.result()
         if w.status != "ok" or w.result is None:
             return [not_ok(p, w)]
@@ -84,6 +86,8 @@ def _forward_stage(plans: list[StagePlan], ctx: RunContext, *, model: str | None
         **result.metrics.get("timings", {}),
         "worker_wall_s": w.wall_s,
         "reference_s": round(reference_s, 3),
+        "reference_cpu_s": round(reference_cpu_s, 3),
+        "worker_cpu_s": w.result.get("cpu_s"),
         **{f"reference_{k}": v for k, v in ref_timings.items()},
         "stage_s": round(time.perf_counter() - started, 3),
     }

@@ -268,12 +268,17 @@ def plan_kernels(
     from cannenv.certify.launch import check_case
 
     buffers = None
+    source: str | None = None
     family = env.soc.family if env.soc is not None and target == "device" else None
     if family is not None:
         from cannenv.certify.kernel_data import shipped_soc_table
 
-        info = shipped_soc_table().families.get(family)
+        table = shipped_soc_table()
+        info = table.families.get(family)
         buffers = info.buffers if info is not None else None
+        if buffers is not None:
+            refs = [table.sources[k] for k in buffers.sources]
+            source = "; ".join(r.title + (f" <{r.url}>" if r.url else "") for r in refs)
     planned: list[PlannedKernel] = []
     for manifest in manifests:
         kskip = skip
@@ -292,7 +297,7 @@ def plan_kernels(
             run_cmd = None
             if ctx is not None and kskip is None:
                 run_cmd = run_command(ctx, manifest, case, build_dir, work / manifest.name / "data" / case.id)
-            problems, unchecked = check_case(manifest.name, case, buffers, family=family)
+            problems, unchecked = check_case(manifest.name, case, buffers, family=family, source=source)
             cases.append(
                 PlannedCase(
                     launch_problems=problems,

@@ -35,10 +35,13 @@ def _kib(n: int) -> str:
 
 
 class _Checker:
-    def __init__(self, case: KernelCase, buffers: OnChipBuffers | None, family: str | None) -> None:
+    def __init__(
+        self, case: KernelCase, buffers: OnChipBuffers | None, family: str | None, source: str | None
+    ) -> None:
         self.case = case
         self.buffers = buffers
         self.family = family
+        self.source = source
         self.problems: list[str] = []
         self.unchecked: set[str] = set()
 
@@ -75,10 +78,10 @@ class _Checker:
             return
         if need > size:
             where = f"{self.family or 'this'} SoC's {buffer.upper()}"
-            src = ", ".join(self.buffers.sources) if self.buffers is not None else "?"
+            src = f"smoke_kernels/socs.yaml: {self.source}" if self.source else "smoke_kernels/socs.yaml"
             self.problems.append(
                 f"{what} needs {_kib(need)} of {buffer.upper()}, more than the {where} of {_kib(size)} "
-                f"(smoke_kernels/socs.yaml [{src}])"
+                f"({src})"
             )
 
     def repeat_times(self, what: str, value: int) -> None:
@@ -161,11 +164,17 @@ RULES: dict[str, Callable[[_Checker], None]] = {
 
 
 def check_case(
-    kernel: str, case: KernelCase, buffers: OnChipBuffers | None, *, family: str | None = None
+    kernel: str,
+    case: KernelCase,
+    buffers: OnChipBuffers | None,
+    *,
+    family: str | None = None,
+    source: str | None = None,
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(problems, buffers not checked) of one launch. A kernel without rules is only checked for
-    a positive ``block_dim`` (cannenv ships rules for every smoke kernel; a test keeps it so)."""
-    c = _Checker(case, buffers, family)
+    """(problems, buffers not checked) of one launch; ``source`` names where the buffer sizes come
+    from (readable titles, shown in a message). A kernel without rules is only checked for a
+    positive ``block_dim`` (cannenv ships rules for every smoke kernel; a test keeps it so)."""
+    c = _Checker(case, buffers, family, source)
     if case.block_dim <= 0:
         c.problems.append(f"block_dim is {case.block_dim}: it must be at least 1")
     rule = RULES.get(kernel)

@@ -388,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         traceback.print_exc()
         code = 1
+    # CPU seconds of this whole process (interpreter start and imports included): with the wall
+    # time of a shared machine this tells the work from the waiting (benchmarks/bench_certify_llm.py).
+    times = os.times()
+    result["cpu_s"] = round(times.user + times.system, 3)
     atomic_write_text(out / RESULT, json.dumps(result, indent=2, sort_keys=True, default=str))
     return code
 

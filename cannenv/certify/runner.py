@@ -1,11 +1,12 @@
-"""Plan and run certification stages; judge the device worker's output against the CPU reference.
+"""Plan and run certification stages.
 
 ``plan()`` is pure: from the options it lists the stages (printed first by the CLI). ``run()``
-executes them group by group — doctor (level 1), kernels (level 2), then the LLM forward pass,
-torch_npu fused ops and performance probes (level 3), each device part in a worker subprocess
-(:mod:`cannenv.certify.llm_worker`) — and returns one :class:`StageResult` per planned stage,
-whatever happens: a crash in one group becomes ``error`` results for that group, never a missing
-stage, so the certificate is always complete.
+executes them group by group — doctor (level 1, here), kernels (level 2, here, through
+:mod:`cannenv.certify.kernels`), then the LLM forward pass and torch_npu fused ops
+(:mod:`cannenv.certify.forward`) and the performance probes (:mod:`cannenv.certify.perf_stage`),
+each device part in a worker subprocess (:mod:`cannenv.certify.worker`) — and returns one
+:class:`StageResult` per planned stage, whatever happens: a crash in one group becomes ``error``
+results for that group, never a missing stage, so the certificate is always complete.
 """
 
 from __future__ import annotations

@@ -21,7 +21,15 @@ import platform
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cannenv.certify.certificate import Certificate, HostInfo, ImageInfo, StackInfo, digest_of
+from cannenv.certify.certificate import (
+    ArtifactPin,
+    Certificate,
+    ComponentPin,
+    HostInfo,
+    ImageInfo,
+    StackInfo,
+    digest_of,
+)
 
 if TYPE_CHECKING:
     from cannenv.certify.runner import RunContext
@@ -34,18 +42,19 @@ INSTALL_ORDER = ("firmware", "driver", "cann", "ops", "nnal", "python", "torch",
 """The vendor's install order (HDK first, then the CANN toolkit and its kernels, then Python)."""
 
 
-def pins_of(stack: Stack) -> dict[str, Any]:
-    """Every pinned component of ``stack`` with its files and digests, as plain JSON."""
-    out: dict[str, Any] = {}
-    for name, comp in stack.components.items():
-        out[name] = {
-            "version": comp.version,
-            "package": comp.package,
-            "artifacts": {
-                arch: {"file": a.file, "sha256": a.sha256, "url": a.url} for arch, a in comp.artifacts.items()
+def pins_of(stack: Stack) -> dict[str, ComponentPin]:
+    """Every pinned component of ``stack`` with its files and digests."""
+    return {
+        name: ComponentPin(
+            version=comp.version,
+            package=comp.package,
+            artifacts={
+                arch: ArtifactPin(file=a.file, sha256=a.sha256, url=a.url)
+                for arch, a in comp.artifacts.items()
             },
-        }
-    return out
+        )
+        for name, comp in stack.components.items()
+    }
 
 
 def stack_info(ctx: RunContext) -> StackInfo:
@@ -237,17 +246,17 @@ def replay_steps(cert: Certificate, *, arch: str | None = None) -> Replay:
     names = sorted(st.pins, key=lambda n: (INSTALL_ORDER.index(n) if n in INSTALL_ORDER else 99, n))
     for name in names:
         pin = st.pins[name]
-        art = (pin.get("artifacts") or {}).get(arch or "", {}) if isinstance(pin, dict) else {}
+        art = pin.artifacts.get(arch or "")
         lk = locked.get(name)
-        if lk and "sha256" in lk:
+        if lk and isinstance(lk.get("sha256"), str):
             steps.append(
                 ReplayStep(
                     component=name,
-                    version=str(lk.get("version") or pin.get("version")),
-                    package=pin.get("package"),
-                    file=lk.get("file"),
-                    sha256=lk.get("sha256"),
-                    url=art.get("url"),
+                    version=str(lk.get("version") or pin.version),
+                    package=pin.package,
+                    file=str(lk.get("file")) if lk.get("file") else None,
+                    sha256=lk["sha256"],
+                    url=art.url if art else None,
                     found=found.get(name),
                     source="lock",
                 )
@@ -256,11 +265,11 @@ def replay_steps(cert: Certificate, *, arch: str | None = None) -> Replay:
         steps.append(
             ReplayStep(
                 component=name,
-                version=str(pin.get("version")),
-                package=pin.get("package"),
-                file=art.get("file"),
-                sha256=art.get("sha256"),
-                url=art.get("url"),
+                version=pin.version,
+                package=pin.package,
+                file=art.file if art else None,
+                sha256=art.sha256 if art else None,
+                url=art.url if art else None,
                 found=found.get(name),
             )
         )

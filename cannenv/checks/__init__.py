@@ -141,7 +141,34 @@ def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> 
             findings.append(check.finding("skip", f"device check not judged: {target.no_devices}"))
             continue
         findings.extend(check.run(facts, target))
-    return link_causes(findings)
+    return link_causes(_explicit_target_causes(findings, facts, target))
+
+
+_REPLACED_WITH_THE_STACK = ("toolkit-ops", "nnal-cann", "torch-npu-cann")
+"""Checks that judge packages against the *installed* CANN: when an explicit target stack replaces
+that CANN, their remedies (packages for the old CANN) are superseded by the stack's."""
+
+
+def _explicit_target_causes(findings: list[Finding], facts: Facts, target: Target) -> list[Finding]:
+    """With ``--stack``/``--lock`` naming a CANN other than the installed one, the stack is the one
+    target: findings about matching the old CANN become consequences of stack-match."""
+    from dataclasses import replace
+
+    from cannenv.checks._util import same_cann
+
+    stack = target.stack
+    if stack is None or target.choice.how not in ("option", "lock"):
+        return findings
+    inst = facts.cann.active_install()
+    want = stack.version("cann")
+    if inst is None or not inst.version or not want or same_cann(inst.version, want):
+        return findings
+    return [
+        replace(f, caused_by="stack-match")
+        if f.id in _REPLACED_WITH_THE_STACK and f.caused_by is None and f.status != "pass"
+        else f
+        for f in findings
+    ]
 
 
 def link_causes(findings: list[Finding]) -> list[Finding]:

@@ -136,6 +136,13 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
 @click.option("--junit", "junit_file", metavar="FILE", help="Also write a JUnit XML report to FILE.")
+@click.option(
+    "--prometheus",
+    "prometheus_file",
+    metavar="FILE",
+    help="Also write Prometheus metrics to FILE (node_exporter textfile format, written atomically; "
+    "e.g. /var/lib/prometheus/node-exporter/cannenv.prom).",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option(
     "--no-devices",
@@ -176,6 +183,7 @@ def doctor(
     verbose: bool,
     show_plan: bool = False,
     as_shell: bool = False,
+    prometheus_file: str | None = None,
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -225,6 +233,12 @@ def doctor(
     )
     if junit_file:
         atomic_write_text(junit_file, render_junit(report, strict=strict))
+    if prometheus_file:
+        import time
+
+        from cannenv.prometheus import render_node
+
+        atomic_write_text(prometheus_file, render_node(report, timestamp=time.time()))
     if as_json:
         click.echo(report.to_json())
     else:

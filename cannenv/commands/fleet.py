@@ -103,10 +103,14 @@ def collect_cmd(
 
 
 def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -> Judge:
-    from cannenv import checks
     from cannenv.fleet.report import judge_with_checks
 
-    judge = judge_with_checks(stack_id, lock)
+    return _only(judge_with_checks(stack_id, lock), check_ids)
+
+
+def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
+    from cannenv import checks
+
     if not check_ids:
         return judge
     wanted = {c.id for c in checks.select(list(check_ids))}
@@ -127,18 +131,45 @@ def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -
 @click.option(
     "--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON.")
+@click.option(
+    "--target",
+    "target_items",
+    multiple=True,
+    metavar="FAMILY=ID,...",
+    help="Per-family targets (stack id or lock file), e.g. a2=ID,310p=LOCK; nodes of other families are "
+    "reported untargeted unless --stack/--lock gives a default.",
+)
+@click.option(
+    "--targets",
+    "targets_file",
+    metavar="FILE",
+    help="YAML: families: {a2: ID} and groups: {INVENTORY_GROUP: ID or LOCK} (groups need --inventory).",
+)
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
+@click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON (compact).")
+@click.option("--details", is_flag=True, help="With --json: every finding of every node, too.")
 @click.option("--junit", "junit_file", metavar="FILE", help="Also write JUnit XML (a testsuite per node).")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML page.")
-@click.option("--strict", is_flag=True, help="Drifting and unreachable nodes also fail.")
+@click.option(
+    "--prometheus",
+    "prometheus_file",
+    metavar="FILE",
+    help="Also write fleet-level Prometheus gauges to FILE.",
+)
+@click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
 def report_cmd(
     directory: str,
     stack_id: str | None,
     lock_file: str | None,
     check_ids: tuple[str, ...],
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
     as_json: bool,
+    details: bool,
     junit_file: str | None,
     html_file: str | None,
+    prometheus_file: str | None,
     strict: bool,
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
@@ -149,7 +180,34 @@ def report_cmd(
     from cannenv.fleet.report import report_collection
     from cannenv.fsutil import atomic_write_text
 
-    report = report_collection(directory, _judge(stack_id, lock_file, check_ids))
+    router = None
+    default = _judge(stack_id, lock_file, check_ids)
+    if target_items or targets_file:
+        from cannenv.fleet._doctor import inventory_groups, load_target_file, make_router, parse_targets
+
+        families, groups = load_target_file(targets_file) if targets_file else ({}, {})
+        families.update(parse_targets(target_items))
+        if groups and not inventory:
+            raise InputError("the targets file maps inventory groups: give --inventory INVENTORY too")
+        router = make_router(
+            families,
+            groups,
+            inventory_groups(inventory) if inventory else {},
+            default=default if (stack_id or lock_file) else None,
+            wrap=lambda j: _only(j, check_ids),
+        )
+    report = report_collection(directory, default, router=router)
+    if prometheus_file:
+        import time
+
+        from cannenv.prometheus import render_fleet
+
+        failing: dict[tuple[str, str], int] = {}
+        for node in report.nodes:
+            for key in {(f.id, f.severity) for f in node.findings if f.status in ("fail", "error")}:
+                failing[key] = failing.get(key, 0) + 1
+        counts = {k: v for k, v in report.summary.items() if k != "nodes"}
+        atomic_write_text(prometheus_file, render_fleet(counts, failing, timestamp=time.time()))
     if junit_file:
         from cannenv.fleet.report import render_junit
 
@@ -159,7 +217,7 @@ def report_cmd(
 
         atomic_write_text(html_file, render_html(report))
     if as_json:
-        click.echo(report.to_json())
+        click.echo(report.to_json(indent=None if not details else 2, details=details))
     else:
         click.echo(render_text(report), nl=False)
     return report.exit_code(strict=strict)
@@ -171,6 +229,7 @@ def render_text(report: FleetReport) -> str:
     lines.append(
         f"{s['nodes']} nodes: {s['compliant']} compliant, {s['drifting']} drifting, "
         f"{s['failing']} failing, {s['unreachable']} unreachable"
+        + (f", {s['untargeted']} untargeted" if s.get("untargeted") else "")
     )
     for g in report.groups:
         lines.append(f"{g.status.upper():5} {g.check}: {len(g.nodes)} node(s): {g.observed}")
@@ -213,18 +272,46 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
 
 
 @fleet.command("k8s-manifest")
-@click.option("--image", required=True, metavar="IMAGE", help="An image with cannenv installed.")
+@click.option(
+    "--image",
+    required=True,
+    metavar="IMAGE",
+    help="The doctor image (`cannenv fleet k8s-image` renders its build context), ideally by digest.",
+)
 @click.option("--stack", "stack_id", metavar="ID", help="Judge every node against this stack.")
-@click.option("--lock", "lock_file", metavar="PATH", help="Lock file path inside the image.")
+@click.option(
+    "--lock",
+    "lock_file",
+    metavar="FILE",
+    help="Judge every node against this lock file (sent as a ConfigMap).",
+)
 @click.option("--namespace", default="kube-system", show_default=True)
-@click.option("--devices", type=int, default=8, show_default=True, help="NPUs per node (/dev/davinci0..N-1).")
 @click.option("--interval", type=int, default=3600, show_default=True, help="Seconds between two checks.")
 @click.option(
     "--node-selector",
     "selectors",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Run only on nodes with this label (repeatable).",
+    help="Run only on nodes with this label (repeatable; default: Node Feature Discovery's "
+    "feature.node.kubernetes.io/pci-19e5.present=true, Huawei's PCI vendor).",
+)
+@click.option(
+    "--toleration",
+    "tolerations",
+    multiple=True,
+    metavar="KEY[=VALUE]:EFFECT",
+    help="Tolerate this taint (repeatable; none by default).",
+)
+@click.option(
+    "--device-resource",
+    metavar="NAME=COUNT",
+    help="Ask the Ascend device plugin for devices (e.g. huawei.com/Ascend910=1) instead of reading the "
+    "node's /dev read-only.",
+)
+@click.option(
+    "--textfile-dir",
+    metavar="DIR",
+    help="Host directory of node_exporter's textfile collector: cannenv.prom is written there each round.",
 )
 @click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
 @click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
@@ -233,15 +320,18 @@ def k8s_manifest_cmd(
     stack_id: str | None,
     lock_file: str | None,
     namespace: str,
-    devices: int,
     interval: int,
     selectors: tuple[str, ...],
+    tolerations: tuple[str, ...],
+    device_resource: str | None,
+    textfile_dir: str | None,
     certificate: str | None,
     as_json: bool,
 ) -> int:
-    """Render a DaemonSet (+ RBAC) running `cannenv doctor --json` on every node and labelling it."""
+    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node."""
     import json
 
+    from cannenv import matrix
     from cannenv.fleet.k8s import dump_manifest, render_manifest
 
     node_selector: dict[str, str] = {}
@@ -250,18 +340,32 @@ def k8s_manifest_cmd(
         if not sep or not key:
             raise InputError(f"--node-selector {item!r}: expected KEY=VALUE")
         node_selector[key] = value
-    if stack_id:
-        from cannenv import matrix
+    if bool(stack_id) == bool(lock_file):
+        raise InputError("give the target as --lock FILE or --stack ID (one of them)")
+    lock_text = None
+    digest = None
+    if lock_file:
+        from cannenv import records
+        from cannenv.checks.stack import load_lock_ids
+        from cannenv.errors import NotFoundError
 
-        matrix.load().stack(stack_id)  # unknown id: NotFoundError with a did-you-mean hint
+        load_lock_ids(lock_file)  # a lock it cannot read is refused here, not in every pod
+        lock_text = records.read_text(lock_file, what="lock file", missing=NotFoundError)
+    else:
+        m = matrix.load()
+        m.stack(str(stack_id))  # unknown id: NotFoundError with a did-you-mean hint
+        digest = m.digest
     objects = render_manifest(
         image,
         stack_id=stack_id,
-        lock=lock_file,
+        lock_text=lock_text,
+        matrix_digest=digest,
         namespace=namespace,
-        devices=devices,
         interval=interval,
         node_selector=node_selector or None,
+        tolerations=tolerations,
+        device_resource=device_resource,
+        textfile_dir=textfile_dir,
         certificate=certificate,
     )
     if as_json:
@@ -269,6 +373,122 @@ def k8s_manifest_cmd(
     else:
         click.echo(dump_manifest(objects), nl=False)
     return 0
+
+
+@fleet.command("k8s-image")
+@click.option("--out", required=True, metavar="DIR", help="Where to write the build context.")
+@click.option(
+    "--base-image",
+    default="python:3.12-slim",
+    show_default=True,
+    metavar="IMAGE",
+    help="A small Python base; pin it: NAME@sha256:<digest>.",
+)
+@click.option(
+    "--cannenv-wheel", metavar="FILE", help="The cannenv wheel (default: built from this checkout)."
+)
+def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None) -> int:
+    """Write the build context of the slim doctor-only image the DaemonSet runs (then `docker build`)."""
+    import shutil
+    from pathlib import Path
+
+    from cannenv.fleet.k8s import render_image_dockerfile
+    from cannenv.fsutil import atomic_write_text
+
+    dest = Path(out)
+    dest.mkdir(parents=True, exist_ok=True)
+    if cannenv_wheel:
+        wheel = Path(cannenv_wheel)
+        if not wheel.is_file():
+            raise InputError(f"--cannenv-wheel {cannenv_wheel!r} is not a file")
+        if wheel.resolve() != (dest / wheel.name).resolve():
+            shutil.copyfile(wheel, dest / wheel.name)
+    else:
+        from cannenv.artifacts import build_cannenv_wheel
+
+        wheel = build_cannenv_wheel(dest)
+    atomic_write_text(dest / "Dockerfile", render_image_dockerfile(wheel.name, base_image))
+    click.echo(f"wrote {dest / 'Dockerfile'} and {dest / wheel.name}")
+    if "@sha256:" not in base_image:
+        click.echo(
+            f"note: {base_image} is a tag, not a pin; give --base-image NAME@sha256:<digest>", err=True
+        )
+    click.echo(f"next: docker build -t REGISTRY/cannenv-doctor:TAG {dest}")
+    return 0
+
+
+@fleet.command("k8s-agent")
+@click.option("--root", default="/host", show_default=True, metavar="DIR", help="The node's filesystem.")
+@click.option("--node", required=True, metavar="NAME", help="This node's name (spec.nodeName).")
+@click.option("--stack", "stack_id", metavar="ID", help="Judge against this stack.")
+@click.option("--matrix-digest", metavar="DIGEST", help="With --stack: refuse to judge with another matrix.")
+@click.option("--lock", "lock_file", metavar="FILE", help="Judge against this lock file.")
+@click.option("--interval", type=click.IntRange(1), default=3600, show_default=True, metavar="SECONDS")
+@click.option("--once", is_flag=True, help="One round, then exit (status 0 when the node was judged).")
+@click.option("--ready-file", metavar="FILE", help="Present while the last judgement succeeded (readiness).")
+@click.option("--prometheus", "prometheus_file", metavar="FILE", help="Write node metrics here each round.")
+@click.option(
+    "--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled)."
+)
+@click.option("--api", metavar="URL", help="API server (default: the in-cluster one).")
+@click.option("--token-file", metavar="FILE", help="Bearer token file (default: the service account's).")
+@click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
+def k8s_agent_cmd(
+    root: str,
+    node: str,
+    stack_id: str | None,
+    matrix_digest: str | None,
+    lock_file: str | None,
+    interval: int,
+    once: bool,
+    ready_file: str | None,
+    prometheus_file: str | None,
+    certificate: str | None,
+    api: str | None,
+    token_file: str | None,
+    dry_run: bool,
+) -> int:
+    """The DaemonSet's container: judge this node, label it, write metrics; again every --interval."""
+    import json
+    import sys
+    import time
+    from pathlib import Path
+
+    from cannenv.errors import CannenvError
+    from cannenv.fleet.k8s import apply_labels, judge_node
+    from cannenv.fsutil import atomic_write_text
+
+    if bool(stack_id) == bool(lock_file):
+        raise InputError("give the target as --lock FILE or --stack ID (one of them)")
+    token = Path(token_file).read_text().strip() if token_file else None
+    while True:
+        ok = False
+        try:
+            report, patch = judge_node(
+                root, stack_id=stack_id, lock=lock_file, matrix_digest=matrix_digest, certificate=certificate
+            )
+            if prometheus_file:
+                from cannenv.prometheus import render_node
+
+                atomic_write_text(prometheus_file, render_node(report, timestamp=time.time()))
+            if dry_run:
+                click.echo(json.dumps(patch, sort_keys=True))
+            else:
+                apply_labels(node, patch, api=api, token=token)
+                labels = patch["metadata"]["labels"]
+                click.echo(f"labelled {node}: " + ", ".join(f"{k}={v}" for k, v in labels.items()))
+            ok = True
+        except CannenvError as exc:  # this round failed: say so, stay up, try again next round
+            click.echo(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""), err=True)
+        if ready_file:
+            if ok:
+                atomic_write_text(ready_file, time.strftime("%Y-%m-%dT%H:%M:%SZ\n", time.gmtime()))
+            else:
+                Path(ready_file).unlink(missing_ok=True)
+        if once:
+            return 0 if ok else 6
+        sys.stdout.flush()
+        time.sleep(interval)
 
 
 @fleet.command("k8s-label")
@@ -294,7 +514,7 @@ def k8s_label_cmd(
     import json
     from pathlib import Path
 
-    from cannenv.fleet.k8s import apply_labels, label_patch, node_labels
+    from cannenv.fleet.k8s import apply_labels, failing_checks, label_patch, node_labels
     from cannenv.fsutil import sha256_file
 
     try:
@@ -304,7 +524,7 @@ def k8s_label_cmd(
     digest = None
     if certificate and Path(certificate).is_file():
         digest = "sha256:" + sha256_file(certificate)
-    patch = label_patch(node_labels(report, digest), digest)
+    patch = label_patch(node_labels(report, digest), digest, failing=failing_checks(report))
     if dry_run:
         click.echo(json.dumps(patch, indent=2, sort_keys=True))
         return 0

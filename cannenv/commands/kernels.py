@@ -74,8 +74,9 @@ def kernels(
 ) -> int:
     """Build, run and check the Ascend C smoke kernels (toolchain probe, vector add, matmul, softmax).
 
-    Exit code 0 when every kernel that could run passed, 1 when one failed; a stage that could
-    not run here (no CANN toolkit, no device for --mode npu) is reported as skipped with the reason.
+    Exit code 0 when every kernel that could run passed, 1 when one failed, 4 when none could run
+    here (no CANN toolkit, no device for --mode npu: skipped, with the reason), as `cannenv
+    certify`. --dry-run and --self-test: 0 unless something failed.
     """
     from cannenv.certify.kernels import render_plan, render_report, run_kernels
     from cannenv.host import Host
@@ -106,4 +107,10 @@ def kernels(
         click.echo(report.summary)
     else:
         click.echo(render_report(report, verbose=verbose))
-    return 1 if report.status in ("fail", "error") else 0
+    if dry_run or self_test:
+        # A dry run runs nothing; the harness self-test certifies nothing either way: pass or fail.
+        return 1 if report.status in ("fail", "error") else 0
+    # As `cannenv certify`: nothing certified is never exit 0 (docs/certify.md, outcome table).
+    from cannenv.certify.stages import exit_code
+
+    return exit_code([report.to_stage_result()])

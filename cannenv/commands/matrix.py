@@ -140,6 +140,13 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
         data["matrix_digest"] = m.digest
         data["driver_requirement"] = req.to_json() if req else None
         data["problems"] = problems
+        data["lifecycle"] = m.stack_notes(s)
+        data["vendor_archives"] = {  # installer file -> the vendor's .zip download and its sha256
+            a.file: {"file": z.file, "sha256": z.sha256, "url": z.url, "sources": list(z.sources)}
+            for comp in s.components.values()
+            for a in comp.artifacts.values()
+            if (z := m.vendor_archive(a.file)) is not None and z.file != a.file
+        }
         _echo_json(data)
         return 0
     from rich.table import Table
@@ -154,10 +161,18 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     table = Table()
     for col in ("component", "version", "package", "files (sha256)", "sources"):
         table.add_column(col)
+
+    def digest(file: str, sha256: str | None) -> str:
+        if sha256:
+            return sha256[:12] + "…"
+        zipped = m.vendor_archive(file)  # the vendor's .zip download of it (image --artifacts)
+        if zipped is not None:
+            return f"{zipped.file}: {zipped.sha256[:12]}… {', '.join(zipped.sources)}"
+        return "sha256 unknown"
+
     for key, comp in s.components.items():
         files = "\n".join(
-            f"{arch}: {a.file} ({a.sha256[:12] + '…' if a.sha256 else 'sha256 unknown'})"
-            for arch, a in comp.artifacts.items()
+            f"{arch}: {a.file} ({digest(a.file, a.sha256)})" for arch, a in comp.artifacts.items()
         )
         table.add_row(key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
     con.print(table)
@@ -166,6 +181,8 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     if s.note:
         con.print(f"note: {s.note}")
     con.print(f"sources: {', '.join(s.sources)}")
+    for note in m.stack_notes(s):
+        con.print(f"support policy: {note}")
     for p in problems:
         con.print(f"[red]rule broken:[/] {p}")
     return 0
@@ -539,7 +556,7 @@ def import_torch_npu(path: Path, merge: Path | None, as_json: bool) -> int:
     "--write-to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the facts as a matrix file (e.g. matrices/deployer.yaml).",
+    help="Write the facts as a matrix file (e.g. matrices/deployer.json).",
 )
 def import_deployer(path: Path, as_json: bool, write_to: Path | None) -> int:
     """Read ascend-deployer (wheel or folder): CANN -> HDK, installers + sha256, torch_npu -> CANN.
@@ -604,7 +621,7 @@ def import_deployer(path: Path, as_json: bool, write_to: Path | None) -> int:
     "--write-to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the exact version sets as a matrix file (e.g. matrices/index.yaml).",
+    help="Write the exact version sets as a matrix file (e.g. matrices/index.json).",
 )
 def import_index(
     listings: tuple[Path, ...], packages: tuple[str, ...], as_json: bool, write_to: Path | None

@@ -61,10 +61,12 @@ def model() -> None:
 # ops
 
 
-def _coverage(cfg: ModelConfig, torch_npu: str | None, dtype: str, seq_len: int) -> Coverage:
+def _coverage(
+    cfg: ModelConfig, torch_npu: str | None, dtype: str, seq_len: int, *, python: str | None = None
+) -> Coverage:
     from cannenv.model import coverage, registry, trace
 
-    reg = registry.resolve(torch_npu)
+    reg = registry.resolve(torch_npu, python=python)
     tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
     return coverage.classify(tr, reg)
 
@@ -132,6 +134,11 @@ def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) ->
     show_default=True,
     help="Prefill length for the trace.",
 )
+@click.option(
+    "--compare",
+    "compare_with",
+    help="A second torch_npu (folder, wheel or version): show what changes for this model from it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.ops/1).")
 def ops(
     model_dir: str | None,
@@ -139,6 +146,7 @@ def ops(
     torch_npu: str | None,
     dtype: str,
     seq_len: int,
+    compare_with: str | None,
     as_json: bool,
 ) -> None:
     """List every ATen operator the model calls (prefill + one decode step, on the meta device)
@@ -146,11 +154,39 @@ def ops(
 
     Exit code 1 when an operator is unsupported.
     """
+    from cannenv.model import coverage, registry
+
     cov = _coverage(_load(model_dir, config_file), torch_npu, dtype, seq_len)
+    changes: dict[str, Any] | None = None
+    if compare_with is not None:
+        old = coverage.classify(cov.trace, registry.resolve(compare_with))
+        diff = registry.diff(old.registry, cov.registry)
+        changes = {
+            "from": old.registry.to_json(),
+            "operators_added": len(diff["added"]),
+            "operators_removed": len(diff["removed"]),
+            "verdict_before": old.verdict,
+            "changes": coverage.compare(old, cov),
+        }
     if as_json:
-        _echo_json(cov.to_json())
+        doc = cov.to_json()
+        if changes is not None:
+            doc["compare"] = changes
+        _echo_json(doc)
     else:
-        render_coverage(cov, _console())
+        console = _console()
+        render_coverage(cov, console)
+        if changes is not None:
+            before = changes["from"]["version"] or changes["from"]["origin"]
+            console.print(
+                f"[bold]From torch_npu {before}[/bold]: +{changes['operators_added']} / "
+                f"-{changes['operators_removed']} operators registered;"
+                f" verdict was {changes['verdict_before']}"
+            )
+            for c in changes["changes"]:
+                console.print(f"  {c['op']}: {c['old']} -> {c['new']}")
+            if not changes["changes"]:
+                console.print("  no change for this model")
     if cov.verdict == "unsupported":
         raise click.exceptions.Exit(1)
 
@@ -171,9 +207,11 @@ def _hbm(
     mem = socs.device_memory(soc=soc, family=family)
     name = socs.normalize_soc(soc) if soc else socs.family_title(str(family))
     if mem is None:
+        known = [m.soc or socs.family_title(str(m.family)) for m in socs.hardware().memory]
         raise InputError(
             f"no sourced HBM size for {name} in the SoC data",
-            hint="pass --hbm-gib N (the total `npu-smi info` shows in HBM-Usage(MB), / 1024)",
+            hint="pass --soc with one that has a size (" + ", ".join(known) + ") or --hbm-gib N "
+            "(the total `npu-smi info` shows in HBM-Usage(MB), / 1024)",
         )
     return mem.hbm_mib << 20, name, mem.sources
 
@@ -338,10 +376,7 @@ def _detected_soc() -> str | None:
     from cannenv.host import Host
     from cannenv.probes import collect
 
-    try:
-        found = collect(Host(), only=("npu",))
-    except Exception:  # no npu-smi, no device: the user must say
-        return None
+    found = collect(Host(), only=("npu",))  # probes report a missing npu-smi as a fact, never raise
     soc = getattr(getattr(found, "devices", None), "soc", None)
     return str(soc) if soc else None
 
@@ -349,7 +384,14 @@ def _detected_soc() -> str | None:
 @model.command("check")
 @_source_options
 @_memory_options
-@click.option("--torch-npu", "torch_npu", help="torch_npu to judge against (default: this Python's).")
+@click.option(
+    "--torch-npu", "torch_npu", help="torch_npu to judge against (default: the stack's, else this Python's)."
+)
+@click.option(
+    "--stack",
+    "stack_id",
+    help="A stack of the matrix: its torch_npu (downloaded into the cache) and its SoC family.",
+)
 @click.option(
     "--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True
 )
@@ -367,16 +409,30 @@ def check(
     kv_dtype: str | None,
     reserve_gib: float | None,
     torch_npu: str | None,
+    stack_id: str | None,
     dtype: str,
     strict: bool,
     as_json: bool,
 ) -> None:
     """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
-    (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise.
+    (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise
+    (--stack: the stack's torch_npu and family).
 
     Exit code 1 when not runnable or it does not fit (with --strict also for CPU fallbacks).
     """
     cfg = _load(model_dir, config_file)
+    python = None
+    if stack_id is not None:
+        from cannenv import matrix
+
+        stack = matrix.load().stack(stack_id)
+        pinned = stack.components.get("torch_npu")
+        if torch_npu is None and pinned is not None:
+            torch_npu = pinned.version
+            py = stack.components.get("python")
+            python = py.version if py is not None else None
+        if soc is None and family is None and hbm_gib is None:
+            family = stack.family
     if soc is None and family is None and hbm_gib is None:
         soc = _detected_soc()
         if soc is None:
@@ -385,7 +441,7 @@ def check(
                 hint="pass --soc (e.g. Ascend910B3), --family or --hbm-gib",
             )
     op_dtype = dtype if dtype in ("bf16", "fp16") else "bf16"
-    cov = _coverage(cfg, torch_npu, op_dtype, 16)
+    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python)
     p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
         cov.verdict

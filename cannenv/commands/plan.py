@@ -6,6 +6,7 @@ Ansible (:mod:`cannenv.plan.provision`). Both choose the target exactly as the d
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
@@ -17,7 +18,7 @@ from cannenv.gather import gather
 if TYPE_CHECKING:
     from cannenv.checks import Target
     from cannenv.facts import Facts
-    from cannenv.plan.compute import CannPolicy
+    from cannenv.plan.compute import CannPolicy, HdkPolicy
 
 _POLICY = click.option(
     "--cann-policy",
@@ -27,9 +28,20 @@ _POLICY = click.option(
     help="Another CANN version on the host: keep it beside the target (set_env.sh selects one), "
     "or remove it after the target is installed.",
 )
+_HDK = click.option(
+    "--hdk/--no-hdk",
+    "hdk",
+    default=None,
+    help="Plan the NPU driver and firmware (default: yes on a machine, no inside a container, whose "
+    "driver is the machine's). --hdk for containers that stand in for machines.",
+)
 _MATRIX = click.option(
     "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
 )
+
+
+def hdk_policy(flag: bool | None) -> HdkPolicy:
+    return "auto" if flag is None else ("yes" if flag else "no")
 
 
 def resolve_target(
@@ -48,7 +60,10 @@ def resolve_target(
 @click.command("plan")
 @_ROOT
 @click.option(
-    "--facts", "facts_file", metavar="FILE", help="Plan for saved facts (from `cannenv facts --json`)."
+    "--facts",
+    "facts_file",
+    metavar="FILE|DIR",
+    help="Plan for saved facts (from `cannenv facts --json`), or for every host of a `fleet collect` folder.",
 )
 @click.option("--stack", "stack_id", metavar="ID", help="Target stack (default: the doctor's choice).")
 @click.option("--lock", "lock_file", metavar="FILE", help="Target the stack named in this lock file.")
@@ -58,6 +73,7 @@ def resolve_target(
 @_ENV_FILE
 @_TIMEOUT
 @_POLICY
+@_HDK
 @click.option(
     "--offline",
     is_flag=True,
@@ -82,6 +98,7 @@ def plan_cmd(
     env_file: str | None,
     npu_smi_timeout: float,
     cann_policy: str,
+    hdk: bool | None,
     offline: bool,
     as_json: bool,
     as_shell: bool,
@@ -102,6 +119,19 @@ def plan_cmd(
 
     if as_json and as_shell:
         raise InputError("give either --json or --shell, not both")
+    if facts_file and Path(facts_file).is_dir():
+        if as_shell:
+            raise InputError("--shell prints one host's plan; give --facts FILE, not a folder")
+        return plan_folder(
+            Path(facts_file),
+            stack_id,
+            lock_file,
+            matrix_paths,
+            cast("CannPolicy", cann_policy),
+            hdk_policy(hdk),
+            offline,
+            as_json,
+        )
     facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
     target = resolve_target(facts, stack_id, lock_file, matrix_paths)
     if target.stack is None:
@@ -109,7 +139,9 @@ def plan_cmd(
             f"no target stack for this host: {target.choice.reason or 'none chosen'}",
             hint="name one: --stack ID (list them with `cannenv matrix list`) or --lock FILE",
         )
-    plan = compute_plan(facts, target, cann_policy=cast("CannPolicy", cann_policy), offline=offline)
+    plan = compute_plan(
+        facts, target, cann_policy=cast("CannPolicy", cann_policy), offline=offline, hdk=hdk_policy(hdk)
+    )
     if as_json:
         click.echo(plan.to_json())
     elif as_shell:
@@ -117,6 +149,54 @@ def plan_cmd(
     else:
         click.echo(render_text(plan, verbose=verbose), nl=False)
     return 0 if plan.empty else 1
+
+
+def plan_folder(
+    folder: Path,
+    stack_id: str | None,
+    lock_file: str | None,
+    matrix_paths: tuple[str, ...],
+    cann_policy: CannPolicy,
+    hdk: HdkPolicy,
+    offline: bool,
+    as_json: bool,
+) -> int:
+    """Plans for every facts file in a folder (``cannenv fleet collect --out``): one line per host."""
+    import json
+
+    from cannenv import matrix as matrix_mod
+    from cannenv.checks.stack import choose_target
+    from cannenv.facts import Facts
+    from cannenv.plan import compute_plan
+
+    if stack_id and lock_file:
+        raise InputError("give either --stack or --lock, not both")
+    m = matrix_mod.load(list(matrix_paths) or None)
+    files = sorted(p for p in folder.glob("*.json") if p.name != "collection.json")
+    if not files:
+        raise InputError(f"--facts {folder}: no facts files (*.json) in this folder")
+    plans = []
+    for path in files:
+        facts = Facts.load(path)
+        target = choose_target(facts, m, stack_id=stack_id, lock=lock_file)
+        plan = compute_plan(facts, target, cann_policy=cann_policy, offline=offline, hdk=hdk)
+        plans.append((path.stem, plan))
+    if as_json:
+        from cannenv.values import dump
+
+        docs = [dump(p, exclude_none=True) | {"host": p.host or name} for name, p in plans]
+        click.echo(json.dumps({"plans": docs}, separators=(",", ":")))
+    else:
+        width = max(len(name) for name, _ in plans)
+        for name, p in plans:
+            if p.problems:
+                line = "problem: " + "; ".join(p.problems)
+            elif p.empty:
+                line = "nothing to do"
+            else:
+                line = f"{len(p.actions)} steps: " + ", ".join(f"{s.component} {s.action}" for s in p.actions)
+            click.echo(f"{name:<{width}}  {p.stack or '-'}  {line}")
+    return 0 if all(p.empty for _, p in plans) else 1
 
 
 @click.command("provision")
@@ -131,6 +211,7 @@ def plan_cmd(
 )
 @_MATRIX
 @_POLICY
+@_HDK
 @click.option(
     "--check", "check_only", is_flag=True, help="Collect facts and show each host's plan; change nothing."
 )
@@ -157,6 +238,7 @@ def provision_cmd(
     artifacts: str,
     matrix_paths: tuple[str, ...],
     cann_policy: str,
+    hdk: bool | None,
     check_only: bool,
     limit: str | None,
     forks: int,
@@ -191,6 +273,7 @@ def provision_cmd(
         lock_file=lock_file,
         matrix_paths=matrix_paths,
         cann_policy=cast("CannPolicy", cann_policy),
+        hdk=hdk_policy(hdk),
         check=check_only,
         limit=limit,
         forks=forks,

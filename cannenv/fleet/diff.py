@@ -49,6 +49,19 @@ class FindingChange(_Value):
     remedy: str | None = None
 
 
+class FindingUpdate(_Value):
+    """The same check (and subject) fails before and after, but what it observed changed: a driver
+    that was upgraded and is still below the target is one changed finding, not new drift + a fix."""
+
+    check: str
+    subject: str | None = None
+    old_status: str
+    new_status: str
+    old_detail: str
+    new_detail: str
+    remedy: str | None = None
+
+
 class NodeDiff(_Value):
     name: str
     change: Literal["added", "removed", "changed"]
@@ -57,6 +70,7 @@ class NodeDiff(_Value):
     versions: tuple[VersionChange, ...] = ()
     new_findings: tuple[FindingChange, ...] = ()
     fixed_findings: tuple[FindingChange, ...] = ()
+    changed_findings: tuple[FindingUpdate, ...] = ()
 
 
 class FleetDiff(_Value):
@@ -106,17 +120,55 @@ def _versions(collection: Collection) -> dict[str, dict[str, str] | None]:
     return out
 
 
-def _finding_keys(node: NodeResult | None) -> dict[tuple[str, str, str, str | None], FindingChange]:
+_Key = tuple[str, "str | None", str, str, "str | None"]
+
+
+def _finding_keys(node: NodeResult | None) -> dict[_Key, FindingChange]:
+    """(check, subject, status, detail, remedy) -> the non-passing finding."""
     if node is None:
         return {}
-    out: dict[tuple[str, str, str, str | None], FindingChange] = {}
+    out: dict[_Key, FindingChange] = {}
     for f in node.findings:
         if f.status in ("pass", "skip"):
             continue
-        out[(f.id, f.status, f.detail, f.remedy)] = FindingChange(
+        out[(f.id, f.subject, f.status, f.detail, f.remedy)] = FindingChange(
             check=f.id, status=f.status, detail=f.detail, remedy=f.remedy
         )
     return out
+
+
+def _compare_findings(
+    ok: dict[_Key, FindingChange], nk: dict[_Key, FindingChange]
+) -> tuple[tuple[FindingChange, ...], tuple[FindingChange, ...], tuple[FindingUpdate, ...]]:
+    """(appeared, fixed, changed): a finding gone and one appeared for the same check and subject
+    (one each) is the same problem observed differently — changed, neither new nor fixed."""
+    gone = [k for k in ok if k not in nk]
+    came = [k for k in nk if k not in ok]
+    by_identity: dict[tuple[str, str | None], tuple[list[_Key], list[_Key]]] = {}
+    for k in gone:
+        by_identity.setdefault((k[0], k[1]), ([], []))[0].append(k)
+    for k in came:
+        by_identity.setdefault((k[0], k[1]), ([], []))[1].append(k)
+    changed: list[FindingUpdate] = []
+    paired: set[_Key] = set()
+    for (check, subject), (olds, news) in by_identity.items():
+        if len(olds) == 1 and len(news) == 1:
+            o, n = olds[0], news[0]
+            paired.update((o, n))
+            changed.append(
+                FindingUpdate(
+                    check=check,
+                    subject=subject,
+                    old_status=o[2],
+                    new_status=n[2],
+                    old_detail=o[3],
+                    new_detail=n[3],
+                    remedy=n[4],
+                )
+            )
+    appeared = tuple(nk[k] for k in came if k not in paired)
+    fixed = tuple(ok[k] for k in gone if k not in paired)
+    return appeared, fixed, tuple(changed)
 
 
 def diff_collections(
@@ -150,9 +202,8 @@ def diff_collections(
                 if ch is not None:
                     changes.append(ch)
         ok, nk = _finding_keys(old_n.get(name)), _finding_keys(new_n.get(name))
-        appeared = tuple(nk[k] for k in nk if k not in ok)
-        fixed = tuple(ok[k] for k in ok if k not in nk)
-        if changes or appeared or fixed or o_status != n_status:
+        appeared, fixed, updated = _compare_findings(ok, nk)
+        if changes or appeared or fixed or updated or o_status != n_status:
             nodes.append(
                 NodeDiff(
                     name=name,
@@ -162,6 +213,7 @@ def diff_collections(
                     versions=tuple(changes),
                     new_findings=appeared,
                     fixed_findings=fixed,
+                    changed_findings=updated,
                 )
             )
     summary = {
@@ -171,6 +223,7 @@ def diff_collections(
         "downgraded": sum(1 for n in nodes if any(v.kind == "downgraded" for v in n.versions)),
         "new_drift": sum(1 for n in nodes if n.new_findings),
         "fixed": sum(1 for n in nodes if n.fixed_findings),
+        "changed_findings": sum(1 for n in nodes if n.changed_findings),
         "status_changed": sum(1 for n in nodes if n.change == "changed" and n.old_status != n.new_status),
     }
     return FleetDiff(old=str(old.root), new=str(new.root), nodes=tuple(nodes), summary=summary)
@@ -196,5 +249,8 @@ def render_text(diff: FleetDiff) -> str:
             lines.append(f"  new {f.status} {f.check}: {f.detail}")
         for f in n.fixed_findings:
             lines.append(f"  fixed {f.status} {f.check}: {f.detail}")
+        for u in n.changed_findings:
+            status = u.new_status if u.old_status == u.new_status else f"{u.old_status} -> {u.new_status}"
+            lines.append(f"  changed {status} {u.check}: {u.old_detail} -> {u.new_detail}")
     lines.append(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in diff.summary.items()))
     return "\n".join(lines) + "\n"

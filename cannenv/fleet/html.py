@@ -1,5 +1,10 @@
 """The fleet report as one self-contained HTML page: summary, nodes × checks grid, grouped remedies.
 
+Per node its target stack (and how it was chosen) and key versions (driver, CANN, torch_npu); each
+grid cell links to the group that holds the node's finding for that check (``#g<id>``); long node
+lists fold into a ``<details>`` element. Laid out for 1400 px and for fleets of 1,000 nodes
+(``tests/integration/test_fleet_html.py`` screenshots it with headless Chromium).
+
 No scripts, stylesheets, fonts or images from anywhere else: the page is read where it is opened,
 offline. The template is ``templates/report.html.j2`` (shipped inside the package); Jinja2
 autoescaping is on, so values from facts files cannot inject markup.
@@ -8,6 +13,20 @@ autoescaping is on, so values from facts files cannot inject markup.
 from __future__ import annotations
 
 from cannenv.fleet.report import NODE_STATUSES, FleetReport, cell_status
+
+MARKS = {"pass": "✓", "warn": "!", "fail": "✗", "error": "E", "skip": "–", "none": "–"}
+
+
+def cell_links(report: FleetReport) -> dict[tuple[str, str], int]:
+    """(node, check) -> the id of the group holding that node's finding of that check (worst first)."""
+    by_id = {g.id: g for g in report.groups}
+    out: dict[tuple[str, str], int] = {}
+    for node in report.nodes:
+        for gid in node.groups:  # group ids are in report order: worst status first
+            g = by_id.get(gid)
+            if g is not None:
+                out.setdefault((node.name, g.check), gid)
+    return out
 
 
 def render_html(report: FleetReport) -> str:
@@ -24,4 +43,6 @@ def render_html(report: FleetReport) -> str:
         lstrip_blocks=True,
     )
     template = env.get_template("report.html.j2")
-    return template.render(report=report, statuses=NODE_STATUSES, cell=cell_status)
+    return template.render(
+        report=report, statuses=NODE_STATUSES, cell=cell_status, links=cell_links(report), marks=MARKS
+    )

@@ -1,20 +1,28 @@
-"""Kubernetes: a DaemonSet that runs ``cannenv doctor --json`` on every Ascend node and labels it.
+"""Kubernetes: a DaemonSet that judges every Ascend node and labels it (docs/fleet.md, "Kubernetes").
 
-``render_manifest`` (pure) returns the objects — ServiceAccount, ClusterRole (nodes get/patch),
-ClusterRoleBinding, DaemonSet — built from ``templates/k8s-daemonset.yaml`` with the device nodes
-and driver mounts of research §6.3 (``/dev/davinciN``, ``davinci_manager``, ``devmm_svm``,
-``hisi_hdc``, driver ``lib64``, ``version.info``, ``/usr/local/dcmi``, ``npu-smi``,
-``/etc/ascend_install.info``). Each pod loops: doctor, then ``cannenv fleet k8s-label`` patches its
-own node with
+``render_manifest`` (pure) returns the objects, built from ``templates/k8s-daemonset.yaml``:
 
-* ``cannenv.io/stack``: the stack the node was judged against;
-* ``cannenv.io/status``: ``compliant`` / ``drifting`` / ``failing``;
-* ``cannenv.io/certificate``: ``sha256-`` + the first 40 hex digits of the certificate file's sha256
-  (label values are at most 63 characters; the full digest goes into the annotation
-  ``cannenv.io/certificate-digest``), or ``none``.
+* a ServiceAccount, a ClusterRole that may only PATCH nodes, and its binding;
+* a ConfigMap ``cannenv-doctor-target`` with what every node is judged against: the lock file
+  itself (``lock.json``), or a stack id and the matrix digest it was chosen from;
+* the DaemonSet: on NPU nodes only (Node Feature Discovery's ``pci-19e5.present`` label for
+  Huawei's PCI vendor id, or labels the user names), with only the tolerations asked for. Its
+  container runs ``cannenv fleet k8s-agent`` directly (no shell): it reads the node's filesystem
+  mounted read-only at ``/host`` (``--root /host``; nothing there is run, so no device node is
+  opened and no fixed ``davinciN`` list is mounted), or, with ``device_resource``, asks the Ascend
+  device plugin for devices. A readiness probe is true while the last judgement succeeded. Not
+  privileged; read-only root filesystem; all capabilities dropped but DAC_READ_SEARCH (read).
 
-``node_labels`` (pure) computes them from a doctor report; ``apply_labels`` is the one network call,
-to the API server from inside the pod with the service-account token (standard library only).
+Each round the agent (:func:`judge_node`, then :func:`apply_labels`) patches its own node with
+
+* labels ``cannenv.io/stack`` (the stack judged against), ``cannenv.io/status``
+  (``compliant`` / ``drifting`` / ``failing``), ``cannenv.io/certificate`` (``sha256-`` + 40 hex
+  digits of the certificate file, or ``none``);
+* annotations ``cannenv.io/failing-checks`` (the ids of the checks that failed, comma-separated,
+  or ``none``), ``cannenv.io/certificate-digest`` and ``cannenv.io/last-run``.
+
+``node_labels``/``label_patch`` (pure) compute them from a doctor report; ``apply_labels`` is the
+one network call, to the API server from inside the pod with the service-account token.
 """
 
 from __future__ import annotations
@@ -30,10 +38,24 @@ from cannenv import values
 from cannenv.errors import ExternalError, InputError
 
 LABEL_PREFIX = "cannenv.io/"
+NFD_ASCEND_LABEL = "feature.node.kubernetes.io/pci-19e5.present"
+"""What Node Feature Discovery sets on nodes with a PCI device of vendor 0x19e5 (Huawei): the
+default node selector."""
+HOST_ROOT = "/host"
+TARGET_DIR = "/etc/cannenv"
+READY_FILE = "/run/cannenv/ready"
+TEXTFILE_MOUNT = "/var/lib/cannenv/textfile"
 _LABEL_VALUE_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 _IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_QUALIFIED = re.compile(
+    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+_TOLERATION = re.compile(
+    r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>NoSchedule|PreferNoSchedule|NoExecute)$"
+)
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9._/+:-]+$")
 
 
 def label_value(text: str | None) -> str:
@@ -44,51 +66,90 @@ def label_value(text: str | None) -> str:
     return value or "none"
 
 
-def _script(stack_id: str | None, lock: str | None, interval: int, certificate: str | None) -> str:
-    doctor = ["cannenv", "doctor", "--json"]
-    if stack_id:
-        doctor += ["--stack", stack_id]
+def parse_toleration(text: str) -> dict[str, str]:
+    """``KEY[=VALUE]:EFFECT`` (as ``kubectl taint`` writes taints) as a toleration."""
+    m = _TOLERATION.match(text)
+    if not m or not _QUALIFIED.match(m["key"]):
+        raise InputError(
+            f"--toleration {text!r}: expected KEY[=VALUE]:EFFECT",
+            hint="EFFECT is NoSchedule, PreferNoSchedule or NoExecute, e.g. huawei.com/npu=true:NoSchedule",
+        )
+    out = {"key": m["key"], "effect": m["effect"]}
+    if m["value"] is None:
+        out["operator"] = "Exists"
+    else:
+        out.update(operator="Equal", value=m["value"])
+    return out
+
+
+def _agent_args(
+    *,
+    lock: bool,
+    stack_id: str | None,
+    matrix_digest: str | None,
+    interval: int,
+    prometheus: bool,
+    certificate: str | None,
+) -> list[str]:
+    args = ["--root", HOST_ROOT, "--node", "$(NODE_NAME)", "--interval", str(int(interval))]
     if lock:
-        doctor += ["--lock", lock]
-    label = ["cannenv", "fleet", "k8s-label", "--report", "/tmp/doctor.json", "--node", '"$NODE_NAME"']
+        args += ["--lock", f"{TARGET_DIR}/lock.json"]
+    else:
+        args += ["--stack", str(stack_id)]
+        if matrix_digest:
+            args += ["--matrix-digest", matrix_digest]
+    args += ["--ready-file", READY_FILE]
+    if prometheus:
+        args += ["--prometheus", f"{TEXTFILE_MOUNT}/cannenv.prom"]
     if certificate:
-        label += ["--certificate", certificate]
-    return (
-        "while true; do\n"
-        f"  {' '.join(doctor)} > /tmp/doctor.json\n"
-        f"  {' '.join(label)} || echo 'cannenv: labelling failed' >&2\n"
-        f"  sleep {int(interval)}\n"
-        "done\n"
-    )
+        args += ["--certificate", f"{HOST_ROOT}{certificate}"]
+    return args
 
 
 def render_manifest(
     image: str,
     *,
     stack_id: str | None = None,
-    lock: str | None = None,
+    lock_text: str | None = None,
+    matrix_digest: str | None = None,
     namespace: str = "kube-system",
-    devices: int = 8,
     interval: int = 3600,
     node_selector: Mapping[str, str] | None = None,
+    tolerations: Sequence[str] = (),
+    device_resource: str | None = None,
+    textfile_dir: str | None = None,
     certificate: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The Kubernetes objects, as plain dicts (dump them as YAML or JSON)."""
+    """The Kubernetes objects, as plain dicts (dump them as YAML or JSON).
+
+    Give the target as ``lock_text`` (a lock file's content, delivered in the ConfigMap) or as
+    ``stack_id`` (with ``matrix_digest``: the agent refuses to judge against another matrix).
+    ``device_resource`` (``NAME=COUNT``, e.g. ``huawei.com/Ascend910=1``) asks the device plugin
+    for devices; ``textfile_dir`` (a host directory, node_exporter's textfile collector) gets
+    ``cannenv.prom`` each round.
+    """
     import yaml
 
     if not _IMAGE_RE.match(image):
         raise InputError(
-            f"--image {image!r} is not an image reference", hint="e.g. registry.example/cannenv:0.1.0"
+            f"--image {image!r} is not an image reference", hint="e.g. registry.example/cannenv-doctor:0.1.0"
         )
     if not _DNS_LABEL.match(namespace):
         raise InputError(f"--namespace {namespace!r} is not a valid namespace name (RFC 1123 label)")
-    if not 0 <= devices <= 64:
-        raise InputError(f"--devices {devices}: expected 0..64 (one /dev/davinciN per NPU)")
     if interval < 60:
         raise InputError(f"--interval {interval}: expected at least 60 seconds")
-    for value, what in ((stack_id, "--stack"), (lock, "--lock"), (certificate, "--certificate")):
-        if value is not None and not re.match(r"^[A-Za-z0-9._/+-]+$", value):
-            raise InputError(f"{what} {value!r}: only letters, digits and . _ / + - are allowed here")
+    if (lock_text is None) == (stack_id is None):
+        raise InputError("give the target as --lock FILE or --stack ID (one of them)")
+    for val, what in ((stack_id, "--stack"), (matrix_digest, "--matrix-digest")):
+        if val is not None and not _SAFE_ARG.match(val):
+            raise InputError(f"{what} {val!r}: only letters, digits and . _ / + - : are allowed here")
+    for path, what in ((certificate, "--certificate"), (textfile_dir, "--textfile-dir")):
+        if path is not None and (not path.startswith("/") or not _SAFE_ARG.match(path) or ".." in path):
+            raise InputError(f"{what} {path!r}: expected an absolute host path without '..'")
+    selector = dict(node_selector) if node_selector else {NFD_ASCEND_LABEL: "true"}
+    for key in selector:
+        if not _QUALIFIED.match(key):
+            raise InputError(f"--node-selector {key!r}: not a label key")
     text = importlib_resources.files("cannenv.fleet").joinpath("templates/k8s-daemonset.yaml").read_text()
     objects: list[dict[str, Any]] = yaml.safe_load(text)
     for obj in objects:
@@ -96,21 +157,55 @@ def render_manifest(
             obj["metadata"]["namespace"] = namespace
         for subject in obj.get("subjects", ()):
             subject["namespace"] = namespace
+    config = next(o for o in objects if o["kind"] == "ConfigMap")
+    if lock_text is not None:
+        config["data"] = {"lock.json": lock_text}
+    else:
+        config["data"] = {"stack": str(stack_id), "matrix-digest": matrix_digest or ""}
     ds = next(o for o in objects if o["kind"] == "DaemonSet")
     pod = ds["spec"]["template"]["spec"]
+    pod["nodeSelector"] = selector
+    pod["tolerations"] = [parse_toleration(t) for t in tolerations]
     container = pod["containers"][0]
     container["image"] = image
-    container["args"] = [_script(stack_id, lock, interval, certificate)]
-    for n in range(devices):
-        name = f"davinci{n}"
-        container["volumeMounts"].append({"name": name, "mountPath": f"/dev/{name}"})
-        pod["volumes"].append({"name": name, "hostPath": {"path": f"/dev/{name}", "type": "CharDevice"}})
-    if certificate:
-        container["volumeMounts"].append({"name": "certificate", "mountPath": certificate, "readOnly": True})
-        pod["volumes"].append({"name": "certificate", "hostPath": {"path": certificate, "type": "File"}})
-    if node_selector:
-        pod["nodeSelector"] = dict(node_selector)
+    container["args"] = _agent_args(
+        lock=lock_text is not None,
+        stack_id=stack_id,
+        matrix_digest=matrix_digest,
+        interval=interval,
+        prometheus=textfile_dir is not None,
+        certificate=certificate,
+    )
+    if device_resource:
+        name, sep, count = device_resource.partition("=")
+        if not sep or not _QUALIFIED.match(name) or "/" not in name or not count.isdigit() or int(count) < 1:
+            raise InputError(
+                f"--device-resource {device_resource!r}: expected NAME=COUNT, e.g. huawei.com/Ascend910=1"
+            )
+        container["resources"]["limits"][name] = count
+        container["resources"]["requests"][name] = count
+    if textfile_dir:
+        container["volumeMounts"].append({"name": "textfile", "mountPath": TEXTFILE_MOUNT})
+        pod["volumes"].append(
+            {"name": "textfile", "hostPath": {"path": textfile_dir, "type": "DirectoryOrCreate"}}
+        )
     return objects
+
+
+DEFAULT_DOCTOR_BASE = "python:3.12-slim"
+"""A tag, not a pin: give ``--base-image NAME@sha256:...`` for a reproducible image."""
+
+
+def render_image_dockerfile(wheel_name: str, base_image: str = DEFAULT_DOCTOR_BASE) -> str:
+    """The Dockerfile of the doctor-only image (``templates/doctor.Dockerfile``)."""
+    if not _IMAGE_RE.match(base_image):
+        raise InputError(f"--base-image {base_image!r} is not an image reference")
+    if not re.match(r"^cannenv-[A-Za-z0-9_.+-]+-py3-none-any\.whl$", wheel_name):
+        raise InputError(
+            f"{wheel_name!r} is not a cannenv wheel file name (cannenv-VERSION-py3-none-any.whl)"
+        )
+    text = importlib_resources.files("cannenv.fleet").joinpath("templates/doctor.Dockerfile").read_text()
+    return text.replace("@BASE@", base_image).replace("@WHEEL@", wheel_name)
 
 
 def dump_manifest(objects: Sequence[Mapping[str, Any]]) -> str:
@@ -122,13 +217,16 @@ def dump_manifest(objects: Sequence[Mapping[str, Any]]) -> str:
 def node_labels(report: Mapping[str, Any], certificate_digest: str | None = None) -> dict[str, str]:
     """Labels for a node from its ``cannenv doctor --json`` report (a dict)."""
     from cannenv.fleet.report import node_status
-    from cannenv.report import Finding
 
-    findings = [values.validate(Finding, f) for f in report.get("findings", ())]
+    findings = _findings(report)
     stack = (report.get("stack") or {}).get("id")
     cert = "none"
     if certificate_digest:
-        hexdigest = certificate_digest.removeprefix("sha256:")
+        hexdigest = (
+            certificate_digest[len("sha256:") :]
+            if certificate_digest.startswith("sha256:")
+            else certificate_digest
+        )
         cert = f"sha256-{hexdigest[:40]}"
     return {
         f"{LABEL_PREFIX}stack": label_value(stack),
@@ -137,10 +235,84 @@ def node_labels(report: Mapping[str, Any], certificate_digest: str | None = None
     }
 
 
-def label_patch(labels: Mapping[str, str], certificate_digest: str | None = None) -> dict[str, Any]:
-    """The strategic-merge patch body for the node."""
-    annotations = {f"{LABEL_PREFIX}certificate-digest": certificate_digest or "none"}
+def _findings(report: Mapping[str, Any]) -> list[Any]:
+    from cannenv.report import Finding
+
+    return [values.validate(Finding, f) for f in report.get("findings", ())]
+
+
+def failing_checks(report: Mapping[str, Any]) -> list[str]:
+    """Ids of the checks that failed (or errored) in a doctor report, sorted, once each."""
+    return sorted({str(f["id"]) for f in report.get("findings", ()) if f.get("status") in ("fail", "error")})
+
+
+def label_patch(
+    labels: Mapping[str, str],
+    certificate_digest: str | None = None,
+    *,
+    failing: Sequence[str] = (),
+    last_run: str | None = None,
+) -> dict[str, Any]:
+    """The strategic-merge patch body for the node: labels plus annotations naming what failed."""
+    annotations = {
+        f"{LABEL_PREFIX}certificate-digest": certificate_digest or "none",
+        f"{LABEL_PREFIX}failing-checks": ",".join(failing) or "none",
+    }
+    if last_run:
+        annotations[f"{LABEL_PREFIX}last-run"] = last_run
     return {"metadata": {"labels": dict(labels), "annotations": annotations}}
+
+
+def judge_node(
+    root: str,
+    *,
+    stack_id: str | None = None,
+    lock: str | None = None,
+    matrix_digest: str | None = None,
+    certificate: str | None = None,
+    now: float | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """One round of the agent: gather the node under ``root``, judge it, and the patch to apply.
+
+    Returns (the doctor :class:`~cannenv.report.Report`, the patch). Raises a CannenvError when
+    it cannot judge (no such lock, another matrix than the one named): the agent then reports
+    not-ready and patches nothing.
+    """
+    import datetime
+    import time
+
+    from cannenv import __version__, checks
+    from cannenv import matrix as matrix_mod
+    from cannenv.checks.stack import choose_target, host_summary
+    from cannenv.fsutil import sha256_file
+    from cannenv.gather import gather
+    from cannenv.report import Report
+
+    matrix = matrix_mod.load()
+    if matrix_digest and matrix.digest != matrix_digest:
+        raise InputError(
+            f"the target names matrix {matrix_digest}, this cannenv carries {matrix.digest}",
+            hint="render the manifest with the cannenv of the image (`cannenv fleet k8s-manifest`), "
+            "or build the image from the cannenv that rendered it",
+        )
+    facts = gather(root, None, None, (), None, 10.0)
+    target = choose_target(facts, matrix, stack_id=stack_id, lock=lock)
+    findings = checks.run(facts, target, checks.all_checks())
+    report = Report.build(
+        findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
+    )
+    data = values.dump(report)
+    digest = None
+    if certificate and Path(certificate).is_file():
+        digest = "sha256:" + sha256_file(certificate)
+    stamp = datetime.datetime.fromtimestamp(time.time() if now is None else now, datetime.timezone.utc)
+    patch = label_patch(
+        node_labels(data, digest),
+        digest,
+        failing=failing_checks(data),
+        last_run=stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+    return report, patch
 
 
 def apply_labels(

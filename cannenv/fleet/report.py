@@ -8,7 +8,12 @@ reads as one line. Every node gets a status:
 * ``compliant``: nothing failed or warned;
 * ``drifting``: warnings only (works, but differs from the target);
 * ``failing``: a check failed or could not judge (``fail`` / ``error``);
-* ``unreachable``: no facts to judge (host unreachable, no Python, timeout, unreadable facts file).
+* ``unreachable``: no facts to judge (host unreachable, no Python, timeout, unreadable facts file);
+* ``untargeted``: per-family or per-group targets were given (``--target``) and none applies to the
+  node's family or groups: it is reported as such, never judged against another chip's stack.
+
+The JSON is compact by default: per node its status, counts, target, family, key versions and the
+ids of its groups; the full per-node findings only with ``details=True`` (``--details``).
 
 Pure: the judge is passed in (:func:`judge_with_checks` is the doctor's), files are read here but
 nothing is printed. Renderers: :func:`render_junit` here, the HTML page in :mod:`cannenv.fleet.html`.
@@ -31,14 +36,21 @@ from cannenv.report import Finding, StackChoice
 
 FLEET_REPORT_SCHEMA_VERSION = 1
 
-NodeStatus = Literal["compliant", "drifting", "failing", "unreachable"]
+NodeStatus = Literal["compliant", "drifting", "failing", "unreachable", "untargeted"]
 NODE_STATUSES: tuple[str, ...] = get_args(NodeStatus)
 
 Judge = Callable[[Facts], tuple[list[Finding], StackChoice]]
 """Facts of one node -> (findings, the stack the node was judged against)."""
 
+Router = Callable[[str, Facts], tuple["Judge | None", str]]
+"""(node name, facts) -> (the judge for its target, or None when no target applies; why)."""
+
 _STATUS_RANK = {"fail": 0, "error": 1, "warn": 2, "skip": 3, "pass": 4}
 _SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
+_UNTARGETED_REMEDY = (
+    "give this family a target: `cannenv fleet report DIR --target {family}=STACK_ID` "
+    "(or a lock file), or map the node's inventory group in a --targets file"
+)
 
 _COLLECT_REMEDY = {
     "unreachable": "make the host reachable over SSH (`ansible HOST -i INVENTORY -m ansible.builtin.ping`), "
@@ -67,13 +79,23 @@ class NodeResult(_Value):
     reason: str = ""
     """Why there are no facts (unreachable nodes), empty otherwise."""
     stack: str | None = None
+    """The stack the node was judged against (its target)."""
+    target: str = ""
+    """How the target was chosen: ``family a2``, ``group gpu-a``, ``--stack``, ``best match`` …"""
+    family: str | None = None
+    versions: dict[str, str | None] = Field(default_factory=dict)
+    """Key versions found on the node: driver, cann, torch, torch_npu."""
     counts: dict[str, int] = Field(default_factory=dict)
+    groups: tuple[int, ...] = ()
+    """Ids of the groups (``FleetReport.groups``) this node's findings belong to."""
     findings: tuple[Finding, ...] = ()
+    """Every finding of the node: in the JSON only with ``--details``."""
 
 
 class Group(_Value):
     """Findings that are the same on several nodes: same check, status, observed value and remedy."""
 
+    id: int = 0
     check: str
     status: str
     severity: str
@@ -99,11 +121,14 @@ class FleetReport(_Value):
 
     def exit_code(self, *, strict: bool = False) -> int:
         """1 when any node fails (with ``strict`` also when one drifts or is unreachable), else 0."""
-        bad = {"failing"} | ({"drifting", "unreachable"} if strict else set())
+        bad = {"failing"} | ({"drifting", "unreachable", "untargeted"} if strict else set())
         return int(ExitCode.CHECKS_FAILED) if any(n.status in bad for n in self.nodes) else int(ExitCode.OK)
 
-    def to_json(self, *, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
+    def to_json(self, *, indent: int | None = 2, details: bool = False) -> str:
+        """The JSON report; per-node findings only with ``details`` (the groups hold them once)."""
+        if details:
+            return self.model_dump_json(indent=indent)
+        return self.model_dump_json(indent=indent, exclude={"nodes": {"__all__": {"findings"}}})
 
 
 def node_status(findings: Iterable[Finding]) -> NodeStatus:
@@ -159,8 +184,40 @@ def load_facts(path: Path, *, root: Path | None = None) -> Facts:
     return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
 
 
-def build_report(collection: Collection, judge: Judge, *, source: str = "") -> FleetReport:
-    """Judge every collected node, mark the others unreachable, group the findings."""
+def node_family(facts: Facts) -> str | None:
+    """The node's product family: from its devices, else from the chip of its ops/kernels package."""
+    if facts.devices.family:
+        return facts.devices.family
+    from cannenv.errors import CannenvError
+    from cannenv.soc import normalize_family
+
+    for install in facts.cann.installs:
+        for ops in install.ops:
+            for chip in ops.chips:
+                try:
+                    return normalize_family(chip)
+                except CannenvError:
+                    continue
+    return None
+
+
+def key_versions(facts: Facts) -> dict[str, str | None]:
+    py = facts.python
+    return {
+        "driver": facts.driver.version if facts.driver else None,
+        "cann": next((i.version for i in facts.cann.installs if i.path == facts.cann.active), None),
+        "torch": py.packages.get("torch"),
+        "torch_npu": py.packages.get("torch-npu"),
+    }
+
+
+def build_report(
+    collection: Collection, judge: Judge, *, source: str = "", router: Router | None = None
+) -> FleetReport:
+    """Judge every collected node, mark the others unreachable, group the findings.
+
+    With ``router`` each node is judged by the judge of its own target (per family or inventory
+    group); a node no target applies to is ``untargeted``, with the reason."""
     from cannenv import __version__
 
     nodes: list[NodeResult] = []
@@ -184,7 +241,22 @@ def build_report(collection: Collection, judge: Judge, *, source: str = "") -> F
                 )
             )
             continue
-        findings, choice = judge(facts)
+        family = node_family(facts)
+        versions = key_versions(facts)
+        use, why = (judge, "") if router is None else router(host.name, facts)
+        if use is None:
+            nodes.append(
+                NodeResult(
+                    name=host.name,
+                    status="untargeted",
+                    collect_status=host.status,
+                    reason=why,
+                    family=family,
+                    versions=versions,
+                )
+            )
+            continue
+        findings, choice = use(facts)
         choices.append(choice)
         for f in findings:
             check_order.setdefault(f.id, None)
@@ -194,6 +266,9 @@ def build_report(collection: Collection, judge: Judge, *, source: str = "") -> F
                 status=node_status(findings),
                 collect_status=host.status,
                 stack=choice.id,
+                target=why or choice.how,
+                family=family,
+                versions=versions,
                 counts=_counts(findings),
                 findings=tuple(findings),
             )
@@ -201,14 +276,25 @@ def build_report(collection: Collection, judge: Judge, *, source: str = "") -> F
     summary = {"nodes": len(nodes), **dict.fromkeys(NODE_STATUSES, 0)}
     for n in nodes:
         summary[n.status] += 1
+    groups, members = group_findings_with_members(nodes)
+    nodes = [n.model_copy(update={"groups": tuple(members.get(n.name, ()))}) for n in nodes]
+    fleet_stack = _fleet_stack(choices)
+    if router is not None:
+        ids = tuple(sorted({c.id for c in choices if c.id}))
+        fleet_stack = StackChoice(
+            id=ids[0] if len(ids) == 1 else None,
+            how="option",
+            reason="per-family / per-group targets (each node's target is in its row)",
+            candidates=ids,
+        )
     return FleetReport(
         cannenv_version=__version__,
         source=source,
-        stack=_fleet_stack(choices),
+        stack=fleet_stack,
         summary=summary,
         checks=tuple(check_order),
         nodes=tuple(nodes),
-        groups=group_findings(nodes),
+        groups=groups,
     )
 
 
@@ -227,25 +313,37 @@ def _fleet_stack(choices: Sequence[StackChoice]) -> StackChoice:
 
 def group_findings(nodes: Iterable[NodeResult]) -> tuple[Group, ...]:
     """Fold the non-passing findings of all nodes into groups; unreachable nodes group by reason."""
+    return group_findings_with_members(nodes)[0]
+
+
+def group_findings_with_members(
+    nodes: Iterable[NodeResult],
+) -> tuple[tuple[Group, ...], dict[str, list[int]]]:
+    """The groups (ids 0.. in their sorted order) and, per node name, the ids of its groups."""
     Key = tuple[str, str, "str | None", str, "str | None"]
     groups: dict[Key, tuple[Finding | None, list[str]]] = {}
     meta: dict[Key, Group] = {}
     for node in nodes:
-        if node.status == "unreachable":
+        if node.status in ("unreachable", "untargeted"):
+            untargeted = node.status == "untargeted"
             key = (
-                "collect",
+                "target" if untargeted else "collect",
                 "error",
-                node.collect_status,
+                node.family if untargeted else node.collect_status,
                 node.reason,
-                _COLLECT_REMEDY.get(node.collect_status),
+                _UNTARGETED_REMEDY.format(family=node.family or "FAMILY")
+                if untargeted
+                else _COLLECT_REMEDY.get(node.collect_status),
             )
             if key not in meta:
                 meta[key] = Group(
-                    check="collect",
+                    check=key[0],
                     status="error",
                     severity="high",
-                    title=f"no facts collected ({node.collect_status})",
-                    subject=node.collect_status,
+                    title=f"no target for family {node.family or 'unknown'}"
+                    if untargeted
+                    else f"no facts collected ({node.collect_status})",
+                    subject=key[2],
                     observed=node.reason,
                     remedy=key[4],
                 )
@@ -286,13 +384,18 @@ def group_findings(nodes: Iterable[NodeResult]) -> tuple[Group, ...]:
             g.check,
         )
     )
-    return tuple(out)
+    numbered = tuple(g.model_copy(update={"id": i}) for i, g in enumerate(out))
+    refs: dict[str, list[int]] = {}
+    for g in numbered:
+        for name in g.nodes:
+            refs.setdefault(name, []).append(g.id)
+    return numbered, refs
 
 
-def report_collection(directory: str | Path, judge: Judge) -> FleetReport:
+def report_collection(directory: str | Path, judge: Judge, *, router: Router | None = None) -> FleetReport:
     """Load a collection directory and judge it."""
     collection = load_collection(directory)
-    return build_report(collection, judge, source=str(directory))
+    return build_report(collection, judge, source=str(directory), router=router)
 
 
 # ------------------------------------------------------------------------------------------ JUnit
@@ -301,8 +404,8 @@ def report_collection(directory: str | Path, judge: Judge) -> FleetReport:
 def cell_status(node: NodeResult, check: str) -> str:
     """Worst status of ``check``'s findings on ``node`` (``none`` when the check made none)."""
     statuses = [f.status for f in node.findings if f.id == check]
-    if node.status == "unreachable":
-        return "unreachable"
+    if node.status in ("unreachable", "untargeted"):
+        return node.status
     if not statuses:
         return "none"
     return min(statuses, key=lambda s: _STATUS_RANK[s])

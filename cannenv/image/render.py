@@ -131,6 +131,9 @@ class BuildContext:
             if out.exists():
                 out.rmdir()
             tmp.replace(out)
+        except OSError as exc:  # a full disk, no permission: the user's to fix (exit 2), not a bug
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise InputError(f"cannot write the build context {out}: {exc.strerror or exc}") from None
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -258,11 +261,13 @@ def locked_installers(
 ) -> tuple[LockedInstaller, ...]:
     """The installers as the lock records them: the digest of the file used (or the matrix's pin)."""
     used = {v.ref.component: (v.sha256, v.pinned) for v in verified}
+    unzipped = {v.ref.component for v in verified if v.from_archive}
     out = []
     for ref in spec.installers:
         digest, pinned = used.get(ref.component, (ref.sha256 or "", ref.sha256 is not None))
         if not digest:
             continue
+        zipped = ref.component in unzipped
         out.append(
             LockedInstaller(
                 component=ref.component,
@@ -271,6 +276,9 @@ def locked_installers(
                 sha256=digest,
                 pinned=pinned,
                 url=ref.url,
+                archive=ref.archive if zipped else None,
+                archive_sha256=ref.archive_sha256 if zipped else None,
+                archive_source=ref.archive_source if zipped else None,
             )
         )
     return tuple(out)

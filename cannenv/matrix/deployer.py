@@ -10,7 +10,7 @@ Its download manifests are the vendor's own record of each release:
 * ``version_match.json``: which CANN each torch_npu (and MindSpore, DL) release goes with.
 
 :func:`read_deployer` returns :class:`Fact` records, each naming the file inside the artefact it came
-from; :func:`matrix_doc` turns them into a matrix file (``matrices/deployer.yaml``).
+from; :func:`matrix_doc` turns them into a matrix file (``matrices/deployer.json``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -179,17 +179,24 @@ class Matrix:
     ) -> bool | None:
         """Whether the package index has a wheel of ``package`` ``version`` for this Python (and
         arch), from the exact sets recorded from the index; None: no data for that Python/arch."""
-        rows = [
-            r
-            for r in self.wheels
-            if r.package == package
-            and same_python_line(r.python, python)
-            and (arch is None or arch in r.arches)
-        ]
-        if not rows:
+        by_arch = self._wheel_index().get((package, _python_line(python)), {})
+        sets = [v for a, v in by_arch.items() if arch is None or a == arch]
+        if not sets:
             return None
-        want = _pep(version)
-        return any(_pep(v) == want for r in rows for v in r.versions)
+        want = _canonical_pep(version)
+        return any(want in versions for versions in sets)
+
+    def _wheel_index(self) -> dict[tuple[str, str], dict[str, set[str]]]:
+        """(package, Python major.minor) -> arch -> canonical versions, built once per matrix."""
+        hit: dict[tuple[str, str], dict[str, set[str]]] | None = self._memo.get(("wheel_index",))
+        if hit is None:
+            hit = {}
+            for r in self.wheels:
+                per = hit.setdefault((r.package, _python_line(r.python)), {})
+                for a in r.arches:
+                    per.setdefault(a, set()).update(_canonical_pep(v) for v in r.versions)
+            self._memo[("wheel_index",)] = hit
+        return hit
 
     def published_versions(
         self, package: str = "torch-npu", *, python: str | None = None, arch: str | None = None
@@ -337,19 +344,30 @@ class Matrix:
     ) -> list[HdkRow]:
         """HDK rows for a CANN version (exact, else its release), strongest evidence first."""
         target = _cann(cann)
-        candidates = [target]
+        keys = {str(target)}
         if target.release != target:
-            candidates.append(target.release)
+            keys.add(str(target.release))
+        by_cann = self._hdk_by_cann()
+        rows = dict.fromkeys(r for k in keys for r in by_cann.get(k, ()))
         out: list[HdkRow] = []
-        for row in self.hdk:
-            if not any(_cann(c) in candidates for c in row.cann):
-                continue
+        for row in (r for r in self.hdk if r in rows):
             if family and row.families is not None and family not in row.families:
                 continue
             if family and row.families is None and not include_unstated:
                 continue
             out.append(row)
         return sorted(out, key=lambda r: (EVIDENCE_RANK[r.evidence], r.families is None))
+
+    def _hdk_by_cann(self) -> dict[str, list[HdkRow]]:
+        """Canonical CANN version -> the HDK rows that name it (built once per matrix)."""
+        hit: dict[str, list[HdkRow]] | None = self._memo.get(("hdk_by_cann",))
+        if hit is None:
+            hit = {}
+            for row in self.hdk:
+                for c in row.cann:
+                    hit.setdefault(str(_cann(c)), []).append(row)
+            self._memo[("hdk_by_cann",)] = hit
+        return hit
 
     def firmware_for_driver(self, driver: str, *, family: str | None = None) -> HdkRow | None:
         """The HDK row that pairs ``driver`` (or its driver file version) with a firmware version,
@@ -520,6 +538,17 @@ class Matrix:
         """The vendor manifest entry (sha256, URL) of an installer file, if any manifest lists it."""
         return self._downloads_by_file.get(file)
 
+    def vendor_archive(self, file: str) -> Download | None:
+        """The vendor download that carries the installer ``file``, with its sha256: the file itself
+        when a manifest lists it, else the ``.zip`` of the same name. From CANN 8.1.RC1 the vendor
+        ships ``<name>.run`` (with its ``.cms``/``.crl`` signature) inside ``<name>.zip`` and publishes
+        the digest of the zip only (ascend-deployer ``downloader/software/CANN_<v>.json``; its
+        ``jobs.py`` extracts the members named after the zip)."""
+        listed = self.download(file)
+        if listed is not None or not file.endswith(".run"):
+            return listed
+        return self.download(file[: -len(".run")] + ".zip")
+
     def ops_package(self, cann: str, family: str, arch: str) -> InstallerName:
         """The chip ops/kernels package for a toolkit version (renamed at 8.5)."""
         return self.installer_file("ops", str(_cann(cann)), family, arch)
@@ -601,6 +630,29 @@ class Matrix:
                     )
         return out
 
+    def stack_notes(self, stack: Stack, *, today: str | None = None) -> list[str]:
+        """What the vendor's support policy says about the stack's torch_npu line (EOL, maintenance)."""
+        import datetime
+
+        now = today or datetime.date.today().strftime("%Y/%m/%d")
+        tnpu = stack.version("torch_npu")
+        out: list[str] = []
+        for row in self.lifecycle_of(tnpu) if tnpu else []:
+            eol = _date_key(row.eol) if row.eol else None
+            if row.status == "eol" or (eol is not None and eol <= _date_key(now)):
+                out.append(
+                    f"torch_npu line {row.torch_npu} is past its end of life"
+                    + (f" ({row.eol})" if row.eol else "")
+                    + f" [{', '.join(row.sources)}]"
+                )
+            else:
+                out.append(
+                    f"torch_npu line {row.torch_npu}: {row.status}"
+                    + (f"; {row.note}" if row.note else "")
+                    + f" [{', '.join(row.sources)}]"
+                )
+        return list(dict.fromkeys(out))
+
     def lifecycle_of(self, torch_npu: str) -> list[LifecycleRow]:
         """The support-policy rows of the torch_npu line of ``torch_npu`` (2.7.1.post8 -> 2.7.1)."""
         want = _pep(torch_npu).release[:3]
@@ -674,3 +726,23 @@ def _merge_rows(rows: Iterable[TorchNpuRow]) -> tuple[TorchNpuRow, ...]:
             note=notes,
         )
     return tuple(out.values())
+
+
+@lru_cache(maxsize=256)
+def _python_line(python: str) -> str:
+    """``3.11.4`` -> ``3.11``."""
+    rel = _pep(python).release
+    return f"{rel[0]}.{rel[1] if len(rel) > 1 else 0}"
+
+
+@lru_cache(maxsize=8192)
+def _canonical_pep(version: str) -> str:
+    return str(_pep(version))
+
+
+def _date_key(text: str) -> tuple[int, ...]:
+    """``2026/7/22`` -> (2026, 7, 22), as the support policy writes dates."""
+    try:
+        return tuple(int(p) for p in text.replace("-", "/").split("/"))
+    except ValueError:
+        return (9999,)

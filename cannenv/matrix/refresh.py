@@ -10,7 +10,7 @@ Each imported fact is compared with the matrix and reported as ``same``, ``added
 not have it), ``changed`` (the matrix has another value for the same thing: a digest, a version
 set) or ``conflict`` (another source in the matrix states something else for the same key); each
 names its source (package, version, path inside, artefact sha256). ``--write`` rewrites the
-importers' own files (``matrices/deployer.yaml``, ``matrices/index.yaml``) and adds missing wheel
+importers' own files (``matrices/deployer.json``, ``matrices/index.json``) and adds missing wheel
 rows to ``matrices/torch_npu.yaml``; hand-curated files are never rewritten. A conflict stays a
 conflict after ``--write``: both statements are then recorded, and the report says so.
 """
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from cannenv.matrix.query import Matrix
     from cannenv.torch_npu_import import ImportedTable
 
-DEPLOYER_FILE = "deployer.yaml"
-INDEX_FILE = "index.yaml"
+DEPLOYER_FILE = "deployer.json"
+INDEX_FILE = "index.json"
 STATUSES = ("added", "changed", "conflict", "same")
 
 
@@ -261,8 +261,11 @@ def write(r: Refresh, matrix_dir: Path) -> list[str]:
         )
     with tempfile.TemporaryDirectory() as tmp:
         staged = Path(tmp)
+        generated = {Path(n).stem for n in texts}
+        stale = [f for f in matrix_files([matrix_dir]) if f.stem in generated and f.name not in texts]
         for f in matrix_files([matrix_dir]):
-            (staged / f.name).write_bytes(f.read_bytes())
+            if f not in stale:  # an importer's file in an older format is replaced, not kept beside
+                (staged / f.name).write_bytes(f.read_bytes())
         for name, text in texts.items():
             (staged / name).write_text(text, encoding="utf-8")
         for table, _ in r.wheels:
@@ -275,6 +278,9 @@ def write(r: Refresh, matrix_dir: Path) -> list[str]:
             if not target.exists() or target.read_text(encoding="utf-8") != new:
                 atomic_write_text(target, new)
                 written.append(str(target))
+        for f in stale:
+            f.unlink()
+            written.append(f"{f} (removed)")
     return written
 
 
@@ -283,11 +289,14 @@ def _version_key(v: str) -> tuple[int, ...]:
 
 
 def _dump(doc: dict[str, Any], header: str) -> str:
-    """YAML with one JSON-style flow mapping per row (JSON is YAML): stable, reviewable diffs."""
-    lines = [f"# {header}", "schema_version: 1"]
+    """JSON with one row per line: stable, reviewable diffs, and the loader's fast path (pydantic
+    validates JSON straight from the bytes). ``header`` goes into each source's note."""
+    for src in doc.get("sources", ()):
+        src.setdefault("note", header)
+    parts = ['{"schema_version": 1']
     for section, rows in doc.items():
         if section == "schema_version":
             continue
-        lines.append(f"{section}:")
-        lines.extend(f"  - {json.dumps(row, ensure_ascii=False)}" for row in rows)
-    return "\n".join(lines) + "\n"
+        body = ",\n".join(f"  {json.dumps(row, ensure_ascii=False)}" for row in rows)
+        parts.append(f'"{section}": [\n{body}\n]' if rows else f'"{section}": []')
+    return ",\n".join(parts) + "}\n"

@@ -473,9 +473,18 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
         else getattr(model, "lm_head", None)
     )
     tied = emb is not None and head is not None and head.weight is emb.weight
-    head_params = head.weight.numel() if isinstance(head, nn.Linear) and not tied else 0
-    linear_params = sum(m.weight.numel() for m in linear) - head_params
-    linear_out = sum(m.out_features for m in linear) - (head.out_features if head_params else 0)
+    # The output head is an nn.Linear but stays 16-bit under weight-only quantisation; when tied
+    # it *is* the embedding. Either way it is not one of the layers' linear weights.
+    is_head = isinstance(head, nn.Linear)
+    layer_linears = [m for m in linear if not (is_head and m is head)]
+    linear_params = sum(m.weight.numel() for m in layer_linears)
+    linear_out = sum(m.out_features for m in layer_linears)
+    # GPT-2 style models use transformers' Conv1D: a linear layer with a [in, out] weight
+    for m in model.modules():
+        weight: Any = getattr(m, "weight", None)
+        if type(m).__name__ == "Conv1D" and isinstance(weight, torch.Tensor) and weight.dim() == 2:
+            linear_params += weight.numel()
+            linear_out += int(weight.shape[1])
     emb_params = emb.weight.numel() if emb is not None else 0
     hf = getattr(model, "config", None) or cfg.raw
     if cfg.tiny is not None:

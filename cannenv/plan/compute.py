@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from cannenv.matrix import Matrix, Stack
 
 CannPolicy = Literal["side-by-side", "replace"]
+HdkPolicy = Literal["auto", "yes", "no"]
+"""Plan the driver and firmware? ``auto``: yes on a machine, no inside a container (the driver
+and firmware belong to the machine the container runs on)."""
 
 
 @lru_cache(maxsize=1)
@@ -47,18 +50,21 @@ def _q(text: str) -> str:
     return shlex.quote(text)
 
 
+@lru_cache(maxsize=4096)
 def _cann_v(text: str | None) -> Any:
     from cannenv.checks._util import cann_v
 
     return cann_v(text)
 
 
+@lru_cache(maxsize=4096)
 def _same_cann(a: str | None, b: str | None) -> bool:
     from cannenv.checks._util import same_cann
 
     return same_cann(a, b)
 
 
+@lru_cache(maxsize=4096)
 def _matches(key: str, pinned: str | None, actual: str | None) -> bool:
     from cannenv.errors import CannenvError
     from cannenv.matrix import component_matches
@@ -71,6 +77,7 @@ def _matches(key: str, pinned: str | None, actual: str | None) -> bool:
         return False
 
 
+@lru_cache(maxsize=1024)
 def new_layout(cann: str) -> bool:
     """CANN >= 8.5 installs into ``cann-<ver>`` (research §3.3)."""
     v = _cann_v(cann)
@@ -187,6 +194,7 @@ def compute_plan(
     *,
     cann_policy: CannPolicy = "side-by-side",
     offline: bool = False,
+    hdk: HdkPolicy = "auto",
 ) -> Plan:
     """The ordered steps that turn the host of ``facts`` into ``target.stack``.
 
@@ -204,7 +212,7 @@ def compute_plan(
             offline=offline,
             problems=(f"no target stack: {target.choice.reason or 'none chosen'}",),
         )
-    b = _Builder(facts, target, stack, cann_policy, offline)
+    b = _Builder(facts, target, stack, cann_policy, offline, hdk)
     b.build()
     return Plan(
         host=facts.hostname,
@@ -220,8 +228,18 @@ def compute_plan(
 
 
 class _Builder:
-    def __init__(self, facts: Facts, target: Target, stack: Stack, policy: CannPolicy, offline: bool) -> None:
+    def __init__(
+        self, facts: Facts, target: Target, stack: Stack, policy: CannPolicy, offline: bool, hdk: HdkPolicy
+    ) -> None:
         self.facts, self.target, self.stack, self.policy, self.offline = facts, target, stack, policy, offline
+        if hdk == "auto":
+            self.hdk_skip: str | None = (
+                "in a container the driver and firmware come from the machine it runs on: plan that machine"
+                if facts.container.in_container
+                else None
+            )
+        else:
+            self.hdk_skip = "not planned (--no-hdk)" if hdk == "no" else None
         self.matrix = target.matrix
         self.family: str = target.family or stack.family
         arch = facts.os.arch
@@ -301,13 +319,12 @@ class _Builder:
         have = self.facts.driver.version if self.facts.driver else None
         if want is None:
             return Step(index=0, component="driver", action="leave", summary="the stack pins no driver")
-        if self.facts.container.in_container:
+        if self.hdk_skip:
             return Step(
                 index=0,
                 component="driver",
                 action="leave",
-                summary=f"in a container the driver ({have or 'none mounted'}) comes from the host: "
-                "plan the host itself for the driver and firmware",
+                summary=f"driver {have or 'none'}: {self.hdk_skip}",
                 version_from=have,
             )
         if have is not None and _matches("driver", want, have):
@@ -359,10 +376,8 @@ class _Builder:
     def firmware(self) -> None:
         want = self.stack.version("firmware")
         have = self.facts.firmware.version if self.facts.firmware else None
-        if want is None or self.facts.container.in_container:
-            why = (
-                "the stack pins no firmware" if want is None else "in a container the firmware is the host's"
-            )
+        if want is None or self.hdk_skip:
+            why = "the stack pins no firmware" if want is None else f"firmware: {self.hdk_skip}"
             self.add(Step(index=0, component="firmware", action="leave", summary=why))
             return
         if have is not None and (_matches("firmware", want, have) or not self.driver_changes):

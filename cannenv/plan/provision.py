@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from cannenv.checks import Target
     from cannenv.facts import Facts
     from cannenv.matrix import Matrix
-    from cannenv.plan.compute import CannPolicy
+    from cannenv.plan.compute import CannPolicy, HdkPolicy
 
 HostStatus = Literal[
     "done", "nothing-to-do", "failed", "reboot-required", "planned", "not-collected", "doctor-fails"
@@ -170,6 +170,10 @@ def classify(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         rec = hosts.setdefault(host, {"done": [], "failure": None})
         res = data.get("res") or {}
         msg = str(res.get("msg") or "")
+        for item in res.get("results") or ():  # a looped task: the first item's own message
+            if isinstance(item, Mapping) and item.get("failed") and _MSG.search(str(item.get("msg") or "")):
+                msg = str(item["msg"])
+                break
         if kind == "runner_on_ok":
             m = _DONE.search(msg)
             if m:
@@ -255,6 +259,7 @@ def provision(
     lock_file: str | None = None,
     matrix_paths: Sequence[str] = (),
     cann_policy: CannPolicy = "side-by-side",
+    hdk: HdkPolicy = "auto",
     check: bool = False,
     limit: str | None = None,
     forks: int = 5,
@@ -303,7 +308,7 @@ def provision(
             target = _targets(f, m, stack_id, lock_file)
             targets[name] = target
             stack_seen = stack_seen or (target.stack.id if target.stack else None)
-            plan = compute_plan(f, target, cann_policy=cann_policy, offline=True)
+            plan = compute_plan(f, target, cann_policy=cann_policy, offline=True, hdk=hdk)
             if plan.empty:
                 outcomes[name] = HostOutcome(name=name, status="nothing-to-do", plan=plan)
                 continue
@@ -374,7 +379,7 @@ def provision(
                     continue
                 t2 = _targets(f2, m, stack_seen if not lock_file else None, lock_file)
                 fails = _doctor(f2, t2)
-                remaining = len(compute_plan(f2, t2, cann_policy=cann_policy, offline=True).actions)
+                remaining = len(compute_plan(f2, t2, cann_policy=cann_policy, offline=True, hdk=hdk).actions)
                 status: HostStatus = "done" if not fails else "doctor-fails"
                 outcomes[name] = replace(
                     base, status=status, doctor_failures=tuple(fails), remaining=remaining

@@ -35,6 +35,19 @@ def parse_firmware_info(text: str, path: str = FIRMWARE_INFO) -> FirmwareFacts:
     )
 
 
+def _is_driver_version(text: str) -> bool:
+    from cannenv.errors import CannenvError
+    from cannenv.versions import DriverVersion
+
+    if len(text) > 64:
+        return False
+    try:
+        DriverVersion.parse(text)
+    except (CannenvError, ValueError):
+        return False
+    return True
+
+
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     out: dict[str, Any] = {}
     text = read_text(ctx, "driver", DRIVER_INFO)
@@ -43,6 +56,13 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         if drv.version is None:
             ctx.issue(
                 "driver", "malformed", DRIVER_INFO, f"{DRIVER_INFO} has no Version= or package_version= line"
+            )
+        elif not _is_driver_version(drv.version):
+            ctx.issue(
+                "driver",
+                "malformed",
+                DRIVER_INFO,
+                f"{DRIVER_INFO}: {drv.version[:80]!r} is not a driver version (e.g. 25.3.rc1, 24.1.rc2.2)",
             )
         out["driver"] = replace(drv, lib64=exists(ctx, "/usr/local/Ascend/driver/lib64"))
     elif ctx.host.lexists(DRIVER_INFO):

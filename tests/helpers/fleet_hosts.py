@@ -53,6 +53,8 @@ class HostSpec:
     python: bool = True
     stopped: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    bare: bool = False
+    """No Ascend files at all: only ``extra`` (for provisioning tests)."""
 
 
 FLEET: tuple[HostSpec, ...] = (
@@ -69,6 +71,10 @@ FLEET: tuple[HostSpec, ...] = (
 def build_tree(spec: HostSpec, root: Path, *, arch: str = "x86_64") -> Path:
     """Lay out ``spec`` under ``root`` with tests/helpers/hosts.py's builder (a fixture: real file
     formats, no real binaries), plus a ``set_env.sh`` a login shell really sources."""
+    if spec.bare:
+        for rel, text in spec.extra.items():
+            HostTree(root, arch=arch).write(rel, text)
+        return root
     tree = HostTree(root, arch=arch).driver(spec.driver, accounts=False)
     tree.toolkit(spec.cann, kernels=spec.kernels_chip, kernels_version=spec.kernels_version_dir, records=True)
     tree.write("/usr/local/Ascend/ascend-toolkit/set_env.sh", SET_ENV_SH)
@@ -167,7 +173,11 @@ def _sshd_command(spec: HostSpec, port: int) -> str:
 
 
 def start_fleet(
-    work: Path, specs: tuple[HostSpec, ...] = FLEET, *, label: str = "cannenv-fleet-test"
+    work: Path,
+    specs: tuple[HostSpec, ...] = FLEET,
+    *,
+    label: str = "cannenv-fleet-test",
+    prefix: str = "cannenv-fleet",
 ) -> Fleet:
     """Start one container per spec, wait for every sshd, write an inventory; stop the ``stopped`` ones."""
     ensure_host_image()
@@ -180,7 +190,7 @@ def start_fleet(
     try:
         for spec in specs:
             port = free_port()
-            name = f"cannenv-fleet-{spec.name}-{suffix}"
+            name = f"{prefix}-{spec.name}-{suffix}"
             docker(
                 "create",
                 "--name",

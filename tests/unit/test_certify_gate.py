@@ -79,6 +79,11 @@ def test_docs_table_lists_every_outcome_and_nothing_certified_is_never_zero() ->
     assert set(table) == set(OUTCOMES)
     for name in ("not-certified", "nothing-runnable"):
         assert 0 not in table[name]
+    # `cannenv certify --help` says the same.
+    from cannenv.commands.certify import certify
+
+    helped = dict(re.findall(r"([a-z-]+) (\d/\d)", certify.help or ""))
+    assert {k: tuple(int(x) for x in v.split("/")) for k, v in helped.items()} == table
 
 
 def test_nothing_runnable_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,7 +157,7 @@ def test_stack_records_the_doctor_choice_and_why(tmp_path: Path, capsys: pytest.
     cert = C.load(out_file)
     assert cert.stack.id == "a2-cann8.5.0-torch2.8.0-py3.11"
     assert cert.stack.how == "best-match" and "cann 8.5.0" in (cert.stack.reason or "")
-    assert cert.stack.versions["cann"] == "8.5.0" and cert.stack.pins["cann"]["version"] == "8.5.0"
+    assert cert.stack.versions["cann"] == "8.5.0" and cert.stack.pins["cann"].version == "8.5.0"
     assert cert.host.versions["cann"] == "8.5.0" and cert.host.digest
     assert f"stack: {cert.stack.id} (best-match" in out
     # --stack: recorded as given.
@@ -328,9 +333,9 @@ def test_replay_lists_the_recorded_setup_and_plans_a_new_machine(
     assert names.index("driver") < names.index("cann") < names.index("torch") < names.index("torch_npu")
     cert = C.load(out_file)
     arch = cert.host.summary["arch"]
-    pinned = [p["artifacts"][arch] for p in cert.stack.pins.values() if arch in p["artifacts"]]
-    assert pinned and all(a["file"] in out for a in pinned)
-    assert all((a["sha256"] or "sha256 not in the matrix") in out for a in pinned)
+    pinned = [p.artifacts[arch] for p in cert.stack.pins.values() if arch in p.artifacts]
+    assert pinned and all(a.file in out for a in pinned)
+    assert all((a.sha256 or "sha256 not in the matrix") in out for a in pinned)
     code, out, _ = _run(["cert", "replay", str(out_file), "--json"], capsys)
     data = json.loads(out)
     assert data["stack_id"] == cert.stack.id and data["steps"][0]["component"] in ("firmware", "driver")
@@ -359,3 +364,63 @@ def test_replay_lists_the_recorded_setup_and_plans_a_new_machine(
     out_file.write_text(out_file.read_text().replace('"best-match"', '"option"'))
     code, _, _ = _run(["cert", "replay", str(out_file), "--plan"], capsys)
     assert code == 5
+
+
+def test_lock_is_recorded_whole_and_its_digests_win_in_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cannenv.lock import Lock, LockedInstaller, write_lock
+    from cannenv.matrix import load
+
+    matrix = load()
+    sid = "a2-cann8.5.0-torch2.8.0-py3.11"
+    toolkit = matrix.stack(sid).components["cann"]
+    digest = "ab" * 32
+    lock = Lock(
+        stack_id=sid,
+        matrix_digest=matrix.digest,
+        cannenv_version="test",
+        os="ubuntu22.04",
+        base_image="ubuntu:22.04",
+        context_digest="cd" * 32,
+        installers=(
+            LockedInstaller(
+                component="cann",
+                version=toolkit.version,
+                file="Ascend-cann-toolkit.run",
+                sha256=digest,
+                pinned=False,
+            ),
+        ),
+        driver_range=">=25.0",
+    )
+    write_lock(tmp_path / "lock.json", lock)
+    out_file = tmp_path / "c.json"
+    where = ["--root", str(A2 / "tree"), "--env-file", str(A2 / "host.env")]
+    code, out, _ = _run(
+        ["certify", "--level", "1", *where, "--lock", str(tmp_path / "lock.json"), "--out", str(out_file)],
+        capsys,
+    )
+    assert code == 0, out
+    cert = C.load(out_file)
+    assert cert.stack.how == "lock" and cert.stack.lock == lock.model_dump(mode="json")
+    code, out, _ = _run(["cert", "replay", str(out_file)], capsys)
+    assert f"cann {toolkit.version} (Ascend-cann-toolkit): Ascend-cann-toolkit.run sha256 {digest}" in out
+    code, _, err = _run(
+        ["certify", "--level", "1", "--lock", str(tmp_path / "lock.json"), "--stack", sid], capsys
+    )
+    assert code == 2 and "either --stack or --lock" in err
+
+
+def test_a_certificate_with_malformed_pins_does_not_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pins come from a file anyone may write: a digest-consistent certificate whose pins are not
+    the documented shape is refused with the field named (exit 5), never a traceback."""
+    cert = C.Certificate.build([_res("a", "pass")], command="certify", started_at=C.now())
+    body = cert.model_dump(mode="json")
+    body["stack"]["pins"] = {"cann": {"version": "8.5.0", "artifacts": "not-a-dict"}}
+    env = {"certificate": body, "sha256": C.digest_of(body), "signature": None}
+    (tmp_path / "c.json").write_text(C.render(env))
+    code, _, err = _run(["cert", "replay", str(tmp_path / "c.json")], capsys)
+    assert code == 5 and "stack.pins.cann.artifacts" in err

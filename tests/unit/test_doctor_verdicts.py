@@ -425,3 +425,21 @@ def test_the_remedies_shown_on_every_example_host_never_contradict_each_other() 
         for what, rx in _VERSIONED.items():
             versions = {v for r in rows for v in re.findall(rx, r.remedy or "")}
             assert len(versions) <= 1, (name, what, versions)
+
+
+def test_an_explicit_stack_with_another_cann_is_the_one_target() -> None:
+    """--stack naming CANN 8.5.0 on a host with 8.3.RC2 and wrong kernels: the kernels-for-8.3.RC2
+    remedy is superseded by the stack's and listed under stack-match."""
+    from cannenv.commands.doctor import read_env_file
+    from cannenv.report import group_consequences
+
+    host = EXAMPLES / "broken-kernels-wrong-chip"
+    f = collect(Host((host / "tree").resolve(), read_env_file(str(host / "host.env")), True, 5.0))
+    fs = checks.run(f, choose_target(f, load(), stack_id="a2-cann8.5.0-torch2.7.1-py3.11"))
+    assert [x.caused_by for x in fs if x.id == "toolkit-ops" and x.status == "fail"] == ["stack-match"]
+    rows, _ = group_consequences(fs)
+    for what, rx in _VERSIONED.items():
+        versions = {v for r in rows for v in re.findall(rx, r.remedy or "")}
+        assert len(versions) <= 1, (what, versions)
+    text = render_table(Report.build(fs), plain=True)
+    assert text.count("because of this") == 1  # under the first stack-match row only

@@ -20,8 +20,9 @@ from cannenv.facts import Facts
 from cannenv.fleet.collect import classify_events, hosts_seen
 from cannenv.fleet.collection import Collection, HostResult, load_collection
 from cannenv.fleet.diff import compare_versions, diff_collections
+from cannenv.fleet.diff import render_text as render_diff_text
 from cannenv.fleet.html import render_html
-from cannenv.fleet.k8s import label_patch, label_value, node_labels, render_manifest
+from cannenv.fleet.k8s import label_patch, label_value, node_labels
 from cannenv.fleet.report import (
     FleetReport,
     NodeResult,
@@ -159,7 +160,14 @@ def test_report_on_real_trees(judged: tuple[Collection, FleetReport]) -> None:
     # and 25.2.0, and no compatibility table exists for 8.2.RC1) -> a warning, so "old" drifts
     # (it failed before the matrix judged by the vendor's own statements)
     assert status == {"good": "compliant", "old": "drifting", "bare": "drifting", "down": "unreachable"}
-    assert report.summary == {"nodes": 4, "compliant": 1, "drifting": 2, "failing": 0, "unreachable": 1}
+    assert report.summary == {
+        "nodes": 4,
+        "compliant": 1,
+        "drifting": 2,
+        "failing": 0,
+        "unreachable": 1,
+        "untargeted": 0,
+    }
     assert report.stack.id  # all three judged against the same best match
     warns = [g for g in report.groups if g.status == "warn" and g.check == "driver-cann"]
     assert warns and warns[0].nodes == ("old",)
@@ -261,97 +269,26 @@ def test_diff_collections(tmp_path: Path) -> None:
     assert d.summary["upgraded"] == 1 and d.summary["new_drift"] == 1
 
 
+def test_a_driver_that_improved_but_still_fails_is_changed_not_new_and_fixed(tmp_path: Path) -> None:
+    """Issue 15: 24.1.rc1 -> 24.1.rc2.2, both outside what the vendor states for CANN 8.2.RC1 (25.0.RC1+):
+    the driver-cann finding stays (a warning today) with another observed value."""
+    from helpers.hosts import DRIVER_24_1_RC2_2
+
+    old = _collection(tmp_path / "a", [HostSpec("n1", driver=DRIVER_24_1_RC1)])
+    new = _collection(tmp_path / "b", [HostSpec("n1", driver=DRIVER_24_1_RC2_2)])
+    judge = _judge()
+    d = diff_collections(old, new, old_report=build_report(old, judge), new_report=build_report(new, judge))
+    (node,) = d.nodes
+    assert node.versions[0].kind == "upgraded" and node.old_status == node.new_status
+    (update,) = [u for u in node.changed_findings if u.check == "driver-cann"]
+    assert update.old_status == update.new_status != "pass"
+    assert "24.1.rc1" in update.old_detail and "24.1.rc2.2" in update.new_detail
+    assert "driver-cann" not in {x.check for x in (*node.new_findings, *node.fixed_findings)}
+    assert d.summary["new_drift"] == 0 and d.summary["fixed"] == 0 and d.summary["changed_findings"] == 1
+    assert f"  changed {update.new_status} driver-cann: " in render_diff_text(d)
+
+
 # ------------------------------------------------------------------ Kubernetes
-
-
-_KINDS = {
-    "ServiceAccount": "V1ServiceAccount",
-    "ClusterRole": "V1ClusterRole",
-    "ClusterRoleBinding": "V1ClusterRoleBinding",
-    "DaemonSet": "V1DaemonSet",
-}
-
-
-def _validate(value: Any, typ: str, where: str) -> None:
-    """Check a manifest against the Kubernetes object schema carried by the kubernetes client models."""
-    import kubernetes.client.models as models
-
-    if typ.lower().startswith("list["):  # "list[X]" (older clients) or "List[X]"
-        assert isinstance(value, list), where
-        for i, item in enumerate(value):
-            _validate(item, typ[5:-1], f"{where}[{i}]")
-    elif typ.lower().startswith(("dict(", "dict[")):
-        assert isinstance(value, dict), where
-        inner = typ[5:-1].split(",", 1)[1].strip()
-        for k, v in value.items():
-            _validate(v, inner, f"{where}.{k}")
-    elif typ in ("str", "int", "bool", "float", "object", "datetime"):
-        py = {"str": str, "int": int, "bool": bool, "float": (int, float), "object": object, "datetime": str}[
-            typ
-        ]
-        assert isinstance(value, py), f"{where}: {value!r} is not {typ}"  # type: ignore[arg-type]
-    else:
-        cls = getattr(models, typ)
-        assert isinstance(value, dict), f"{where}: expected an object ({typ})"
-        by_json = {j: a for a, j in cls.attribute_map.items()}
-        for key, item in value.items():
-            assert key in by_json, f"{where}.{key}: not a field of {typ}"
-            _validate(item, cls.openapi_types[by_json[key]], f"{where}.{key}")
-
-
-def test_k8s_manifest_validates_against_the_kubernetes_schema() -> None:
-    pytest.importorskip(
-        "kubernetes", reason="the kubernetes client carries the object schema (pip install kubernetes)"
-    )
-    from kubernetes.client import ApiClient
-
-    objects = render_manifest(
-        "registry.example/cannenv:0.1.0",
-        stack_id="a2-cann8.2.rc1-torch2.6.0-py3.11",
-        devices=8,
-        node_selector={"accelerator": "huawei-Ascend910"},
-        certificate="/etc/cannenv/certificate.json",
-    )
-    assert [o["kind"] for o in objects] == list(_KINDS)
-    client = ApiClient()
-    for obj in objects:
-        _validate(obj, _KINDS[obj["kind"]], obj["kind"])
-        # required fields: the client models refuse None for them on construction
-        client._ApiClient__deserialize(obj, _KINDS[obj["kind"]])
-    ds = objects[-1]
-    broken = json.loads(json.dumps(ds))
-    broken["spec"]["template"]["spec"]["containers"][0]["volumeMount"] = []
-    with pytest.raises(AssertionError, match="volumeMount: not a field of V1Container"):
-        _validate(broken, "V1DaemonSet", "DaemonSet")
-    pod = ds["spec"]["template"]["spec"]
-    mounts = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
-    assert {
-        "/dev/davinci0",
-        "/dev/davinci7",
-        "/dev/davinci_manager",
-        "/dev/devmm_svm",
-        "/dev/hisi_hdc",
-        "/usr/local/Ascend/driver/lib64",
-        "/usr/local/Ascend/driver/version.info",
-        "/usr/local/dcmi",
-        "/usr/local/bin/npu-smi",
-        "/etc/ascend_install.info",
-    } <= mounts
-    script = pod["containers"][0]["args"][0]
-    assert "cannenv doctor --json --stack a2-cann8.2.rc1-torch2.6.0-py3.11" in script
-    assert "cannenv fleet k8s-label" in script
-    assert pod["nodeSelector"] == {"accelerator": "huawei-Ascend910"}
-
-
-def test_k8s_manifest_refuses_injection() -> None:
-    from cannenv.errors import InputError
-
-    with pytest.raises(InputError):
-        render_manifest("img; rm -rf /")
-    with pytest.raises(InputError):
-        render_manifest("img:1", stack_id="x$(reboot)")
-    with pytest.raises(InputError):
-        render_manifest("img:1", namespace="Bad_NS")
 
 
 def test_node_labels() -> None:
@@ -490,3 +427,57 @@ def test_bundle_refuses_a_python_older_than_it_needs(tmp_path: Path) -> None:
     role_msg = "cannenv-fleet: " + proc.stderr.split("cannenv-bundle: ", 1)[1]  # what the role fails with
     outcome = classify_events([_ev("runner_on_failed", "h", {"msg": role_msg})])["h"]
     assert outcome.status == "python-mismatch" and "needs Python >= 3.99" in outcome.reason
+
+
+# ------------------------------------------------------------------ per-family and per-group targets
+
+
+A2_STACK = "a2-cann8.2.rc1-torch2.6.0-py3.11"
+P310_STACK = "310p-cann8.2.rc1-torch2.6.0-py3.11"
+
+
+def _report_cli(*args: str) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cannenv", "fleet", "report", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_per_family_targets_and_untargeted_nodes(tmp_path: Path) -> None:
+    _collection(tmp_path, [HostSpec("a2-1"), HostSpec("p310-1", kernels_chip="310p")])
+    facts = str(tmp_path / "facts")
+    _, only_a2 = _report_cli(facts, "--target", f"a2={A2_STACK}")
+    nodes = {n["name"]: n for n in only_a2["nodes"]}
+    assert nodes["a2-1"]["stack"] == A2_STACK and nodes["a2-1"]["target"] == "family a2"
+    assert nodes["p310-1"]["status"] == "untargeted" and nodes["p310-1"]["family"] == "310p"
+    assert "no target for family 310p" in nodes["p310-1"]["reason"]
+    # never another chip's remedies: the 310P node is in no A2 group, only in the "target" one
+    (target_group,) = [g for g in only_a2["groups"] if "p310-1" in g["nodes"]]
+    assert target_group["check"] == "target" and "--target 310p=" in target_group["remedy"]
+    assert only_a2["summary"]["untargeted"] == 1
+    # compact: per node status, counts, target, versions and group refs; no findings
+    assert "findings" not in nodes["a2-1"] and nodes["a2-1"]["counts"]["fail"] >= 1
+    assert nodes["a2-1"]["versions"]["driver"] == "25.0.rc1.1"
+    assert {g["id"] for g in only_a2["groups"] if "a2-1" in g["nodes"]} == set(nodes["a2-1"]["groups"])
+    _, both = _report_cli(facts, "--target", f"a2={A2_STACK},310p={P310_STACK}", "--details")
+    nodes = {n["name"]: n for n in both["nodes"]}
+    assert nodes["p310-1"]["stack"] == P310_STACK and nodes["p310-1"]["findings"]
+    assert not [f for f in nodes["p310-1"]["findings"] if "910b" in (f.get("remedy") or "")]
+
+
+def test_inventory_groups_map_to_targets(tmp_path: Path) -> None:
+    pytest.importorskip("ansible", reason="--inventory reads groups with ansible-core")
+    _collection(tmp_path, [HostSpec("a2-1"), HostSpec("a2-2")])
+    inventory = tmp_path / "inventory.ini"
+    inventory.write_text("[training]\na2-1\n\n[inference]\na2-2\n")
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(f"groups:\n  training: {A2_STACK}\nfamilies: {{}}\n")
+    _, report = _report_cli(str(tmp_path / "facts"), "--targets", str(targets), "--inventory", str(inventory))
+    nodes = {n["name"]: n for n in report["nodes"]}
+    assert nodes["a2-1"]["target"] == "group training" and nodes["a2-1"]["stack"] == A2_STACK
+    assert nodes["a2-2"]["status"] == "untargeted"

@@ -666,3 +666,79 @@ def test_certificate_base64_low_bits_are_refused(tmp_path: Path) -> None:
         text = C.render(forged)
         res = C.verify_text(text)
         assert not res.ok and any("canonical" in p or "malformed" in p for p in res.problems), res.problems
+
+
+# ---------------------------------------------------------------- low 12: image render
+
+
+def _context(tmp_path: Path, installer: Path, digest: str) -> object:
+    from cannenv.image import BuildContext
+
+    return BuildContext(
+        dockerfile="FROM scratch\n",
+        files={"Dockerfile": b"FROM scratch\n"},
+        links={"installers/x.run": installer},
+        link_digests={"installers/x.run": digest},
+        labels={},
+        environment=(),
+        requirements=(),
+        base_image="scratch",
+        os="debian",
+    )
+
+
+def test_render_copies_the_verified_bytes_and_is_atomic(tmp_path: Path) -> None:
+    import hashlib
+
+    from cannenv.errors import IntegrityError
+
+    inst = tmp_path / "x.run"
+    inst.write_bytes(b"verified installer\n")
+    digest = hashlib.sha256(inst.read_bytes()).hexdigest()
+    out = tmp_path / "ctx"
+    _context(tmp_path, inst, digest).write(out)  # type: ignore[attr-defined]
+    copied = out / "installers/x.run"
+    assert copied.stat().st_ino != inst.stat().st_ino and copied.stat().st_nlink == 1
+    inst.write_bytes(b"edited after verification\n")  # a hard link would now change the context
+    assert copied.read_bytes() == b"verified installer\n"
+    # an artefact changed since verification: refused, and no partial context is left behind
+    out2 = tmp_path / "ctx2"
+    with pytest.raises(IntegrityError, match="changed after it was verified"):
+        _context(tmp_path, inst, digest).write(out2)  # type: ignore[attr-defined]
+    assert not out2.exists() and not list(tmp_path.glob(".ctx2.*"))
+    # the rerun with the right bytes succeeds into the same path
+    inst.write_bytes(b"verified installer\n")
+    _context(tmp_path, inst, digest).write(out2)  # type: ignore[attr-defined]
+    assert (out2 / "installers/x.run").read_bytes() == b"verified installer\n"
+
+
+# ---------------------------------------------------------------- low 14: option values
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e20", "-1", "0"])
+def test_npu_smi_timeout_must_be_a_finite_number_of_seconds(value: str) -> None:
+    r = cli("facts", "--root", "/nonexistent-root", f"--npu-smi-timeout={value}")
+    assert r.returncode == 2 and "--npu-smi-timeout" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_env_file_with_a_nul_byte_is_bad_input(tmp_path: Path) -> None:
+    tree = hosts.bare(tmp_path / "tree")
+    env = tmp_path / "host.env"
+    env.write_bytes(b"ASCEND_HOME_PATH=/usr/local/Ascend\x00/x\n")
+    r = cli("facts", "--root", str(tree.root), "--env-file", str(env))
+    assert r.returncode == 2 and "NUL" in r.stderr, r.stderr
+
+
+def test_run_args_image_is_never_shell_code(tmp_path: Path) -> None:
+    r = cli("image", "run-args", "--image", f"$(touch {tmp_path}/RAN)")
+    assert r.returncode == 2 and not (tmp_path / "RAN").exists()
+    r = cli("image", "run-args", "--image", "registry.example/cannenv/a2:8.5.0")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("registry.example/cannenv/a2:8.5.0")
+
+
+def test_a_driver_version_that_is_not_one_is_a_malformed_file(tmp_path: Path) -> None:
+    tree = hosts.HostTree(tmp_path / "tree").driver(
+        hosts.DRIVER_25_3_RC1.replace("25.3.rc1", "99.9.9 garbage; rm -rf /")
+    )
+    f = collect(_host(tree), only=("driver",))
+    assert any(i.kind == "malformed" and i.path == "/usr/local/Ascend/driver/version.info" for i in f.issues)

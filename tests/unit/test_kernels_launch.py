@@ -106,6 +106,13 @@ def test_plan_rejects_the_case_and_execute_never_builds_it(tmp_path: Path) -> No
     )
     assert [c.status for c in result.cases] == ["error", "skip"]
     assert not (tmp_path / "w").exists()  # nothing was built
+    # A case past the UB names the limit's source by title and URL, not a bare key.
+    big = _manifest("vector_add").model_copy(update={"cases": (_case("vector_add", tile_length=32768),)})
+    plan = K.plan_kernels(env, (big,), mode="cpu", work_dir=str(tmp_path / "w"), kernels_dir="/k")
+    (problem,) = plan.kernels[0].cases[0].launch_problems
+    assert (
+        "of UB" in problem and "Huawei CATLASS" in problem and "https://github.com/hicann/catlass" in problem
+    )
 
 
 @pytest.mark.parametrize("kernel", ["toolchain_probe", "vector_add", "matmul", "row_softmax"])
@@ -123,3 +130,16 @@ def test_new_flow_passes_npu_arch_once() -> None:
     cmake = (smoke_kernels_dir() / "cmake" / "cannenv_smoke.cmake").read_text()
     code = "\n".join(ln for ln in cmake.splitlines() if not ln.lstrip().startswith("#"))
     assert "--npu-arch" not in code  # CMAKE_ASC_ARCHITECTURES injects it; the configure line sets that
+
+
+def test_certify_kernels_exit_code_follows_the_outcome_table(tmp_path: Path) -> None:
+    """Through the real entry point: nothing could run here -> 4 (never 0); a dry run -> 0."""
+    from cannenv.cli import main
+
+    def code(*args: str) -> int:
+        with pytest.raises(SystemExit) as exc:
+            main(["certify", "kernels", "--soc", "Ascend910B3", "--root", str(tmp_path), *args])
+        return int(exc.value.code or 0)
+
+    assert code() == 4
+    assert code("--dry-run") == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -17,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -32,7 +35,9 @@ FAMILIES = ("llama", "qwen2", "mixtral", "gemma", "gpt2", "bert", "t5", "mamba",
 
 
 def reg(version: str) -> registry.Registry:
-    return registry.from_dir(REGISTRIES / version, version=version)
+    got = registry.from_dir(REGISTRIES / version)  # a site-packages-like folder: version from METADATA
+    assert got.version == version
+    return got
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +208,28 @@ def test_a_version_is_downloaded_once_and_reads_like_the_fixture() -> None:
     assert Path(got.origin).parent == registry.cache_folder() / "2.7.1"
 
 
+@pytest.mark.network
+@pytest.mark.slow
+def test_check_against_a_shipped_stack() -> None:
+    # The stack's torch_npu (2.9.0.post2, for its Python 3.12) is fetched into the cache; its
+    # family (Atlas A3) gives the HBM per chip.
+    res = run_cli(
+        "check",
+        "--config",
+        str(CONFIGS / "llama.json"),
+        "--stack",
+        "a3-cann9.0.0-torch2.9.0-py3.12",
+        "--json",
+    )
+    if res.returncode == 6:
+        pytest.skip(f"PyPI not reachable: {res.stderr[-300:]}")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["torch_npu"]["version"] == "2.9.0.post2"
+    assert doc["memory"]["hbm_bytes"] == 65536 << 20
+    assert doc["verdict"] == "ready; fits at TP 1"
+
+
 def test_resolve_refuses_what_is_not_a_registry() -> None:
     with pytest.raises(InputError):
         registry.resolve("2.7.1; rm -rf /")
@@ -263,6 +290,8 @@ def test_weight_bytes_equal_a_real_allocation(family: str) -> None:
         assert memory.weight_bytes(trace.shape(cfg, model), name) == measured, (family, name)
     shp = trace.shape(cfg)
     assert shp.tied == (family in ("qwen2", "gpt2"))
+    # the embedding (and a tied head) is never counted among the quantised layer weights
+    assert shp.linear_params > 0 and shp.linear_params + shp.embedding_params <= shp.params
 
 
 def test_kv_cache_per_attention_kind(traces: dict[str, coverage.Trace]) -> None:
@@ -278,6 +307,14 @@ def test_kv_cache_per_attention_kind(traces: dict[str, coverage.Trace]) -> None:
     mixtral = trace.shape(config.load(config=str(CONFIGS / "mixtral.json")))
     assert mixtral.attention_kinds == ("gqa+window32",)
     assert memory.kv_cache_bytes(mixtral, 1, 1000, 2) == memory.kv_cache_bytes(mixtral, 1, 32, 2)
+    # MLA (DeepSeek-V3 code from transformers): kv_lora_rank 16 + qk_rope_head_dim 8 per layer
+    deepseek = trace.shape(config.load(config=str(CONFIGS / "deepseek_v3.json")))
+    assert deepseek.attention_kinds == ("mla",)
+    assert memory.kv_bytes_per_token(deepseek, 2) == 2 * (16 + 8) * 2
+    # per-layer types (Gemma-2 alternates sliding and full attention)
+    gemma2 = trace.shape(config.load(config=str(CONFIGS / "gemma2.json")))
+    assert [lay.window for lay in gemma2.layers] == [8, None, 8, None]
+    assert memory.kv_cache_bytes(gemma2, 1, 100, 2) == (2 * 8 + 2 * 100) * 2 * 2 * 16 * 2
     mla = memory.Shape("mla", 1, 0, 0, 0, False, 64, 4, 128, 128, (memory.Layer("mla", latent=512 + 64),) * 3)
     assert memory.kv_bytes_per_token(mla, 2, tp=1) == memory.kv_bytes_per_token(mla, 2, tp=4) == 3 * 576 * 2
     layered = memory.Shape(
@@ -320,6 +357,18 @@ def test_cli_ops_json_and_exit_code() -> None:
     assert doc["schema"] == "cannenv.model.ops/1"
     assert doc["verdict"] == "ready"
     assert {f["id"] for f in doc["fusions"]} >= {"rms-norm", "rotary", "attention"}
+    res = run_cli(
+        "ops",
+        "--config",
+        str(CONFIGS / "gemma.json"),
+        "--torch-npu",
+        str(REGISTRIES / "2.13.0"),
+        "--compare",
+        str(REGISTRIES / "2.7.1"),
+    )
+    assert res.returncode == 0, res.stderr
+    assert "From torch_npu 2.7.1" in res.stdout
+    assert "aten::gelu: native/native -> composite/native" in res.stdout
 
 
 @pytest.mark.slow
@@ -342,6 +391,11 @@ def test_cli_memory_and_check() -> None:
     assert res.returncode == 1
     doc = json.loads(res.stdout)
     assert doc["operators"] == "ready" and doc["fits"] is False
+    if shutil.which("npu-smi") is None:  # no NPU here: check asks for the device instead of guessing
+        res = run_cli(
+            "check", "--config", str(CONFIGS / "llama.json"), "--torch-npu", str(REGISTRIES / "2.13.0")
+        )
+        assert res.returncode == 2 and "--soc" in res.stderr
     res = run_cli("ops", "--config", str(CONFIGS / "llama.json"), "--torch-npu", "not-a-version!")
     assert res.returncode == 2 and "Traceback" not in res.stderr
 
@@ -356,3 +410,42 @@ def test_bad_config_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "c2.json").write_text(json.dumps({"hidden_size": 3}))
     with pytest.raises(InputError, match="model_type"):
         config.load(config=str(tmp_path / "c2.json"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry parser, on any input
+
+_names = st.from_regex(r"[a-z_][a-z0-9_]{0,12}(\.[A-Za-z0-9_]{1,8})?", fullmatch=True)
+_entries = st.one_of(
+    _names,
+    st.builds(lambda n: {"func": n + "(Tensor self) -> Tensor", "op_api": True}, _names),
+    st.integers(),
+    st.none(),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["supported", "autograd", "quant", "custom", "symint", "backend", "other"]),
+        st.one_of(st.lists(_entries, max_size=6), st.text(max_size=10), st.none()),
+        max_size=5,
+    )
+)
+def test_registry_parser_takes_any_yaml(doc: dict[str, object]) -> None:
+    import yaml
+
+    text = yaml.safe_dump(doc)
+    try:
+        ops = registry.parse_yaml({"npu_native_functions.yaml": text})
+    except InputError as exc:
+        assert "npu_native_functions.yaml" in exc.message
+        return
+    for section, items in doc.items():
+        if section in ("supported", "autograd", "quant", "custom") and isinstance(items, list):
+            ns = "npu" if section == "custom" else "aten"
+            for e in items:
+                name = e if isinstance(e, str) else e["func"].split("(")[0]  # type: ignore[index]
+                assert section in ops[f"{ns}::{name}"]
+    assert all(k.split("::")[0] in ("aten", "npu") for k in ops)

@@ -192,7 +192,7 @@ def test_container_with_mounts_never_touches_the_driver(m: matrix_mod.Matrix) ->
 def test_broken_container_no_mounts_never_installs_a_driver_in_the_container(m: matrix_mod.Matrix) -> None:
     plan = _old_layout_case("broken-container-no-mounts", m)
     drv = next(s for s in plan.steps if s.component == "driver")
-    assert drv.action == "leave" and "comes from the host" in drv.summary
+    assert drv.action == "leave" and "machine it runs on" in drv.summary
 
 
 def test_broken_driver_too_old_upgrades_the_driver_first(m: matrix_mod.Matrix) -> None:
@@ -322,3 +322,120 @@ def test_plan_module_does_not_import_heavy_things() -> None:
     code = f"import sys, cannenv.plan; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- issue 12 §2.1: one consistent fix plan for torch 2.8.0 + torch_npu 2.9.0 ---------------------------
+
+
+def test_torch_280_with_torch_npu_290_gets_one_consistent_plan(m: matrix_mod.Matrix, tmp_path: Path) -> None:
+    from tests.helpers.hosts import HostTree
+
+    HostTree(tmp_path).os_release().python_stack("2.8.0", "2.9.0")
+    facts = collect(Host(tmp_path, {}, True, 5.0), python=None, site_packages=())
+    target = choose_target(facts, m)
+    assert target.stack is not None
+    plan = compute_plan(facts, target, hdk="no")
+    stack = target.stack
+    pins = {f"torch=={stack.version('torch')}", f"torch-npu=={stack.version('torch_npu')}"}
+    named = {w for s in plan.actions for line in s.commands for w in line.split() if "==" in w}
+    assert named and named <= pins  # every pip pin is the one target's, never a mix of two stacks
+    assert ("python-packages", "upgrade") in acts(plan)
+    if stack.version("torch") == "2.8.0":  # the installed torch is the target's: it is kept
+        assert not any(w.startswith("torch==") for w in named)
+    cann = step(plan, "cann")
+    assert cann.version_to == stack.version("cann")  # the toolkit the target's torch_npu pairs with
+    assert_ordered(plan)
+
+
+# -- provision's pure parts ---------------------------------------------------------------------------
+
+
+def test_classify_runner_events() -> None:
+    from cannenv.plan.provision import classify
+
+    events = [
+        {
+            "event": "runner_on_ok",
+            "event_data": {"host": "a", "res": {"msg": "cannenv-provision: done: step 1"}},
+        },
+        {
+            "event": "runner_on_ok",
+            "event_data": {"host": "a", "res": {"msg": "cannenv-provision: done: step 2"}},
+        },
+        {
+            "event": "runner_on_failed",
+            "event_data": {
+                "host": "a",
+                "res": {
+                    "msg": "cannenv-provision: step-failed: step 3: nnal install exited 1\nline 1\nline 2"
+                },
+            },
+        },
+        {
+            "event": "runner_on_ok",
+            "event_data": {"host": "b", "res": {"msg": "cannenv-provision: done: step 1"}},
+        },
+        {
+            "event": "runner_on_failed",
+            "event_data": {
+                "host": "c",
+                "res": {
+                    "msg": "One or more items failed",
+                    "results": [
+                        {"failed": True, "msg": "cannenv-provision: checksum: step 2: x.run has sha256 0"}
+                    ],
+                },
+            },
+        },
+        {"event": "runner_on_unreachable", "event_data": {"host": "d", "res": {"msg": "Connection refused"}}},
+    ]
+    got = classify(events)
+    assert got["a"]["done"] == [1, 2]
+    assert got["a"]["failure"] == ("step-failed", 3, "nnal install exited 1\nline 1\nline 2")
+    assert got["b"] == {"done": [1], "failure": None}
+    assert got["c"]["failure"][:2] == ("checksum", 2)
+    assert got["d"]["failure"] == ("unreachable", None, "Connection refused")
+
+
+def test_role_steps_copy_only_what_each_step_needs(m: matrix_mod.Matrix, tmp_path: Path) -> None:
+    from cannenv.plan.provision import role_steps
+
+    plan, _ = plan_of("broken-torch-npu-vs-cann", m, offline=True)
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "Ascend-cann-nnal_8.5.0_linux-aarch64.run").write_text("fixture\n")
+    # nothing pinned: refused without --allow-unpinned, before any step
+    steps, stop = role_steps(plan, art, allow_unpinned=False)
+    assert steps == [] and stop is not None and stop.failed_step == 1 and "pins no sha256" in stop.reason
+    # unpinned allowed: the NNAL step runs; the wheel step stops the host (no wheel in the folder)
+    steps, stop = role_steps(plan, art, allow_unpinned=True)
+    assert [s["component"] for s in steps] == ["nnal"]
+    assert [f["name"] for f in steps[0]["files"]] == ["Ascend-cann-nnal_8.5.0_linux-aarch64.run"]
+    assert stop is not None and stop.failed_component == "python-packages" and "no wheel" in stop.reason
+    (art / "torch_npu-2.8.0.post2-cp311-cp311-manylinux_2_28_aarch64.whl").write_text("w")
+    (art / "torch-2.8.0-cp311-none-any.whl").write_text("w")  # not needed: torch stays
+    steps, stop = role_steps(plan, art, allow_unpinned=True)
+    assert stop is None
+    assert [f["name"] for f in steps[1]["files"]] == [
+        "torch_npu-2.8.0.post2-cp311-cp311-manylinux_2_28_aarch64.whl"
+    ]
+
+
+def test_provision_playbook_and_role_pass_ansible_syntax_check(tmp_path: Path) -> None:
+    import shutil
+
+    exe = shutil.which("ansible-playbook")
+    if exe is None:
+        pytest.skip("ansible-playbook not installed (pip install 'cannenv[fleet]')")
+    from cannenv.plan.provision import playbook_path
+
+    inv = tmp_path / "inv.ini"
+    inv.write_text("h ansible_host=127.0.0.1\n")
+    proc = subprocess.run(
+        [exe, "--syntax-check", "-i", str(inv), str(playbook_path())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

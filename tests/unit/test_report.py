@@ -78,3 +78,25 @@ def test_junit() -> None:
     )
     strict = ET.fromstring(render_junit(_report(), strict=True)).find("testsuite")
     assert strict is not None and strict.get("failures") == "2"
+
+
+def test_prometheus_textfile_escapes_and_takes_the_worst_status() -> None:
+    from cannenv.prometheus import render_node
+    from cannenv.report import Finding, Report, StackChoice
+
+    findings = [
+        Finding(id="stack-match", status="warn", severity="medium", title="t", subject="torch"),
+        Finding(id="stack-match", status="fail", severity="medium", title="t", subject="cann"),
+        Finding(id="npu-devices", status="skip", severity="critical", title="t"),
+    ]
+    report = Report.build(
+        findings, host={"cann": '8.2"RC1\\\n', "driver": None}, stack=StackChoice(id="a2-x", how="option")
+    )
+    text = render_node(report, timestamp=1700000000.7)
+    assert 'cannenv_check_status{check="stack-match",severity="medium"} 2\n' in text
+    assert 'cannenv_check_status{check="npu-devices",severity="critical"} -1\n' in text
+    assert (
+        'cannenv_stack_info{stack="a2-x",cann="8.2\\"RC1\\\\\\n",driver="none",torch_npu="none"} 1\n' in text
+    )
+    assert "cannenv_last_run_timestamp_seconds 1700000000\n" in text
+    assert 'cannenv_findings{status="fail"} 1\n' in text

@@ -51,3 +51,10 @@ for wheel in sys.argv[1:]:
                     f"# extracted from {Path(wheel).name} ({name}), operator names only; see ../extract.py\n"
                 )
                 dest.write_text(head + yaml.safe_dump(slim(doc), sort_keys=False, width=200))
+            elif name.endswith(".dist-info/METADATA") and name.startswith("torch_npu-"):
+                # the identifying header lines only (the long description is not needed)
+                lines = zf.read(name).decode().splitlines()
+                keep = [ln for ln in lines if ln.split(":")[0] in ("Metadata-Version", "Name", "Version")]
+                dest = HERE / version / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_text("\n".join(keep) + "\n")

@@ -1,0 +1,135 @@
+"""Provisioning test fixtures: a fixture stack, its fixture installers, stand-in wheels, fleet hosts.
+
+Nothing here is CANN: the installers are tests/fixtures/cann_installer's fake, self-extracting
+scripts (named like the vendor's files; CANN 8.5 packages wrapped in ``.zip``), the torch and
+torch_npu wheels are tiny stand-ins, and the stack id starts with ``fixture-``. Versions are real
+ones (CANN 8.5.0, HDK 25.5.1) so the shipped matrix's rules judge the result like a real host.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cann_installer"
+sys.path.insert(0, str(FIXTURES))
+
+from fixture_stack import FIXTURE_SOURCE, standin_wheel  # noqa: E402
+from make_fixture_installer import make_hdk_installers, make_installers  # noqa: E402
+
+from .fleet_hosts import HostSpec  # noqa: E402
+
+STACK_ID = "fixture-a2-cann8.5.0-torch2.8.0-py3.11"
+CANN, DRIVER, FIRMWARE, TORCH, TORCH_NPU = "8.5.0", "25.5.1", "7.7.0.1.231", "2.8.0", "2.8.0.post2"
+FAIL_MARKER = "/etc/cannenv-fixture-fail-nnal"
+PIP_CONF = "[global]\nbreak-system-packages = true\n"
+"""Debian's system Python refuses pip installs (PEP 668) unless its owner allows them."""
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    folder: Path
+    matrix: Path
+    sha256: dict[str, str]
+    files: dict[str, str]
+
+
+def make_artifacts(work: Path, *, arch: str = "x86_64") -> Artifacts:
+    """Fixture installers (+ wheels, + pip) in ``work/artifacts``, and a matrix file pinning them."""
+    folder = work / "artifacts"
+    cann = make_installers(
+        folder,
+        CANN,
+        "910b",
+        arch,
+        archive="zip",
+        installed_bytes=32 << 10,
+        padding_bytes=16 << 10,
+        fail_marker={"nnal": FAIL_MARKER},
+    )
+    hdk = make_hdk_installers(folder, DRIVER, FIRMWARE, "910b", arch)
+    standin_wheel(folder, "torch", TORCH, "torch")
+    standin_wheel(folder, "torch-npu", TORCH_NPU, "torch_npu")
+    _pip_wheel(folder)
+    by_key = {
+        "cann": cann["toolkit"],
+        "ops": cann["kernels"],
+        "nnal": cann["nnal"],
+        "driver": hdk["driver"],
+        "firmware": hdk["firmware"],
+    }
+    sha = {k: v.sha256 for k, v in by_key.items()}
+    files = {k: v.path.name for k, v in by_key.items()}
+    matrix = work / "fixture-stack.yaml"
+    matrix.write_text(matrix_yaml(files, sha, arch))
+    return Artifacts(folder, matrix, sha, files)
+
+
+def _pip_wheel(folder: Path) -> None:
+    """A pip wheel for hosts without pip (Debian's python3 has none): the role runs pip from it.
+    Python's own bundled wheel when present (ensurepip), else one from the package index."""
+    import subprocess
+
+    try:
+        import ensurepip
+
+        bundled = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl"))
+    except ImportError:
+        bundled = []
+    if bundled:
+        shutil.copy(bundled[-1], folder / bundled[-1].name)
+        return
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), "pip"],
+        check=True,
+        timeout=300,
+    )
+
+
+def matrix_yaml(files: dict[str, str], sha: dict[str, str], arch: str) -> str:
+    def comp(version: str, key: str | None = None, **extra: object) -> dict[str, object]:
+        c: dict[str, object] = {"version": version, "sources": [FIXTURE_SOURCE], **extra}
+        if key is not None:
+            c["artifacts"] = {arch: {"file": files[key], "sha256": sha[key]}}
+        return c
+
+    doc = {
+        "schema_version": 1,
+        "sources": [{"id": FIXTURE_SOURCE, "title": "cannenv test fixture (not a real source)"}],
+        "stacks": [
+            {
+                "id": STACK_ID,
+                "family": "a2",
+                "arches": [arch],
+                "os": ["debian12"],
+                "status": "published",
+                "components": {
+                    "driver": comp(DRIVER, "driver"),
+                    "firmware": comp(FIRMWARE, "firmware", package="Ascend-hdk-910b-npu-firmware"),
+                    "cann": comp(CANN, "cann", package="Ascend-cann-toolkit"),
+                    "ops": comp(CANN, "ops", package="Ascend-cann-910b-ops"),
+                    "nnal": comp(CANN, "nnal", package="Ascend-cann-nnal"),
+                    "python": comp("3.11"),
+                    "torch": comp(TORCH, package="torch"),
+                    "torch_npu": comp(TORCH_NPU, package="torch-npu"),
+                },
+                "sources": [FIXTURE_SOURCE],
+                "note": "TEST FIXTURE stack: fake installers, stand-in torch wheels",
+            }
+        ],
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def bare(name: str, **extra: str) -> HostSpec:
+    """A host with no Ascend software (Debian's Python 3.11 only)."""
+    return HostSpec(name, bare=True, extra={"/etc/pip.conf": PIP_CONF, **extra})
+
+
+def old_cann(name: str) -> HostSpec:
+    """A host with an older HDK (25.0.rc1.1 + firmware 7.7) and CANN 8.2.RC1 sourced at login."""
+    return HostSpec(name, extra={"/etc/pip.conf": PIP_CONF})

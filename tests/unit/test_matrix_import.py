@@ -1,0 +1,280 @@
+"""The importers on extracts of the real vendor artefacts (tests/data/ascend_deployer/README.md),
+the refresh diff, installer name templates, and (marked ``network``) the real downloads."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cannenv import matrix
+from cannenv.errors import InputError
+from cannenv.matrix import deployer, index, refresh
+from cannenv.resources import matrices_dir
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "ascend_deployer"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _wheel(tmp_path: Path) -> Path:
+    """The extract zipped back into a wheel (the importer reads both forms)."""
+    whl = tmp_path / "ascend_deployer-26.0.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        for f in sorted(DATA.rglob("*")):
+            if f.is_file() and f.name not in ("README.md", "index_torch_npu.json"):
+                zf.write(f, f.relative_to(DATA).as_posix())
+    return whl
+
+
+def test_deployer_folder_and_wheel_give_the_same_facts(tmp_path: Path) -> None:
+    folder = deployer.read_deployer(DATA)
+    wheel = deployer.read_deployer(_wheel(tmp_path))
+    assert folder.version == wheel.version == "26.0.0"
+    assert [(f.kind, f.key, f.value) for f in folder.facts] == [(f.kind, f.key, f.value) for f in wheel.facts]
+    assert len(wheel.sha256) == 64 and folder.sha256 == ""
+    assert "ascend_deployer/downloader/software/MindSpore_2.7.2.json" in folder.skipped
+
+
+def test_deployer_facts_name_hdk_installers_and_pairings() -> None:
+    imp = deployer.read_deployer(DATA)
+    hdk = {f.key: f for f in imp.facts if f.kind == "hdk"}
+    # CANN_8.3.RC1.json requires NPU 25.3.RC1: the HDK released with 8.3.RC1 (no "25.3.0" exists)
+    assert hdk[("8.3.RC1", "25.3.rc1")].value["families"] == ["310p", "910", "a2"]
+    assert ("8.5.0", "25.5.0") in hdk
+    assert hdk[("8.5.0", "25.5.0")].provenance.path.endswith("software/CANN_8.5.0.json")
+    downloads = {f.key[0]: f.value for f in imp.facts if f.kind == "download"}
+    ops = downloads["Ascend-cann-910b-ops_8.5.0_linux-aarch64.zip"]
+    assert ops["component"] == "ops" and ops["families"] == ["a2"] and ops["arch"] == "aarch64"
+    assert ops["sha256"] == "feb53734b0eab515b34ffb0cd4ce2e2148f3c0d48cfd701eeaf042e19072742d"
+    assert ops["url"].startswith("https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN%208.5.0/")
+    bundle = downloads["Ascend-hdk-910b-npu_25.5.0_linux-x86-64.zip"]
+    assert bundle["component"] == "hdk" and bundle["arch"] == "x86_64"
+    wheel = downloads["torch_npu-2.10.0-cp311-cp311-manylinux_2_28_aarch64.whl"]
+    assert wheel["component"] == "torch_npu" and wheel["python"] == "3.11"
+    pairs = {f.key for f in imp.facts if f.kind == "torch_npu"}
+    assert ("2.10.0", "9.0.0") in pairs and ("2.7.1.post2", "8.5.0") in pairs
+
+
+def test_deployer_refuses_what_is_not_a_deployer(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(InputError, match="not an ascend-deployer wheel"):
+        deployer.read_deployer(tmp_path)
+    bad = tmp_path / "bad"
+    shutil.copytree(DATA, bad)
+    (bad / "ascend_deployer/downloader/software/CANN_8.5.0.json").write_text("{not json")
+    with pytest.raises(InputError, match=r"CANN_8\.5\.0\.json: not valid JSON"):
+        deployer.read_deployer(bad)
+
+
+def test_deployer_never_reads_outside_the_folder(tmp_path: Path) -> None:
+    root = tmp_path / "d"
+    shutil.copytree(DATA, root)
+    secret = tmp_path / "outside.json"
+    secret.write_text(
+        json.dumps(
+            {"name": "CANN", "version": "9.9.9", "required_soft": [{"name": "NPU", "version": "1.0.0"}]}
+        )
+    )
+    (root / "ascend_deployer/downloader/software/CANN_9.9.9.json").symlink_to(secret)
+    imp = deployer.read_deployer(root)
+    assert not any(f.key[0] == "9.9.9" for f in imp.facts)  # the link is not followed
+
+
+def test_index_listing_gives_exact_sets_and_dates() -> None:
+    imp = index.read_listing(DATA / "index_torch_npu.json")
+    assert imp.package == "torch-npu"
+    assert imp.sets[("3.11", "aarch64")] >= {"2.7.1", "2.7.1.post2", "2.10.0", "2.13.0"}
+    assert "2.1.0.post4" not in {v for vs in imp.sets.values() for v in vs}
+    assert imp.uploaded["2.13.0"] == "2026-10-15"
+    rows = index.wheel_rows(imp)
+    assert all(r["versions"] == sorted(r["versions"], key=lambda v: matrix._pep(v)) for r in rows)
+    assert not any(any(c in v for c in "<>=*,") for r in rows for v in r["versions"])  # never ranges
+
+
+def _matrix_copy(tmp_path: Path) -> Path:
+    """The shipped matrix with the importers' files emptied (their sources kept: stacks cite them)."""
+    import yaml
+
+    d = tmp_path / "matrices"
+    d.mkdir()
+    for f in matrix.loader.matrix_files([matrices_dir()]):
+        if f.name in (refresh.DEPLOYER_FILE, refresh.INDEX_FILE):
+            doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+            kept = {"schema_version": 1, "sources": doc["sources"]}
+            (d / f.name).write_text(json.dumps(kept), encoding="utf-8")
+        else:
+            shutil.copy(f, d / f.name)
+    return d
+
+
+def test_refresh_reports_a_diff_with_sources_and_write_makes_it_clean(tmp_path: Path) -> None:
+    art = tmp_path / "art"
+    art.mkdir()
+    _wheel(art)
+    shutil.copy(DATA / "index_torch_npu.json", art / "torch-npu.json")
+    mdir = _matrix_copy(tmp_path)  # the shipped matrix without the importers' files
+    r = refresh.compare(refresh.gather(art), matrix.load_files(matrix.loader.matrix_files([mdir])))
+    by_status: dict[str, list[refresh.Change]] = {}
+    for c in r.changes:
+        by_status.setdefault(c.status, []).append(c)
+    assert {c.kind for c in by_status["added"]} >= {"download", "hdk", "wheel"}
+    # 8.5.0: the release note text says HDK 25.5.1, the vendor installer 25.5.0: a conflict, shown
+    conflict = next(c for c in by_status["conflict"] if c.key == "CANN 8.5.0 -> HDK 25.5.0")
+    assert "25.5.1 (RELMGMT)" in conflict.detail and not conflict.recorded
+    assert all(c.source.sha256 and c.source.path and c.source.package for c in r.changes)
+    counts = r.counts()
+    assert counts["ascend-deployer 26.0.0"]["imported"] == sum(
+        1 for c in r.changes if c.source.package == "ascend-deployer"
+    )
+    assert r.unexplained
+    written = refresh.write(r, mdir)
+    assert str(mdir / refresh.DEPLOYER_FILE) in written and str(mdir / refresh.INDEX_FILE) in written
+    again = refresh.compare(refresh.gather(art), matrix.load_files(matrix.loader.matrix_files([mdir])))
+    assert again.unexplained == []
+    assert any(c.status == "conflict" and c.recorded for c in again.changes)  # both statements kept
+    m = matrix.load_files(matrix.loader.matrix_files([mdir]))
+    assert m.download("Ascend-cann-toolkit_8.5.0_linux-x86_64.zip") is not None
+
+
+def test_refresh_cli_exit_codes(tmp_path: Path) -> None:
+    art = tmp_path / "art"
+    art.mkdir()
+    shutil.copy(DATA / "index_torch_npu.json", art / "torch-npu.json")
+    mdir = _matrix_copy(tmp_path)
+    run = [
+        sys.executable,
+        "-m",
+        "cannenv",
+        "matrix",
+        "refresh",
+        "--from",
+        str(art),
+        "--matrix-dir",
+        str(mdir),
+    ]
+    first = subprocess.run([*run, "--json"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert first.returncode == 1, first.stderr
+    doc = json.loads(first.stdout)
+    assert doc["unexplained"] > 0 and doc["changes"][0]["source"]["package"] == "pypi.org"
+    assert subprocess.run([*run, "--write"], capture_output=True, timeout=120, cwd=REPO).returncode == 0
+    assert subprocess.run(run, capture_output=True, timeout=120, cwd=REPO).returncode == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = subprocess.run(
+        [*run[:-4], "--from", str(empty)], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert p.returncode == 2 and "holds no artefact" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_shipped_matrix_is_current_with_the_extracts(tmp_path: Path) -> None:
+    """Every fact of the extracts is in the shipped matrix (refresh over them: nothing to review)."""
+    art = tmp_path / "art"
+    art.mkdir()
+    _wheel(art)
+    shutil.copy(DATA / "index_torch_npu.json", art / "torch-npu.json")
+    r = refresh.compare(refresh.gather(art), matrix.load())
+    assert [c for c in r.unexplained if c.kind != "wheel"] == []
+
+
+# ------------------------------------------------------------------ installer name templates
+
+
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [
+        (
+            "Ascend-cann-toolkit_{version.__class__}_linux.run",
+            "placeholder {version.__class__} is not allowed",
+        ),
+        ("Ascend-cann-toolkit_{foo}_linux.run", "placeholder {foo} is not allowed"),
+        ("Ascend-cann-toolkit_{version_linux.run", "unbalanced '{'"),
+        ("Ascend-cann-toolkit_{version!r}.run", "placeholder {version!r} is not allowed"),
+        ("Ascend-cann-toolkit_{0}.run", "placeholder {0} is not allowed"),
+    ],
+)
+def test_installer_templates_take_only_the_named_fields(tmp_path: Path, pattern: str, says: str) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text(
+        "schema_version: 1\ninstallers:\n"
+        "  - {component: cann, package: Ascend-cann-toolkit, "
+        f"pattern: {json.dumps(pattern)}, sources: [X]}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(matrix.MatrixError) as info:
+        matrix.load([f])
+    text = str(info.value)
+    assert f"{f}:3" in text and "installers[0]" in text and "pattern" in text and says in text
+    lint = subprocess.run(
+        [sys.executable, "-m", "cannenv", "matrix", "lint", str(f)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert lint.returncode == 2 and says in lint.stdout and "Traceback" not in lint.stderr
+    doctor = subprocess.run(
+        [sys.executable, "-m", "cannenv", "doctor", "--matrix", str(f), "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert doctor.returncode == 2 and says in doctor.stderr and "Traceback" not in doctor.stderr
+
+
+def test_template_fills_only_the_named_fields() -> None:
+    from cannenv.matrix.model import fill_template
+
+    assert (
+        fill_template(
+            "Ascend-hdk-910b-npu-driver_{version}_linux-{hdk_arch}.run",
+            version="25.3.rc1",
+            arch="x86_64",
+            hdk_arch="x86-64",
+        )
+        == "Ascend-hdk-910b-npu-driver_25.3.rc1_linux-x86-64.run"
+    )
+    with pytest.raises(ValueError, match="not allowed"):
+        fill_template("{__import__}", version="1")
+
+
+# ------------------------------------------------------------------ the real artefacts (network)
+
+
+def _download(args: list[str], dest: Path) -> Path:
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if p.returncode != 0:
+        pytest.skip(f"the package index is not reachable from here: {p.stderr.strip()[-300:]}")
+    return dest
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_importers_on_the_real_downloads(tmp_path: Path) -> None:
+    art = _download(["ascend-deployer==26.0.0"], tmp_path / "art")
+    _download(
+        [
+            "--only-binary=:all:",
+            "--python-version",
+            "3.11",
+            "--platform",
+            "manylinux_2_28_x86_64",
+            "torch-npu==2.7.1.post2",
+        ],
+        art,
+    )
+    imp = deployer.read_deployer(next(art.glob("ascend_deployer-*.whl")))
+    assert imp.sha256 == "42805278741368296a68f81ef69968c60a951399da5a54620d89cf5fb4f69068"
+    assert {f.key for f in imp.facts if f.kind == "hdk"} >= {("8.3.RC1", "25.3.rc1"), ("9.0.0", "26.0.rc1")}
+    r = refresh.compare(refresh.gather(art), matrix.load())
+    assert r.unexplained == [], [str(c.key) for c in r.unexplained][:10]
