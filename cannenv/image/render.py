@@ -111,8 +111,11 @@ class BuildContext:
 
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise InputError(f"{out} is not empty", hint="give an empty or new directory to --out")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        except OSError as exc:  # --out under a file, a dangling link, no permission: exit 2
+            raise InputError(f"cannot write the build context {out}: {exc.strerror or exc}") from None
         try:
             for rel, data in sorted(self.files.items()):
                 p = tmp / rel
