@@ -48,7 +48,6 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 COMP = {"cann": "toolkit", "ops": "kernels", "nnal": "nnal"}
 TOO_OLD = "Version=23.0.7\nInnerversion=V100R001C15SPC012B220\npackage_version=23.0.7\n"
-FITS = "Version=25.5.1\npackage_version=25.5.1\n"
 # SHIPPED stack ids, and the pins they carry (the image must hold exactly these)
 STACKS = {
     "8.3.RC1": "a2-cann8.3.rc1-torch2.6.0-py3.11",
@@ -161,6 +160,7 @@ def build_shipped(
     deps: Path,
     base: str,
     registry_at: str,
+    os_id: str = "preinstalled",
     *,
     zipped: bool = False,
 ) -> Built:
@@ -187,7 +187,7 @@ def build_shipped(
         "--arch",
         "x86_64",
         "--os",
-        "preinstalled",
+        os_id,
         "--base-image",
         base,
         "--artifacts",
@@ -239,6 +239,7 @@ def built85(
     pinned_base: str,
     local_registry: str,
 ) -> Built:
+    # the debian12 profile, built for real: its OS packages come from Debian's mirror at build time
     return build_shipped(
         tmp_path_factory.mktemp("b85"),
         "8.5.0",
@@ -246,6 +247,7 @@ def built85(
         dependency_wheels,
         pinned_base,
         local_registry,
+        os_id="debian12",
         zipped=True,  # the vendor's .zip downloads (8.1.RC1 and later), verified against their digests
     )
 
@@ -391,6 +393,11 @@ def test_lock_push_rebuild_locked_and_a_changed_byte(engine: Engine, built83: Bu
     # pull --locked: the digest the lock names, checked against the lock
     r = cli("image", "pull", "--locked", str(built83.lock))
     assert r.returncode == 0 and "matches" in r.stdout, r.stderr
+    # a base given by tag is refused unless --allow-tag (exit 5), before any build step
+    args = list(built83.build_args)
+    args[args.index("--base-image") + 1] = BASE_IMAGE
+    r = cli("image", "build", *args)
+    assert r.returncode == 5 and "is a tag, not a digest" in r.stderr and "step 1/" not in r.stderr
     # a rebuild with --locked: same inputs, accepted
     r = cli("image", "build", *built83.build_args, "--locked", str(built83.lock))
     assert r.returncode == 0, r.stderr[-3000:]
@@ -537,7 +544,13 @@ def test_gate_refuses_a_too_old_host_driver(engine: Engine, built83: Built, tmp_
 
 
 def test_gate_starts_on_a_fitting_driver(engine: Engine, built83: Built, tmp_path: Path) -> None:
-    r = run_in(engine, built83.tag, "echo", "started", driver=FITS, tmp=tmp_path)
+    from cannenv import matrix
+
+    # the oldest driver the matrix's HDK rule pairs with this CANN fits by definition
+    req = matrix.load([built83.matrix]).driver_requirement("8.3.RC1", "a2")
+    assert req is not None
+    fits = f"Version={req.minimum}\npackage_version={req.minimum}\n"
+    r = run_in(engine, built83.tag, "echo", "started", driver=fits, tmp=tmp_path)
     assert r.exit_code == 0 and r.stdout.strip() == "started" and r.stderr == ""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -481,3 +482,50 @@ def test_inventory_groups_map_to_targets(tmp_path: Path) -> None:
     nodes = {n["name"]: n for n in report["nodes"]}
     assert nodes["a2-1"]["target"] == "group training" and nodes["a2-1"]["stack"] == A2_STACK
     assert nodes["a2-2"]["status"] == "untargeted"
+
+
+def test_node_metrics_pushed_by_the_playbook(tmp_path: Path) -> None:
+    """`fleet report --node-metrics` on the controller, then ansible/playbooks/push_metrics.yml (real
+    ansible-playbook, local connection) puts each node's file in its textfile directory."""
+    import shutil
+
+    _collection(tmp_path, [HostSpec("a2-1"), HostSpec("a2-2", env_sourced=False)])
+    metrics = tmp_path / "metrics"
+    code, _ = _report_cli(str(tmp_path / "facts"), "--stack", A2_STACK, "--node-metrics", str(metrics))
+    assert code == 1 and sorted(p.name for p in metrics.iterdir()) == ["a2-1.prom", "a2-2.prom"]
+    text = (metrics / "a2-2.prom").read_text()
+    assert 'cannenv_check_status{check="env-sourced",severity="critical"} 1' in text
+    assert (
+        f'cannenv_stack_info{{stack="{A2_STACK}",cann="8.2.RC1",driver="25.0.rc1.1",torch_npu="none"}} 1'
+        in text
+    )
+    promtool = shutil.which("promtool")
+    if promtool:
+        lint = subprocess.run(
+            [promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False
+        )
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    playbook_cli = shutil.which("ansible-playbook")
+    if playbook_cli is None:
+        pytest.skip("ansible-playbook is not installed (pip install 'cannenv[fleet]')")
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text(
+        "".join(
+            f"{n} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
+            for n in ("a2-1", "a2-2")
+        )
+    )
+    textfile = tmp_path / "textfile"
+    textfile.mkdir()
+    playbook = Path(__file__).resolve().parents[2] / "ansible" / "playbooks" / "push_metrics.yml"
+    extra = ["-e", f"cannenv_metrics_src={metrics}", "-e", f"cannenv_textfile_dir={textfile}"]
+    run = subprocess.run(
+        [playbook_cli, "-i", str(inventory), str(playbook), "--limit", "a2-2", *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_NOCOLOR": "1"},
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert (textfile / "cannenv.prom").read_text() == text

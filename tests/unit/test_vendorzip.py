@@ -4,6 +4,7 @@ first, then a bounded extraction of the named .run; and which shipped stacks hav
 from __future__ import annotations
 
 import hashlib
+import json
 import stat
 import sys
 import zipfile
@@ -84,6 +85,13 @@ def test_a_vendor_zip_is_verified_then_its_run_extracted_and_both_digests_locked
         assert i.archive == zip_name and i.archive_sha256 == sha(zips / zip_name)
         assert i.archive_source and "FIXTURE-DEPLOYER" in i.archive_source
     assert "sha256-pinned installers" in ctx.labels["org.opencontainers.image.description"]
+    from cannenv.image.sbom import inputs_from_lock, sbom_json
+
+    sbom = json.loads(sbom_json(inputs_from_lock(lock)))
+    toolkit = next(c for c in sbom["components"] if c.get("bom-ref") == "cann-cann")
+    props = {p["name"]: p["value"] for p in toolkit["properties"]}
+    assert props["cannenv:vendor-archive-sha256"] == lock.installers[0].archive_sha256
+    assert toolkit["hashes"][0]["content"] == runs["toolkit"].sha256
 
 
 def test_a_tampered_zip_is_refused_before_anything_is_extracted(
@@ -266,8 +274,6 @@ def test_image_lock_of_a_shipped_stack_from_vendor_zips_needs_no_allow_unpinned(
 
 
 def test_matrix_show_names_the_vendor_zip_and_its_digest_for_each_installer() -> None:
-    import json
-
     r = CliRunner().invoke(cli, ["matrix", "show", SHIPPED, "--json"])
     assert r.exit_code == 0, r.output
     archives = json.loads(r.output)["vendor_archives"]
