@@ -172,7 +172,7 @@ def test_report_on_real_trees(judged: tuple[Collection, FleetReport]) -> None:
     assert report.stack.id  # all three judged against the same best match
     warns = [g for g in report.groups if g.status == "warn" and g.check == "driver-cann"]
     assert warns and warns[0].nodes == ("old",)
-    assert json.loads(report.to_json())["schema_version"] == 1
+    assert json.loads(report.to_json())["schema_version"] == 2
 
 
 def test_junit_and_html(judged: tuple[Collection, FleetReport]) -> None:
