@@ -465,6 +465,11 @@ def test_per_family_targets_and_untargeted_nodes(tmp_path: Path) -> None:
     assert "findings" not in nodes["a2-1"] and nodes["a2-1"]["counts"]["fail"] >= 1
     assert nodes["a2-1"]["versions"]["driver"] == "25.0.rc1.1"
     assert {g["id"] for g in only_a2["groups"] if "a2-1" in g["nodes"]} == set(nodes["a2-1"]["groups"])
+    gauges = tmp_path / "fleet.prom"
+    _report_cli(facts, "--target", f"a2={A2_STACK}", "--prometheus", str(gauges))
+    text = gauges.read_text()
+    assert 'cannenv_fleet_nodes{status="untargeted"} 1\n' in text
+    assert 'cannenv_fleet_check_failing_nodes{check="npu-devices",severity="critical"} 1\n' in text
     _, both = _report_cli(facts, "--target", f"a2={A2_STACK},310p={P310_STACK}", "--details")
     nodes = {n["name"]: n for n in both["nodes"]}
     assert nodes["p310-1"]["stack"] == P310_STACK and nodes["p310-1"]["findings"]

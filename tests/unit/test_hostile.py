@@ -13,7 +13,6 @@ import os
 import resource
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 from cannenv.host import Host
 from cannenv.probes import collect
 from tests.helpers import hosts
+from tests.helpers.unprivileged import as_nobody
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "OUTSIDE-THE-ROOT-7f3a"
@@ -471,30 +471,6 @@ def test_secret_names_under_kept_prefixes_never_keep_their_value(prefix: str, wo
 # ---------------------------------------------------------------- medium 7: unreadable PATH entries
 
 
-def _as_nobody(fn: Callable[[], object]) -> object:
-    """Run ``fn`` in a forked child whose effective uid/gid is `nobody`; its JSON-able result."""
-    if os.geteuid() != 0:
-        return fn()
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        code = 1
-        try:
-            os.close(r)
-            os.setegid(65534)
-            os.seteuid(65534)
-            os.write(w, json.dumps(fn()).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as fh:
-        data = fh.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, "the unprivileged child crashed"
-    return json.loads(data)
-
-
 def test_an_unreadable_path_entry_does_not_hide_the_npu(tmp_path: Path) -> None:
     import tempfile
 
@@ -516,7 +492,7 @@ def test_an_unreadable_path_entry_does_not_hide_the_npu(tmp_path: Path) -> None:
             f = collect(Host(Path("/"), env, True, 5.0), only=("os", "npu"))
             return [f.devices.family, [i.kind for i in f.issues]]
 
-        family, kinds = _as_nobody(probe)  # type: ignore[misc]
+        family, kinds = as_nobody(probe)  # type: ignore[misc]
         assert family == "a2" and "probe-crashed" not in kinds
     finally:
         (base / "private").chmod(0o755)
@@ -541,7 +517,7 @@ def test_chmod_000_file_probed_as_unprivileged_user_is_permission_denied() -> No
         def probe() -> object:
             return [[i.kind, i.path] for i in collect(_host(tree), only=("driver",)).issues]
 
-        assert ["permission-denied", "/usr/local/Ascend/driver/version.info"] in _as_nobody(probe)  # type: ignore[operator]
+        assert ["permission-denied", "/usr/local/Ascend/driver/version.info"] in as_nobody(probe)  # type: ignore[operator]
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
