@@ -304,7 +304,21 @@ class Facts:
             what="facts",
             hint="collect the facts again with this cannenv version, or upgrade cannenv",
         )
-        return records.validate(cls, raw, source=source, hint=hint)
+        facts = records.validate(cls, raw, source=source, hint=hint)
+        return facts.redacted()
+
+    def redacted(self) -> Facts:
+        """These facts with the redaction policy applied again (facts written by another tool or
+        an older cannenv may carry secrets; no output of cannenv shows them)."""
+        from dataclasses import replace
+
+        from cannenv.probes.environ import redact_kept
+
+        kept, names = redact_kept(self.env.vars)
+        if kept == self.env.vars:
+            return self
+        env = replace(self.env, vars=kept, redacted=tuple(sorted(set(self.env.redacted) | set(names))))
+        return replace(self, env=env)
 
     @classmethod
     def load(cls, path: str | Path) -> Facts:

@@ -41,11 +41,21 @@ class LockedInstaller(BaseModel):
     sha256: str
     pinned: bool  # True: the digest came from the matrix; False: recorded under --allow-unpinned
     url: str | None = None  # where the vendor publishes it, when the matrix knows
+    # When the .run was taken out of the vendor's .zip download: that zip, the vendor's digest it
+    # matched, and where the matrix has that digest from (``sha256`` is the extracted .run's).
+    archive: str | None = None
+    archive_sha256: str | None = None
+    archive_source: str | None = None
 
     @field_validator("sha256")
     @classmethod
     def _sha(cls, value: str) -> str:
         return _check_sha256(value)
+
+    @field_validator("archive_sha256")
+    @classmethod
+    def _archive_sha(cls, value: str | None) -> str | None:
+        return None if value is None else _check_sha256(value)
 
 
 class LockedRequirement(BaseModel):

@@ -238,7 +238,11 @@ def _key(cann: str, torch: str, torch_npu: str) -> tuple[str, str, str]:
 
 
 def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A YAML double-quoted scalar for any text (JSON's string escapes are YAML's: quotes,
+    backslashes, newlines and control characters from a wheel can never break the file)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
 
 
 def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, Any]]:
@@ -291,7 +295,7 @@ def merge_rows(matrix_file: str | Path, table: ImportedTable) -> list[dict[str, 
             parts.append(f"evidence: {table.evidence}")
         if table.note:
             parts.append(f"note: {_q(table.note)}")
-        parts.append(f"sources: [{table.source_id}]")
+        parts.append(f"sources: [{_q(table.source_id)}]")
         new_lines.append("{" + ", ".join(parts) + "}")
         added.append(r.to_json())
     if not added:
@@ -330,7 +334,13 @@ def _insert_items(text: str, section: str, items: list[str]) -> str:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    root = yaml.compose(text, Loader=loader)
+    try:
+        root = yaml.compose(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise InputError(
+            f"cannot merge into the {section!r} section: the matrix text does not parse ({exc})",
+            hint="fix the file first (`cannenv matrix lint FILE`)",
+        ) from None
     lines = text.splitlines(keepends=True)
     if isinstance(root, yaml.MappingNode):
         for k, v in root.value:

@@ -17,6 +17,7 @@ Layout facts (shared research kernels.md §2):
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -104,12 +105,12 @@ class ModeAvailability(_Frozen):
 def find_cann_root(host: Host, *, explicit: str | None = None) -> CannRoot:
     """The CANN toolkit root: an explicit path, ``$ASCEND_HOME_PATH``, or a default install."""
     if explicit:
-        if host.path(explicit).is_dir():
+        if host.is_dir(explicit):
             return CannRoot(path=explicit, source="--cann")
         return CannRoot(path=None, source="--cann", reason=f"no CANN toolkit: {explicit} is not a directory")
     env_home = host.getenv("ASCEND_HOME_PATH")
     if env_home:
-        if host.path(env_home).is_dir():
+        if host.is_dir(env_home):
             return CannRoot(path=env_home, source="ASCEND_HOME_PATH")
         return CannRoot(
             path=None,
@@ -121,7 +122,7 @@ def find_cann_root(host: Host, *, explicit: str | None = None) -> CannRoot:
     if home:
         candidates += [f"{home}/Ascend/ascend-toolkit/latest", f"{home}/Ascend/cann", f"{home}/Ascend/latest"]
     for cand in candidates:
-        if host.path(cand).is_dir():
+        if host.is_dir(cand):
             return CannRoot(path=cand, source="default")
     return CannRoot(path=None, source="none", reason=NO_TOOLKIT)
 
@@ -132,28 +133,28 @@ def detect_flows(host: Host, cann_root: str) -> ToolkitFlows:
     kernel_dir: str | None = None
     for rel in KERNEL_CMAKE_DIRS:
         cand = root / rel
-        if host.path(cand).is_dir():
+        if host.is_dir(cand):
             kernel_dir = str(cand)
             break
     legacy = asc = None
     if kernel_dir is not None:
         kd = PurePosixPath(kernel_dir)
-        if host.path(kd / "ascendc.cmake").is_file():
+        if host.is_file(kd / "ascendc.cmake"):
             legacy = str(kd / "ascendc.cmake")
         asc_files = (kd / "asc-config.cmake", kd / "asc_modules/FindASC.cmake")
-        if any(host.path(f).is_file() for f in asc_files):
+        if any(host.is_file(f) for f in asc_files):
             asc = kernel_dir
     if asc is None:
         # find_package(ASC) may also be satisfied from the toolkit's lib64/cmake tree.
         for rel in ("lib64/cmake/asc", "lib64/cmake/ASC"):
             cand = root / rel
-            if host.path(cand / "asc-config.cmake").is_file():
+            if host.is_file(cand / "asc-config.cmake"):
                 asc = str(cand)
                 break
     compiler = None
     for name in ("bisheng", "ccec"):
         cand = root / "compiler/ccec_compiler/bin" / name
-        if host.path(cand).is_file():
+        if host.is_file(cand):
             compiler = str(cand)
             break
     return ToolkitFlows(
@@ -235,10 +236,12 @@ def mode_availability(
     out: list[ModeAvailability] = []
 
     acl = [root / "lib64/libascendcl.so", root / "runtime/lib64/libascendcl.so"]
-    has_acl = any(host.path(p).is_file() for p in acl)
-    dev = host.path("/dev")
-    dev_nodes = sorted(p.name for p in dev.glob("davinci[0-9]*")) if dev.is_dir() else []
-    driver = host.path(f"{DEFAULT_ASCEND_DIR}/driver").is_dir()
+    has_acl = any(host.is_file(p) for p in acl)
+    try:  # listed inside the root (cannenv/host.py)
+        dev_nodes = [n for n in host.listdir("/dev") if re.fullmatch(r"davinci[0-9].*", n)]
+    except (OSError, ValueError):
+        dev_nodes = []
+    driver = host.is_dir(f"{DEFAULT_ASCEND_DIR}/driver")
     if not has_acl:
         out.append(
             ModeAvailability(mode="npu", available=False, reason=f"no libascendcl.so under {root}/lib64")
@@ -260,7 +263,7 @@ def mode_availability(
 
     sim = _sim_dir(root, flow, target)
     sim_lib = sim / "lib" if sim is not None else None
-    has_sim = sim_lib is not None and host.path(sim_lib).is_dir()
+    has_sim = sim_lib is not None and host.is_dir(sim_lib)
     tikicpu = root / "tools/tikicpulib/lib/cmake"
     if target.cpu_debug_family is None:
         out.append(
@@ -268,7 +271,7 @@ def mode_availability(
                 mode="cpu", available=False, reason=f"no CPU debug library family for {target.soc}"
             )
         )
-    elif not host.path(tikicpu).is_dir():
+    elif not host.is_dir(tikicpu):
         out.append(
             ModeAvailability(mode="cpu", available=False, reason=f"no CPU debug libraries ({tikicpu})")
         )

@@ -149,10 +149,9 @@ def image_info(env: Any, host: Host) -> ImageInfo | None:
     fields: dict[str, Any] = {}
     labels: dict[str, str] = {}
     sources: list[str] = []
-    p = host.path(IMAGE_INFO)
-    if p.is_file():
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+    if host.is_file(IMAGE_INFO):
+        try:  # bounded, regular files only, resolved inside the root (cannenv/host.py)
+            data = json.loads(host.read_bytes(IMAGE_INFO, 1 << 20).decode("utf-8"))
         except (OSError, ValueError):
             data = None
         if isinstance(data, dict):

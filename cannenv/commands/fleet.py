@@ -156,6 +156,13 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     metavar="FILE",
     help="Also write fleet-level Prometheus gauges to FILE.",
 )
+@click.option(
+    "--node-metrics",
+    "node_metrics_dir",
+    metavar="DIR",
+    help="Also write DIR/<node>.prom per judged node (the doctor's metrics; "
+    "ansible/playbooks/push_metrics.yml puts them in node_exporter's textfile directory).",
+)
 @click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
 def report_cmd(
     directory: str,
@@ -171,6 +178,7 @@ def report_cmd(
     html_file: str | None,
     prometheus_file: str | None,
     strict: bool,
+    node_metrics_dir: str | None = None,
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -208,6 +216,8 @@ def report_cmd(
                 failing[key] = failing.get(key, 0) + 1
         counts = {k: v for k, v in report.summary.items() if k != "nodes"}
         atomic_write_text(prometheus_file, render_fleet(counts, failing, timestamp=time.time()))
+    if node_metrics_dir:
+        _write_node_metrics(report, node_metrics_dir)
     if junit_file:
         from cannenv.fleet.report import render_junit
 
@@ -221,6 +231,28 @@ def report_cmd(
     else:
         click.echo(render_text(report), nl=False)
     return report.exit_code(strict=strict)
+
+
+def _write_node_metrics(report: FleetReport, directory: str) -> None:
+    """DIR/<node>.prom for every judged node: the same series `cannenv doctor --prometheus` writes."""
+    import re
+    import time
+    from pathlib import Path
+
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.prometheus import render_node
+    from cannenv.report import Report, StackChoice
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for node in report.nodes:
+        if node.status in ("unreachable", "untargeted"):
+            continue
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$", node.name):  # a file name, never a path
+            raise InputError(f"node name {node.name!r} cannot name a metrics file")
+        doctor = Report.build(node.findings, host=dict(node.versions), stack=StackChoice(id=node.stack))
+        atomic_write_text(out / f"{node.name}.prom", render_node(doctor, timestamp=now))
 
 
 def render_text(report: FleetReport) -> str:

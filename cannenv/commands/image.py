@@ -99,6 +99,7 @@ def _prepare(
     gid: int,
     as_root: bool,
     base_image_digest: str | None = None,
+    extract_dir: Path | None = None,
 ) -> _Prepared:
     from cannenv import matrix
     from cannenv.artifacts import build_cannenv_wheel, source_checkout, verify_installers
@@ -106,7 +107,11 @@ def _prepare(
 
     m = matrix.load(list(matrix_paths) if matrix_paths else None)
     spec = spec_from_stack(m.stack(stack_id), m, arch=arch)
-    verified = verify_installers(spec, artifacts, allow_unpinned=allow_unpinned) if artifacts else ()
+    verified = (
+        verify_installers(spec, artifacts, allow_unpinned=allow_unpinned, extract_dir=extract_dir)
+        if artifacts
+        else ()
+    )
     wheels = scan_wheelhouse(wheelhouse) if wheelhouse else None
     cw = None
     if cannenv_wheel is not None:
@@ -149,7 +154,8 @@ def image() -> None:
     "--artifacts",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Directory with the vendor's installer files (verified and placed into the context).",
+    help="Directory with the vendor's installer files: the .zip downloads (sha256-checked against the "
+    "vendor's digest, then the .run extracted) or the .run files (verified and placed into the context).",
 )
 @click.option(
     "--out",
@@ -162,7 +168,9 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="cannenv-wheel-") as tmp:
-        prep = _prepare(stack_id, wheel_dir=Path(tmp) if out else None, **kw)
+        prep = _prepare(
+            stack_id, wheel_dir=Path(tmp) if out else None, extract_dir=Path(tmp) / "unzipped", **kw
+        )
         for w in prep.ctx.warnings:
             _warn(w)
         if out is None:
@@ -260,7 +268,7 @@ class _Progress:
     "--artifacts",
     type=click.Path(path_type=Path, file_okay=False),
     required=True,
-    help="Directory with the vendor's installer files.",
+    help="Directory with the vendor's installer files (.zip downloads or .run files).",
 )
 @click.option("--tag", default=None, help=f"Image tag (default {DEFAULT_REPOSITORY}:<stack id>).")
 @click.option(
@@ -304,7 +312,7 @@ def build_cmd(
     locked = load_lock(locked_path) if locked_path is not None else None
     engine = Engine.connect()  # fail fast, before hashing GBs of installers
     with tempfile.TemporaryDirectory(prefix="cannenv-build-") as tmp:
-        prep = _prepare(stack_id, wheel_dir=Path(tmp) / "wheel", **kw)
+        prep = _prepare(stack_id, wheel_dir=Path(tmp) / "wheel", extract_dir=Path(tmp) / "unzipped", **kw)
         arch = prep.spec.arch
         here = host_arch()
         check_emulation(arch, here)
@@ -362,7 +370,7 @@ def build_cmd(
     "--artifacts",
     type=click.Path(path_type=Path, file_okay=False),
     required=True,
-    help="Directory with the vendor's installer files.",
+    help="Directory with the vendor's installer files (.zip downloads or .run files).",
 )
 @click.option(
     "--out",
@@ -401,7 +409,7 @@ def lock_cmd(
     from cannenv.lock import load_lock, write_lock
 
     with tempfile.TemporaryDirectory(prefix="cannenv-lock-") as tmp:
-        prep = _prepare(stack_id, wheel_dir=Path(tmp), **kw)
+        prep = _prepare(stack_id, wheel_dir=Path(tmp), extract_dir=Path(tmp) / "unzipped", **kw)
     image_id = tag = None
     if image_ref is not None:
         from cannenv.engine import Engine

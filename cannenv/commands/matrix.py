@@ -141,6 +141,12 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
         data["driver_requirement"] = req.to_json() if req else None
         data["problems"] = problems
         data["lifecycle"] = m.stack_notes(s)
+        data["vendor_archives"] = {  # installer file -> the vendor's .zip download and its sha256
+            a.file: {"file": z.file, "sha256": z.sha256, "url": z.url, "sources": list(z.sources)}
+            for comp in s.components.values()
+            for a in comp.artifacts.values()
+            if (z := m.vendor_archive(a.file)) is not None and z.file != a.file
+        }
         _echo_json(data)
         return 0
     from rich.table import Table
@@ -155,10 +161,18 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     table = Table()
     for col in ("component", "version", "package", "files (sha256)", "sources"):
         table.add_column(col)
+
+    def digest(file: str, sha256: str | None) -> str:
+        if sha256:
+            return sha256[:12] + "…"
+        zipped = m.vendor_archive(file)  # the vendor's .zip download of it (image --artifacts)
+        if zipped is not None:
+            return f"{zipped.file}: {zipped.sha256[:12]}… {', '.join(zipped.sources)}"
+        return "sha256 unknown"
+
     for key, comp in s.components.items():
         files = "\n".join(
-            f"{arch}: {a.file} ({a.sha256[:12] + '…' if a.sha256 else 'sha256 unknown'})"
-            for arch, a in comp.artifacts.items()
+            f"{arch}: {a.file} ({digest(a.file, a.sha256)})" for arch, a in comp.artifacts.items()
         )
         table.add_row(key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
     con.print(table)

@@ -61,10 +61,12 @@ def model() -> None:
 # ops
 
 
-def _coverage(cfg: ModelConfig, torch_npu: str | None, dtype: str, seq_len: int) -> Coverage:
+def _coverage(
+    cfg: ModelConfig, torch_npu: str | None, dtype: str, seq_len: int, *, python: str | None = None
+) -> Coverage:
     from cannenv.model import coverage, registry, trace
 
-    reg = registry.resolve(torch_npu)
+    reg = registry.resolve(torch_npu, python=python)
     tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
     return coverage.classify(tr, reg)
 
@@ -205,9 +207,11 @@ def _hbm(
     mem = socs.device_memory(soc=soc, family=family)
     name = socs.normalize_soc(soc) if soc else socs.family_title(str(family))
     if mem is None:
+        known = [m.soc or socs.family_title(str(m.family)) for m in socs.hardware().memory]
         raise InputError(
             f"no sourced HBM size for {name} in the SoC data",
-            hint="pass --hbm-gib N (the total `npu-smi info` shows in HBM-Usage(MB), / 1024)",
+            hint="pass --soc with one that has a size (" + ", ".join(known) + ") or --hbm-gib N "
+            "(the total `npu-smi info` shows in HBM-Usage(MB), / 1024)",
         )
     return mem.hbm_mib << 20, name, mem.sources
 
@@ -380,7 +384,14 @@ def _detected_soc() -> str | None:
 @model.command("check")
 @_source_options
 @_memory_options
-@click.option("--torch-npu", "torch_npu", help="torch_npu to judge against (default: this Python's).")
+@click.option(
+    "--torch-npu", "torch_npu", help="torch_npu to judge against (default: the stack's, else this Python's)."
+)
+@click.option(
+    "--stack",
+    "stack_id",
+    help="A stack of the matrix: its torch_npu (downloaded into the cache) and its SoC family.",
+)
 @click.option(
     "--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True
 )
@@ -398,16 +409,30 @@ def check(
     kv_dtype: str | None,
     reserve_gib: float | None,
     torch_npu: str | None,
+    stack_id: str | None,
     dtype: str,
     strict: bool,
     as_json: bool,
 ) -> None:
     """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
-    (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise.
+    (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise
+    (--stack: the stack's torch_npu and family).
 
     Exit code 1 when not runnable or it does not fit (with --strict also for CPU fallbacks).
     """
     cfg = _load(model_dir, config_file)
+    python = None
+    if stack_id is not None:
+        from cannenv import matrix
+
+        stack = matrix.load().stack(stack_id)
+        pinned = stack.components.get("torch_npu")
+        if torch_npu is None and pinned is not None:
+            torch_npu = pinned.version
+            py = stack.components.get("python")
+            python = py.version if py is not None else None
+        if soc is None and family is None and hbm_gib is None:
+            family = stack.family
     if soc is None and family is None and hbm_gib is None:
         soc = _detected_soc()
         if soc is None:
@@ -416,7 +441,7 @@ def check(
                 hint="pass --soc (e.g. Ascend910B3), --family or --hbm-gib",
             )
     op_dtype = dtype if dtype in ("bf16", "fp16") else "bf16"
-    cov = _coverage(cfg, torch_npu, op_dtype, 16)
+    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python)
     p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
         cov.verdict

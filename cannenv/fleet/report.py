@@ -34,7 +34,8 @@ from cannenv.facts import Facts
 from cannenv.fleet.collection import Collection, load_collection
 from cannenv.report import Finding, StackChoice
 
-FLEET_REPORT_SCHEMA_VERSION = 1
+FLEET_REPORT_SCHEMA_VERSION = 2
+"""2: nodes carry target, family, versions and group ids; their findings only with --details."""
 
 NodeStatus = Literal["compliant", "drifting", "failing", "unreachable", "untargeted"]
 NODE_STATUSES: tuple[str, ...] = get_args(NodeStatus)

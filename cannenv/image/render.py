@@ -111,8 +111,11 @@ class BuildContext:
 
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise InputError(f"{out} is not empty", hint="give an empty or new directory to --out")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        except OSError as exc:  # --out under a file, a dangling link, no permission: exit 2
+            raise InputError(f"cannot write the build context {out}: {exc.strerror or exc}") from None
         try:
             for rel, data in sorted(self.files.items()):
                 p = tmp / rel
@@ -261,11 +264,13 @@ def locked_installers(
 ) -> tuple[LockedInstaller, ...]:
     """The installers as the lock records them: the digest of the file used (or the matrix's pin)."""
     used = {v.ref.component: (v.sha256, v.pinned) for v in verified}
+    unzipped = {v.ref.component for v in verified if v.from_archive}
     out = []
     for ref in spec.installers:
         digest, pinned = used.get(ref.component, (ref.sha256 or "", ref.sha256 is not None))
         if not digest:
             continue
+        zipped = ref.component in unzipped
         out.append(
             LockedInstaller(
                 component=ref.component,
@@ -274,6 +279,9 @@ def locked_installers(
                 sha256=digest,
                 pinned=pinned,
                 url=ref.url,
+                archive=ref.archive if zipped else None,
+                archive_sha256=ref.archive_sha256 if zipped else None,
+                archive_source=ref.archive_source if zipped else None,
             )
         )
     return tuple(out)

@@ -110,6 +110,15 @@ def sbom_json(inputs: SbomInputs) -> str:
                 properties=[
                     Property(name="cannenv:component", value=inst.component),
                     Property(name="cannenv:pinned-in-matrix", value=str(inst.pinned).lower()),
+                ]
+                + [  # the vendor's .zip download it was taken from, verified against the vendor's digest
+                    Property(name=f"cannenv:vendor-archive{suffix}", value=value)
+                    for suffix, value in (
+                        ("", inst.archive),
+                        ("-sha256", inst.archive_sha256),
+                        ("-source", inst.archive_source),
+                    )
+                    if value
                 ],
             )
         )

@@ -58,6 +58,11 @@ class InstallerRef(_Frozen):
     file: str
     sha256: str | None = None
     url: str | None = None  # where the vendor publishes it (for the SBOM)
+    # The vendor's .zip download that carries ``file``, with the vendor's digest of the zip
+    # (Matrix.vendor_archive): accepted in --artifacts in place of the bare .run (cannenv.vendorzip).
+    archive: str | None = None
+    archive_sha256: str | None = None
+    archive_source: str | None = None  # the matrix source ids and manifest path of that digest
 
 
 class ImageSpec(_Frozen):
@@ -95,6 +100,7 @@ class VerifiedInstaller:
     path: Path
     sha256: str
     pinned: bool  # True: matched the matrix's digest; False: no digest pinned (allowed explicitly)
+    from_archive: bool = False  # True: extracted from ref.archive after its vendor digest matched
 
 
 # ---------------------------------------------------------------------------------------- data
@@ -247,7 +253,23 @@ def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) ->
             file, sha, url = art.file, art.sha256, art.url
         else:
             file, sha, url = matrix.installer_file(key, version, stack.family, a, cann=cann).file, None, None
-        installers.append(InstallerRef(component=key, version=version, file=file, sha256=sha, url=url))
+        zipped = matrix.vendor_archive(file)
+        if zipped is not None and zipped.file == file:  # the manifest lists the .run itself
+            sha, url, zipped = sha or zipped.sha256, url or zipped.url, None
+        installers.append(
+            InstallerRef(
+                component=key,
+                version=version,
+                file=file,
+                sha256=sha,
+                url=url,
+                archive=zipped.file if zipped else None,
+                archive_sha256=zipped.sha256 if zipped else None,
+                archive_source=", ".join(zipped.sources) + (f" {zipped.note}" if zipped.note else "")
+                if zipped
+                else None,
+            )
+        )
     req = matrix.driver_requirement(cann, stack.family)
     driver = stack.version("driver")
     driver_range = req.range if req is not None else (f">={driver}" if driver else "*")

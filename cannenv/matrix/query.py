@@ -538,6 +538,17 @@ class Matrix:
         """The vendor manifest entry (sha256, URL) of an installer file, if any manifest lists it."""
         return self._downloads_by_file.get(file)
 
+    def vendor_archive(self, file: str) -> Download | None:
+        """The vendor download that carries the installer ``file``, with its sha256: the file itself
+        when a manifest lists it, else the ``.zip`` of the same name. From CANN 8.1.RC1 the vendor
+        ships ``<name>.run`` (with its ``.cms``/``.crl`` signature) inside ``<name>.zip`` and publishes
+        the digest of the zip only (ascend-deployer ``downloader/software/CANN_<v>.json``; its
+        ``jobs.py`` extracts the members named after the zip)."""
+        listed = self.download(file)
+        if listed is not None or not file.endswith(".run"):
+            return listed
+        return self.download(file[: -len(".run")] + ".zip")
+
     def ops_package(self, cann: str, family: str, arch: str) -> InstallerName:
         """The chip ops/kernels package for a toolkit version (renamed at 8.5)."""
         return self.installer_file("ops", str(_cann(cann)), family, arch)

@@ -244,10 +244,25 @@ def cache_folder() -> Path:
     return base / "torch_npu"
 
 
-def from_version(version: str, *, download: bool = True) -> Registry:
-    """The registry of a torch_npu release: a wheel in the cache, else ``pip download --no-deps``."""
+# Platform tags torch_npu wheels are published under (PyPI listing): the operator yaml is the same
+# in every one of a release's wheels, so any wheel will do when this Python has none.
+_PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux_2_28_aarch64",
+    "manylinux2014_aarch64",
+)
+
+
+def from_version(version: str, *, python: str | None = None, download: bool = True) -> Registry:
+    """The registry of a torch_npu release: a wheel in the cache, else ``pip download --no-deps``.
+
+    ``python`` (``3.10``): the wheel for that Python (a stack's), when this interpreter's has none.
+    """
     if not VERSION_RE.match(version):
         raise InputError(f"{version!r} is not a torch_npu version", hint="e.g. 2.7.1 or 2.1.0.post8")
+    if python is not None and not re.match(r"^3\.[0-9]{1,2}$", python):
+        raise InputError(f"{python!r} is not a Python version (3.X)")
     folder = cache_folder() / version
     wheels = sorted(folder.glob(f"torch_npu-{version}-*.whl")) if folder.is_dir() else []
     if not wheels and download:
@@ -269,6 +284,11 @@ def from_version(version: str, *, download: bool = True) -> Registry:
                 "-q",
                 "-d",
                 str(folder),
+                *(
+                    ["--python-version", python, *(a for p in _PLATFORMS for a in ("--platform", p))]
+                    if python
+                    else []
+                ),
                 f"torch-npu=={version}",
             ],
             timeout=900,
@@ -286,8 +306,11 @@ def from_version(version: str, *, download: bool = True) -> Registry:
     return from_wheel(wheels[0])
 
 
-def resolve(spec: str | None) -> Registry:
-    """``--torch-npu``: an installed dist folder, a wheel file, a version; None = this Python's."""
+def resolve(spec: str | None, *, python: str | None = None) -> Registry:
+    """``--torch-npu``: an installed dist folder, a wheel file, a version; None = this Python's.
+
+    ``python`` picks the wheel of a version for that Python (a stack's).
+    """
     if spec is None:
         reg = installed()
         if reg is None:
@@ -302,7 +325,7 @@ def resolve(spec: str | None) -> Registry:
     if path.is_dir():
         return from_dir(path)
     if VERSION_RE.match(spec):
-        return from_version(spec)
+        return from_version(spec, python=python)
     raise InputError(
         f"--torch-npu {spec!r} is neither a wheel, a folder nor a version",
         hint="e.g. --torch-npu 2.7.1, --torch-npu torch_npu-2.7.1-cp311-...whl, "

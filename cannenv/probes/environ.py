@@ -111,6 +111,20 @@ def redact_env(env: dict[str, str] | Any) -> tuple[dict[str, str], tuple[str, ..
     return kept, tuple(redacted)
 
 
+def redact_kept(env: dict[str, str] | Any) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The same policy on variables already chosen (saved facts from any source): every name is
+    kept, secret ones as ``<redacted>``, credentials in values removed."""
+    kept: dict[str, str] = {}
+    redacted: list[str] = []
+    for name in sorted(env):
+        if is_secret_name(name):
+            kept[name] = REDACTED
+            redacted.append(name)
+        else:
+            kept[name] = redact_value(str(env[name]))
+    return kept, tuple(redacted)
+
+
 def split_path(value: str | None) -> tuple[str, ...]:
     return tuple(p for p in (value or "").split(":") if p)
 

@@ -77,7 +77,7 @@ def test_collect_records_every_host_with_a_reason(collected: Path) -> None:
     assert by_name["down"]["status"] == "unreachable"
     assert "Connection refused" in by_name["down"]["reason"]
     assert by_name["no-python"]["status"] == "no-python"
-    assert "no Python >= 3.10" in by_name["no-python"]["reason"]
+    assert "no Python >= 3.7" in by_name["no-python"]["reason"]
     assert not (collected / "down.json").exists() and not (collected / "no-python.json").exists()
     assert manifest["bundle_tag"] and len(manifest["bundle_sha256"]) == 64
 
@@ -110,23 +110,31 @@ def test_report_groups_findings_and_gates(collected: Path) -> None:
         "--html",
         str(html),
     )
-    assert proc.returncode == 1, proc.stderr  # old-driver and wrong-kernels fail
+    assert proc.returncode == 1, proc.stderr  # wrong-kernels fails
     report = json.loads(proc.stdout)
     status = {n["name"]: n["status"] for n in report["nodes"]}
     assert status == {
         "healthy-1": "compliant",
         "healthy-2": "compliant",
-        "old-driver": "failing",
+        # driver 24.1.rc1 with CANN 8.2.RC1: no vendor statement covers it -> a warning
+        "old-driver": "drifting",
         "wrong-kernels": "failing",
         "env-not-sourced": "drifting",
         "no-python": "unreachable",
         "down": "unreachable",
     }
-    assert report["summary"] == {"nodes": 7, "compliant": 2, "drifting": 1, "failing": 2, "unreachable": 2}
+    assert report["summary"] == {
+        "nodes": 7,
+        "compliant": 2,
+        "drifting": 2,
+        "failing": 1,
+        "unreachable": 2,
+        "untargeted": 0,
+    }
     groups = {(g["check"], g["status"]): g for g in report["groups"]}
-    assert groups[("driver-cann", "fail")]["nodes"] == ["old-driver"]
-    assert "24.1.rc1" in groups[("driver-cann", "fail")]["observed"]
-    assert groups[("driver-cann", "fail")]["remedy"]
+    assert groups[("driver-cann", "warn")]["nodes"] == ["old-driver"]
+    assert "24.1.rc1" in groups[("driver-cann", "warn")]["observed"]
+    assert groups[("driver-cann", "warn")]["remedy"]
     assert groups[("toolkit-ops", "fail")]["nodes"] == ["wrong-kernels"]
     assert groups[("env-sourced", "warn")]["remedy"].startswith("source ")
     collect_groups = [g for g in report["groups"] if g["check"] == "collect"]
@@ -135,7 +143,7 @@ def test_report_groups_findings_and_gates(collected: Path) -> None:
     # JUnit: one suite per node, failures where nodes fail
     suites = {s.get("name"): s for s in ET.parse(junit).getroot().iter("testsuite")}
     assert set(suites) == set(status)
-    assert int(suites["old-driver"].get("failures")) >= 1
+    assert int(suites["wrong-kernels"].get("failures")) >= 1
     assert int(suites["healthy-1"].get("failures")) == 0 and int(suites["healthy-1"].get("errors")) == 0
     assert int(suites["down"].get("errors")) == 1
 
@@ -146,7 +154,7 @@ def test_report_groups_findings_and_gates(collected: Path) -> None:
     assert (
         set(report["checks"]) <= page.checks and {"driver-cann", "toolkit-ops", "env-sourced"} <= page.checks
     )
-    assert ("old-driver", "driver-cann", "fail") in page.cells
+    assert ("old-driver", "driver-cann", "warn") in page.cells
     assert ("healthy-1", "driver-cann", "pass") in page.cells
     assert not page.external
 
@@ -195,8 +203,9 @@ def test_diff_after_an_upgrade(fleet: Fleet, collected: Path) -> None:
 
 
 def _stack(collected: Path) -> str:
+    """The stack old-driver is judged against (the A2 nodes' best match)."""
     proc = cannenv("fleet", "report", str(collected), "--check", "driver-cann", "--json")
-    stack = json.loads(proc.stdout)["stack"]["id"]
+    stack = {n["name"]: n["stack"] for n in json.loads(proc.stdout)["nodes"]}["old-driver"]
     assert stack, proc.stdout
     return str(stack)
 
@@ -255,4 +264,4 @@ class _Page(HTMLParser):
         if tag == "th" and a.get("data-check"):
             self.checks.add(a["data-check"] or "")
         if tag == "td" and self._row and a.get("data-check"):
-            self.cells.add((self._row, a["data-check"] or "", a.get("class") or ""))
+            self.cells.add((self._row, a["data-check"] or "", (a.get("class") or "").split()[-1]))

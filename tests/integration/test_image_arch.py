@@ -109,7 +109,7 @@ def test_aarch64_yields_an_arm64_image_or_exits_4(engine: Engine, inputs: dict[s
     if not engine.exists(ARM_BASE):
         script = HERE / "debootstrap_arm64.sh"
         s = subprocess.run(
-            ["bash", str(script), "bookworm", "python3,python3-venv,passwd,ca-certificates", ARM_BASE],
+            ["bash", str(script), "bookworm", "python3,python3-venv,passwd", ARM_BASE],
             capture_output=True,
             text=True,
             timeout=1200,

@@ -5,7 +5,9 @@ id: a2-cann8.3.rc1-torch2.6.0-py3.11 (classic ``ascend-toolkit/<ver>`` layout) a
 a2-cann8.5.0-torch2.7.1-py3.11 (``cann-<ver>`` layout). The installers are TEST-FIXTURE
 self-extracting `.run` files (tests/fixtures/cann_installer: the vendor's names, flags and on-disk
 layout, no Huawei code) whose sha256 values are injected into a test copy of the shipped matrix
-(tests/fixtures/shipped_matrix.py). torch/torch_npu and CANN's Python dependencies are tiny
+(tests/fixtures/shipped_matrix.py); the 8.5.0 image is built from them wrapped as the vendor's `.zip`
+downloads, whose digests are injected as the vendor manifests' (deployer.json) and verified before
+the `.run` is extracted, with no --allow-unpinned. torch/torch_npu and CANN's Python dependencies are tiny
 stand-in wheels; cannenv is a wheel of this checkout with its real dependencies (pip download).
 
 The base image is pushed to a real registry (Debian's docker-registry on 127.0.0.1) and pinned by
@@ -37,7 +39,7 @@ from conftest import BASE_IMAGE  # noqa: E402
 from fixture_stack import standin_wheel  # noqa: E402
 from image_wheels import cann_dep_standins  # noqa: E402
 from make_fixture_installer import MARKER, FixtureInstaller, make_installers  # noqa: E402
-from shipped_matrix import inject_digests  # noqa: E402
+from shipped_matrix import inject_digests, inject_download_digests, vendor_zip  # noqa: E402
 
 if TYPE_CHECKING:
     from cannenv.engine import Engine
@@ -46,7 +48,6 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 COMP = {"cann": "toolkit", "ops": "kernels", "nnal": "nnal"}
 TOO_OLD = "Version=23.0.7\nInnerversion=V100R001C15SPC012B220\npackage_version=23.0.7\n"
-FITS = "Version=25.5.1\npackage_version=25.5.1\n"
 # SHIPPED stack ids, and the pins they carry (the image must hold exactly these)
 STACKS = {
     "8.3.RC1": "a2-cann8.3.rc1-torch2.6.0-py3.11",
@@ -153,12 +154,29 @@ def wheelhouse(base: Path, deps: Path, cann: str, torch: str, torch_npu: str) ->
 
 
 def build_shipped(
-    tmp: Path, cann: str, cannenv_wheel: Path, deps: Path, base: str, registry_at: str
+    tmp: Path,
+    cann: str,
+    cannenv_wheel: Path,
+    deps: Path,
+    base: str,
+    registry_at: str,
+    os_id: str = "preinstalled",
+    *,
+    zipped: bool = False,
 ) -> Built:
+    """Build the shipped stack of ``cann`` from fixture installers. ``zipped``: as the vendor's .zip
+    downloads, whose digests are injected as the vendor manifests' (the stack pins no .run digest)."""
+    import hashlib
+
     stack_id = STACKS[cann]
-    inst = make_installers(tmp / "artifacts", cann)
-    pins = {c: (inst[f].path.name, inst[f].sha256) for c, f in COMP.items()}
-    matrix = inject_digests(tmp / "matrices", stack_id, "x86_64", pins)
+    inst = make_installers(tmp / "runs" if zipped else tmp / "artifacts", cann)
+    if zipped:
+        zips = [(c, vendor_zip(inst[f].path, tmp / "artifacts")) for c, f in COMP.items()]
+        downloads = {z.name: (c, hashlib.sha256(z.read_bytes()).hexdigest()) for c, z in zips}
+        matrix = inject_download_digests(tmp / "matrices", downloads)
+    else:
+        pins = {c: (inst[f].path.name, inst[f].sha256) for c, f in COMP.items()}
+        matrix = inject_digests(tmp / "matrices", stack_id, "x86_64", pins)
     wh = wheelhouse(tmp / "wheelhouse", deps, cann, PINS[cann]["torch"], PINS[cann]["torch_npu"])
     lock = tmp / "cannenv.lock.json"
     tag = f"cannenv-test/i13-{stack_id}:test"
@@ -169,7 +187,7 @@ def build_shipped(
         "--arch",
         "x86_64",
         "--os",
-        "preinstalled",
+        os_id,
         "--base-image",
         base,
         "--artifacts",
@@ -184,6 +202,12 @@ def build_shipped(
     r = cli("image", "build", *args, "--lock", str(lock))
     assert r.returncode == 0, f"image build failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-4000:]}"
     assert "stage cann-installer:" in r.stderr and "stages: os " in r.stdout  # elapsed per stage
+    if zipped:  # no --allow-unpinned: every .run came out of a zip whose vendor digest matched
+        from cannenv.lock import load_lock
+
+        for i in load_lock(lock).installers:
+            assert i.pinned and i.sha256 == inst[COMP[i.component]].sha256, i
+            assert i.archive is not None and i.archive_sha256 == downloads[i.archive][1], i
     return Built(tag, stack_id, cann, inst, lock, tmp, matrix, wh, cannenv_wheel, base, registry_at, args)
 
 
@@ -215,8 +239,16 @@ def built85(
     pinned_base: str,
     local_registry: str,
 ) -> Built:
+    # the debian12 profile, built for real: its OS packages come from Debian's mirror at build time
     return build_shipped(
-        tmp_path_factory.mktemp("b85"), "8.5.0", cannenv_wheel, dependency_wheels, pinned_base, local_registry
+        tmp_path_factory.mktemp("b85"),
+        "8.5.0",
+        cannenv_wheel,
+        dependency_wheels,
+        pinned_base,
+        local_registry,
+        os_id="debian12",
+        zipped=True,  # the vendor's .zip downloads (8.1.RC1 and later), verified against their digests
     )
 
 
@@ -361,6 +393,11 @@ def test_lock_push_rebuild_locked_and_a_changed_byte(engine: Engine, built83: Bu
     # pull --locked: the digest the lock names, checked against the lock
     r = cli("image", "pull", "--locked", str(built83.lock))
     assert r.returncode == 0 and "matches" in r.stdout, r.stderr
+    # a base given by tag is refused unless --allow-tag (exit 5), before any build step
+    args = list(built83.build_args)
+    args[args.index("--base-image") + 1] = BASE_IMAGE
+    r = cli("image", "build", *args)
+    assert r.returncode == 5 and "is a tag, not a digest" in r.stderr and "step 1/" not in r.stderr
     # a rebuild with --locked: same inputs, accepted
     r = cli("image", "build", *built83.build_args, "--locked", str(built83.lock))
     assert r.returncode == 0, r.stderr[-3000:]
@@ -507,7 +544,13 @@ def test_gate_refuses_a_too_old_host_driver(engine: Engine, built83: Built, tmp_
 
 
 def test_gate_starts_on_a_fitting_driver(engine: Engine, built83: Built, tmp_path: Path) -> None:
-    r = run_in(engine, built83.tag, "echo", "started", driver=FITS, tmp=tmp_path)
+    from cannenv import matrix
+
+    # the oldest driver the matrix's HDK rule pairs with this CANN fits by definition
+    req = matrix.load([built83.matrix]).driver_requirement("8.3.RC1", "a2")
+    assert req is not None
+    fits = f"Version={req.minimum}\npackage_version={req.minimum}\n"
+    r = run_in(engine, built83.tag, "echo", "started", driver=fits, tmp=tmp_path)
     assert r.exit_code == 0 and r.stdout.strip() == "started" and r.stderr == ""
 
 

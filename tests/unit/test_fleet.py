@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -171,7 +172,7 @@ def test_report_on_real_trees(judged: tuple[Collection, FleetReport]) -> None:
     assert report.stack.id  # all three judged against the same best match
     warns = [g for g in report.groups if g.status == "warn" and g.check == "driver-cann"]
     assert warns and warns[0].nodes == ("old",)
-    assert json.loads(report.to_json())["schema_version"] == 1
+    assert json.loads(report.to_json())["schema_version"] == 2
 
 
 def test_junit_and_html(judged: tuple[Collection, FleetReport]) -> None:
@@ -464,6 +465,11 @@ def test_per_family_targets_and_untargeted_nodes(tmp_path: Path) -> None:
     assert "findings" not in nodes["a2-1"] and nodes["a2-1"]["counts"]["fail"] >= 1
     assert nodes["a2-1"]["versions"]["driver"] == "25.0.rc1.1"
     assert {g["id"] for g in only_a2["groups"] if "a2-1" in g["nodes"]} == set(nodes["a2-1"]["groups"])
+    gauges = tmp_path / "fleet.prom"
+    _report_cli(facts, "--target", f"a2={A2_STACK}", "--prometheus", str(gauges))
+    text = gauges.read_text()
+    assert 'cannenv_fleet_nodes{status="untargeted"} 1\n' in text
+    assert 'cannenv_fleet_check_failing_nodes{check="npu-devices",severity="critical"} 1\n' in text
     _, both = _report_cli(facts, "--target", f"a2={A2_STACK},310p={P310_STACK}", "--details")
     nodes = {n["name"]: n for n in both["nodes"]}
     assert nodes["p310-1"]["stack"] == P310_STACK and nodes["p310-1"]["findings"]
@@ -481,3 +487,50 @@ def test_inventory_groups_map_to_targets(tmp_path: Path) -> None:
     nodes = {n["name"]: n for n in report["nodes"]}
     assert nodes["a2-1"]["target"] == "group training" and nodes["a2-1"]["stack"] == A2_STACK
     assert nodes["a2-2"]["status"] == "untargeted"
+
+
+def test_node_metrics_pushed_by_the_playbook(tmp_path: Path) -> None:
+    """`fleet report --node-metrics` on the controller, then ansible/playbooks/push_metrics.yml (real
+    ansible-playbook, local connection) puts each node's file in its textfile directory."""
+    import shutil
+
+    _collection(tmp_path, [HostSpec("a2-1"), HostSpec("a2-2", env_sourced=False)])
+    metrics = tmp_path / "metrics"
+    code, _ = _report_cli(str(tmp_path / "facts"), "--stack", A2_STACK, "--node-metrics", str(metrics))
+    assert code == 1 and sorted(p.name for p in metrics.iterdir()) == ["a2-1.prom", "a2-2.prom"]
+    text = (metrics / "a2-2.prom").read_text()
+    assert 'cannenv_check_status{check="env-sourced",severity="critical"} 1' in text
+    assert (
+        f'cannenv_stack_info{{stack="{A2_STACK}",cann="8.2.RC1",driver="25.0.rc1.1",torch_npu="none"}} 1'
+        in text
+    )
+    promtool = shutil.which("promtool")
+    if promtool:
+        lint = subprocess.run(
+            [promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False
+        )
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    playbook_cli = shutil.which("ansible-playbook")
+    if playbook_cli is None:
+        pytest.skip("ansible-playbook is not installed (pip install 'cannenv[fleet]')")
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text(
+        "".join(
+            f"{n} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
+            for n in ("a2-1", "a2-2")
+        )
+    )
+    textfile = tmp_path / "textfile"
+    textfile.mkdir()
+    playbook = Path(__file__).resolve().parents[2] / "ansible" / "playbooks" / "push_metrics.yml"
+    extra = ["-e", f"cannenv_metrics_src={metrics}", "-e", f"cannenv_textfile_dir={textfile}"]
+    run = subprocess.run(
+        [playbook_cli, "-i", str(inventory), str(playbook), "--limit", "a2-2", *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_NOCOLOR": "1"},
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert (textfile / "cannenv.prom").read_text() == text

@@ -237,3 +237,50 @@ def test_the_bundle_runs_only_facts(tmp_path: Path, bundle: zipapp.Bundle) -> No
     assert not cache.exists()
     proc = _run(sys.executable, bundle.path, "--version", cache=cache)
     assert proc.returncode == 0 and "cannenv" in proc.stdout
+
+
+# ------------------------------------------------------------------ the role on old host Pythons
+
+
+@pytest.mark.parametrize("minor", [7, 8])
+def test_the_role_with_an_old_host_python(tmp_path: Path, bundle: zipapp.Bundle, minor: int) -> None:
+    """The collect role run by real ansible-playbook (local connection) with the host's Python 3.8:
+    facts collected by the bundle; with 3.7 a clear `python-mismatch`, because this controller's
+    ansible-core (>= 2.18) cannot run its own modules there (the bundle could)."""
+    playbook_cli = shutil.which("ansible-playbook")
+    if playbook_cli is None:
+        pytest.skip("ansible-playbook is not installed (pip install 'cannenv[fleet]')")
+    found = _interpreter(3, minor)
+    if found is None:
+        pytest.skip(f"no Python 3.{minor} on this machine")
+    python, _ = found
+    import json
+
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("old-host ansible_connection=local\n")
+    extra = {
+        "cannenv_facts_python_candidates": [python],
+        "cannenv_facts_bundle": str(bundle.path),
+        "cannenv_facts_dest": str(tmp_path / "facts"),
+        "cannenv_facts_login_shell": False,
+    }
+    playbook = Path(__file__).resolve().parents[2] / "ansible" / "playbooks" / "collect_facts.yml"
+    run = subprocess.run(
+        [playbook_cli, "-i", str(inventory), str(playbook), "-e", json.dumps(extra)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "ANSIBLE_NOCOLOR": "1"},
+    )
+    import ansible.release
+
+    old_ansible = tuple(int(x) for x in ansible.release.__version__.split(".")[:2]) < (2, 18)
+    if minor == 7 and not old_ansible:
+        assert run.returncode != 0
+        assert "cannenv-fleet: python-mismatch: the host's Python is 3.7" in run.stdout
+        assert not (tmp_path / "facts").exists()
+        return
+    assert run.returncode == 0, run.stdout[-3000:]
+    facts = Facts.from_json((tmp_path / "facts" / "old-host.json").read_text())
+    assert (facts.python.version or "").startswith(f"3.{minor}.") and facts.python.interpreter == python

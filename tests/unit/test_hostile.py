@@ -13,7 +13,6 @@ import os
 import resource
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 from cannenv.host import Host
 from cannenv.probes import collect
 from tests.helpers import hosts
+from tests.helpers.unprivileged import as_nobody
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "OUTSIDE-THE-ROOT-7f3a"
@@ -395,16 +395,18 @@ def test_one_bad_facts_file_does_not_stop_the_fleet_report(tmp_path: Path) -> No
 
 
 def test_record_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> None:
-    from cannenv import records
-    from cannenv.errors import InputError
-
+    """``doctor --facts`` on a FIFO, /dev/zero, a folder and a sparse 1 GiB file: exit 2 at once
+    (in a subprocess under a 512 MiB address-space limit and a wall-clock timeout)."""
     os.mkfifo(tmp_path / "fifo")
-    for p in (tmp_path / "fifo", Path("/dev/zero"), tmp_path):
-        with pytest.raises(InputError, match="regular file"):
-            records.read_text(p, what="facts file")
     _sparse(tmp_path / "big.json", 1 << 30)
-    with pytest.raises(InputError, match="at most"):
-        records.read_text(tmp_path / "big.json", what="facts file")
+    for p, needle in (
+        (tmp_path / "fifo", "regular file"),
+        (Path("/dev/zero"), "regular file"),
+        (tmp_path, "regular file"),
+        (tmp_path / "big.json", "at most"),
+    ):
+        r = cli("doctor", "--facts", str(p), address_space=512 << 20, timeout=60)
+        assert r.returncode == 2 and needle in r.stderr, (p, r.returncode, r.stderr)
 
 
 # ---------------------------------------------------------------- medium 5: secrets
@@ -469,30 +471,6 @@ def test_secret_names_under_kept_prefixes_never_keep_their_value(prefix: str, wo
 # ---------------------------------------------------------------- medium 7: unreadable PATH entries
 
 
-def _as_nobody(fn: Callable[[], object]) -> object:
-    """Run ``fn`` in a forked child whose effective uid/gid is `nobody`; its JSON-able result."""
-    if os.geteuid() != 0:
-        return fn()
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        code = 1
-        try:
-            os.close(r)
-            os.setegid(65534)
-            os.seteuid(65534)
-            os.write(w, json.dumps(fn()).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as fh:
-        data = fh.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, "the unprivileged child crashed"
-    return json.loads(data)
-
-
 def test_an_unreadable_path_entry_does_not_hide_the_npu(tmp_path: Path) -> None:
     import tempfile
 
@@ -514,7 +492,7 @@ def test_an_unreadable_path_entry_does_not_hide_the_npu(tmp_path: Path) -> None:
             f = collect(Host(Path("/"), env, True, 5.0), only=("os", "npu"))
             return [f.devices.family, [i.kind for i in f.issues]]
 
-        family, kinds = _as_nobody(probe)  # type: ignore[misc]
+        family, kinds = as_nobody(probe)  # type: ignore[misc]
         assert family == "a2" and "probe-crashed" not in kinds
     finally:
         (base / "private").chmod(0o755)
@@ -539,7 +517,7 @@ def test_chmod_000_file_probed_as_unprivileged_user_is_permission_denied() -> No
         def probe() -> object:
             return [[i.kind, i.path] for i in collect(_host(tree), only=("driver",)).issues]
 
-        assert ["permission-denied", "/usr/local/Ascend/driver/version.info"] in _as_nobody(probe)  # type: ignore[operator]
+        assert ["permission-denied", "/usr/local/Ascend/driver/version.info"] in as_nobody(probe)  # type: ignore[operator]
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -742,3 +720,108 @@ def test_a_driver_version_that_is_not_one_is_a_malformed_file(tmp_path: Path) ->
     )
     f = collect(_host(tree), only=("driver",))
     assert any(i.kind == "malformed" and i.path == "/usr/local/Ascend/driver/version.info" for i in f.issues)
+
+
+# ---------------------------------------------------------------- wheels and tree METADATA
+
+
+def _wheel(path: Path, member: str, data: bytes, *, encrypted: bool = False) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(member, data)
+    if encrypted:  # set the "encrypted" flag bit in both headers: zipfile refuses to read it
+        raw = bytearray(path.read_bytes())
+        for sig, off in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            i = raw.find(sig)
+            raw[i + off] |= 0x01
+        path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "needle"),
+    [("bomb", "at most"), ("encrypted", "cannot be read"), ("latin1", "UTF-8")],
+)
+def test_hostile_wheel_members_are_bad_input(tmp_path: Path, kind: str, needle: str) -> None:
+    member = "torch_npu-2.8.0.dist-info/METADATA"
+    if kind == "bomb":  # ~2 MB on disk, inflates to 2 GiB
+        whl = tmp_path / "torch_npu-2.8.0-cp311-none-any.whl"
+        import zipfile
+
+        with (
+            zipfile.ZipFile(whl, "w", compression=zipfile.ZIP_DEFLATED) as zf,
+            zf.open(member, "w", force_zip64=True) as fh,
+        ):
+            block = b"\0" * (1 << 24)
+            for _ in range(128):
+                fh.write(block)
+        assert whl.stat().st_size < 8 << 20
+    elif kind == "encrypted":
+        whl = _wheel(tmp_path / "t.whl", member, b"Name: torch_npu\nVersion: 2.8.0\n", encrypted=True)
+    else:
+        whl = _wheel(
+            tmp_path / "t.whl",
+            member,
+            "Name: torch_npu\nVersion: 2.8.0\nSummary: caf\xe9\n".encode("latin-1"),
+        )
+    r = cli("matrix", "import-torch-npu", str(whl), address_space=1 << 30, timeout=120)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_5000_digit_version_in_a_tree_does_not_stop_the_doctor(tmp_path: Path) -> None:
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    meta = next((tree.root / tree.site_packages().lstrip("/")).glob("torch_npu-*.dist-info")) / "METADATA"
+    meta.write_text(meta.read_text().replace("Version: 2.8.0.post2", "Version: " + "9" * 5000, 1))
+    env = tree.env_file(tmp_path / "host.env")
+    r = cli("doctor", "--root", str(tree.root), "--env-file", str(env), "--json")
+    assert r.returncode in (0, 1), r.stderr
+    issues = json.loads(cli("facts", "--json", "--root", str(tree.root), "--env-file", str(env)).stdout)[
+        "issues"
+    ]
+    assert any(i["kind"] == "malformed" and i["path"].endswith("METADATA") for i in issues)
+
+
+def test_saved_facts_with_secrets_are_redacted_on_load(tmp_path: Path) -> None:
+    """Facts written by another tool (or an old cannenv) may carry secrets: never shown again."""
+    from cannenv.facts import Facts
+
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    raw = json.loads(collect(_host(tree)).to_json())
+    raw["env"]["vars"].update(
+        {"HCCL_PASS": "hcclpw", "ASCEND_MIRROR": "https://u:p/w@d@m.example/x?token=tok123"}
+    )
+    p = tmp_path / "facts.json"
+    p.write_text(json.dumps(raw))
+    text = Facts.load(p).to_json()
+    assert "hcclpw" not in text and "p/w@d" not in text and "tok123" not in text
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    (folder / "n.json").write_text(json.dumps(raw))
+    r = cli("fleet", "report", str(folder), "--json", "--html", str(tmp_path / "f.html"))
+    assert r.returncode in (0, 1), r.stderr
+    for out in (r.stdout, (tmp_path / "f.html").read_text()):
+        assert "hcclpw" not in out and "tok123" not in out
+
+
+def test_merge_of_a_version_that_would_break_the_yaml_is_bad_input(tmp_path: Path) -> None:
+    meta = (REPO / "tests/data/torch_npu/torch_npu-2.7.1.post2.METADATA").read_text()
+    bad = tmp_path / "bad.METADATA"
+    bad.write_text(meta.replace("Version: 2.7.1.post2", 'Version: 2.7.1]x{"', 1))
+    matrix = tmp_path / "m.yaml"
+    before = (
+        "schema_version: 1\ntorch_npu:\n"
+        '- {torch_npu: "2.0.0", torch: "2.0.0", cann: "8.0.0", table: other, sources: [X]}\n'
+        'sources:\n- {id: X, title: "x"}\n'
+    )
+    matrix.write_text(before)
+    r = cli("matrix", "import-torch-npu", str(bad), "--merge", str(matrix))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, (r.returncode, r.stderr)
+    assert matrix.read_text() == before  # untouched
+
+
+def test_image_render_out_under_a_file_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    r = cli("image", "render", "a2-cann8.5.0-torch2.8.0-py3.11", "--out", str(tmp_path / "afile/ctx"))
+    assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr

@@ -158,6 +158,41 @@ def test_wheelhouse_must_hold_the_pinned_torch(tmp_path: Path) -> None:
         render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", wheels=scan_wheelhouse(wh)))
 
 
+def test_a_wheelhouse_without_cann_python_deps_is_refused_naming_them(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    standin_wheel(wh, "torch", "2.5.1", "torch")
+    standin_wheel(wh, "torch_npu", "2.5.1", "torch_npu")
+    cann_dep_standins(wh, "8.3.RC2")
+    next(wh.glob("numpy-*.whl")).unlink()
+    next(wh.glob("scipy-*.whl")).unlink()
+    with pytest.raises(
+        InputError, match=r"no wheel for numpy==1\.24\.0, scipy, which CANN 8\.3\.RC2 needs"
+    ) as exc:
+        render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", wheels=scan_wheelhouse(wh)))
+    assert "cann-container-image" in exc.value.message  # the source of the pins
+    assert "pip download --only-binary=:all: --no-deps -d WHEELHOUSE numpy==1.24.0 scipy" in (
+        exc.value.hint or ""
+    )
+
+
+def test_index_mode_pins_cann_python_deps_per_cann_version() -> None:
+    ctx = render(spec(), RenderOptions(os="ubuntu22.04", cannenv_version="0.1.0"))
+    base = ctx.files["python/base/requirements.txt"].decode().split()
+    assert "numpy==1.24.0" in base and "protobuf==3.20" in base and "scipy" in base
+    ctx9 = render(spec(cann="9.0.0"), RenderOptions(os="ubuntu22.04", cannenv_version="0.1.0"))
+    assert "numpy" in ctx9.files["python/base/requirements.txt"].decode().split()
+
+
+def test_uid_gid_and_root_are_rendered() -> None:
+    ctx = render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", uid=1234, gid=1235))
+    assert "useradd -o -u 1234" in ctx.dockerfile and "groupadd -o -g 1235" in ctx.dockerfile
+    assert "USER HwHiAiUser" in ctx.dockerfile and ctx.labels["cannenv.user"] == "HwHiAiUser(1234:1235)"
+    root = render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", root=True))
+    assert "USER root" in root.dockerfile and root.labels["cannenv.user"] == "root"
+    with pytest.raises(InputError, match="--uid"):
+        render(spec(), RenderOptions(os="preinstalled", base_image="x/y:z", uid=0))
+
+
 def test_real_stacks_pin_cpu_torch_and_torch_npu_from_indexes() -> None:
     ctx = render(spec(), RenderOptions(os="ubuntu22.04", cannenv_version="0.1.0"))
     assert "--index-url https://download.pytorch.org/whl/cpu" in ctx.dockerfile

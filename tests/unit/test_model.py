@@ -208,6 +208,28 @@ def test_a_version_is_downloaded_once_and_reads_like_the_fixture() -> None:
     assert Path(got.origin).parent == registry.cache_folder() / "2.7.1"
 
 
+@pytest.mark.network
+@pytest.mark.slow
+def test_check_against_a_shipped_stack() -> None:
+    # The stack's torch_npu (2.9.0.post2, for its Python 3.12) is fetched into the cache; its
+    # family (Atlas A3) gives the HBM per chip.
+    res = run_cli(
+        "check",
+        "--config",
+        str(CONFIGS / "llama.json"),
+        "--stack",
+        "a3-cann9.0.0-torch2.9.0-py3.12",
+        "--json",
+    )
+    if res.returncode == 6:
+        pytest.skip(f"PyPI not reachable: {res.stderr[-300:]}")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["torch_npu"]["version"] == "2.9.0.post2"
+    assert doc["memory"]["hbm_bytes"] == 65536 << 20
+    assert doc["verdict"] == "ready; fits at TP 1"
+
+
 def test_resolve_refuses_what_is_not_a_registry() -> None:
     with pytest.raises(InputError):
         registry.resolve("2.7.1; rm -rf /")

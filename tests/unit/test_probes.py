@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ from cannenv.probes.environ import REDACTED, redact_env
 from cannenv.probes.npu import parse_board, parse_npu_smi_info, soc_from_board
 from tests.helpers import hosts
 from tests.helpers.hosts import HostTree
+from tests.helpers.unprivileged import as_nobody
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "npu_smi"
 
@@ -220,32 +220,10 @@ def test_a_file_two_probes_judge_is_read_once_and_reported_once(tmp_path: Path) 
 
 
 def _issues_as_unprivileged_user(tree: HostTree) -> list[tuple[str, str]]:
-    """Run the probes in a forked child whose effective uid is `nobody`.
-
-    Root reads files whatever their mode, so the permission-denied path needs another user. The
-    child drops only its effective ids (what file access checks use); everything it needs is
-    already imported, so it reads nothing under the interpreter's (root-only) prefix.
-    """
+    """The probes' issues when run as `nobody` (tests/helpers/unprivileged.py)."""
     collect(_host(tree))  # warm up: import every probe module before dropping privileges
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        code = 1
-        try:
-            os.close(r)
-            os.setegid(65534)
-            os.seteuid(65534)
-            issues = [(i.kind, i.path) for i in collect(_host(tree)).issues]
-            os.write(w, json.dumps(issues).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as fh:
-        data = fh.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, "probing as an unprivileged user crashed"
-    return [tuple(x) for x in json.loads(data)]
+    found = as_nobody(lambda: [(i.kind, i.path) for i in collect(_host(tree)).issues])
+    return [tuple(x) for x in found]
 
 
 def test_permission_denied(tmp_path: Path) -> None:
