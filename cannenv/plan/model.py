@@ -8,7 +8,7 @@ host (:func:`cannenv.plan.compute.compute_plan`).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from cannenv.values import to_json, value
 
@@ -31,18 +31,7 @@ Component = Literal[
 ]
 """Step components in plan order (:data:`ORDER`)."""
 
-ORDER: tuple[Component, ...] = (
-    "account",
-    "driver",
-    "firmware",
-    "reboot",
-    "cann",
-    "ops",
-    "nnal",
-    "python",
-    "python-packages",
-    "environment",
-)
+ORDER: tuple[Component, ...] = get_args(Component)
 
 
 @value

@@ -454,3 +454,20 @@ def test_provision_bad_input_is_exit_2_before_any_host_is_touched(tmp_path: Path
     assert code == 2 and "inventory" in out
     code, out = _cli("provision", "-i", str(inv), "--stack", "no-such-stack", "--artifacts", str(tmp_path))
     assert code == 3 and "no-such-stack" in out
+
+
+def test_plan_for_a_folder_of_facts(tmp_path: Path) -> None:
+    folder = tmp_path / "collected"
+    folder.mkdir()
+    for name in ("broken-driver-too-old", "a2-cann8.5-new-layout"):
+        (folder / f"{name}.json").write_text(facts_of(name).to_json())
+    (folder / "collection.json").write_text("{}")  # the manifest is not a host
+    code, out = _cli("plan", "--facts", str(folder), "--stack", "a2-cann8.5.0-torch2.8.0-py3.11", "--json")
+    assert code == 1
+    plans = {p["host"]: p for p in json.loads(out)["plans"]}
+    assert set(plans) == {"broken-driver-too-old", "a2-cann8.5-new-layout"}
+    assert all(s["action"] == "leave" for s in plans["a2-cann8.5-new-layout"]["steps"])
+    code, out = _cli("plan", "--facts", str(folder), "--stack", "a2-cann8.5.0-torch2.8.0-py3.11")
+    assert code == 1 and "a2-cann8.5-new-layout" in out and "nothing to do" in out
+    code, out = _cli("plan", "--facts", str(folder), "--shell")
+    assert code == 2
