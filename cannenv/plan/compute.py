@@ -224,6 +224,7 @@ def compute_plan(
         offline=offline,
         steps=b.numbered(),
         problems=tuple(b.problems),
+        notes=(f"driver and firmware not planned: {b.hdk_skip} (--hdk plans them)",) if b.hdk_skip else (),
     )
 
 

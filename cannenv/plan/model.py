@@ -100,6 +100,8 @@ class Plan:
     """Every component in order, ``leave`` steps included (they say why nothing is needed)."""
     problems: tuple[str, ...] = ()
     """What the plan could not settle (no installer name known, no arch, ...)."""
+    notes: tuple[str, ...] = ()
+    """What the plan deliberately left out, and why (e.g. the driver inside a container)."""
 
     @property
     def actions(self) -> tuple[Step, ...]:

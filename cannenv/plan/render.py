@@ -22,6 +22,8 @@ def render_text(plan: Plan, *, verbose: bool = False) -> str:
     out.append(f"  other CANN versions: {plan.cann_policy}")
     for p in plan.problems:
         out.append(f"  problem: {p}")
+    for note in plan.notes:
+        out.append(f"  note: {note}")
     if plan.empty:
         out.append("nothing to do: the host already has the stack")
         return "\n".join(out) + "\n"
@@ -81,6 +83,8 @@ def render_shell(plan: Plan) -> str:
     ]
     for p in plan.problems:
         head.append(f"# PROBLEM: {p}")
+    for note in plan.notes:
+        head.append(f"# note: {note}")
     if plan.empty:
         head.append("# nothing to do: the host already has the stack")
         head.append("exit 0")

@@ -193,6 +193,7 @@ def test_broken_container_no_mounts_never_installs_a_driver_in_the_container(m: 
     plan = _old_layout_case("broken-container-no-mounts", m)
     drv = next(s for s in plan.steps if s.component == "driver")
     assert drv.action == "leave" and "machine it runs on" in drv.summary
+    assert "note: driver and firmware not planned" in render_text(plan)
 
 
 def test_broken_driver_too_old_upgrades_the_driver_first(m: matrix_mod.Matrix) -> None:
