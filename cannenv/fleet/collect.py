@@ -87,6 +87,61 @@ def playbook_path() -> Path:
     return path
 
 
+def import_ansible_runner() -> Any:
+    """The ``ansible_runner`` module, imported lazily; a clear MissingToolError without it."""
+    try:
+        import ansible_runner
+    except ImportError as exc:
+        raise MissingToolError(
+            "ansible-runner is not installed",
+            hint="install the fleet extra: pip install 'cannenv[fleet]' (ansible-core + ansible-runner)",
+        ) from exc
+    return ansible_runner
+
+
+def run_playbook(
+    ansible_runner: Any,
+    playbook: Path,
+    inventory: str | Path,
+    private: Path,
+    *,
+    limit: str | None,
+    forks: int,
+    extravars: Mapping[str, Any],
+    connect_timeout: int,
+) -> list[Mapping[str, Any]]:
+    """Run ``playbook`` over ``inventory`` quietly (no colour, no retry files); return its events.
+
+    One way to run a playbook for ``fleet collect`` and ``provision``. A run that produced no
+    events and did not finish is an InputError carrying the tail of ansible's output.
+    """
+    private.mkdir(parents=True, exist_ok=True)
+    runner = ansible_runner.run(
+        private_data_dir=str(private),
+        playbook=str(playbook),
+        inventory=str(Path(inventory).resolve()),
+        limit=limit,
+        forks=forks,
+        extravars=dict(extravars),
+        envvars={
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_TIMEOUT": str(connect_timeout),
+            "ANSIBLE_DEPRECATION_WARNINGS": "False",
+        },
+        quiet=True,
+        timeout=None,
+    )
+    events = list(runner.events)
+    if runner.status not in ("successful", "failed") and not events:
+        tail = "".join(runner.stdout.read().splitlines(keepends=True)[-5:]) if runner.stdout else ""
+        raise InputError(
+            f"ansible-playbook did not run ({runner.status}): {tail.strip() or 'no output'}",
+            hint="check the inventory file and --limit pattern",
+        )
+    return events
+
+
 def _prepare_out(out: Path) -> None:
     """Refuse a directory that is not a collection; clear the facts files of a previous collection."""
     if out.exists() and not out.is_dir():
@@ -124,13 +179,7 @@ def collect(
     Without ``bundle`` the bundle (pure Python: one for every host) is built from this cannenv and
     kept in the controller's cache, keyed by content.
     """
-    try:
-        import ansible_runner
-    except ImportError as exc:
-        raise MissingToolError(
-            "ansible-runner is not installed",
-            hint="install the fleet extra: pip install 'cannenv[fleet]' (ansible-core + ansible-runner)",
-        ) from exc
+    ansible_runner = import_ansible_runner()
     from cannenv import __version__
     from cannenv.fleet.zipapp import build_bundle
 
@@ -172,31 +221,16 @@ def collect(
             "cannenv_facts_args": list(facts_args),
             **dict(extravars or {}),
         }
-        private = Path(work) / "runner"
-        private.mkdir()
-        runner = ansible_runner.run(
-            private_data_dir=str(private),
-            playbook=str(playbook_path()),
-            inventory=str(inv.resolve()),
+        events = run_playbook(
+            ansible_runner,
+            playbook_path(),
+            inv,
+            Path(work) / "runner",
             limit=limit,
             forks=forks,
             extravars=variables,
-            envvars={
-                "ANSIBLE_NOCOLOR": "1",
-                "ANSIBLE_RETRY_FILES_ENABLED": "False",
-                "ANSIBLE_TIMEOUT": str(connect_timeout),
-                "ANSIBLE_DEPRECATION_WARNINGS": "False",
-            },
-            quiet=True,
-            timeout=None,
+            connect_timeout=connect_timeout,
         )
-        events = list(runner.events)
-        if runner.status not in ("successful", "failed") and not events:
-            tail = "".join(runner.stdout.read().splitlines(keepends=True)[-5:]) if runner.stdout else ""
-            raise InputError(
-                f"ansible-playbook did not run ({runner.status}): {tail.strip() or 'no output'}",
-                hint="check the inventory file and --limit pattern",
-            )
     failures = classify_events(events)
     hosts: list[HostResult] = []
     for name in hosts_seen(events):

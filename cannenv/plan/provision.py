@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from cannenv.errors import InputError, MissingToolError, NotFoundError
+from cannenv.errors import InputError, NotFoundError
 from cannenv.plan.model import Plan, Step
 from cannenv.values import to_json, value
 
@@ -287,13 +287,9 @@ def provision(
     m = matrix_mod.load(list(matrix_paths) or None)
     if stack_id:
         m.stack(stack_id)  # an unknown id fails before any host is touched
-    try:
-        import ansible_runner
-    except ImportError as exc:
-        raise MissingToolError(
-            "ansible-runner is not installed",
-            hint="install the fleet extra: pip install 'cannenv[fleet]' (ansible-core + ansible-runner)",
-        ) from exc
+    from cannenv.fleet.collect import import_ansible_runner
+
+    ansible_runner = import_ansible_runner()
 
     keep = Path(out).resolve() if out else None
     with tempfile.TemporaryDirectory(prefix="cannenv-provision-") as tmp:
@@ -421,12 +417,13 @@ def _run_playbook(
     step_timeout: int,
     connect_timeout: int,
 ) -> list[Mapping[str, Any]]:
-    private = work / "runner"
-    private.mkdir(parents=True, exist_ok=True)
-    runner = ansible_runner.run(
-        private_data_dir=str(private),
-        playbook=str(playbook_path()),
-        inventory=str(Path(inventory).resolve()),
+    from cannenv.fleet.collect import run_playbook
+
+    return run_playbook(
+        ansible_runner,
+        playbook_path(),
+        inventory,
+        work / "runner",
         limit=":".join(sorted(runs)),
         forks=forks,
         extravars={
@@ -435,20 +432,5 @@ def _run_playbook(
             "cannenv_step_reboot": bool(reboot),
             "cannenv_step_timeout": int(step_timeout),
         },
-        envvars={
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "False",
-            "ANSIBLE_TIMEOUT": str(connect_timeout),
-            "ANSIBLE_DEPRECATION_WARNINGS": "False",
-        },
-        quiet=True,
-        timeout=None,
+        connect_timeout=connect_timeout,
     )
-    events = list(runner.events)
-    if runner.status not in ("successful", "failed") and not events:
-        tail = "".join(runner.stdout.read().splitlines(keepends=True)[-5:]) if runner.stdout else ""
-        raise InputError(
-            f"ansible-playbook did not run ({runner.status}): {tail.strip() or 'no output'}",
-            hint="check the inventory file and --limit pattern",
-        )
-    return events
