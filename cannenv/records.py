@@ -16,6 +16,7 @@ from cannenv.errors import CannenvError, InputError
 if TYPE_CHECKING:
     import os
     import zipfile
+    from collections.abc import Iterator
 
 T = TypeVar("T")
 
@@ -95,28 +96,67 @@ def require_regular(path: str | os.PathLike[str], *, what: str, hint: str | None
         raise InputError(f"{what} {path} is not a regular file", hint=hint)
 
 
-def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, *, source: str) -> bytes:
-    """The bytes of one zip member, at most ``limit`` (its declared size is checked first, then
-    the inflated stream is capped: a member that lies about its size is refused too). Encrypted,
-    damaged or oddly compressed members are an InputError naming the member."""
+def is_regular_member(info: zipfile.ZipInfo) -> bool:
+    """A member that is a plain file: no file type recorded (Windows tools, ``zipfile.writestr``)
+    or a regular one; a link, device, FIFO or directory is not."""
+    import stat
+
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    return not info.is_dir() and kind in (0, stat.S_IFREG)
+
+
+def zip_member_chunks(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, *, source: str, chunk: int = 1 << 20
+) -> Iterator[bytes]:
+    """Stream one regular zip member in chunks, at most ``limit`` bytes and never more than it declares.
+
+    Checked before any byte is read (an InputError naming ``source`` and the member): a link,
+    directory or other non-regular member, an encrypted one, a declared size over ``limit``.
+    While streaming: more bytes than declared or than ``limit``, a damaged member (CRC, truncated,
+    bad deflate data), a compression method zipfile does not know. The one bounded zip reader.
+    """
+    where = f"{source}: member {info.filename}"
+    if not is_regular_member(info):
+        raise InputError(f"{where} is not a regular file (a link?)")
+    if info.flag_bits & 0x1:
+        raise InputError(f"{where} is encrypted and cannot be read")
+    if info.file_size > limit:
+        raise InputError(
+            f"{where} declares {info.file_size} bytes, over the limit of {limit}: at most {limit} are read"
+        )
+    return _member_chunks(zf, info, min(limit, info.file_size), where, chunk)
+
+
+def _member_chunks(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int, where: str, chunk: int
+) -> Iterator[bytes]:
     import zipfile
     import zlib
 
-    where = f"{source}: member {info.filename}"
-    if info.file_size > limit:
-        raise InputError(f"{where} declares {info.file_size} bytes; at most {limit} are read")
+    total = 0
     try:
         with zf.open(info) as fh:
-            data = fh.read(limit + 1)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        raise InputError(f"{where} is damaged ({exc})") from None
+            while True:
+                data = fh.read(chunk)
+                if not data:
+                    return
+                total += len(data)
+                if total > cap:
+                    raise InputError(
+                        f"{where} inflates past {cap} bytes (more than it declares or than the limit)"
+                    )
+                yield data
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise InputError(f"{where} cannot be read: damaged ({exc})") from None
     except NotImplementedError as exc:  # a compression method Python's zipfile does not know
         raise InputError(f"{where} cannot be read: {exc}") from None
-    except RuntimeError as exc:  # encrypted
+    except RuntimeError as exc:  # encrypted without the flag zipfile checks
         raise InputError(f"{where} cannot be read: {exc}") from None
-    if len(data) > limit:
-        raise InputError(f"{where} inflates past {limit} bytes")
-    return data
+
+
+def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, *, source: str) -> bytes:
+    """The bytes of one regular zip member, at most ``limit`` (see :func:`zip_member_chunks`)."""
+    return b"".join(zip_member_chunks(zf, info, limit, source=source))
 
 
 MAX_JSON_DEPTH = 64

@@ -13,11 +13,11 @@ member's. The standard library's :mod:`zipfile` does the parsing; nothing else i
 from __future__ import annotations
 
 import hashlib
-import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from cannenv import records
 from cannenv.errors import InputError, IntegrityError, NotFoundError
 from cannenv.fsutil import sha256_file
 
@@ -61,13 +61,6 @@ def _unsafe_name(name: str) -> str | None:
     return None
 
 
-def _is_regular(info: zipfile.ZipInfo) -> bool:
-    kind = stat.S_IFMT(info.external_attr >> 16)
-    # no file type recorded (Windows tools, zipfile.writestr): a plain file; a link, device,
-    # FIFO or directory is refused
-    return not info.is_dir() and kind in (0, stat.S_IFREG)
-
-
 def extract_member(
     zip_path: Path, member: str, dest_dir: Path, *, limit: int = MAX_MEMBER_BYTES
 ) -> Extracted:
@@ -109,33 +102,18 @@ def extract_member(
                 hint="the vendor's zip holds the installer once",
             )
         info = hits[0]
-        if not _is_regular(info):
-            raise InputError(f"{zip_path}: member {info.filename} is not a regular file (a link?)")
-        if info.flag_bits & 0x1:
-            raise InputError(f"{zip_path}: member {info.filename} is encrypted")
-        if info.file_size > limit:
-            raise InputError(
-                f"{zip_path}: member {info.filename} declares {info.file_size} bytes, over the limit "
-                f"of {limit}"
-            )
+        chunks = records.zip_member_chunks(zf, info, limit, source=str(zip_path), chunk=_CHUNK)
         dest_dir.mkdir(parents=True, exist_ok=True)
         out_path = dest_dir / member
         h = hashlib.sha256()
-        total = 0
         try:
-            with zf.open(info) as src, out_path.open("xb") as dst:
-                while chunk := src.read(_CHUNK):
-                    total += len(chunk)
-                    if total > min(limit, info.file_size):
-                        raise InputError(
-                            f"{zip_path}: member {info.filename} holds more bytes than it declares "
-                            f"({info.file_size}) or than the limit ({limit})"
-                        )
+            with out_path.open("xb") as dst:
+                for chunk in chunks:
                     h.update(chunk)
                     dst.write(chunk)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:  # CRC mismatch, truncated data
+        except OSError as exc:
             out_path.unlink(missing_ok=True)
-            raise InputError(f"{zip_path}: member {info.filename} cannot be read ({exc})") from None
+            raise InputError(f"{zip_path}: member {info.filename} cannot be written ({exc})") from None
         except InputError:
             out_path.unlink(missing_ok=True)
             raise

@@ -134,14 +134,7 @@ def _name(func: str) -> str:
 
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, wheel: Path) -> str:
-    if info.file_size > limit:
-        raise InputError(
-            f"{wheel}: {info.filename} declares {info.file_size} bytes; at most {limit} are read"
-        )
-    with zf.open(info) as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise InputError(f"{wheel}: {info.filename} inflates past {limit} bytes")
+    data = records.read_zip_member(zf, info, limit, source=str(wheel))
     return data.decode("utf-8", errors="replace")
 
 
