@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cannenv.checks import Target
     from cannenv.envscript import Shell
     from cannenv.facts import Facts
+    from cannenv.plan.model import Plan
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -88,6 +89,19 @@ _SMI_BOARD = click.option(
     help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
 )
 
+_MATRIX = click.option(
+    "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
+)
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def _host_options(fn: F) -> F:
+    """--python, --site-packages, --env-file, --npu-smi-timeout, in that order: how facts are
+    gathered from this host or a --root tree (``doctor``, ``facts``, ``plan``; see :func:`gather`)."""
+    for option in (_TIMEOUT, _ENV_FILE, _SITE, _PYTHON):
+        fn = option(fn)
+    return fn
+
 
 def _color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -123,13 +137,8 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 )
 @click.option("--stack", "stack_id", metavar="ID", help="Judge against this stack (default: best match).")
 @click.option("--lock", "lock_file", metavar="FILE", help="Judge against the stack named in this lock file.")
-@click.option(
-    "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
-)
-@_PYTHON
-@_SITE
-@_ENV_FILE
-@_TIMEOUT
+@_MATRIX
+@_host_options
 @_SMI_OUTPUT
 @_SMI_BOARD
 @click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
@@ -252,9 +261,17 @@ def doctor(
 
 def print_plan(facts: Facts, target: Target, *, as_json: bool, as_shell: bool, verbose: bool) -> int:
     """``doctor --plan``: the fix plan toward the doctor's own target (cannenv.plan; never run)."""
-    from cannenv.plan import compute_plan, render_shell, render_text
+    from cannenv.plan import compute_plan
 
-    plan = compute_plan(facts, target)
+    return echo_plan(compute_plan(facts, target), as_json=as_json, as_shell=as_shell, verbose=verbose)
+
+
+def echo_plan(plan: Plan, *, as_json: bool, as_shell: bool, verbose: bool) -> int:
+    """Print one host's plan (JSON, a script to review, or the table); exit 0 when it is empty, else 1.
+
+    The one printer of ``cannenv plan``, ``doctor --plan`` and ``certify --plan``."""
+    from cannenv.plan import render_shell, render_text
+
     if as_json:
         click.echo(plan.to_json())
     elif as_shell:
@@ -283,10 +300,7 @@ def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
 
 @click.command("facts")
 @_ROOT
-@_PYTHON
-@_SITE
-@_ENV_FILE
-@_TIMEOUT
+@_host_options
 @_SMI_OUTPUT
 @_SMI_BOARD
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from cannenv.commands.doctor import _ENV_FILE, _PYTHON, _ROOT, _SITE, _TIMEOUT
+from cannenv.commands.doctor import _MATRIX, _ROOT, _host_options, echo_plan
 from cannenv.errors import InputError
 from cannenv.gather import gather
 
@@ -34,9 +34,6 @@ _HDK = click.option(
     default=None,
     help="Plan the NPU driver and firmware (default: yes on a machine, no inside a container, whose "
     "driver is the machine's). --hdk for containers that stand in for machines.",
-)
-_MATRIX = click.option(
-    "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
 )
 
 
@@ -68,10 +65,7 @@ def resolve_target(
 @click.option("--stack", "stack_id", metavar="ID", help="Target stack (default: the doctor's choice).")
 @click.option("--lock", "lock_file", metavar="FILE", help="Target the stack named in this lock file.")
 @_MATRIX
-@_PYTHON
-@_SITE
-@_ENV_FILE
-@_TIMEOUT
+@_host_options
 @_POLICY
 @_HDK
 @click.option(
@@ -115,7 +109,7 @@ def plan_cmd(
     \b
     Exit codes: 0 nothing to do · 1 the host needs steps · 2 bad input · 3 unknown stack.
     """
-    from cannenv.plan import compute_plan, render_shell, render_text
+    from cannenv.plan import compute_plan
 
     if as_json and as_shell:
         raise InputError("give either --json or --shell, not both")
@@ -142,13 +136,7 @@ def plan_cmd(
     plan = compute_plan(
         facts, target, cann_policy=cast("CannPolicy", cann_policy), offline=offline, hdk=hdk_policy(hdk)
     )
-    if as_json:
-        click.echo(plan.to_json())
-    elif as_shell:
-        click.echo(render_shell(plan), nl=False)
-    else:
-        click.echo(render_text(plan, verbose=verbose), nl=False)
-    return 0 if plan.empty else 1
+    return echo_plan(plan, as_json=as_json, as_shell=as_shell, verbose=verbose)
 
 
 def plan_folder(
