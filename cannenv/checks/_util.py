@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from cannenv.errors import CannenvError
@@ -70,6 +71,20 @@ def same_cann(a: str | None, b: str | None) -> bool:
     if va is not None and vb is not None:
         return bool(va == vb)
     return bool(a and b and a.lower() == b.lower())
+
+
+@lru_cache(maxsize=4096)
+def pinned_matches(key: str, pinned: str | None, actual: str | None) -> bool:
+    """Whether the host's ``actual`` version of component ``key`` is the matrix's ``pinned`` one
+    (:func:`cannenv.matrix.component_matches`); a missing or unparsable version is no match."""
+    from cannenv.matrix import component_matches
+
+    if pinned is None or actual is None:
+        return False
+    try:
+        return component_matches(key, pinned, actual)
+    except CannenvError:
+        return False
 
 
 def installer_file(target: Any, arch: str | None, component: str, version: str) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cannenv.checks import Check, Target
-from cannenv.checks._util import family_title, installer_file
-from cannenv.errors import CannenvError, InputError, NotFoundError
+from cannenv.checks._util import family_title, installer_file, pinned_matches
+from cannenv.errors import InputError, NotFoundError
 from cannenv.facts import Facts
 from cannenv.report import Finding, StackChoice, Status
 
@@ -41,17 +41,6 @@ def installed_versions(facts: Facts) -> dict[str, str]:
         if dist in py.packages:
             out[key] = py.packages[dist].split("+")[0]
     return out
-
-
-def _matches(key: str, pinned: str | None, actual: str | None) -> bool:
-    from cannenv.matrix import component_matches
-
-    if pinned is None or actual is None:
-        return False
-    try:
-        return component_matches(key, pinned, actual)
-    except CannenvError:
-        return False
 
 
 def load_lock_ids(path: str) -> tuple[str, str | None]:
@@ -129,7 +118,7 @@ def choose_target(
         ((_score(s, have, ops_fams), s) for s in pool), key=lambda t: (t[0], t[1].id), reverse=True
     )
     best_score, best = scored[0]
-    n, same = best_score[0], [k for k in have if _matches(k, best.version(k), have[k])]
+    n, same = best_score[0], [k for k in have if pinned_matches(k, best.version(k), have[k])]
     if n == 0:
         return Target(
             matrix,
@@ -182,7 +171,7 @@ def _score(stack: Stack, have: dict[str, str], ops_fams: set[str]) -> tuple[Any,
     from cannenv.checks._util import cann_v, pep_v
     from cannenv.soc import FAMILY_IDS
 
-    same = sum(1 for k in have if _matches(k, stack.version(k), have[k]))
+    same = sum(1 for k in have if pinned_matches(k, stack.version(k), have[k]))
     cann = cann_v(stack.version("cann"))
     torch = pep_v(stack.version("torch"))
     return (
@@ -299,7 +288,7 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         if want is None:
             continue
         got = have.get(key)
-        if got is not None and _matches(key, want, got):
+        if got is not None and pinned_matches(key, want, got):
             continue
         if key in DEVICE_KEYS and target.no_devices:
             # The driver comes from the host at run time (an image never holds it): not judged here.

@@ -64,17 +64,10 @@ def _same_cann(a: str | None, b: str | None) -> bool:
     return same_cann(a, b)
 
 
-@lru_cache(maxsize=4096)
 def _matches(key: str, pinned: str | None, actual: str | None) -> bool:
-    from cannenv.errors import CannenvError
-    from cannenv.matrix import component_matches
+    from cannenv.checks._util import pinned_matches
 
-    if pinned is None or actual is None:
-        return False
-    try:
-        return component_matches(key, pinned, actual)
-    except CannenvError:
-        return False
+    return pinned_matches(key, pinned, actual)
 
 
 @lru_cache(maxsize=1024)
