@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cannenv.facts import Facts
     from cannenv.fleet.report import FleetReport, Judge
     from cannenv.report import Finding, StackChoice
+
+    F = TypeVar("F", bound=Callable[..., object])
+
+
+def _label_api_options(fn: F) -> F:
+    """--certificate, --api, --token-file, in that order: what `k8s-agent` and `k8s-label` label and
+    where they send it."""
+    for option in (
+        click.option(
+            "--token-file", metavar="FILE", help="Bearer token file (default: the service account's)."
+        ),
+        click.option("--api", metavar="URL", help="API server (default: the in-cluster one)."),
+        click.option(
+            "--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled)."
+        ),
+    ):
+        fn = option(fn)
+    return fn
 
 
 @click.group()
@@ -459,11 +479,7 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None) -> int:
 @click.option("--once", is_flag=True, help="One round, then exit (status 0 when the node was judged).")
 @click.option("--ready-file", metavar="FILE", help="Present while the last judgement succeeded (readiness).")
 @click.option("--prometheus", "prometheus_file", metavar="FILE", help="Write node metrics here each round.")
-@click.option(
-    "--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled)."
-)
-@click.option("--api", metavar="URL", help="API server (default: the in-cluster one).")
-@click.option("--token-file", metavar="FILE", help="Bearer token file (default: the service account's).")
+@_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
 def k8s_agent_cmd(
     root: str,
@@ -528,11 +544,7 @@ def k8s_agent_cmd(
     "--report", "report_file", required=True, metavar="FILE", help="`cannenv doctor --json` output."
 )
 @click.option("--node", required=True, metavar="NAME", help="This node's name (spec.nodeName).")
-@click.option(
-    "--certificate", metavar="FILE", help="The node's cannenv certificate (its sha256 is labelled)."
-)
-@click.option("--api", metavar="URL", help="API server (default: the in-cluster one).")
-@click.option("--token-file", metavar="FILE", help="Bearer token file (default: the service account's).")
+@_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print the patch instead of sending it.")
 def k8s_label_cmd(
     report_file: str,
