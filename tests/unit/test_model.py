@@ -165,6 +165,19 @@ def test_registry_of_a_real_wheel_equals_its_fixture(tmp_path: Path) -> None:
     assert got.ops == reg("2.7.1").ops
 
 
+def test_a_wheel_member_that_is_a_link_is_refused_not_read(tmp_path: Path) -> None:
+    # the one bounded zip reader (cannenv.records.zip_member_chunks) reads regular members only
+    import stat
+
+    wheel = tmp_path / "torch_npu-2.7.1-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        info = zipfile.ZipInfo("torch_npu/csrc/aten/npu_native_functions.yaml")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(info, "/etc/passwd")
+    with pytest.raises(InputError, match="not a regular file"):
+        registry.from_wheel(wheel)
+
+
 def test_hostile_wheels_are_refused(tmp_path: Path) -> None:
     not_zip = tmp_path / "a.whl"
     not_zip.write_bytes(b"not a zip")

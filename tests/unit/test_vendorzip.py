@@ -167,6 +167,19 @@ def test_links_duplicates_oversize_and_non_zips_are_refused(tmp_path: Path) -> N
     assert ok.member == "dir/x.run" and ok.sha256 == hashlib.sha256(b"data").hexdigest()
 
 
+def test_the_shared_zip_reader_streams_in_chunks_within_its_limit(tmp_path: Path) -> None:
+    from cannenv import records
+
+    z = make_zip(tmp_path / "s.zip", {"x.run": bytes(range(256)) * 40})
+    with zipfile.ZipFile(z) as zf:
+        info = zf.getinfo("x.run")
+        chunks = list(records.zip_member_chunks(zf, info, 1 << 20, source=str(z), chunk=1000))
+        assert [len(c) for c in chunks] == [1000] * 10 + [240]
+        assert b"".join(chunks) == records.read_zip_member(zf, info, 10240, source=str(z))
+        with pytest.raises(InputError, match="over the limit of 10239"):
+            records.read_zip_member(zf, info, 10239, source=str(z))
+
+
 def test_a_corrupt_member_is_refused_and_leaves_no_file(tmp_path: Path) -> None:
     z = make_zip(tmp_path / "c.zip", {"x.run": b"A" * 4096})
     raw = bytearray(z.read_bytes())
