@@ -427,6 +427,15 @@ def k8s_manifest_cmd(
     return 0
 
 
+def _read_token(token_file: str | None) -> str | None:
+    """A service-account token file: bounded, regular files only (a token is a few KiB)."""
+    if not token_file:
+        return None
+    from cannenv.records import read_text
+
+    return read_text(token_file, what="token file", max_bytes=64 * 1024).strip()
+
+
 @fleet.command("k8s-image")
 @click.option("--out", required=True, metavar="DIR", help="Where to write the build context.")
 @click.option(
@@ -439,7 +448,13 @@ def k8s_manifest_cmd(
 @click.option(
     "--cannenv-wheel", metavar="FILE", help="The cannenv wheel (default: built from this checkout)."
 )
-def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None) -> int:
+@click.option(
+    "--wheelhouse",
+    metavar="DIR",
+    help="Install cannenv's dependencies from these wheels only (pip --no-index): for builders "
+    "without access to a package index.",
+)
+def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhouse: str | None) -> int:
     """Write the build context of the slim doctor-only image the DaemonSet runs (then `docker build`)."""
     import shutil
     from pathlib import Path
@@ -459,7 +474,20 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None) -> int:
         from cannenv.artifacts import build_cannenv_wheel
 
         wheel = build_cannenv_wheel(dest)
-    atomic_write_text(dest / "Dockerfile", render_image_dockerfile(wheel.name, base_image))
+    wheels = dest / "wheels"
+    wheels.mkdir(exist_ok=True)
+    if wheelhouse:
+        house = Path(wheelhouse)
+        if not house.is_dir():
+            raise InputError(f"--wheelhouse {wheelhouse!r} is not a directory")
+        found = sorted(w for w in house.glob("*.whl") if w.is_file() and not w.is_symlink())
+        if not found:
+            raise InputError(f"--wheelhouse {wheelhouse!r} holds no .whl file")
+        for w in found:
+            shutil.copyfile(w, wheels / w.name)
+    atomic_write_text(
+        dest / "Dockerfile", render_image_dockerfile(wheel.name, base_image, offline=bool(wheelhouse))
+    )
     click.echo(f"wrote {dest / 'Dockerfile'} and {dest / wheel.name}")
     if "@sha256:" not in base_image:
         click.echo(
@@ -508,7 +536,7 @@ def k8s_agent_cmd(
 
     if bool(stack_id) == bool(lock_file):
         raise InputError("give the target as --lock FILE or --stack ID (one of them)")
-    token = Path(token_file).read_text().strip() if token_file else None
+    token = _read_token(token_file)
     while True:
         ok = False
         try:
@@ -572,7 +600,7 @@ def k8s_label_cmd(
     if dry_run:
         click.echo(json.dumps(patch, indent=2, sort_keys=True))
         return 0
-    token = Path(token_file).read_text().strip() if token_file else None
+    token = _read_token(token_file)
     apply_labels(node, patch, api=api, token=token)
     click.echo(f"labelled {node}: " + ", ".join(f"{k}={v}" for k, v in patch["metadata"]["labels"].items()))
     return 0

@@ -196,8 +196,13 @@ DEFAULT_DOCTOR_BASE = "python:3.12-slim"
 """A tag, not a pin: give ``--base-image NAME@sha256:...`` for a reproducible image."""
 
 
-def render_image_dockerfile(wheel_name: str, base_image: str = DEFAULT_DOCTOR_BASE) -> str:
-    """The Dockerfile of the doctor-only image (``templates/doctor.Dockerfile``)."""
+def render_image_dockerfile(
+    wheel_name: str, base_image: str = DEFAULT_DOCTOR_BASE, *, offline: bool = False
+) -> str:
+    """The Dockerfile of the doctor-only image (``templates/doctor.Dockerfile``).
+
+    ``offline``: dependencies come only from the context's ``wheels/`` folder (pip ``--no-index``).
+    """
     if not _IMAGE_RE.match(base_image):
         raise InputError(f"--base-image {base_image!r} is not an image reference")
     if not re.match(r"^cannenv-[A-Za-z0-9_.+-]+-py3-none-any\.whl$", wheel_name):
@@ -205,7 +210,8 @@ def render_image_dockerfile(wheel_name: str, base_image: str = DEFAULT_DOCTOR_BA
             f"{wheel_name!r} is not a cannenv wheel file name (cannenv-VERSION-py3-none-any.whl)"
         )
     text = importlib_resources.files("cannenv.fleet").joinpath("templates/doctor.Dockerfile").read_text()
-    return text.replace("@BASE@", base_image).replace("@WHEEL@", wheel_name)
+    pip_source = "--no-index --find-links /tmp/wheels" if offline else "--find-links /tmp/wheels"
+    return text.replace("@BASE@", base_image).replace("@WHEEL@", wheel_name).replace("@PIP@", pip_source)
 
 
 def dump_manifest(objects: Sequence[Mapping[str, Any]]) -> str:
@@ -263,6 +269,12 @@ def label_patch(
     return {"metadata": {"labels": dict(labels), "annotations": annotations}}
 
 
+NODE_AGENT_SKIPS = ("env-sourced", "env-stale", "env-mixed")
+"""Checks of the judging process's own environment variables. In the agent's pod that environment is
+the pod's, not the node's (a workload's image or shell sources set_env.sh), so judging it would mark
+every healthy node failing; the agent leaves these to the doctor run inside the workloads."""
+
+
 def judge_node(
     root: str,
     *,
@@ -297,7 +309,8 @@ def judge_node(
         )
     facts = gather(root, None, None, (), None, 10.0)
     target = choose_target(facts, matrix, stack_id=stack_id, lock=lock)
-    findings = checks.run(facts, target, checks.all_checks())
+    node_checks = tuple(c for c in checks.all_checks() if c.id not in NODE_AGENT_SKIPS)
+    findings = checks.run(facts, target, node_checks)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
     )

@@ -222,11 +222,32 @@ def test_the_container_command_labels_a_host_tree(manifest: list[dict[str, Any]]
         "doctor", "--root", str(tree), "--lock", str(tmp_path / "configmap" / "lock.json"), "--json"
     )
     report = json.loads(doctor.stdout)
-    assert failing == sorted({f["id"] for f in report["findings"] if f["status"] in ("fail", "error")})
+    from cannenv.fleet.k8s import NODE_AGENT_SKIPS
+
+    doctor_failing = {f["id"] for f in report["findings"] if f["status"] in ("fail", "error")}
+    assert failing == sorted(doctor_failing - set(NODE_AGENT_SKIPS))
     assert (tmp_path / "ready").is_file()  # readiness: the judgement succeeded
     metrics = (tmp_path / "textfile" / "cannenv.prom").read_text()
     assert 'cannenv_check_status{check="npu-devices",severity="critical"} 2' in metrics
     assert f'cannenv_stack_info{{stack="{STACK}",cann="8.2.RC1",driver="24.1.rc1"' in metrics
+
+
+def test_the_agent_does_not_judge_its_own_pods_environment() -> None:
+    """A healthy node whose files are all right: the pod's environment never sourced set_env.sh
+    (workloads do that), so the doctor without the host's environment fails env-sourced, and the
+    agent must not label the node failing for it."""
+    from cannenv.fleet.k8s import judge_node
+
+    tree = Path(__file__).resolve().parents[2] / "examples" / "hosts" / "a2-cann8.5-new-layout" / "tree"
+    stack = "a2-cann8.5.0-torch2.8.0-py3.11"
+    doctor = _cli("doctor", "--root", str(tree), "--stack", stack, "--json")
+    assert "env-sourced" in {
+        f["id"] for f in json.loads(doctor.stdout)["findings"] if f["status"] in ("fail", "error")
+    }
+    report, patch = judge_node(str(tree), stack_id=stack)
+    failing = patch["metadata"]["annotations"]["cannenv.io/failing-checks"]
+    assert "env-" not in failing
+    assert not [f for f in report.findings if f.id.startswith("env-")]
 
 
 def test_a_judgement_that_fails_makes_the_pod_unready(manifest: list[dict[str, Any]], tmp_path: Path) -> None:
