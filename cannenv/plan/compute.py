@@ -535,7 +535,7 @@ class _Builder:
             have = others[0].version_dir or others[0].version
         inst, package = self.installer("ops", want)
         flags, srcs = _flags("ops", "install")
-        set_env = set_env_path(self.cann_want or want, self.base)
+        set_env = self.toolkit_env(self.cann_want or want)
         wrong = ""
         if others and chip and not any(chip in p.chips for p in others):
             wrong = f" (the installed one is for {', '.join(c for p in others for c in p.chips) or '?'})"
@@ -555,6 +555,17 @@ class _Builder:
                 sources=srcs + self.sources("ops"),
             )
         )
+
+    def toolkit_env(self, cann: str) -> str:
+        """The ``set_env.sh`` an ops/NNAL step sources: when CANN ``cann`` is already the active
+        install, the one the doctor's remedies name (the host's own file, never a missing one);
+        else the one the plan's toolkit step creates."""
+        from cannenv.checks._util import toolkit_set_env
+
+        inst = self.facts.cann.active_install()
+        if inst is not None and _same_cann(inst.version, cann):
+            return toolkit_set_env(self.facts, cann)
+        return set_env_path(cann, self.base)
 
     def nnal(self) -> None:
         want = self.stack.version("nnal")
@@ -576,7 +587,7 @@ class _Builder:
             return
         inst, package = self.installer("nnal", want)
         flags, srcs = _flags("nnal", "install")
-        set_env = set_env_path(self.cann_want or want, self.base)
+        set_env = self.toolkit_env(self.cann_want or want)
         action = _change(have, want, "nnal")
         self.add(
             Step(

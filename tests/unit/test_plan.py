@@ -84,7 +84,9 @@ def test_broken_torch_npu_vs_cann_only_fixes_python_side_and_nnal(m: matrix_mod.
     pkgs = step(plan, "python-packages")
     assert pkgs.commands == ("python3 -m pip install torch-npu==2.8.0.post2",)
     nnal = step(plan, "nnal")
-    assert nnal.commands[-1].startswith(". /usr/local/Ascend/cann-8.5.0/set_env.sh && bash ")
+    # CANN 8.5.0 is already active here: source the set_env.sh this host has (8.5 keeps one at
+    # ascend-toolkit/), the one the doctor names too, not a cann-8.5.0/set_env.sh it lacks
+    assert nnal.commands[-1].startswith(". /usr/local/Ascend/ascend-toolkit/set_env.sh && bash ")
     assert nnal.installers[0].file == "Ascend-cann-nnal_8.5.0_linux-aarch64.run"
     assert_ordered(plan)
 
@@ -472,3 +474,19 @@ def test_plan_for_a_folder_of_facts(tmp_path: Path) -> None:
     assert code == 1 and "a2-cann8.5-new-layout" in out and "nothing to do" in out
     code, out = _cli("plan", "--facts", str(folder), "--shell")
     assert code == 2
+
+
+def test_nnal_step_sources_the_same_existing_set_env_as_the_doctor_remedy() -> None:
+    """CANN 8.5.0 already active, its set_env.sh at ascend-toolkit/ (8.5 keeps it there): the plan's
+    NNAL step and the doctor's NNAL remedy name that one file, never a cann-8.5.0/set_env.sh the
+    host does not have."""
+    name = "broken-torch-npu-vs-cann"
+    code, out = _cli("plan", *_host_args(name), "--json")
+    assert code == 1
+    (step,) = [s for s in json.loads(out)["steps"] if s["component"] == "nnal"]
+    sourced = [p for p in step["preconditions"] if p.endswith(" sourced")]
+    assert sourced == ["/usr/local/Ascend/ascend-toolkit/set_env.sh sourced"]
+    assert (EXAMPLES / name / "tree" / "usr/local/Ascend/ascend-toolkit/set_env.sh").is_file()
+    code, out = _cli("doctor", *_host_args(name), "--json")
+    (nnal,) = [f for f in json.loads(out)["findings"] if f["id"] == "nnal-cann"]
+    assert "/usr/local/Ascend/ascend-toolkit/set_env.sh" in nnal["remedy"]
