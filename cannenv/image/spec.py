@@ -29,6 +29,11 @@ Component = Literal["cann", "ops", "nnal"]
 COMPONENT_ORDER: tuple[Component, ...] = ("cann", "ops", "nnal")
 INSTALL_FLAGS = "--quiet --install --install-for-all"  # [CCI] Dockerfiles, versions.md §3.2
 SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"  # exists in both layouts (versions.md §3.3)
+# Why NNAL is left out of an image unless asked for (--with-nnal), and what including it takes.
+NNAL_NO_DIGEST = (
+    "the vendor publishes no sha256 for the NNAL installer (no ascend-deployer download manifest lists "
+    "an NNAL package)"
+)
 
 # What may reach a Dockerfile. Anything else is refused before rendering.
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
@@ -225,12 +230,18 @@ def validate_spec(spec: ImageSpec) -> None:
 # ----------------------------------------------------------------------------------- stacks
 
 
-def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) -> ImageSpec:
+def spec_from_stack(
+    stack: Stack, matrix: Matrix, *, arch: str | None = None, nnal: bool = False
+) -> ImageSpec:
     """The image's view of a matrix stack on one architecture (default: the stack's only/first one).
 
     Installer file names come from the stack's artifacts, else from the matrix's era patterns
     (versions.md §3.1); digests only from the stack's artifacts (None = not pinned). The driver range
     is the matrix's rule for the stack's CANN on its family, else ``>=`` the stack's own driver.
+
+    NNAL (ATB, for LLM serving) is in the image only with ``nnal=True`` (``--with-nnal``): the vendor
+    publishes no sha256 for its installer (:data:`NNAL_NO_DIGEST`), so it would make every build of a
+    shipped stack unpinned. Left out, the spec names neither its installer nor its version.
     """
     from cannenv.soc import family_info
 
@@ -246,7 +257,7 @@ def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) ->
     installers = []
     for key in COMPONENT_ORDER:
         version = stack.version(key)
-        if version is None:
+        if version is None or (key == "nnal" and not nnal):
             continue
         art = stack.artifact(key, a)
         if art is not None:
@@ -287,8 +298,22 @@ def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) ->
         torch=stack.version("torch"),
         torch_npu=stack.version("torch_npu"),
         driver_range=driver_range,
-        components={k: c.version for k, c in sorted(stack.components.items())},
+        components={k: c.version for k, c in sorted(stack.components.items()) if k != "nnal" or nnal},
         installers=tuple(installers),
+    )
+
+
+def nnal_left_out(with_nnal: ImageSpec) -> str:
+    """The note for an image that leaves out the NNAL of its stack (``with_nnal``: the spec made with
+    ``nnal=True``): what is missing, how to add it, and what adding it takes."""
+    ref = next(i for i in with_nnal.installers if i.component == "nnal")
+    text = f"NNAL {ref.version} (ATB, for LLM serving) is not in this image; add it with --with-nnal."
+    if ref.sha256 is not None or ref.archive_sha256 is not None:
+        return text + f" The matrix pins the sha256 of {ref.archive or ref.file}."
+    return (
+        f"{text} {NNAL_NO_DIGEST[0].upper()}{NNAL_NO_DIGEST[1:]}, so it then also needs --allow-unpinned: "
+        "the sha256 of the file used is recorded in the lock (pinned: false), and "
+        "`image build --locked LOCK --allow-unpinned` rebuilds only from those same bytes."
     )
 
 
