@@ -198,8 +198,8 @@ def test_a_corrupt_member_is_refused_and_leaves_no_file(tmp_path: Path) -> None:
 # of the data: update it on purpose. None for NNAL: the manifests list no NNAL package. None for
 # CANN 8.0.0 (older than the manifests' 8.1.RC1) and 9.1.0 (newer than ascend-deployer 26.0.0).
 WITH_DIGEST = {
-    "a2-cann8.0.0-torch2.1.0-py3.10": set(),
-    "a2-cann8.0.0-torch2.4.0-py3.10": set(),
+    "a2-cann8.0.0-torch2.1.0-py3.10": {"cann", "ops"},  # ascend-deployer 6.0.0 … 7.2rc1
+    "a2-cann8.0.0-torch2.4.0-py3.10": {"cann", "ops"},  # ascend-deployer 6.0.0 … 7.2rc1
     "a2-cann8.1.rc1-torch2.5.1-py3.10": {"cann", "ops"},
     "a2-cann8.2.rc1-torch2.6.0-py3.11": {"cann", "ops"},
     "a2-cann8.2.rc1-torch2.1.0-py3.10": {"cann", "ops"},
@@ -212,7 +212,7 @@ WITH_DIGEST = {
     "a3-cann8.5.0-torch2.7.1-py3.11": {"cann", "ops"},
     "a3-cann9.0.0-torch2.9.0-py3.11": {"cann", "ops"},
     "a3-cann9.0.0-torch2.9.0-py3.12": {"cann", "ops"},
-    "310p-cann8.0.0-torch2.1.0-py3.10": set(),
+    "310p-cann8.0.0-torch2.1.0-py3.10": {"cann", "ops"},  # ascend-deployer 6.0.0 … 7.2rc1
     "310p-cann8.1.rc1-torch2.5.1-py3.10": {"cann", "ops"},
     "310p-cann8.2.rc1-torch2.6.0-py3.11": {"cann", "ops"},
     "a2-cann9.1.0-torch2.12.0-py3.11": set(),
@@ -293,7 +293,7 @@ def test_matrix_show_names_the_vendor_zip_and_its_digest_for_each_installer() ->
     toolkit = archives["Ascend-cann-toolkit_8.5.0_linux-x86_64.run"]
     assert toolkit["file"] == "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
     assert toolkit["sha256"] == matrix.load().download(toolkit["file"]).sha256  # type: ignore[union-attr]
-    assert toolkit["sources"] == ["DEPLOYER-26.0.0"]
+    assert toolkit["sources"] == ["DEPLOYER-7.3.0", "DEPLOYER-26.0.0"]  # both releases list it alike
     assert not any("nnal" in k for k in archives)  # no vendor digest for NNAL
     r = CliRunner().invoke(cli, ["matrix", "show", SHIPPED])
     assert "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip" in r.output.replace("\n", "").replace(" ", "")
