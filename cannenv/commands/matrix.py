@@ -147,6 +147,13 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
             for a in comp.artifacts.values()
             if (z := m.vendor_archive(a.file)) is not None and z.file != a.file
         }
+        data["no_vendor_digest"] = {  # installer file -> why no vendor sha256 is known for it
+            a.file: gap
+            for key in ("cann", "ops", "nnal")
+            if key in s.components
+            for a in s.components[key].artifacts.values()
+            if a.sha256 is None and (gap := m.digest_gap(a.file)) is not None
+        }
         _echo_json(data)
         return 0
     from rich.table import Table
@@ -176,6 +183,15 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
         )
         table.add_row(key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
     con.print(table)
+    gaps = {
+        a.file: gap
+        for key in ("cann", "ops", "nnal")
+        if key in s.components
+        for a in s.components[key].artifacts.values()
+        if a.sha256 is None and (gap := m.digest_gap(a.file)) is not None
+    }
+    for gap in dict.fromkeys(gaps.values()):
+        con.print(f"[yellow]no vendor sha256:[/] {gap}")
     if req:
         con.print(f"driver requirement: {req.range} ({req.evidence}; {', '.join(req.sources)}) — {req.note}")
     if s.note:
@@ -550,55 +566,65 @@ def import_torch_npu(path: Path, merge: Path | None, as_json: bool) -> int:
 
 
 @matrix.command("import-deployer")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print every fact with its source.")
 @click.option(
     "--write-to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the facts as a matrix file (e.g. matrices/deployer.json).",
+    help="Write the facts of all PATHS as one matrix file (e.g. matrices/deployer.json).",
 )
-def import_deployer(path: Path, as_json: bool, write_to: Path | None) -> int:
-    """Read ascend-deployer (wheel or folder): CANN -> HDK, installers + sha256, torch_npu -> CANN.
+def import_deployer(paths: tuple[Path, ...], as_json: bool, write_to: Path | None) -> int:
+    """Read ascend-deployer releases (wheels or folders): CANN -> HDK, installers + sha256, torch_npu -> CANN.
+
+    Several releases merge into one file: a fact they state alike cites each of them; where they
+    disagree (a file listed with two digests) both statements are kept.
 
     \b
-    pip download --no-deps ascend-deployer -d DIR
+    pip download --no-deps ascend-deployer==26.0.0 -d DIR
     cannenv matrix import-deployer DIR/ascend_deployer-*.whl
     """
     from collections import Counter
 
     from cannenv.matrix import deployer
 
-    imp = deployer.read_deployer(path)
+    imps = sorted((deployer.read_deployer(p) for p in paths), key=lambda i: deployer.release_key(i.version))
     if write_to is not None:
         from cannenv.fsutil import atomic_write_text
         from cannenv.matrix.refresh import _dump
 
-        atomic_write_text(write_to, _dump(deployer.matrix_doc(imp), f"ascend-deployer {imp.version}"))
+        label = ", ".join(i.version for i in imps)
+        atomic_write_text(write_to, _dump(deployer.matrix_doc(imps), f"ascend-deployer {label}"))
     if as_json:
         _echo_json(
             {
                 "package": deployer.PACKAGE,
-                "version": imp.version,
-                "sha256": imp.sha256,
-                "facts": [f.to_json() for f in imp.facts],
-                "warnings": imp.warnings,
-                "skipped": imp.skipped,
+                "releases": [
+                    {
+                        "version": imp.version,
+                        "sha256": imp.sha256,
+                        "facts": [f.to_json() for f in imp.facts],
+                        "warnings": imp.warnings,
+                        "skipped": imp.skipped,
+                    }
+                    for imp in imps
+                ],
             }
         )
         return 0
     con = _console()
-    kinds = Counter(f.kind for f in imp.facts)
-    con.print(
-        f"ascend-deployer {imp.version} (sha256 {imp.sha256 or 'folder'}): "
-        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    )
-    for f in imp.facts:
-        if f.kind in ("hdk", "torch_npu"):
-            label = "requires HDK" if f.kind == "hdk" else "goes with CANN"
-            con.print(f"  {f.key[0]} {label} {f.key[1]}  [{f.provenance.path}]")
-    for w in imp.warnings:
-        con.print(f"[yellow]warning:[/] {w}")
+    for imp in imps:
+        kinds = Counter(f.kind for f in imp.facts)
+        con.print(
+            f"ascend-deployer {imp.version} (sha256 {imp.sha256 or 'folder'}): "
+            + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        )
+        for f in imp.facts:
+            if f.kind in ("hdk", "torch_npu"):
+                label = "requires HDK" if f.kind == "hdk" else "goes with CANN"
+                con.print(f"  {f.key[0]} {label} {f.key[1]}  [{f.provenance.path}]")
+        for w in imp.warnings:
+            con.print(f"[yellow]warning:[/] {w}")
     if write_to is not None:
         con.print(f"wrote {write_to}")
     return 0
@@ -690,7 +716,7 @@ def refresh(folder: Path, write: bool, matrix_dir: Path | None, as_json: bool) -
     if write:
         written = rf.write(r, mdir)
     if as_json:
-        _echo_json({**r.to_json(), "written": written})
+        _echo_json({**r.to_json(), "written": written, "kept_releases": r.kept})
     else:
         _render_refresh(r, written)
     return int(ExitCode.CHECKS_FAILED) if r.unexplained and not write else 0
@@ -721,6 +747,10 @@ def _render_refresh(r: Any, written: list[str]) -> None:
         con.print(f"{mark} {c.kind} {c.key}: {c.detail}{rec}  [{c.source}]")
     for w in r.warnings:
         con.print(f"[yellow]note:[/] {w}")
+    if r.kept:
+        con.print(
+            f"kept: ascend-deployer {', '.join(r.kept)} (recorded before, not in --from: their facts stay)"
+        )
     for path in written:
         con.print(f"wrote {path}")
     con.print(f"{len(r.unexplained)} unexplained difference(s)")

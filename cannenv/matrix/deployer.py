@@ -19,10 +19,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cannenv.errors import InputError
 from cannenv.matrix.artefact import Artefact, Provenance
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 PACKAGE = "ascend-deployer"
 SOFTWARE = "ascend_deployer/downloader/software/"
@@ -32,28 +35,29 @@ CHIP_FAMILY = {"910b": "a2", "a3": "a3", "310p": "310p", "910": "910", "950": "9
 """Chip tag in the vendor's file names -> product family."""
 
 _ARCH = r"(?P<arch>aarch64|x86[-_]64)"
-_WHEEL_TAIL = r"cp(?P<py>3\d+)-cp3\d+-.*?(?P<arch>aarch64|x86_64)\.whl$"
 _FILE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cann", re.compile(rf"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("ops", re.compile(rf"^Ascend-cann-(?P<chip>[0-9A-Za-z]+)-ops_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     (
         "ops",
-        re.compile(rf"^Ascend-cann-kernels-(?P<chip>[0-9A-Za-z]+)_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$"),
+        # before 8.0.RC3 the kernels file names carry no architecture ("..._8.0.RC2_linux.zip")
+        re.compile(rf"^Ascend-cann-kernels-(?P<chip>[0-9A-Za-z]+)_(?P<v>[^_]+)_linux(-{_ARCH})?\.(zip|run)$"),
     ),
     ("ops", re.compile(rf"^Atlas-(?P<chip>A3)-cann-kernels_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("nnal", re.compile(rf"^Ascend-cann-nnal_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("nnae", re.compile(rf"^Ascend-cann-nnae_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("nnrt", re.compile(rf"^Ascend-cann-nnrt_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("toolbox", re.compile(rf"^Ascend-mindx-toolbox_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
+    ("tfplugin", re.compile(rf"^Ascend-cann-tfplugin_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("hdk", re.compile(rf"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu_(?P<v>[^_]+)_linux-{_ARCH}\.zip$")),
     ("mcu", re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-mcu_(?P<v>[^_]+)\.zip$")),
     (
         "torch",
-        re.compile(r"^torch-(?P<v>[^-]+?)(\+cpu)?-cp(?P<py>3\d+)-cp3\d+-.*?(?P<arch>aarch64|x86_64)\.whl$"),
+        re.compile(r"^torch-(?P<v>[^-]+?)(\+cpu)?-cp(?P<py>3\d+)-cp3\d+m?-.*?(?P<arch>aarch64|x86_64)\.whl$"),
     ),
     (
         "torch_npu",
-        re.compile(r"^torch_npu-(?P<v>[^-]+)-cp(?P<py>3\d+)-cp3\d+-.*?(?P<arch>aarch64|x86_64)\.whl$"),
+        re.compile(r"^torch_npu-(?P<v>[^-]+)-cp(?P<py>3\d+)-cp3\d+m?-.*?(?P<arch>aarch64|x86_64)\.whl$"),
     ),
 )
 IMPORTED_KINDS = frozenset({"CANN", "NPU", "Torch-npu"})
@@ -227,60 +231,153 @@ def _download(
     result.facts.append(Fact("download", (file,), value, prov))
 
 
-def matrix_doc(imp: DeployerImport) -> dict[str, Any]:
-    """The facts as a matrix file (sources, hdk, torch_npu, downloads)."""
-    sid = imp.source_id
+def release_key(version: str) -> Version:
+    """Order of ascend-deployer releases, PEP 440 (6.0rc2.post0 < 6.0rc3 < 6.0.0 < 7.0rc1 < 26.0.0);
+    a version that is not PEP 440 sorts first."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return Version("0")
+
+
+def matrix_doc(imports: DeployerImport | list[DeployerImport]) -> dict[str, Any]:
+    """The facts of one or more ascend-deployer releases as one matrix file (sources, hdk,
+    torch_npu, downloads).
+
+    Each release is a source of its own (``DEPLOYER-<version>``). A fact that several releases state
+    alike is one row citing all of them (oldest first); where releases disagree (a file listed with
+    two different sha256), each statement is a row of its own citing the releases that make it, and
+    its note says so: both are recorded, neither is dropped. The families of an HDK pairing are the
+    union of the chips whose HDK bundles the releases list.
+    """
+    imps = sorted(imports if isinstance(imports, list) else [imports], key=lambda i: release_key(i.version))
     doc: dict[str, Any] = {
         "schema_version": 1,
         "sources": [
             {
-                "id": sid,
+                "id": imp.source_id,
                 "title": f"ascend-deployer {imp.version} download manifests (the vendor's offline installer)",
                 "url": f"https://pypi.org/project/ascend-deployer/{imp.version}/",
                 "where": f"PyPI ascend-deployer {imp.version}, "
                 f"wheel sha256 {imp.sha256 or 'unpacked folder'}",
             }
+            for imp in imps
         ],
         "hdk": [],
         "torch_npu": [],
         "downloads": [],
     }
-    for f in imp.facts:
-        if f.kind == "hdk":
-            cann, hdk = f.key
-            row: dict[str, Any] = {"cann": [cann]}
-            if f.value["families"]:
-                row["families"] = f.value["families"]
-            row.update(
-                driver=[hdk],
-                hdk=f.value["hdk"],
-                evidence="recommended",
-                sources=[sid],
-                note=f"{f.provenance.path}: required_soft NPU {f.value['hdk'].removeprefix('Ascend HDK ')}",
-            )
-            doc["hdk"].append(row)
-        elif f.kind == "torch_npu":
-            tnpu, cann = f.key
-            doc["torch_npu"].append(
-                {
-                    "torch_npu": tnpu,
-                    "torch": f.value["torch"],
-                    "cann": cann,
-                    "table": "other",
-                    "sources": [sid],
-                    "note": f"{f.provenance.path}: Torch-npu_{tnpu} -> CANN_{cann}",
+    # key -> value-identity -> (value, [source ids], [paths]); insertion order = first stated
+    merged: dict[tuple[str, tuple[str, ...]], dict[str, tuple[dict[str, Any], list[str], list[str]]]] = {}
+    for imp in imps:
+        for f in imp.facts:
+            value = dict(f.value)
+            if f.kind == "hdk":
+                ident = ""  # families merge; the pairing itself is the key
+            elif f.kind == "download":
+                ident = value["sha256"]
+            else:
+                ident = json.dumps(value, sort_keys=True)
+            slot = merged.setdefault((f.kind, f.key), {})
+            have = slot.get(ident)
+            if have is None:
+                slot[ident] = (value, [imp.source_id], [f.provenance.path])
+                continue
+            if f.kind == "hdk":
+                fams = sorted(set(have[0].get("families") or []) | set(value.get("families") or []))
+                have[0]["families"] = fams or None
+            if imp.source_id not in have[1]:
+                have[1].append(imp.source_id)
+            if f.provenance.path not in have[2]:
+                have[2].append(f.provenance.path)
+    for (kind, key), statements in merged.items():
+        disagree = len(statements) > 1
+        for value, sids, paths in statements.values():
+            where = ", ".join(paths)
+            if kind == "hdk":
+                cann, hdk = key
+                row: dict[str, Any] = {"cann": [cann]}
+                if value["families"]:
+                    row["families"] = value["families"]
+                row.update(
+                    driver=[hdk],
+                    hdk=value["hdk"],
+                    evidence="recommended",
+                    sources=sids,
+                    note=f"{where}: required_soft NPU {value['hdk'].removeprefix('Ascend HDK ')}",
+                )
+                doc["hdk"].append(row)
+            elif kind == "torch_npu":
+                tnpu, cann = key
+                doc["torch_npu"].append(
+                    {
+                        "torch_npu": tnpu,
+                        "torch": value["torch"],
+                        "cann": cann,
+                        "table": "other",
+                        "sources": sids,
+                        "note": f"{where}: Torch-npu_{tnpu} -> CANN_{cann}",
+                    }
+                )
+            elif kind == "download":
+                d: dict[str, Any] = {
+                    "file": key[0],
+                    "component": value["component"],
+                    "version": value["version"],
                 }
-            )
-        elif f.kind == "download":
-            v = f.value
-            d: dict[str, Any] = {"file": f.key[0], "component": v["component"], "version": v["version"]}
-            for k in ("families", "arch", "python"):
-                if v.get(k):
-                    d[k] = v[k]
-            d["sha256"] = v["sha256"]
-            if v.get("url"):
-                d["url"] = v["url"]
-            d["sources"] = [sid]
-            d["note"] = f.provenance.path
-            doc["downloads"].append(d)
+                for k in ("families", "arch", "python"):
+                    if value.get(k):
+                        d[k] = value[k]
+                d["sha256"] = value["sha256"]
+                if value.get("url"):
+                    d["url"] = value["url"]
+                d["sources"] = sids
+                note = where
+                if disagree:
+                    others = "; ".join(
+                        f"{sha} ({', '.join(s)})"
+                        for sha, (_, s, _) in statements.items()
+                        if sha != value["sha256"]
+                    )
+                    note += f"; the vendor's releases disagree on this file's sha256, also stated: {others}"
+                d["note"] = note
+                doc["downloads"].append(d)
     return doc
+
+
+_WHERE_SHA = re.compile(r"wheel sha256 (?P<sha>[0-9a-f]{64})")
+
+
+def recorded_releases(doc: dict[str, Any]) -> list[DeployerImport]:
+    """The releases a deployer matrix file (as :func:`matrix_doc` wrote it) records, each with the
+    facts that cite it: so that a refresh over a folder holding only some releases keeps the others
+    instead of dropping what they stated."""
+    out: dict[str, DeployerImport] = {}
+    for src in doc.get("sources") or []:
+        sid = str(src.get("id", ""))
+        if not sid.startswith("DEPLOYER-"):
+            continue
+        m = _WHERE_SHA.search(str(src.get("where", "")))
+        out[sid] = DeployerImport(sid.removeprefix("DEPLOYER-"), m["sha"] if m else "")
+
+    def cite(row: dict[str, Any], kind: str, key: tuple[str, ...], value: dict[str, Any]) -> None:
+        path = str(row.get("note") or "").split(":")[0].split(",")[0].split(";")[0].strip()
+        for sid in row.get("sources") or []:
+            imp = out.get(str(sid))
+            if imp is not None:
+                prov = Provenance(PACKAGE, imp.version, path, imp.sha256)
+                imp.facts.append(Fact(kind, key, dict(value), prov))
+
+    for row in doc.get("hdk") or []:
+        hdk = str(row["hdk"]).removeprefix("Ascend HDK ")
+        value = {"families": row.get("families"), "hdk": f"Ascend HDK {hdk}"}
+        cite(row, "hdk", (str(row["cann"][0]), str(row["driver"][0])), value)
+    for row in doc.get("torch_npu") or []:
+        cite(row, "torch_npu", (str(row["torch_npu"]), str(row["cann"])), {"torch": row["torch"]})
+    for row in doc.get("downloads") or []:
+        value = {k: row[k] for k in ("component", "version", "families", "arch", "python") if k in row}
+        value.update(sha256=row["sha256"], url=row.get("url"))
+        cite(row, "download", (str(row["file"]),), value)
+    return list(out.values())

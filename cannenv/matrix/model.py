@@ -344,7 +344,7 @@ class Download:
 
     file: Annotated[str, Check(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+%-]*$")]
     component: str
-    """cann | ops | nnal | nnae | nnrt | toolbox | hdk | mcu | torch | torch_npu"""
+    """cann | ops | nnal | nnae | nnrt | toolbox | tfplugin | hdk | mcu | torch | torch_npu"""
     version: str
     families: tuple[FamilyId, ...] | None = None
     arch: Arch | None = None

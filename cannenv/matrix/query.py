@@ -75,7 +75,9 @@ class Matrix:
         )
         self.installers: tuple[InstallerPattern, ...] = tuple(r for mf in parts for r in mf.installers)
         self.downloads: tuple[Download, ...] = tuple(r for mf in parts for r in mf.downloads)
-        self._downloads_by_file = {d.file: d for d in self.downloads}
+        self._downloads_by_file: dict[str, tuple[Download, ...]] = {}
+        for d in self.downloads:
+            self._downloads_by_file[d.file] = (*self._downloads_by_file.get(d.file, ()), d)
         self.companions: tuple[CompanionRule, ...] = tuple(r for mf in parts for r in mf.companions)
         self.stacks: tuple[Stack, ...] = tuple(s for mf in parts for s in mf.stacks)
         self._stacks_by_id = {s.id: s for s in self.stacks}
@@ -535,8 +537,23 @@ class Matrix:
         return InstallerName(component, pat.package, file, pat.sources, pat.note)
 
     def download(self, file: str) -> Download | None:
-        """The vendor manifest entry (sha256, URL) of an installer file, if any manifest lists it."""
-        return self._downloads_by_file.get(file)
+        """The vendor manifest entry (sha256, URL) of an installer file, if any manifest lists it.
+
+        Where the vendor's releases disagree on a file's sha256 (:meth:`downloads_of` gives every
+        statement), this is the one the newest release states; its note names the others."""
+        rows = self._downloads_by_file.get(file, ())
+        if len(rows) <= 1:
+            return rows[0] if rows else None
+        from cannenv.matrix.deployer import release_key
+
+        def newest(d: Download) -> Any:
+            return max(release_key(s.removeprefix("DEPLOYER-")) for s in d.sources)
+
+        return max(rows, key=newest)
+
+    def downloads_of(self, file: str) -> tuple[Download, ...]:
+        """Every vendor statement about ``file`` (more than one where releases disagree)."""
+        return self._downloads_by_file.get(file, ())
 
     def vendor_archive(self, file: str) -> Download | None:
         """The vendor download that carries the installer ``file``, with its sha256: the file itself
@@ -548,6 +565,43 @@ class Matrix:
         if listed is not None or not file.endswith(".run"):
             return listed
         return self.download(file[: -len(".run")] + ".zip")
+
+    def digest_gap(self, file: str) -> str | None:
+        """Why no vendor digest is known for installer ``file`` (None when one is): which vendor
+        manifests the matrix holds and what they cover, so the user knows what would settle it."""
+        if self.vendor_archive(file) is not None:
+            return None
+        from cannenv.matrix.deployer import classify, release_key
+
+        releases = sorted(
+            (sid.removeprefix("DEPLOYER-") for sid in self.sources if sid.startswith("DEPLOYER-")),
+            key=release_key,
+        )
+        if not releases:
+            return "the matrix holds no vendor download manifest (cannenv matrix refresh --from DIR --write)"
+        held = (
+            f"ascend-deployer {releases[0]} … {releases[-1]}"
+            if len(releases) > 1
+            else f"ascend-deployer {releases[0]}"
+        )
+        info = classify(file) or {}
+        comp = str(info.get("component", ""))
+        label = {"cann": "CANN toolkit", "ops": "ops/kernels", "nnal": "NNAL"}.get(comp, comp)
+        same = sorted(
+            {d.version for d in self.downloads if d.component == comp and d.arch in (None, info.get("arch"))},
+            key=_cann,
+        )
+        if not comp:
+            said = "no file of that name"
+        elif not same:
+            said = f"no {label} package at all"
+        else:
+            said = f"{label} {same[0]} … {same[-1]}, not {info.get('version')}"
+        return (
+            f"no vendor manifest lists {file} or its .zip: the matrix holds the download manifests of "
+            f"{held}, which list {said}; a later ascend-deployer that lists it settles it "
+            "(cannenv matrix refresh --from DIR --write)"
+        )
 
     def ops_package(self, cann: str, family: str, arch: str) -> InstallerName:
         """The chip ops/kernels package for a toolkit version (renamed at 8.5)."""

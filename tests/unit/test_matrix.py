@@ -124,8 +124,9 @@ def test_stack_lookup(m: matrix.Matrix) -> None:
 def test_which_torch_npu_for_cann_torch_python(m: matrix.Matrix) -> None:
     rows = m.torch_npu_rows(cann="8.3.RC1", torch="2.7.1", python="3.11")
     assert [r.torch_npu for r in rows] == ["2.7.1"]
-    # one row, stated by the vendor table and the vendor installer (ascend-deployer version_match.json)
-    assert rows[0].branch == "v2.7.1-7.2.0" and rows[0].sources == ("PT-COMPAT", "DEPLOYER-26.0.0")
+    # one row, stated by the vendor table and two releases of the vendor installer (version_match.json)
+    assert rows[0].branch == "v2.7.1-7.2.0"
+    assert rows[0].sources == ("PT-COMPAT", "DEPLOYER-7.3.0", "DEPLOYER-26.0.0")
 
 
 def test_which_hdk_for_cann_on_a2(m: matrix.Matrix) -> None:
@@ -147,7 +148,7 @@ def test_which_hdk_for_cann_on_a2(m: matrix.Matrix) -> None:
     # 8.3.RC1: the vendor installer pairs 25.3.RC1 (the "25.3.0" of one guide names no driver)
     v = m.driver_requirement("8.3.RC1", "a2")
     assert v is not None and v.evidence == "recommended" and v.minimum == "25.3.rc1"
-    assert v.sources[0] == "DEPLOYER-26.0.0"
+    assert v.sources[:2] == ("DEPLOYER-7.3.0", "DEPLOYER-26.0.0")
     assert m.driver_requirement("8.5.0", "a3") is not None
     # 310B: only the release notes' family-wide Y/N tables, no pairing: none invented
     other = m.driver_requirement("9.2.0", "310b")

@@ -261,7 +261,18 @@ def _download(args: list[str], dest: Path) -> Path:
 @pytest.mark.network
 @pytest.mark.slow
 def test_importers_on_the_real_downloads(tmp_path: Path) -> None:
-    art = _download(["ascend-deployer==26.0.0"], tmp_path / "art")
+    """Every ascend-deployer release the shipped data cites, downloaded for real (its wheel sha256 as
+    recorded), plus a real torch-npu wheel: the refresh finds nothing the shipped data lacks."""
+    shipped = matrix.load()
+    releases = {
+        sid.removeprefix("DEPLOYER-"): src.where
+        for sid, src in shipped.sources.items()
+        if sid.startswith("DEPLOYER-")
+    }
+    assert {"6.0.0", "26.0.0"} <= set(releases)
+    art = tmp_path / "art"
+    for v in sorted(releases):  # one at a time: pip resolves one version of a project per call
+        _download([f"ascend-deployer=={v}"], art)
     _download(
         [
             "--only-binary=:all:",
@@ -273,8 +284,147 @@ def test_importers_on_the_real_downloads(tmp_path: Path) -> None:
         ],
         art,
     )
-    imp = deployer.read_deployer(next(art.glob("ascend_deployer-*.whl")))
-    assert imp.sha256 == "42805278741368296a68f81ef69968c60a951399da5a54620d89cf5fb4f69068"
-    assert {f.key for f in imp.facts if f.kind == "hdk"} >= {("8.3.RC1", "25.3.rc1"), ("9.0.0", "26.0.rc1")}
-    r = refresh.compare(refresh.gather(art), matrix.load())
+    for whl in art.glob("ascend_deployer-*.whl"):
+        imp = deployer.read_deployer(whl)
+        assert f"wheel sha256 {imp.sha256}" in releases[imp.version], whl.name
+        if imp.version == "26.0.0":
+            assert {f.key for f in imp.facts if f.kind == "hdk"} >= {
+                ("8.3.RC1", "25.3.rc1"),
+                ("9.0.0", "26.0.rc1"),
+            }
+    r = refresh.compare(refresh.gather(art), shipped)
+    assert len(r.deployer) == len(releases)
     assert r.unexplained == [], [str(c.key) for c in r.unexplained][:10]
+
+
+# ------------------------------------------------------------------ several ascend-deployer releases
+
+RELEASES = Path(__file__).resolve().parents[1] / "data" / "ascend_deployer_releases"
+
+
+def _release_wheel(folder: Path, dest: Path) -> Path:
+    version = folder.name
+    whl = dest / f"ascend_deployer-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                zf.write(f, f.relative_to(folder).as_posix())
+    return whl
+
+
+def test_older_releases_give_cann_8_0_0_digests_and_kernels_without_an_arch() -> None:
+    imp = deployer.read_deployer(RELEASES / "6.0.0")
+    assert imp.version == "6.0.0"
+    # only the HDK bundles of Atlas 300 (Ascend 310) cards stay unread: no cannenv family has them
+    assert [w.split(": ")[1] for w in imp.warnings] == [
+        "A300-3000-npu_24.1.0_linux-aarch64.zip",
+        "A300-3010-npu_24.1.0_linux-x86_64.zip",
+    ]
+    downloads = {f.key[0]: f.value for f in imp.facts if f.kind == "download"}
+    kit = downloads["Ascend-cann-toolkit_8.0.0_linux-aarch64.zip"]
+    assert kit["sha256"] == "8926b10cc4a5c5bd9764ee245fdc809fa6b7237c6e92c8a4f02fb5b7f6f0a001"
+    old = downloads["Ascend-cann-kernels-910b_8.0.RC2_linux.zip"]  # no arch in the name before 8.0.RC3
+    assert (old["component"], old["families"], old.get("arch")) == ("ops", ["a2"], None)
+    hdk = {f.key: f.value for f in imp.facts if f.kind == "hdk"}
+    assert hdk[("8.0.0", "24.1.0")]["families"] == ["910", "a2"]
+
+
+def test_releases_merge_into_one_file_citing_each_and_keep_both_sides_of_a_disagreement(
+    tmp_path: Path,
+) -> None:
+    imps = [deployer.read_deployer(RELEASES / v) for v in ("7.0rc1", "6.0.0")]
+    doc = deployer.matrix_doc(imps)
+    assert [s["id"] for s in doc["sources"]] == ["DEPLOYER-6.0.0", "DEPLOYER-7.0rc1"]  # oldest first
+    rows = {(r["file"], r["sha256"]): r for r in doc["downloads"]}
+    kit = rows[
+        (
+            "Ascend-cann-toolkit_8.0.0_linux-x86_64.zip",
+            "75bf653e2cc79af226f854df332aff421ff667807b0445c3e3c8bccb2efcfa0e",
+        )
+    ]
+    assert kit["sources"] == ["DEPLOYER-6.0.0", "DEPLOYER-7.0rc1"]  # stated alike: one row, both cited
+    npu = "torch_npu-2.3.1-cp310-cp310-manylinux_2_17_aarch64.manylinux2014_aarch64.whl"
+    stated = {r["sha256"]: r for r in doc["downloads"] if r["file"] == npu}
+    assert set(stated) == {
+        "6544fdf29018668c0a6d4a1bcc955982c1ada70806281b010cba93bdcfbdcf22",  # 6.0.0 (the torch wheel's)
+        "0c3f8bb919e71d6a23a12a0390bfffce2f5cc3d942877215020639c1444c2c51",  # 7.0rc1 (PyPI's)
+    }
+    assert all("disagree" in r["note"] for r in stated.values())
+    # families of an HDK pairing: the union of the chips the releases list bundles for
+    (pair,) = [r for r in doc["hdk"] if r["cann"] == ["8.0.0"]]
+    assert pair["families"] == ["310p", "910", "a2"] and pair["sources"] == [
+        "DEPLOYER-6.0.0",
+        "DEPLOYER-7.0rc1",
+    ]
+    # as a matrix: the newest release's statement is the one used, every statement is listed
+    mdir = tmp_path / "m"
+    mdir.mkdir()
+    (mdir / "deployer.json").write_text(json.dumps(doc), encoding="utf-8")
+    m = matrix.load_files(matrix.loader.matrix_files([mdir]), use_cache=False)
+    assert m.download(npu).sha256.startswith("0c3f8bb9")  # type: ignore[union-attr]
+    assert len(m.downloads_of(npu)) == 2
+
+
+def test_refresh_over_several_releases_then_over_one_keeps_the_others(tmp_path: Path) -> None:
+    art = tmp_path / "art"
+    art.mkdir()
+    for v in ("6.0.0", "7.0rc1"):
+        _release_wheel(RELEASES / v, art)
+    _wheel(art)  # 26.0.0
+    mdir = _matrix_copy(tmp_path)
+    r = refresh.compare(refresh.gather(art), matrix.load_files(matrix.loader.matrix_files([mdir])))
+    # the same warning from two releases is one line naming both
+    assert not any(w.count("not recognised") > 1 for w in r.warnings)
+    refresh.write(r, mdir)
+    again = refresh.compare(refresh.gather(art), matrix.load_files(matrix.loader.matrix_files([mdir])))
+    assert again.unexplained == []
+    npu = "torch_npu-2.3.1-cp310-cp310-manylinux_2_17_aarch64.manylinux2014_aarch64.whl"
+    disagreement = [c for c in again.changes if c.key == npu]
+    assert {c.status for c in disagreement} == {"conflict"} and all(c.recorded for c in disagreement)
+    # a later refresh over the newest release alone keeps what the older ones stated
+    only_new = tmp_path / "new"
+    only_new.mkdir()
+    _wheel(only_new)
+    r2 = refresh.compare(refresh.gather(only_new), matrix.load_files(matrix.loader.matrix_files([mdir])))
+    refresh.write(r2, mdir)
+    assert {"6.0.0", "7.0rc1"} <= set(r2.kept) and "26.0.0" not in r2.kept
+    m = matrix.load_files(matrix.loader.matrix_files([mdir]), use_cache=False)
+    assert m.download("Ascend-cann-toolkit_8.0.0_linux-aarch64.zip") is not None
+    assert {"DEPLOYER-6.0.0", "DEPLOYER-7.0rc1", "DEPLOYER-26.0.0"} <= set(m.sources)
+    third = refresh.compare(refresh.gather(art), m)
+    assert third.unexplained == []
+
+
+def test_digest_gap_says_which_manifests_the_matrix_holds_and_what_they_cover() -> None:
+    m = matrix.load()
+    assert m.digest_gap("Ascend-cann-toolkit_8.0.0_linux-x86_64.run") is None  # its .zip is listed
+    nnal = m.digest_gap("Ascend-cann-nnal_8.5.0_linux-x86_64.run")
+    assert nnal is not None and "no NNAL package at all" in nnal and "ascend-deployer 6.0.0 … 26.0.0" in nnal
+    kit = m.digest_gap("Ascend-cann-toolkit_9.1.0_linux-aarch64.run")
+    assert kit is not None and "CANN toolkit 8.0.RC1 … 9.0.0, not 9.1.0" in kit
+
+
+def test_import_deployer_cli_merges_releases_into_one_file(tmp_path: Path) -> None:
+    out = tmp_path / "deployer.json"
+    run = [sys.executable, "-m", "cannenv", "matrix", "import-deployer"]
+    p = subprocess.run(
+        [*run, str(RELEASES / "7.0rc1"), str(RELEASES / "6.0.0"), "--json", "--write-to", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [r["version"] for r in doc["releases"]] == ["6.0.0", "7.0rc1"]
+    assert all(f["source"]["package"] == "ascend-deployer" for r in doc["releases"] for f in r["facts"])
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert [s["id"] for s in written["sources"]] == ["DEPLOYER-6.0.0", "DEPLOYER-7.0rc1"]
+    human = subprocess.run(
+        [*run, str(RELEASES / "6.0.0")], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert human.returncode == 0 and "8.0.0 requires HDK 24.1.0" in human.stdout
+    bad = subprocess.run([*run, str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert (
+        bad.returncode == 2 and "not an ascend-deployer wheel" in bad.stderr and "Traceback" not in bad.stderr
+    )

@@ -195,11 +195,11 @@ def test_a_corrupt_member_is_refused_and_leaves_no_file(tmp_path: Path) -> None:
 
 # Which image installers of each shipped stack have a vendor sha256 in the shipped matrix (the
 # digest of the vendor's .zip download, from ascend-deployer's manifests). A change here is a change
-# of the data: update it on purpose. None for NNAL: the manifests list no NNAL package. None for
-# CANN 8.0.0 (older than the manifests' 8.1.RC1) and 9.1.0 (newer than ascend-deployer 26.0.0).
+# of the data: update it on purpose. None for NNAL: no ascend-deployer release lists an NNAL package.
+# None for CANN 9.1.0: no release lists it yet (26.0.0, the newest, stops at 9.0.0).
 WITH_DIGEST = {
-    "a2-cann8.0.0-torch2.1.0-py3.10": set(),
-    "a2-cann8.0.0-torch2.4.0-py3.10": set(),
+    "a2-cann8.0.0-torch2.1.0-py3.10": {"cann", "ops"},  # ascend-deployer 6.0.0 … 7.2rc1
+    "a2-cann8.0.0-torch2.4.0-py3.10": {"cann", "ops"},  # ascend-deployer 6.0.0 … 7.2rc1
     "a2-cann8.1.rc1-torch2.5.1-py3.10": {"cann", "ops"},
     "a2-cann8.2.rc1-torch2.6.0-py3.11": {"cann", "ops"},
     "a2-cann8.2.rc1-torch2.1.0-py3.10": {"cann", "ops"},
@@ -212,7 +212,7 @@ WITH_DIGEST = {
     "a3-cann8.5.0-torch2.7.1-py3.11": {"cann", "ops"},
     "a3-cann9.0.0-torch2.9.0-py3.11": {"cann", "ops"},
     "a3-cann9.0.0-torch2.9.0-py3.12": {"cann", "ops"},
-    "310p-cann8.0.0-torch2.1.0-py3.10": set(),
+    "310p-cann8.0.0-torch2.1.0-py3.10": {"cann", "ops"},  # ascend-deployer 6.0.0 … 7.2rc1
     "310p-cann8.1.rc1-torch2.5.1-py3.10": {"cann", "ops"},
     "310p-cann8.2.rc1-torch2.6.0-py3.11": {"cann", "ops"},
     "a2-cann9.1.0-torch2.12.0-py3.11": set(),
@@ -238,6 +238,34 @@ def test_every_shipped_stack_lists_its_installers_with_a_vendor_digest() -> None
         assert all(h == per_arch[0] for h in per_arch), s.id  # the same on every architecture
         seen[s.id] = per_arch[0]
     assert seen == WITH_DIGEST
+
+
+def test_every_installer_of_a_shipped_stack_without_a_vendor_digest_is_one_no_manifest_lists() -> None:
+    """The gaps are the vendor's, never ours: each CANN installer a shipped stack names either has a
+    vendor digest, or no ascend-deployer release the matrix holds lists it at all, NNAL in any
+    version or a CANN newer than every release's manifests; and `digest_gap` says which."""
+    m = matrix.load()
+    newest_cann = max((d.version for d in m.downloads if d.component == "cann"), key=matrix._cann)
+    gaps = 0
+    for s in m.stacks:
+        for key in ("cann", "ops", "nnal"):
+            comp = s.components.get(key)
+            for art in comp.artifacts.values() if comp else ():
+                listed = m.vendor_archive(art.file)
+                gap = m.digest_gap(art.file)
+                assert (listed is None) == (gap is not None), art.file
+                if listed is not None:
+                    continue
+                gaps += 1
+                assert not any(d.file.startswith(art.file[: -len(".run")]) for d in m.downloads), art.file
+                assert comp is not None and gap is not None
+                if key == "nnal":
+                    assert not any(d.component == "nnal" for d in m.downloads)
+                    assert "no NNAL package at all" in gap
+                else:
+                    assert matrix._cann(comp.version) > matrix._cann(newest_cann), art.file
+                    assert f"… {newest_cann}, not {comp.version}" in gap
+    assert gaps == 19 * 2 + 2 * 2 * 2  # NNAL of 19 stacks × 2 arches; toolkit + ops of the two 9.1.0 stacks
 
 
 def test_image_lock_of_a_shipped_stack_from_vendor_zips_needs_no_allow_unpinned(
@@ -281,7 +309,7 @@ def test_matrix_show_names_the_vendor_zip_and_its_digest_for_each_installer() ->
     toolkit = archives["Ascend-cann-toolkit_8.5.0_linux-x86_64.run"]
     assert toolkit["file"] == "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip"
     assert toolkit["sha256"] == matrix.load().download(toolkit["file"]).sha256  # type: ignore[union-attr]
-    assert toolkit["sources"] == ["DEPLOYER-26.0.0"]
+    assert toolkit["sources"] == ["DEPLOYER-7.3.0", "DEPLOYER-26.0.0"]  # both releases list it alike
     assert not any("nnal" in k for k in archives)  # no vendor digest for NNAL
     r = CliRunner().invoke(cli, ["matrix", "show", SHIPPED])
     assert "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip" in r.output.replace("\n", "").replace(" ", "")
