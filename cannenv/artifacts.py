@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cannenv.errors import ExternalError, InputError, IntegrityError, NotFoundError, did_you_mean
 from cannenv.fsutil import sha256_file
-from cannenv.image.spec import NNAL_NO_DIGEST, ImageSpec, InstallerRef, VerifiedInstaller
+from cannenv.image.spec import ImageSpec, InstallerRef, VerifiedInstaller
 
 __all__ = ["VerifiedInstaller", "build_cannenv_wheel", "locate", "source_checkout", "verify_installers"]
 
@@ -56,7 +56,10 @@ def _unpinned(spec: ImageSpec, unpinned: list[InstallerRef], directory: Path) ->
     nnal = next((r for r in unpinned if r.component == "nnal" and not r.archive), None)
     message = f"the matrix pins no sha256 for {', '.join(r.file for r in unpinned)} (stack {spec.stack_id})"
     if nnal is not None:
-        message += f"; NNAL {nnal.version} was asked for with --with-nnal, and {NNAL_NO_DIGEST}"
+        message += f"; NNAL {nnal.version} is in the image because of --with-nnal"
+    gaps = [r.digest_gap for r in unpinned if r.digest_gap]
+    if gaps:
+        message += ":\n  " + "\n  ".join(gaps)
     return IntegrityError(
         message,
         hint=(

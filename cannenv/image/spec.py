@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from cannenv.errors import InputError, NotFoundError, did_you_mean
 
@@ -29,11 +29,6 @@ Component = Literal["cann", "ops", "nnal"]
 COMPONENT_ORDER: tuple[Component, ...] = ("cann", "ops", "nnal")
 INSTALL_FLAGS = "--quiet --install --install-for-all"  # [CCI] Dockerfiles, versions.md §3.2
 SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"  # exists in both layouts (versions.md §3.3)
-# Why NNAL is left out of an image unless asked for (--with-nnal), and what including it takes.
-NNAL_NO_DIGEST = (
-    "the vendor publishes no sha256 for the NNAL installer (no ascend-deployer download manifest lists "
-    "an NNAL package)"
-)
 
 # What may reach a Dockerfile. Anything else is refused before rendering.
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
@@ -68,6 +63,8 @@ class InstallerRef(_Frozen):
     archive: str | None = None
     archive_sha256: str | None = None
     archive_source: str | None = None  # the matrix source ids and manifest path of that digest
+    # Without any digest: why the matrix has none (Matrix.digest_gap), for the refusal; not recorded.
+    digest_gap: str | None = Field(default=None, exclude=True)
 
 
 class ImageSpec(_Frozen):
@@ -240,8 +237,9 @@ def spec_from_stack(
     is the matrix's rule for the stack's CANN on its family, else ``>=`` the stack's own driver.
 
     NNAL (ATB, for LLM serving) is in the image only with ``nnal=True`` (``--with-nnal``): the vendor
-    publishes no sha256 for its installer (:data:`NNAL_NO_DIGEST`), so it would make every build of a
-    shipped stack unpinned. Left out, the spec names neither its installer nor its version.
+    publishes no sha256 for its installer (no ascend-deployer release lists an NNAL package), so it
+    would make every build of a shipped stack unpinned. Left out, the spec names neither its
+    installer nor its version.
     """
     from cannenv.soc import family_info
 
@@ -279,6 +277,7 @@ def spec_from_stack(
                 archive_source=", ".join(zipped.sources) + (f" {zipped.note}" if zipped.note else "")
                 if zipped
                 else None,
+                digest_gap=None if sha or zipped else matrix.digest_gap(file),
             )
         )
     req = matrix.driver_requirement(cann, stack.family)
@@ -311,8 +310,8 @@ def nnal_left_out(with_nnal: ImageSpec) -> str:
     if ref.sha256 is not None or ref.archive_sha256 is not None:
         return text + f" The matrix pins the sha256 of {ref.archive or ref.file}."
     return (
-        f"{text} {NNAL_NO_DIGEST[0].upper()}{NNAL_NO_DIGEST[1:]}, so it then also needs --allow-unpinned: "
-        "the sha256 of the file used is recorded in the lock (pinned: false), and "
+        f"{text} No vendor manifest gives a sha256 for {ref.file}, so it then also needs "
+        "--allow-unpinned: the sha256 of the file used is recorded in the lock (pinned: false), and "
         "`image build --locked LOCK --allow-unpinned` rebuilds only from those same bytes."
     )
 
