@@ -537,8 +537,7 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
             hint=(res.stderr or res.stdout).strip()[-1500:] or None,
         ) from None
     # an image made without --with-nnal records no NNAL installer: its absence is by design
-    left_out = frozenset() if "cannenv.installer.nnal" in record.labels else frozenset({"nnal"})
-    outcome = judge_verify(report, left_out=left_out)
+    outcome = judge_verify(report, without_nnal="cannenv.installer.nnal" not in record.labels)
     problems = [*record_problems, *outcome.problems]
     ok = not problems
     if as_json:

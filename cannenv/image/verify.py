@@ -25,12 +25,12 @@ class VerifyOutcome:
     notes: tuple[str, ...] = ()
 
 
-def _left_out(finding: Mapping[str, Any], report: Mapping[str, Any], left_out: frozenset[str]) -> bool:
+def _nnal_absent(finding: Mapping[str, Any], report: Mapping[str, Any]) -> bool:
     """Whether ``finding`` only says that NNAL, which the image leaves out by design, is not there:
     nnal-cann's one finding without a subject (NNAL absent) and stack-match's line for nnal, on a
     host where the doctor found no NNAL. Anything about an NNAL that is there is judged as usual."""
     host = report.get("host")
-    if "nnal" not in left_out or not isinstance(host, Mapping) or host.get("nnal") is not None:
+    if not isinstance(host, Mapping) or host.get("nnal") is not None:
         return False
     fid, subject = finding.get("id"), finding.get("subject")
     return (fid == "nnal-cann" and not subject) or (fid == "stack-match" and subject == "nnal")
@@ -41,13 +41,13 @@ def is_device_finding(finding: Mapping[str, Any]) -> bool:
     return finding.get("scope") == "device"
 
 
-def judge_verify(report: Mapping[str, Any], *, left_out: frozenset[str] = frozenset()) -> VerifyOutcome:
+def judge_verify(report: Mapping[str, Any], *, without_nnal: bool = False) -> VerifyOutcome:
     """Judge ``cannenv doctor --json`` run inside an image with no devices.
 
     Software checks must not fail (``fail``/``error``); device checks must be ``skip`` — a device
     ``pass`` inside a device-less container would be a false pass, a ``fail`` a false alarm.
-    ``left_out``: components of the stack the image leaves out by design (``{"nnal"}`` for an image
-    built without ``--with-nnal``); the doctor's findings that they are missing are noted, not failed.
+    ``without_nnal``: the image leaves its stack's NNAL out by design (built without ``--with-nnal``);
+    the doctor's findings that NNAL is missing are noted, not failed.
     """
     findings = report.get("findings")
     if not isinstance(findings, list):
@@ -61,7 +61,7 @@ def judge_verify(report: Mapping[str, Any], *, left_out: frozenset[str] = frozen
             continue
         fid, status = str(f.get("id", "?")), str(f.get("status", "?"))
         label = fid + (f" [{f['subject']}]" if f.get("subject") else "")
-        if _left_out(f, report, left_out):
+        if without_nnal and _nnal_absent(f, report):
             software.append((fid, status))
             if status in ("fail", "error", "warn"):
                 notes.append(f"{label} reported {status!r}, not counted: the image leaves NNAL out by design")

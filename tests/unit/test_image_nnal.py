@@ -208,7 +208,7 @@ def test_verify_accepts_an_image_left_without_nnal_and_still_judges_one_with_it(
     report = _doctor_report(t.root, dict(t.env))
     strict = judge_verify(report)  # as for an image that records an NNAL installer
     assert _nnal_problems(strict.problems), strict.problems  # the stack names NNAL 8.5.0: it is missing
-    left_out = judge_verify(report, left_out=frozenset({"nnal"}))
+    left_out = judge_verify(report, without_nnal=True)
     assert not _nnal_problems(left_out.problems), left_out.problems
     assert [p for p in strict.problems if p not in _nnal_problems(strict.problems)] == list(left_out.problems)
     assert any(n.startswith("nnal-cann reported 'fail'") for n in left_out.notes), left_out.notes
@@ -217,5 +217,5 @@ def test_verify_accepts_an_image_left_without_nnal_and_still_judges_one_with_it(
     t = hosts.HostTree(tmp_path / "wrong", arch="x86_64").os_release()
     inst = t.cann("8.5.0", ops="910b")
     t.nnal("8.3.RC1").python_stack("2.7.1", "2.7.1.post2").sourced(inst, nnal_abi=1)
-    wrong = judge_verify(_doctor_report(t.root, dict(t.env)), left_out=frozenset({"nnal"}))
+    wrong = judge_verify(_doctor_report(t.root, dict(t.env)), without_nnal=True)
     assert any("nnal-cann [version]" in p and "8.3.RC1" in p for p in wrong.problems), wrong.problems
