@@ -82,7 +82,7 @@ def context(
     mfile = tmp / f"{name}.yaml"
     mfile.write_text(matrix_yaml(stack_id=STACK, cann="8.3.RC2", installers=pins, torch_npu=torch_npu))
     m = matrix.load([mfile])
-    spec = spec_from_stack(m.stack(STACK), m)
+    spec = spec_from_stack(m.stack(STACK), m, nnal=True)  # as the naive Dockerfile: with NNAL
     verified = verify_installers(spec, art)
     ctx = render(
         spec,
