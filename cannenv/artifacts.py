@@ -50,6 +50,31 @@ def locate(ref: InstallerRef, directory: Path) -> Path:
     raise NotFoundError(f"{directory} has no {ref.component} installer {wanted}", hint=hint)
 
 
+def _unpinned(spec: ImageSpec, unpinned: list[InstallerRef], directory: Path) -> IntegrityError:
+    """The refusal of installers without a digest, naming each way forward."""
+    with_zip = [ref.archive for ref in unpinned if ref.archive]
+    nnal = next((r for r in unpinned if r.component == "nnal" and not r.archive), None)
+    message = f"the matrix pins no sha256 for {', '.join(r.file for r in unpinned)} (stack {spec.stack_id})"
+    if nnal is not None:
+        message += f"; NNAL {nnal.version} is in the image because of --with-nnal"
+    gaps = [r.digest_gap for r in unpinned if r.digest_gap]
+    if gaps:
+        message += ":\n  " + "\n  ".join(gaps)
+    return IntegrityError(
+        message,
+        hint=(
+            f"put the vendor's download {', '.join(with_zip)} (whose sha256 the matrix has) into "
+            f"{directory} instead; or "
+            if with_zip
+            else ""
+        )
+        + "pass --allow-unpinned to build anyway; the digest of the file used is then recorded "
+        "in the lock file as pinned: false (or add the digest to the stack's artifacts in your own "
+        "matrix file, --matrix)"
+        + ("; or leave NNAL out of the image (drop --with-nnal)" if nnal is not None else ""),
+    )
+
+
 def verify_installers(
     spec: ImageSpec,
     directory: Path,
@@ -75,18 +100,7 @@ def verify_installers(
     zipped = [(ref, path) for ref, path in located if ref.archive is not None and path.name == ref.archive]
     unpinned = [ref for ref, path in located if ref.sha256 is None and (ref, path) not in zipped]
     if unpinned and not allow_unpinned:
-        with_zip = [ref.archive for ref in unpinned if ref.archive]
-        raise IntegrityError(
-            f"the matrix pins no sha256 for {', '.join(r.file for r in unpinned)} (stack {spec.stack_id})",
-            hint=(
-                f"put the vendor's download {', '.join(with_zip)} (whose sha256 the matrix has) into "
-                f"{directory} instead; or "
-                if with_zip
-                else ""
-            )
-            + "pass --allow-unpinned to build anyway; the digest of the file used is then recorded "
-            "in the lock file (or add the digest to the stack's artifacts in the matrix)",
-        )
+        raise _unpinned(spec, unpinned, directory)
     for ref, path in zipped:  # every vendor digest first, before any extraction or build step
         assert ref.archive_sha256 is not None
         check_digest(path, ref.archive_sha256, source=ref.archive_source or "the matrix")

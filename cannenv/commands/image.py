@@ -72,6 +72,13 @@ def _stack_options(f: Any) -> Any:
         help="Accept installers whose sha256 the matrix does not pin (recorded in the lock).",
     )(f)
     f = click.option(
+        "--with-nnal",
+        is_flag=True,
+        help="Also install the stack's NNAL (ATB, for LLM serving, e.g. vllm-ascend); left out by "
+        "default. The vendor publishes no sha256 for the NNAL installer, so this needs "
+        "--allow-unpinned unless your matrix pins one. `image build --locked` follows the lock.",
+    )(f)
+    f = click.option(
         "--uid", type=int, default=1000, show_default=True, help="UID of HwHiAiUser (the host's)."
     )(f)
     f = click.option(
@@ -94,6 +101,7 @@ def _prepare(
     cannenv_wheel: Path | None,
     artifacts: Path | None,
     allow_unpinned: bool,
+    with_nnal: bool,
     wheel_dir: Path | None,
     uid: int,
     gid: int,
@@ -104,9 +112,13 @@ def _prepare(
     from cannenv import matrix
     from cannenv.artifacts import build_cannenv_wheel, source_checkout, verify_installers
     from cannenv.image import RenderOptions, render, scan_wheelhouse, spec_from_stack, wheel_from_file
+    from cannenv.image.spec import nnal_left_out
 
     m = matrix.load(list(matrix_paths) if matrix_paths else None)
-    spec = spec_from_stack(m.stack(stack_id), m, arch=arch)
+    stack = m.stack(stack_id)
+    spec = spec_from_stack(stack, m, arch=arch, nnal=with_nnal)
+    if not with_nnal and stack.version("nnal") is not None:
+        click.echo(f"note: {nnal_left_out(spec_from_stack(stack, m, arch=arch, nnal=True))}", err=True)
     verified = (
         verify_installers(spec, artifacts, allow_unpinned=allow_unpinned, extract_dir=extract_dir)
         if artifacts
@@ -310,6 +322,8 @@ def build_cmd(
     from cannenv.lock import load_lock, write_lock
 
     locked = load_lock(locked_path) if locked_path is not None else None
+    if locked is not None and any(i.component == "nnal" for i in locked.installers):
+        kw["with_nnal"] = True  # the lock's choice; a --with-nnal the lock lacks is a difference below
     engine = Engine.connect()  # fail fast, before hashing GBs of installers
     with tempfile.TemporaryDirectory(prefix="cannenv-build-") as tmp:
         prep = _prepare(stack_id, wheel_dir=Path(tmp) / "wheel", extract_dir=Path(tmp) / "unzipped", **kw)
@@ -522,7 +536,8 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
             f"`{' '.join(argv)}` in {tag} printed no JSON (exit {res.exit_code})",
             hint=(res.stderr or res.stdout).strip()[-1500:] or None,
         ) from None
-    outcome = judge_verify(report)
+    # an image made without --with-nnal records no NNAL installer: its absence is by design
+    outcome = judge_verify(report, without_nnal="cannenv.installer.nnal" not in record.labels)
     problems = [*record_problems, *outcome.problems]
     ok = not problems
     if as_json:
@@ -534,6 +549,7 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
                     "architecture": record.architecture,
                     "lock": str(lock_path) if lock_path else None,
                     "problems": problems,
+                    "notes": list(outcome.notes),
                     "software": [list(x) for x in outcome.software],
                     "device": [list(x) for x in outcome.device],
                 },
@@ -547,6 +563,8 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
         )
         for p in problems:
             click.echo(f"  problem: {p}")
+        for n in outcome.notes:
+            click.echo(f"  note: {n}")
         click.echo("verified" if ok else "NOT verified")
     if not ok:
         raise ChecksFailed(f"image {tag} failed verification ({len(problems)} problems)")

@@ -94,7 +94,13 @@ def differences(locked: Lock, now: Lock) -> list[str]:
     new_i = {i.component: i for i in now.installers}
     for comp in sorted(set(old_i) | set(new_i)):
         a, b = old_i.get(comp), new_i.get(comp)
-        if a is None or b is None:
+        if comp == "nnal" and (a is None) != (b is None):  # the one component an image may leave out
+            out.append(
+                f"NNAL: the lock includes {a.file}, now left out (add --with-nnal)"
+                if a is not None
+                else f"NNAL: the lock leaves it out, now {b.file if b else ''} is included (drop --with-nnal)"
+            )
+        elif a is None or b is None:
             out.append(
                 f"{comp} installer: locked {a.file if a else '(none)'}, now {b.file if b else '(none)'}"
             )

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from cannenv.errors import InputError, NotFoundError, did_you_mean
 
@@ -63,6 +63,8 @@ class InstallerRef(_Frozen):
     archive: str | None = None
     archive_sha256: str | None = None
     archive_source: str | None = None  # the matrix source ids and manifest path of that digest
+    # Without any digest: why the matrix has none (Matrix.digest_gap), for the refusal; not recorded.
+    digest_gap: str | None = Field(default=None, exclude=True)
 
 
 class ImageSpec(_Frozen):
@@ -225,12 +227,19 @@ def validate_spec(spec: ImageSpec) -> None:
 # ----------------------------------------------------------------------------------- stacks
 
 
-def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) -> ImageSpec:
+def spec_from_stack(
+    stack: Stack, matrix: Matrix, *, arch: str | None = None, nnal: bool = False
+) -> ImageSpec:
     """The image's view of a matrix stack on one architecture (default: the stack's only/first one).
 
     Installer file names come from the stack's artifacts, else from the matrix's era patterns
     (versions.md §3.1); digests only from the stack's artifacts (None = not pinned). The driver range
     is the matrix's rule for the stack's CANN on its family, else ``>=`` the stack's own driver.
+
+    NNAL (ATB, for LLM serving) is in the image only with ``nnal=True`` (``--with-nnal``): the vendor
+    publishes no sha256 for its installer (no ascend-deployer release lists an NNAL package), so it
+    would make every build of a shipped stack unpinned. Left out, the spec names neither its
+    installer nor its version.
     """
     from cannenv.soc import family_info
 
@@ -246,7 +255,7 @@ def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) ->
     installers = []
     for key in COMPONENT_ORDER:
         version = stack.version(key)
-        if version is None:
+        if version is None or (key == "nnal" and not nnal):
             continue
         art = stack.artifact(key, a)
         if art is not None:
@@ -268,6 +277,7 @@ def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) ->
                 archive_source=", ".join(zipped.sources) + (f" {zipped.note}" if zipped.note else "")
                 if zipped
                 else None,
+                digest_gap=None if sha or zipped else matrix.digest_gap(file),
             )
         )
     req = matrix.driver_requirement(cann, stack.family)
@@ -287,8 +297,22 @@ def spec_from_stack(stack: Stack, matrix: Matrix, *, arch: str | None = None) ->
         torch=stack.version("torch"),
         torch_npu=stack.version("torch_npu"),
         driver_range=driver_range,
-        components={k: c.version for k, c in sorted(stack.components.items())},
+        components={k: c.version for k, c in sorted(stack.components.items()) if k != "nnal" or nnal},
         installers=tuple(installers),
+    )
+
+
+def nnal_left_out(with_nnal: ImageSpec) -> str:
+    """The note for an image that leaves out the NNAL of its stack (``with_nnal``: the spec made with
+    ``nnal=True``): what is missing, how to add it, and what adding it takes."""
+    ref = next(i for i in with_nnal.installers if i.component == "nnal")
+    text = f"NNAL {ref.version} (ATB, for LLM serving) is not in this image; add it with --with-nnal."
+    if ref.sha256 is not None or ref.archive_sha256 is not None:
+        return text + f" The matrix pins the sha256 of {ref.archive or ref.file}."
+    return (
+        f"{text} No vendor manifest gives a sha256 for {ref.file}, so it then also needs "
+        "--allow-unpinned: the sha256 of the file used is recorded in the lock (pinned: false), and "
+        "`image build --locked LOCK --allow-unpinned` rebuilds only from those same bytes."
     )
 
 

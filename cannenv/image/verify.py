@@ -22,6 +22,18 @@ class VerifyOutcome:
     problems: tuple[str, ...]
     software: tuple[tuple[str, str], ...]  # (check id, status)
     device: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...] = ()
+
+
+def _nnal_absent(finding: Mapping[str, Any], report: Mapping[str, Any]) -> bool:
+    """Whether ``finding`` only says that NNAL, which the image leaves out by design, is not there:
+    nnal-cann's one finding without a subject (NNAL absent) and stack-match's line for nnal, on a
+    host where the doctor found no NNAL. Anything about an NNAL that is there is judged as usual."""
+    host = report.get("host")
+    if not isinstance(host, Mapping) or host.get("nnal") is not None:
+        return False
+    fid, subject = finding.get("id"), finding.get("subject")
+    return (fid == "nnal-cann" and not subject) or (fid == "stack-match" and subject == "nnal")
 
 
 def is_device_finding(finding: Mapping[str, Any]) -> bool:
@@ -29,16 +41,19 @@ def is_device_finding(finding: Mapping[str, Any]) -> bool:
     return finding.get("scope") == "device"
 
 
-def judge_verify(report: Mapping[str, Any]) -> VerifyOutcome:
+def judge_verify(report: Mapping[str, Any], *, without_nnal: bool = False) -> VerifyOutcome:
     """Judge ``cannenv doctor --json`` run inside an image with no devices.
 
     Software checks must not fail (``fail``/``error``); device checks must be ``skip`` — a device
     ``pass`` inside a device-less container would be a false pass, a ``fail`` a false alarm.
+    ``without_nnal``: the image leaves its stack's NNAL out by design (built without ``--with-nnal``);
+    the doctor's findings that NNAL is missing are noted, not failed.
     """
     findings = report.get("findings")
     if not isinstance(findings, list):
         return VerifyOutcome(False, ("the doctor's JSON has no findings list",), (), ())
     problems: list[str] = []
+    notes: list[str] = []
     software: list[tuple[str, str]] = []
     device: list[tuple[str, str]] = []
     for f in findings:
@@ -46,7 +61,11 @@ def judge_verify(report: Mapping[str, Any]) -> VerifyOutcome:
             continue
         fid, status = str(f.get("id", "?")), str(f.get("status", "?"))
         label = fid + (f" [{f['subject']}]" if f.get("subject") else "")
-        if is_device_finding(f):
+        if without_nnal and _nnal_absent(f, report):
+            software.append((fid, status))
+            if status in ("fail", "error", "warn"):
+                notes.append(f"{label} reported {status!r}, not counted: the image leaves NNAL out by design")
+        elif is_device_finding(f):
             device.append((fid, status))
             if status != "skip":
                 problems.append(
@@ -59,7 +78,7 @@ def judge_verify(report: Mapping[str, Any]) -> VerifyOutcome:
                 problems.append(f"software check {label} reported {status!r}: {f.get('detail', '')}")
     if not software:
         problems.append("the doctor reported no software checks")
-    return VerifyOutcome(not problems, tuple(problems), tuple(software), tuple(device))
+    return VerifyOutcome(not problems, tuple(problems), tuple(software), tuple(device), tuple(notes))
 
 
 @dataclass(frozen=True)

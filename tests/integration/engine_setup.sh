@@ -31,7 +31,16 @@ if engine_up; then
     say "engine already running ($(docker version --format '{{.Server.Version}}'))"
 else
     say "starting dockerd (log: $LOG)"
-    nohup dockerd --bridge=none --iptables=false --ip6tables=false >"$LOG" 2>&1 &
+    # dockerd outlives this script: it must not inherit our open files, above all the descriptor of
+    # `flock /tmp/cannenv-docker.lock …` that serialises docker test runs (a daemon holding it would
+    # hold the lock for as long as it runs, and every later run would wait for ever).
+    (
+        for fd in /proc/self/fd/*; do
+            n="${fd##*/}"
+            if [ "$n" -gt 2 ] 2>/dev/null; then eval "exec $n>&-" 2>/dev/null || true; fi
+        done
+        exec nohup dockerd --bridge=none --iptables=false --ip6tables=false >"$LOG" 2>&1
+    ) &
     for _ in $(seq 1 60); do
         engine_up && break
         sleep 1

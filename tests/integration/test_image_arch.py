@@ -6,8 +6,10 @@ arm64 Debian base is made locally (debootstrap --foreign + second stage under QE
 import`), and the SHIPPED stack a2-cann8.3.rc1-torch2.6.0-py3.11 is built for aarch64 from
 TEST-FIXTURE aarch64 installers and aarch64 wheels of cannenv's dependencies (pip download
 --platform). The image must be arm64, and `image verify` (which checks the architecture against the
-label and the lock) must pass. Where emulation cannot be registered, the build must exit 4 naming
-what is missing.
+label and the lock) must pass. It is built without --with-nnal (the default), so it is also the
+real image that shows NNAL left out: not in the lock, the labels or the environment, and not held
+against the image by `image verify`. Where emulation cannot be registered, the build must exit 4
+naming what is missing.
 """
 
 from __future__ import annotations
@@ -176,5 +178,11 @@ def test_aarch64_yields_an_arm64_image_or_exits_4(engine: Engine, inputs: dict[s
         v = cli("image", "verify", "cannenv-test/i13-arm64:test", "--lock", str(lock), "--json")
         out = json.loads(v.stdout)
         assert v.returncode == 0 and out["ok"] and out["architecture"] == "arm64", out["problems"]
+        # built without --with-nnal: no NNAL in the lock or the image, and verify does not fail it for that
+        assert [i["component"] for i in json.loads(lock.read_text())["installers"]] == ["cann", "ops"]
+        assert "cannenv.installer.nnal" not in info.labels and "ATB_HOME_PATH" not in str(
+            engine.run("cannenv-test/i13-arm64:test", ["env"]).stdout
+        )
+        assert any(n.startswith("nnal-cann reported 'fail'") for n in out["notes"]), out
     finally:
         engine.remove("cannenv-test/i13-arm64:test")

@@ -7,7 +7,10 @@ self-extracting `.run` files (tests/fixtures/cann_installer: the vendor's names,
 layout, no Huawei code) whose sha256 values are injected into a test copy of the shipped matrix
 (tests/fixtures/shipped_matrix.py); the 8.5.0 image is built from them wrapped as the vendor's `.zip`
 downloads, whose digests are injected as the vendor manifests' (deployer.json) and verified before
-the `.run` is extracted, with no --allow-unpinned. torch/torch_npu and CANN's Python dependencies are tiny
+the `.run` is extracted. Both images are built ``--with-nnal`` (NNAL is left out by default); as
+from the vendor, the 8.5.0 NNAL comes as a bare `.run` with no digest, so that build passes
+--allow-unpinned and its lock records NNAL as ``pinned: false`` (toolkit and ops stay pinned).
+torch/torch_npu and CANN's Python dependencies are tiny
 stand-in wheels; cannenv is a wheel of this checkout with its real dependencies (pip download).
 
 The base image is pushed to a real registry (Debian's docker-registry on 127.0.0.1) and pinned by
@@ -39,7 +42,12 @@ from conftest import BASE_IMAGE  # noqa: E402
 from fixture_stack import standin_wheel  # noqa: E402
 from image_wheels import cann_dep_standins  # noqa: E402
 from make_fixture_installer import MARKER, FixtureInstaller, make_installers  # noqa: E402
-from shipped_matrix import inject_digests, inject_download_digests, vendor_zip  # noqa: E402
+from shipped_matrix import (  # noqa: E402
+    as_the_vendor_serves,
+    image_args,
+    inject_digests,
+    inject_download_digests,
+)
 
 if TYPE_CHECKING:
     from cannenv.engine import Engine
@@ -164,15 +172,14 @@ def build_shipped(
     *,
     zipped: bool = False,
 ) -> Built:
-    """Build the shipped stack of ``cann`` from fixture installers. ``zipped``: as the vendor's .zip
-    downloads, whose digests are injected as the vendor manifests' (the stack pins no .run digest)."""
-    import hashlib
-
+    """Build the shipped stack of ``cann`` from fixture installers, with NNAL (--with-nnal).
+    ``zipped``: toolkit and ops as the vendor's .zip downloads, whose digests are injected as the
+    vendor manifests' (the stack pins no .run digest), and NNAL as the bare .run the vendor publishes
+    no digest for (--allow-unpinned)."""
     stack_id = STACKS[cann]
     inst = make_installers(tmp / "runs" if zipped else tmp / "artifacts", cann)
     if zipped:
-        zips = [(c, vendor_zip(inst[f].path, tmp / "artifacts")) for c, f in COMP.items()]
-        downloads = {z.name: (c, hashlib.sha256(z.read_bytes()).hexdigest()) for c, z in zips}
+        downloads = as_the_vendor_serves(inst, tmp / "artifacts")
         matrix = inject_download_digests(tmp / "matrices", downloads)
     else:
         pins = {c: (inst[f].path.name, inst[f].sha256) for c, f in COMP.items()}
@@ -181,33 +188,28 @@ def build_shipped(
     lock = tmp / "cannenv.lock.json"
     tag = f"cannenv-test/i13-{stack_id}:test"
     args = [
-        stack_id,
-        "--matrix",
-        str(matrix),
-        "--arch",
-        "x86_64",
-        "--os",
-        os_id,
-        "--base-image",
-        base,
-        "--artifacts",
-        str(tmp / "artifacts"),
+        *image_args(stack_id, matrix, tmp / "artifacts", cannenv_wheel, os_id=os_id, base=base),
         "--wheelhouse",
         str(wh),
-        "--cannenv-wheel",
-        str(cannenv_wheel),
+        "--with-nnal",
+        *(["--allow-unpinned"] if zipped else []),
         "--tag",
         tag,
     ]
     r = cli("image", "build", *args, "--lock", str(lock))
     assert r.returncode == 0, f"image build failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-4000:]}"
     assert "stage cann-installer:" in r.stderr and "stages: os " in r.stdout  # elapsed per stage
-    if zipped:  # no --allow-unpinned: every .run came out of a zip whose vendor digest matched
+    if zipped:  # toolkit and ops came out of zips whose vendor digest matched; NNAL is recorded
         from cannenv.lock import load_lock
 
-        for i in load_lock(lock).installers:
-            assert i.pinned and i.sha256 == inst[COMP[i.component]].sha256, i
-            assert i.archive is not None and i.archive_sha256 == downloads[i.archive][1], i
+        installers = load_lock(lock).installers
+        assert [i.component for i in installers] == ["cann", "ops", "nnal"]
+        for i in installers:
+            assert i.sha256 == inst[COMP[i.component]].sha256, i
+            if i.component == "nnal":
+                assert not i.pinned and i.archive is None, i
+            else:
+                assert i.pinned and i.archive is not None and i.archive_sha256 == downloads[i.archive][1], i
     return Built(tag, stack_id, cann, inst, lock, tmp, matrix, wh, cannenv_wheel, base, registry_at, args)
 
 
@@ -398,10 +400,18 @@ def test_lock_push_rebuild_locked_and_a_changed_byte(engine: Engine, built83: Bu
     args[args.index("--base-image") + 1] = BASE_IMAGE
     r = cli("image", "build", *args)
     assert r.returncode == 5 and "is a tag, not a digest" in r.stderr and "step 1/" not in r.stderr
-    # a rebuild with --locked: same inputs, accepted
-    r = cli("image", "build", *built83.build_args, "--locked", str(built83.lock))
+    # a rebuild with --locked: same inputs, accepted; the lock's choice of NNAL holds without --with-nnal
+    args = [a for a in built83.build_args if a != "--with-nnal"]
+    r = cli("image", "build", *args, "--locked", str(built83.lock))
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "inputs match the lock" in r.stderr
+    assert "inputs match the lock" in r.stderr and "note: NNAL" not in r.stderr
+    # a lock made without NNAL: --with-nnal differs from it, refused (exit 5) before any build step
+    no_nnal = tmp_path / "no-nnal.lock.json"
+    r = cli("image", "lock", *args[:-2], "--out", str(no_nnal))
+    assert r.returncode == 0 and "note: NNAL 8.3.RC1" in r.stderr, r.stderr
+    assert [i.component for i in load_lock(no_nnal).installers] == ["cann", "ops"]
+    r = cli("image", "build", *built83.build_args, "--locked", str(no_nnal))
+    assert r.returncode == 5 and "NNAL: the lock leaves it out" in r.stderr and "step 1/" not in r.stderr
     # one byte of one installer changes: refused (exit 5) before any build step, naming the file
     art = tmp_path / "artifacts"
     art.mkdir()
@@ -584,7 +594,7 @@ def test_changing_only_the_torch_npu_pin_reuses_every_cann_layer(
         tmp_path / "matrices", built83.stack_id, "x86_64", pins, versions={"torch_npu": "2.6.0.post4"}
     )
     m = matrix.load([mdir])
-    spec = spec_from_stack(m.stack(built83.stack_id), m, arch="x86_64")
+    spec = spec_from_stack(m.stack(built83.stack_id), m, arch="x86_64", nnal=True)
     verified = verify_installers(spec, built83.workdir / "artifacts")
     wh = wheelhouse(tmp_path / "wh", dependency_wheels, "8.3.RC1", "2.6.0", "2.6.0.post4")
     ctx = render(

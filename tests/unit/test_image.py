@@ -459,6 +459,7 @@ def test_cli_render_and_lock_offline(tmp_path: Path) -> None:
         base,
         "--artifacts",
         str(tmp_path / "art"),
+        "--with-nnal",
         "--allow-unpinned",
         "--cannenv-wheel",
         str(standin_wheel(tmp_path / "w", "cannenv", "0.1.0", "cannenv_standin")),
@@ -484,3 +485,7 @@ def test_cli_render_and_lock_offline(tmp_path: Path) -> None:
     strict = [a for a in common if a != "--allow-unpinned"]
     r = runner.invoke(cli, ["image", "render", *strict])
     assert isinstance(r.exception, IntegrityError)  # the unpinned NNAL installer is refused (exit 5)
+    # NNAL left out (no --with-nnal): nothing unpinned remains, so no --allow-unpinned is needed
+    r = runner.invoke(cli, ["image", "render", *[a for a in strict if a != "--with-nnal"]])
+    assert r.exit_code == 0, r.output
+    assert inst["nnal"].path.name not in r.stdout and "ATB_HOME_PATH" not in r.stdout

@@ -84,6 +84,7 @@ def lock_args(matrix_dir: Path, installers: dict[str, FixtureInstaller], wh: Pat
         str(wh),
         "--cannenv-wheel",
         str(next(wh.glob("cannenv-*.whl"))),
+        "--with-nnal",  # the test matrix pins the fixture NNAL's digest
         "--out",
         str(out),
     ]
@@ -95,7 +96,7 @@ def _ctx(matrix_dir: Path, installers: dict[str, FixtureInstaller], wh: Path):  
     from cannenv.image import scan_wheelhouse
 
     m = matrix.load([matrix_dir])
-    spec = spec_from_stack(m.stack(STACK), m, arch="x86_64")
+    spec = spec_from_stack(m.stack(STACK), m, arch="x86_64", nnal=True)  # the test matrix pins NNAL
     verified = verify_installers(spec, installers["toolkit"].path.parent)
     opts = RenderOptions(
         os="preinstalled", base_image=BASE, wheels=scan_wheelhouse(wh), verified_installers=verified

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 from click.testing import CliRunner
 from fixture_stack import fixture_spec, standin_wheel
 from make_fixture_installer import FixtureInstaller, make_installers
-from shipped_matrix import inject_download_digests, vendor_zip
+from shipped_matrix import image_args, inject_download_digests, vendor_zip
 
 from cannenv import matrix
 from cannenv.artifacts import verify_installers
@@ -275,30 +275,17 @@ def test_image_lock_of_a_shipped_stack_from_vendor_zips_needs_no_allow_unpinned(
     fixture zips' digests are injected into a test copy of the matrix in place of the vendor's."""
     downloads = {p.name: (c, sha(p)) for c, f in COMP.items() for p in [zips / (runs[f].path.stem + ".zip")]}
     m = inject_download_digests(tmp_path / "matrices", downloads)
-    args = [
-        SHIPPED,
-        "--matrix",
-        str(m),
-        "--arch",
-        "x86_64",
-        "--os",
-        "preinstalled",
-        "--base-image",
-        "cannenv-test/debian@sha256:" + "0" * 64,
-        "--artifacts",
-        str(zips),
-        "--cannenv-wheel",
-        str(standin_wheel(tmp_path / "w", "cannenv", "0.1.0", "cannenv_standin")),
-    ]
+    args = image_args(SHIPPED, m, zips, standin_wheel(tmp_path / "w", "cannenv", "0.1.0", "cannenv_standin"))
     r = CliRunner().invoke(cli, ["image", "lock", *args, "--out", str(tmp_path / "l.json")])
     assert r.exit_code == 0, r.output
     lock = load_lock(tmp_path / "l.json")
     assert lock.stack_id == SHIPPED
+    assert [i.component for i in lock.installers] == ["cann", "ops"]  # NNAL only with --with-nnal
     for i in lock.installers:
         assert i.pinned and i.sha256 == runs[COMP[i.component]].sha256
         assert i.archive is not None and downloads[i.archive][1] == i.archive_sha256
     # the shipped matrix itself: the real vendor digest refuses the fixture zip (exit 5), even under
-    # --allow-unpinned (which only admits the NNAL .run, for which the vendor lists no digest)
+    # --with-nnal --allow-unpinned (which only admits the NNAL .run, for which the vendor lists no digest)
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     for f in ("toolkit", "kernels"):
@@ -307,7 +294,8 @@ def test_image_lock_of_a_shipped_stack_from_vendor_zips_needs_no_allow_unpinned(
     shipped = [a for a in args if a not in ("--matrix", str(m), str(zips))]
     shipped[shipped.index("--artifacts") + 1 : shipped.index("--artifacts") + 1] = [str(mixed)]
     r = CliRunner().invoke(
-        cli, ["image", "lock", *shipped, "--allow-unpinned", "--out", str(tmp_path / "l2.json")]
+        cli,
+        ["image", "lock", *shipped, "--with-nnal", "--allow-unpinned", "--out", str(tmp_path / "l2.json")],
     )
     assert isinstance(r.exception, IntegrityError) and r.exception.exit_code == 5
     real = matrix.load().vendor_archive(runs["toolkit"].path.name)
