@@ -154,6 +154,66 @@ def _member_chunks(
         raise InputError(f"{where} cannot be read: {exc}") from None
 
 
+def zip_entry_count(path: str | os.PathLike[str]) -> int | None:
+    """The number of members a zip's end-of-central-directory record declares (ZIP64 too), read
+    from the file's tail only; None when no such record is found (then not a zip, or a damaged one).
+
+    Hand-written because :mod:`zipfile` has no public way to learn the count before it parses the
+    whole central directory into memory, one object per member, which is what a hostile wheel of
+    millions of empty members would exploit; the record layout is APPNOTE.TXT §4.3.14-4.3.16.
+    """
+    import struct
+
+    eocd_sig, loc_sig, z64_sig = b"PK\x05\x06", b"PK\x06\x07", b"PK\x06\x06"
+    with Path(path).open("rb") as fh:
+        size = fh.seek(0, 2)
+        tail_len = min(size, 22 + 0xFFFF + 20)  # EOCD + the largest comment + the ZIP64 locator
+        fh.seek(size - tail_len)
+        tail = fh.read(tail_len)
+        at = tail.rfind(eocd_sig)
+        if at < 0 or len(tail) - at < 22:
+            return None
+        (entries,) = struct.unpack_from("<H", tail, at + 10)
+        if entries != 0xFFFF or at < 20 or tail[at - 20 : at - 16] != loc_sig:
+            return int(entries)
+        (z64_offset,) = struct.unpack_from("<Q", tail, at - 20 + 8)
+        if z64_offset + 56 > size:
+            return None
+        fh.seek(z64_offset)
+        record = fh.read(56)
+        if record[:4] != z64_sig:
+            return None
+        (total,) = struct.unpack_from("<Q", record, 32)
+        return int(total)
+
+
+def open_zip(
+    path: str | os.PathLike[str], *, max_members: int, what: str, hint: str | None = None
+) -> zipfile.ZipFile:
+    """A regular zip file opened for reading, refused (InputError naming ``what``) when it is not a
+    zip or declares more than ``max_members`` members: checked from its end record before
+    :mod:`zipfile` parses anything, and again after (a record can lie)."""
+    import zipfile
+
+    require_regular(path, what=what, hint=hint)
+    try:
+        declared = zip_entry_count(path)
+    except OSError as exc:
+        raise InputError(f"{what} {path} cannot be read: {exc.strerror or exc}", hint=hint) from None
+    if declared is not None and declared > max_members:
+        raise InputError(
+            f"{what} {path} declares {declared} members, more than the {max_members} read", hint=hint
+        )
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InputError(f"{what} {path} is not a readable zip ({exc})", hint=hint) from None
+    if len(zf.infolist()) > max_members:
+        zf.close()
+        raise InputError(f"{what} {path} holds more than {max_members} members", hint=hint)
+    return zf
+
+
 def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, *, source: str) -> bytes:
     """The bytes of one regular zip member, at most ``limit`` (see :func:`zip_member_chunks`)."""
     return b"".join(zip_member_chunks(zf, info, limit, source=source))

@@ -71,6 +71,8 @@ class ImportedTable:
 
 
 MAX_METADATA_BYTES = 8 << 20
+MAX_WHEEL_MEMBERS = 200_000
+"""Members of a wheel read (a torch_npu wheel has a few thousand)."""
 """A torch_npu METADATA is ~10 KB (its long description included)."""
 
 
@@ -80,7 +82,7 @@ def _read_metadata(path: Path) -> tuple[str, str]:
     records.require_regular(path, what="wheel or METADATA file", hint=hint)
     if path.suffix == ".whl" or zipfile.is_zipfile(path):
         try:
-            with zipfile.ZipFile(path) as zf:
+            with records.open_zip(path, max_members=MAX_WHEEL_MEMBERS, what="wheel", hint=hint) as zf:
                 infos = [i for i in zf.infolist() if i.filename.endswith(".dist-info/METADATA")]
                 if not infos:
                     raise InputError(

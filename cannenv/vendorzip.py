@@ -13,7 +13,6 @@ member's. The standard library's :mod:`zipfile` does the parsing; nothing else i
 from __future__ import annotations
 
 import hashlib
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -72,14 +71,14 @@ def extract_member(
     """
     if _unsafe_name(member) or "/" in member:
         raise InputError(f"installer name {member!r} is not a plain file name")
-    try:
-        zf = zipfile.ZipFile(zip_path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise InputError(f"{zip_path}: not a readable zip ({exc})") from None
+    zf = records.open_zip(
+        zip_path,
+        max_members=MAX_MEMBERS,
+        what="vendor zip",
+        hint="the vendor's zip holds the .run and its signature",
+    )
     with zf:
         infos = zf.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise InputError(f"{zip_path}: {len(infos)} members; the vendor's zip holds a few")
         for info in infos:
             why = _unsafe_name(info.filename)
             if why is not None:

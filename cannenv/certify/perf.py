@@ -159,17 +159,41 @@ TOOLKIT_ROOTS_ENV = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 TOOLKIT_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
 
 
-def find_platform_ini(host: Host, soc: str) -> Path | None:
-    """The toolkit's ini for ``soc``: under $ASCEND_HOME_PATH / $ASCEND_TOOLKIT_HOME first, then
-    the default install roots (≤ 8.3 ``ascend-toolkit/latest``, ≥ 8.5 ``cann``; versions.md §3.3)."""
+_SOC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+MAX_INI_BYTES = 1 << 20
+"""A platform ini is a few KB."""
+
+
+def find_platform_ini(host: Host, soc: str) -> str | None:
+    """The host path of the toolkit's ini for ``soc``: under $ASCEND_HOME_PATH / $ASCEND_TOOLKIT_HOME
+    first, then the default install roots (≤ 8.3 ``ascend-toolkit/latest``, ≥ 8.5 ``cann``;
+    versions.md §3.3); ``<root>/<arch>-linux/data/...`` before ``<root>/data/...``. Everything is
+    looked up through ``host`` (a --root tree's links resolve inside it); a SoC name that is not a
+    plain name (it comes from npu-smi) finds nothing."""
+    if not _SOC_NAME.match(soc):
+        return None
     roots = [host.getenv(v) for v in TOOLKIT_ROOTS_ENV]
     for root in [*(r for r in roots if r), *TOOLKIT_ROOTS]:
-        base = host.path(root)
-        for pattern in (f"*-linux/data/platform_config/{soc}.ini", f"data/platform_config/{soc}.ini"):
-            hits = sorted(base.glob(pattern))
-            if hits:
-                return hits[0]
+        try:
+            arches = [e for e in host.listdir(root) if e.endswith("-linux")]
+        except OSError:
+            continue
+        for sub in [*(f"{a}/" for a in arches), ""]:
+            candidate = f"{root.rstrip('/')}/{sub}data/platform_config/{soc}.ini"
+            if host.is_file(candidate):
+                return candidate
     return None
+
+
+def read_platform_ini(host: Host, path: str) -> PlatformIni:
+    """Parse the ini at host path ``path`` (a regular file of at most :data:`MAX_INI_BYTES`)."""
+    from cannenv.host import FileTooLargeError, NotRegularFileError
+
+    try:
+        data = host.read_bytes(path, MAX_INI_BYTES)
+    except (FileTooLargeError, NotRegularFileError, OSError) as exc:
+        raise InputError(f"platform ini {path} cannot be read: {exc}") from None
+    return parse_platform_ini(data.decode("utf-8", errors="replace"), source=path)
 
 
 # ---------------------------------------------------------------------------------------------

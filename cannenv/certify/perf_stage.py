@@ -47,8 +47,8 @@ def peaks_for(device: str, name: str, host: Host) -> Peaks:
         find_platform_ini,
         load_perf_data,
         npu_matmul_peak,
-        parse_platform_ini,
         published_peak,
+        read_platform_ini,
     )
 
     data = load_perf_data()
@@ -76,16 +76,14 @@ def peaks_for(device: str, name: str, host: Host) -> Peaks:
         if ini_path is None:
             why = f"no platform_config/{name}.ini under $ASCEND_HOME_PATH or the default toolkit roots"
             return Peaks({}, bw, why, bw_src, bw_ok)
-        ini = parse_platform_ini(
-            ini_path.read_text(encoding="utf-8", errors="replace"), source=host.unroot(ini_path)
-        )
+        ini = read_platform_ini(host, ini_path)
         tf: dict[str, float | None] = {}
         dtypes: tuple[Literal["bf16", "fp16"], ...] = ("bf16", "fp16")
         for dt in dtypes:
             peak = npu_matmul_peak(ini, dt)
             tf[dt] = None if peak is None else peak / 1e12
         src = (
-            f"{host.unroot(ini_path)}: {ini.cube_cores} cube cores × "
+            f"{ini_path}: {ini.cube_cores} cube cores × "
             f"{'·'.join(map(str, ini.cube_mnk))} × 2 × "
             f"{ini.cube_freq_mhz:g} MHz"
         )

@@ -367,10 +367,17 @@ def _render_query(result: dict[str, Any]) -> None:
         )
     if "driver_requirement" in result:
         for r in result["driver_requirement"]:
+            if len(r["recommended"]) > 1:  # the sources disagree: name each, pick none
+                head = (
+                    f"recommended driver {' or '.join(r['recommended'])} (the sources name different "
+                    "HDKs, each is recorded: see the evidence below)"
+                )
+            else:
+                head = f"recommended HDK {r['hdk'] or ', '.join(r['recommended']) or '-'}" + (
+                    f", firmware {r['firmware']}" if r["firmware"] else ""
+                )
             con.print(
-                f"CANN {r['cann']} on {r['family']}: recommended HDK "
-                f"{r['hdk'] or ', '.join(r['recommended']) or '-'}"
-                f"{', firmware ' + r['firmware'] if r['firmware'] else ''} ({r['evidence']}); "
+                f"CANN {r['cann']} on {r['family']}: {head} ({r['evidence']}); "
                 f"compatible {', '.join(r['compatible']) or 'none stated'}; "
                 f"not compatible {', '.join(r['incompatible']) or 'none stated'} "
                 f"[{', '.join(r['sources'])}]"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from cannenv.commands.doctor import _MATRIX, _ROOT, _host_options, echo_plan
+from cannenv.commands.doctor import _MATRIX, _ROOT, _SMI_BOARD, _SMI_OUTPUT, _host_options, echo_plan
 from cannenv.errors import InputError
 from cannenv.gather import gather
 
@@ -66,6 +66,8 @@ def resolve_target(
 @click.option("--lock", "lock_file", metavar="FILE", help="Target the stack named in this lock file.")
 @_MATRIX
 @_host_options
+@_SMI_OUTPUT
+@_SMI_BOARD
 @_POLICY
 @_HDK
 @click.option(
@@ -91,6 +93,8 @@ def plan_cmd(
     site_packages: tuple[str, ...],
     env_file: str | None,
     npu_smi_timeout: float,
+    npu_smi_output: str | None,
+    npu_smi_board: str | None,
     cann_policy: str,
     hdk: bool | None,
     offline: bool,
@@ -126,7 +130,9 @@ def plan_cmd(
             offline,
             as_json,
         )
-    facts = gather(root, facts_file, python, site_packages, env_file, npu_smi_timeout)
+    facts = gather(
+        root, facts_file, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+    )
     target = resolve_target(facts, stack_id, lock_file, matrix_paths)
     if target.stack is None:
         raise InputError(

@@ -65,13 +65,10 @@ class Artefact:
         self._zip: zipfile.ZipFile | None = None
         self._names: list[str] = []
         if self.is_zip:
-            try:
-                self._zip = zipfile.ZipFile(path)
-            except (zipfile.BadZipFile, OSError) as exc:
-                raise InputError(f"{path}: not a readable wheel ({exc})") from None
+            from cannenv.records import open_zip
+
+            self._zip = open_zip(path, max_members=MAX_MEMBERS, what="wheel")
             infos = self._zip.infolist()
-            if len(infos) > MAX_MEMBERS:
-                raise InputError(f"{path}: {len(infos)} members, more than the {MAX_MEMBERS} read")
             self._names = [i.filename for i in infos if not i.is_dir()]
         else:
             root = path.resolve()

@@ -140,20 +140,14 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, wheel: 
 
 def from_wheel(path: Path) -> Registry:
     """Read the operator yaml of a torch_npu wheel (a zip; nothing is extracted)."""
-    try:
-        st = path.stat()
-    except OSError as exc:
-        raise InputError(f"cannot read wheel {path}: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{path} is not a regular file")
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise InputError(f"{path} is not a wheel (zip): {exc}") from None
+    zf = records.open_zip(
+        path,
+        max_members=MAX_ZIP_MEMBERS,
+        what="torch_npu wheel",
+        hint="a torch_npu wheel has a few thousand members",
+    )
     with zf:
         infos = zf.infolist()
-        if len(infos) > MAX_ZIP_MEMBERS:
-            raise InputError(f"{path}: {len(infos)} members; a torch_npu wheel has a few thousand")
         texts: dict[str, str] = {}
         version = None
         try:

@@ -146,6 +146,18 @@ def test_npu_smi_output_gives_device_facts(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
 
 
+def test_plan_takes_the_captured_npu_smi_output_too(tmp_path: Path) -> None:
+    """`plan --root` judges devices as the doctor does: from a captured output, never by running."""
+    tree = hosts.HostTree(tmp_path / "tree").driver()
+    info, board = hosts.NPU_SMI_DATA / "a3_info.txt", hosts.NPU_SMI_DATA / "a3_board.txt"
+    args = ["--root", str(tree.root), "--stack", "a3-cann8.5.0-torch2.7.1-py3.11", "--json"]
+    r = cli("plan", *args, "--npu-smi-output", str(info), "--npu-smi-board", str(board))
+    assert r.returncode in (0, 1), r.stderr
+    assert json.loads(r.stdout)["stack"] == "a3-cann8.5.0-torch2.7.1-py3.11"
+    both = cli("plan", "--facts", str(info), "--npu-smi-output", str(info), "--stack", "x")
+    assert both.returncode == 2 and "saved --facts" in both.stderr and "Traceback" not in both.stderr
+
+
 # ---------------------------------------------------------------- critical 2: no read leaves the root
 
 
@@ -837,3 +849,60 @@ def test_image_render_out_under_a_file_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     r = cli("image", "render", "a2-cann8.5.0-torch2.8.0-py3.11", "--out", str(tmp_path / "afile/ctx"))
     assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------- zips: members counted before parsing
+
+
+def test_a_zip_with_too_many_members_is_refused_from_its_end_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The count a zip declares is read from its tail before zipfile parses the central directory
+    (one object per member): a wheel of millions of empty members costs nothing to refuse."""
+    import zipfile
+
+    from cannenv import records
+    from cannenv.errors import InputError
+
+    many = tmp_path / "many.whl"
+    with zipfile.ZipFile(many, "w") as zf:
+        for i in range(50):
+            zf.writestr(f"m{i}", b"")
+    assert records.zip_entry_count(many) == 50
+    with pytest.raises(InputError, match="declares 50 members, more than the 10 read"):
+        records.open_zip(many, max_members=10, what="wheel")
+    with records.open_zip(many, max_members=50, what="wheel") as zf:
+        assert len(zf.infolist()) == 50
+    # ZIP64: the 16-bit count says 0xFFFF, the ZIP64 end record has the real one
+    big = tmp_path / "big.zip"
+    with zipfile.ZipFile(big, "w") as zf:
+        for i in range(0x10000):
+            zf.writestr(f"{i}", b"")
+    assert records.zip_entry_count(big) == 0x10000
+    with pytest.raises(InputError, match="declares 65536 members"):
+        records.open_zip(big, max_members=1000, what="wheel")
+    # not a zip, a FIFO: refused, never parsed or blocked on
+    (tmp_path / "no.whl").write_bytes(b"PK\x05\x06 short")
+    with pytest.raises(InputError, match="not a readable zip"):
+        records.open_zip(tmp_path / "no.whl", max_members=10, what="wheel")
+    os.mkfifo(tmp_path / "fifo.whl")
+    with pytest.raises(InputError, match="not a regular file"):
+        records.open_zip(tmp_path / "fifo.whl", max_members=10, what="wheel")
+    # every reader of wheels and vendor zips goes through it (their bounds lowered below 65536)
+    from cannenv import torch_npu_import, vendorzip
+    from cannenv.matrix import artefact
+    from cannenv.model import registry
+
+    monkeypatch.setattr(registry, "MAX_ZIP_MEMBERS", 1000)
+    monkeypatch.setattr(torch_npu_import, "MAX_WHEEL_MEMBERS", 1000)
+    monkeypatch.setattr(artefact, "MAX_MEMBERS", 1000)
+    assert vendorzip.MAX_MEMBERS < 0x10000
+
+    with pytest.raises(InputError, match="declares 65536 members"):
+        registry.from_wheel(big)
+    with pytest.raises(InputError, match="declares 65536 members"):
+        torch_npu_import.read_table(big)
+    with pytest.raises(InputError, match="declares 65536 members"):
+        vendorzip.extract_member(big, "x.run", tmp_path)
+    with pytest.raises(InputError, match="declares 65536 members"):
+        artefact.Artefact(big)

@@ -49,6 +49,19 @@ def test_query_examples(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "8.1.RC1" in out and "8.2.RC1" not in out
 
 
+def test_query_names_each_recommended_hdk_where_the_sources_disagree(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """CANN 8.0.0: the vendor installer (ascend-deployer 6.0.0 … 7.2rc1) and MindSpeed-LLM say HDK
+    24.1.0, the quick-install table 24.1.RC2: both are recorded and the headline picks neither."""
+    code, out, _ = _run(capsys, "query", "--cann", "8.0.0", "--family", "a2")
+    flat = " ".join(out.split())
+    assert code == 0 and "recommended driver 24.1.0 or 24.1.rc2 (the sources name different HDKs" in flat
+    assert "driver 24.1.0 [DEPLOYER-6.0.0, DEPLOYER-7.0rc1, DEPLOYER-7.1rc1, DEPLOYER-7.2rc1]" in flat
+    code, out, _ = _run(capsys, "query", "--driver", "24.1.0", "--family", "a2")
+    assert code == 0 and "8.0.0" in out
+
+
 def test_resolve_impossible_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(
         capsys,

@@ -181,7 +181,7 @@ def test_a_wheel_member_that_is_a_link_is_refused_not_read(tmp_path: Path) -> No
 def test_hostile_wheels_are_refused(tmp_path: Path) -> None:
     not_zip = tmp_path / "a.whl"
     not_zip.write_bytes(b"not a zip")
-    with pytest.raises(InputError, match="not a wheel"):
+    with pytest.raises(InputError, match="not a readable zip"):
         registry.from_wheel(not_zip)
     empty = tmp_path / "b.whl"
     with zipfile.ZipFile(empty, "w") as zf:

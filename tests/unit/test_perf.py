@@ -153,11 +153,19 @@ def test_find_platform_ini(tmp_path: Path) -> None:
     (cfg / "Ascend910B4.ini").write_text(INI_910B4)
     host = Host(root=tmp_path, env={"ASCEND_HOME_PATH": "/opt/cann"}, allow_commands=False)
     found = perf.find_platform_ini(host, "Ascend910B4")
-    assert (
-        found is not None
-        and host.unroot(found) == "/opt/cann/aarch64-linux/data/platform_config/Ascend910B4.ini"
-    )
+    assert found == "/opt/cann/aarch64-linux/data/platform_config/Ascend910B4.ini"
+    assert perf.read_platform_ini(host, found).cube_cores > 0
     assert perf.find_platform_ini(host, "Ascend910B1") is None
+    assert perf.find_platform_ini(host, "../../etc/passwd") is None  # a SoC name is a plain name
+    # a tree's link out of it resolves inside the tree: the host's own file is never read
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    (outside / "data/platform_config").mkdir(parents=True)
+    (outside / "data/platform_config/Ascend910B2.ini").write_text(INI_910B4)
+    (tmp_path / "opt/linked").symlink_to(outside)
+    linked = Host(root=tmp_path, env={"ASCEND_HOME_PATH": str(outside)}, allow_commands=False)
+    assert perf.find_platform_ini(linked, "Ascend910B2") is None
+    linked2 = Host(root=tmp_path, env={"ASCEND_HOME_PATH": "/opt/linked"}, allow_commands=False)
+    assert perf.find_platform_ini(linked2, "Ascend910B2") is None
     default = tmp_path / "usr/local/Ascend/ascend-toolkit/latest/x86_64-linux/data/platform_config"
     default.mkdir(parents=True)
     (default / "Ascend310P3.ini").write_text(INI_310P3)
