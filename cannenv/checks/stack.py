@@ -43,14 +43,16 @@ def installed_versions(facts: Facts) -> dict[str, str]:
     return out
 
 
-def load_lock_ids(path: str) -> tuple[str, str | None]:
-    """(stack_id, matrix_digest) from a lock file: cannenv.lock when it parses, else any YAML/JSON
-    mapping with ``stack_id`` (and optionally ``matrix_digest``)."""
+def load_lock_ids(path: str) -> tuple[str, str | None, bool]:
+    """(stack_id, matrix_digest, without_nnal) from a lock file: cannenv.lock when it parses, else any
+    YAML/JSON mapping with ``stack_id`` (and optionally ``matrix_digest``). ``without_nnal``: the lock
+    records the image's installers and NNAL is not among them (built without ``--with-nnal``)."""
     from cannenv.lock import load_lock
 
     try:
         lock = load_lock(path)
-        return lock.stack_id, lock.matrix_digest
+        without_nnal = bool(lock.installers) and not any(i.component == "nnal" for i in lock.installers)
+        return lock.stack_id, lock.matrix_digest, without_nnal
     except InputError:
         pass
     import yaml
@@ -68,7 +70,7 @@ def load_lock_ids(path: str) -> tuple[str, str | None]:
             hint="a lock written by `cannenv image build` has stack_id and matrix_digest",
         )
     digest = doc.get("matrix_digest")
-    return doc["stack_id"], digest if isinstance(digest, str) else None
+    return doc["stack_id"], digest if isinstance(digest, str) else None, False
 
 
 def choose_target(
@@ -79,9 +81,15 @@ def choose_target(
     if matrix is None:
         return Target(None, None, StackChoice(how="none", reason="no matrix loaded"), fam, fam_src)
     if lock is not None:
-        sid, digest = load_lock_ids(lock)
+        sid, digest, without_nnal = load_lock_ids(lock)
         stack = matrix.stack(sid)
         reason = f"from lock file {lock}"
+        if without_nnal and stack.version("nnal") is not None:
+            # the stack as its image was built: NNAL is judged only where it is installed
+            from dataclasses import replace
+
+            stack = replace(stack, components={k: c for k, c in stack.components.items() if k != "nnal"})
+            reason += " (its image leaves NNAL out: built without --with-nnal)"
         if digest and digest != matrix.digest:
             reason += f" (the lock was made with matrix {digest[:19]}…, this matrix is {matrix.digest[:19]}…)"
         return _target(matrix, stack, StackChoice(id=stack.id, how="lock", reason=reason), fam, fam_src)

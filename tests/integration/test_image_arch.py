@@ -184,5 +184,20 @@ def test_aarch64_yields_an_arm64_image_or_exits_4(engine: Engine, inputs: dict[s
             engine.run("cannenv-test/i13-arm64:test", ["env"]).stdout
         )
         assert any(n.startswith("nnal-cann reported 'fail'") for n in out["notes"]), out
+        # a lock made without NNAL rebuilds without it (every layer from the cache): the lock's choice
+        r = cli(
+            "image",
+            "build",
+            *common,
+            "--base-image",
+            ARM_BASE,
+            "--wheelhouse",
+            str(wh),
+            "--cannenv-wheel",
+            str(cw),
+            "--locked",
+            str(lock),
+        )
+        assert r.returncode == 0 and "inputs match the lock" in r.stderr, r.stderr[-3000:]
     finally:
         engine.remove("cannenv-test/i13-arm64:test")

@@ -432,6 +432,22 @@ def test_lock_push_rebuild_locked_and_a_changed_byte(engine: Engine, built83: Bu
     assert r.returncode == 5 and kernels.name in r.stderr
 
 
+def test_a_locked_build_with_an_unpinned_nnal_keeps_the_trust_rule(built85: Built) -> None:
+    """The 8.5.0 lock records NNAL as pinned: false. `--locked` follows the lock's choice (NNAL in,
+    without --with-nnal), but the lock's digest is no pin: --allow-unpinned is still needed."""
+    from cannenv.lock import load_lock
+
+    assert [(i.component, i.pinned) for i in load_lock(built85.lock).installers][-1] == ("nnal", False)
+    args = [a for a in built85.build_args if a not in ("--with-nnal", "--allow-unpinned")]
+    r = cli("image", "build", *args, "--locked", str(built85.lock))
+    assert r.returncode == 5, (r.returncode, r.stderr[-2000:])
+    assert "Ascend-cann-nnal_8.5.0_linux-x86_64.run" in r.stderr and "--allow-unpinned" in r.stderr
+    assert "step 1/" not in r.stderr
+    r = cli("image", "build", *args, "--allow-unpinned", "--locked", str(built85.lock))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "inputs match the lock" in r.stderr and "note: NNAL" not in r.stderr
+
+
 def test_the_sbom_lists_every_input_and_validates(engine: Engine, built83: Built) -> None:
     from cannenv.image.sbom import validate
     from cannenv.lock import load_lock

@@ -219,3 +219,38 @@ def test_verify_accepts_an_image_left_without_nnal_and_still_judges_one_with_it(
     t.nnal("8.3.RC1").python_stack("2.7.1", "2.7.1.post2").sourced(inst, nnal_abi=1)
     wrong = judge_verify(_doctor_report(t.root, dict(t.env)), without_nnal=True)
     assert any("nnal-cann [version]" in p and "8.3.RC1" in p for p in wrong.problems), wrong.problems
+
+
+def test_doctor_with_a_lock_judges_nnal_as_the_lock_built_it(
+    downloaded: Path, test_matrix: Path, tmp_path: Path
+) -> None:
+    """`cannenv doctor --lock LOCK` judges against the stack as its image was built: a lock made
+    without --with-nnal does not demand NNAL (nnal-cann skips), one made with it does."""
+    from tests.helpers import hosts
+
+    runner = CliRunner()
+    args = lock_args(test_matrix, downloaded, tmp_path)
+    without, with_ = tmp_path / "without.json", tmp_path / "with.json"
+    assert runner.invoke(cli, [*args, "--out", str(without)]).exit_code == 0
+    assert runner.invoke(cli, [*args, "--with-nnal", "--allow-unpinned", "--out", str(with_)]).exit_code == 0
+    t = hosts.HostTree(tmp_path / "image", arch="x86_64").os_release()
+    t.cann("8.5.0", ops="910b")
+    t.python_stack("2.7.1", "2.7.1.post2")
+    by_lock = {}
+    for lock in (without, with_):
+        r = runner.invoke(
+            cli, ["doctor", "--root", str(t.root), "--lock", str(lock), "--no-devices", "--json"]
+        )
+        report = json.loads(r.stdout)
+        assert report["stack"]["id"] == SHIPPED and report["stack"]["how"] == "lock"
+        by_lock[lock] = report
+    report = by_lock[without]
+    assert "its image leaves NNAL out: built without --with-nnal" in report["stack"]["reason"]
+    assert [f["status"] for f in report["findings"] if f["id"] == "nnal-cann"] == ["skip"]
+    assert not [f for f in report["findings"] if f["id"] == "stack-match" and f.get("subject") == "nnal"]
+    report = by_lock[with_]
+    assert "leaves NNAL out" not in report["stack"]["reason"]
+    assert [f["status"] for f in report["findings"] if f["id"] == "nnal-cann"] == ["fail"]
+    assert [
+        f["status"] for f in report["findings"] if f["id"] == "stack-match" and f.get("subject") == "nnal"
+    ] == ["fail"]
