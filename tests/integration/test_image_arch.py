@@ -155,19 +155,8 @@ def test_aarch64_yields_an_arm64_image_or_exits_4(engine: Engine, inputs: dict[s
     standin_wheel(wh, "torch_npu", "2.6.0.post3", "torch_npu")
     cann_dep_standins(wh, "8.3.RC1")
     lock = tmp / "arm.lock.json"
-    r = cli(
-        "image",
-        "build",
-        *common,
-        "--base-image",
-        ARM_BASE,
-        "--wheelhouse",
-        str(wh),
-        "--cannenv-wheel",
-        str(cw),
-        "--lock",
-        str(lock),
-    )
+    arm = [*common, "--base-image", ARM_BASE, "--wheelhouse", str(wh), "--cannenv-wheel", str(cw)]
+    r = cli("image", "build", *arm, "--lock", str(lock))
     assert r.returncode == 0, r.stderr[-4000:]
     try:
         info = engine.inspect("cannenv-test/i13-arm64:test")
@@ -185,19 +174,7 @@ def test_aarch64_yields_an_arm64_image_or_exits_4(engine: Engine, inputs: dict[s
         )
         assert any(n.startswith("nnal-cann reported 'fail'") for n in out["notes"]), out
         # a lock made without NNAL rebuilds without it (every layer from the cache): the lock's choice
-        r = cli(
-            "image",
-            "build",
-            *common,
-            "--base-image",
-            ARM_BASE,
-            "--wheelhouse",
-            str(wh),
-            "--cannenv-wheel",
-            str(cw),
-            "--locked",
-            str(lock),
-        )
+        r = cli("image", "build", *arm, "--locked", str(lock))
         assert r.returncode == 0 and "inputs match the lock" in r.stderr, r.stderr[-3000:]
     finally:
         engine.remove("cannenv-test/i13-arm64:test")
