@@ -570,7 +570,14 @@ class _Builder:
     def nnal(self) -> None:
         want = self.stack.version("nnal")
         if want is None:
-            self.add(Step(index=0, component="nnal", action="leave", summary="the stack pins no NNAL"))
+            m = self.target.matrix
+            left_out = m is not None and m.stack(self.stack.id).version("nnal") is not None  # by a lock
+            why = (
+                "the lock's image leaves NNAL out (built without --with-nnal)"
+                if left_out
+                else "the stack pins no NNAL"
+            )
+            self.add(Step(index=0, component="nnal", action="leave", summary=why))
             return
         nn = self.facts.cann.nnal
         have = nn.version if nn else None

@@ -254,3 +254,11 @@ def test_doctor_with_a_lock_judges_nnal_as_the_lock_built_it(
     assert [
         f["status"] for f in report["findings"] if f["id"] == "stack-match" and f.get("subject") == "nnal"
     ] == ["fail"]
+    # the plan for that lock's target installs no NNAL, and says why
+    r = runner.invoke(cli, ["plan", "--root", str(t.root), "--lock", str(without), "--json"])
+    steps = [s for s in json.loads(r.stdout)["steps"] if s["component"] == "nnal"]
+    assert [(s["action"], s["summary"]) for s in steps] == [
+        ("leave", "the lock's image leaves NNAL out (built without --with-nnal)")
+    ]
+    r = runner.invoke(cli, ["plan", "--root", str(t.root), "--lock", str(with_), "--json"])
+    assert [s["action"] for s in json.loads(r.stdout)["steps"] if s["component"] == "nnal"] == ["install"]
