@@ -864,20 +864,20 @@ def test_a_zip_with_too_many_members_is_refused_from_its_end_record(
     from cannenv import records
     from cannenv.errors import InputError
 
-    many = tmp_path / "many.whl"
-    with zipfile.ZipFile(many, "w") as zf:
-        for i in range(50):
-            zf.writestr(f"m{i}", b"")
+    def empty_members(path: Path, count: int) -> Path:
+        with zipfile.ZipFile(path, "w") as zf:
+            for i in range(count):
+                zf.writestr(f"m{i}", b"")
+        return path
+
+    many = empty_members(tmp_path / "many.whl", 50)
     assert records.zip_entry_count(many) == 50
     with pytest.raises(InputError, match="declares 50 members, more than the 10 read"):
         records.open_zip(many, max_members=10, what="wheel")
     with records.open_zip(many, max_members=50, what="wheel") as zf:
         assert len(zf.infolist()) == 50
     # ZIP64: the 16-bit count says 0xFFFF, the ZIP64 end record has the real one
-    big = tmp_path / "big.zip"
-    with zipfile.ZipFile(big, "w") as zf:
-        for i in range(0x10000):
-            zf.writestr(f"{i}", b"")
+    big = empty_members(tmp_path / "big.zip", 0x10000)
     assert records.zip_entry_count(big) == 0x10000
     with pytest.raises(InputError, match="declares 65536 members"):
         records.open_zip(big, max_members=1000, what="wheel")
