@@ -191,9 +191,18 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
         prep.ctx.write(out)
     click.echo(f"wrote build context for {prep.spec.stack_id} to {out} (context sha256 {prep.ctx.digest})")
     if not prep.verified:
+        zips = [i.archive for i in prep.spec.installers if i.archive]
         click.echo(
-            "note: no --artifacts given: put the installer files into installers/ before building: "
-            + ", ".join(i.file for i in prep.spec.installers),
+            "note: no --artifacts given, so no installer was verified: the context's installers/ must "
+            "get "
+            + ", ".join(i.file for i in prep.spec.installers)
+            + " before a `docker build` of it"
+            + (
+                f"; better, render again with --artifacts DIR holding the vendor's downloads "
+                f"{', '.join(zips)}, which are checked against the vendor's sha256 first"
+                if zips
+                else ""
+            ),
             err=True,
         )
     return 0

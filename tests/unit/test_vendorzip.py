@@ -226,7 +226,7 @@ def test_every_shipped_stack_lists_its_installers_with_a_vendor_digest() -> None
     for s in m.stacks:
         per_arch = []
         for arch in s.arches:
-            spec = spec_from_stack(s, m, arch=arch)
+            spec = spec_from_stack(s, m, arch=arch, nnal=True)  # NNAL too: a digest for it would show
             have = set()
             for ref in spec.installers:
                 if ref.sha256 is not None or ref.archive_sha256 is not None:
@@ -313,3 +313,13 @@ def test_matrix_show_names_the_vendor_zip_and_its_digest_for_each_installer() ->
     assert not any("nnal" in k for k in archives)  # no vendor digest for NNAL
     r = CliRunner().invoke(cli, ["matrix", "show", SHIPPED])
     assert "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip" in r.output.replace("\n", "").replace(" ", "")
+
+
+def test_render_without_artifacts_names_the_vendor_zips_to_fetch(tmp_path: Path) -> None:
+    r = CliRunner().invoke(
+        cli, ["image", "render", SHIPPED, "--arch", "x86_64", "--out", str(tmp_path / "ctx")]
+    )
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert "no installer was verified" in flat
+    assert "--artifacts DIR holding the vendor's downloads Ascend-cann-toolkit_8.5.0_linux-x86_64.zip" in flat
