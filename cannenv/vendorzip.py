@@ -1,8 +1,9 @@
 """The vendor's ``.zip`` downloads of CANN installers: verify the zip's sha256, then take one ``.run``
 out of it.
 
-From CANN 8.1.RC1 the vendor publishes ``<name>.zip`` holding ``<name>.run`` and its ``.cms``/``.crl``
-signature, and its download manifests (ascend-deployer) give the sha256 of the zip only. So the zip
+The vendor publishes ``<name>.zip`` holding ``<name>.run`` and its ``.cms``/``.crl`` signature (or, one
+level down, a signed inner ``<name>.zip`` that holds them), and its download manifests (ascend-deployer
+6.0.0 … 26.0.0: CANN 8.0.RC1 … 9.0.0) give the sha256 of the outer zip only. So the zip
 is what can be checked against a vendor digest: it is hashed first, and only a zip whose digest
 matches is opened. The zip is then hostile input like any other: only a regular member whose name is
 a plain relative path is read, it is streamed with a byte limit (the declared size and a hard cap),
@@ -13,6 +14,7 @@ member's. The standard library's :mod:`zipfile` does the parsing; nothing else i
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -65,55 +67,94 @@ def extract_member(
 ) -> Extracted:
     """Write the regular member whose file name is ``member`` (at any depth) to ``dest_dir/member``.
 
+    A vendor zip that holds no such member but one signed inner zip of the same stem
+    (``<name>.zip`` with its ``.cms``/``.crl``, as ascend-deployer's ``jobs.py`` unpacks a payload
+    that is itself a zip) is opened one level down, bounded the same way; never deeper. The digest
+    that was checked stays the outer zip's.
+
     Refused with a clear error: a zip that is not a zip, any member name that is a path traversal,
     no member or more than one member of that name, a member that is a link/directory/encrypted,
     one larger than ``limit`` or than it declares, a CRC mismatch.
     """
     if _unsafe_name(member) or "/" in member:
         raise InputError(f"installer name {member!r} is not a plain file name")
-    zf = records.open_zip(
-        zip_path,
+    with _open(zip_path) as zf:
+        infos = _checked_infos(zf, str(zip_path))
+        hits = _named(infos, member)
+        inner_name = PurePosixPath(member).stem + ".zip"
+        inner = _named(infos, inner_name)
+        if not hits and len(inner) == 1:
+            inner_path = dest_dir / f".cannenv-inner-{inner_name}"
+            _write(zf, inner[0], inner_path, limit, str(zip_path))
+            try:
+                with _open(inner_path, label=f"{zip_path}!{inner[0].filename}") as izf:
+                    label = f"{zip_path}!{inner[0].filename}"
+                    found = _one(_named(_checked_infos(izf, label), member), member, label, izf)
+                    sha = _write(izf, found, dest_dir / member, limit, label)
+                    return Extracted(dest_dir / member, sha, f"{inner[0].filename}!{found.filename}")
+            finally:
+                inner_path.unlink(missing_ok=True)
+        found = _one(hits, member, str(zip_path), zf)
+        sha = _write(zf, found, dest_dir / member, limit, str(zip_path))
+        return Extracted(dest_dir / member, sha, found.filename)
+
+
+def _open(path: Path, *, label: str | None = None) -> zipfile.ZipFile:
+    return records.open_zip(
+        path,
         max_members=MAX_MEMBERS,
-        what="vendor zip",
+        what=f"vendor zip{' ' + label if label else ''}",
         hint="the vendor's zip holds the .run and its signature",
     )
-    with zf:
-        infos = zf.infolist()
-        for info in infos:
-            why = _unsafe_name(info.filename)
-            if why is not None:
-                raise InputError(
-                    f"{zip_path}: member {info.filename!r} has {why}; refusing the zip",
-                    hint="the vendor's zips hold plain file names; this one was altered",
-                )
-        hits = [i for i in infos if PurePosixPath(i.filename).name == member and not i.is_dir()]
-        if not hits:
-            names = [i.filename for i in infos][:10]
-            raise NotFoundError(
-                f"{zip_path}: no member {member} in the zip",
-                hint="the zip holds: "
-                + (", ".join(names) or "nothing")
-                + "; the matrix names the installer inside the vendor's zip of the same name",
-            )
-        if len(hits) > 1:
+
+
+def _checked_infos(zf: zipfile.ZipFile, label: str) -> list[zipfile.ZipInfo]:
+    infos = zf.infolist()
+    for info in infos:
+        why = _unsafe_name(info.filename)
+        if why is not None:
             raise InputError(
-                f"{zip_path}: {len(hits)} members are named {member}: " + ", ".join(i.filename for i in hits),
-                hint="the vendor's zip holds the installer once",
+                f"{label}: member {info.filename!r} has {why}; refusing the zip",
+                hint="the vendor's zips hold plain file names; this one was altered",
             )
-        info = hits[0]
-        chunks = records.zip_member_chunks(zf, info, limit, source=str(zip_path), chunk=_CHUNK)
-        dest_dir.mkdir(parents=True, exist_ok=True)
-        out_path = dest_dir / member
-        h = hashlib.sha256()
-        try:
-            with out_path.open("xb") as dst:
-                for chunk in chunks:
-                    h.update(chunk)
-                    dst.write(chunk)
-        except OSError as exc:
-            out_path.unlink(missing_ok=True)
-            raise InputError(f"{zip_path}: member {info.filename} cannot be written ({exc})") from None
-        except InputError:
-            out_path.unlink(missing_ok=True)
-            raise
-        return Extracted(out_path, h.hexdigest(), info.filename)
+    return infos
+
+
+def _named(infos: list[zipfile.ZipInfo], name: str) -> list[zipfile.ZipInfo]:
+    return [i for i in infos if PurePosixPath(i.filename).name == name and not i.is_dir()]
+
+
+def _one(hits: list[zipfile.ZipInfo], member: str, label: str, zf: zipfile.ZipFile) -> zipfile.ZipInfo:
+    if not hits:
+        names = [i.filename for i in zf.infolist()][:10]
+        raise NotFoundError(
+            f"{label}: no member {member} in the zip",
+            hint="the zip holds: "
+            + (", ".join(names) or "nothing")
+            + "; the matrix names the installer inside the vendor's zip of the same name",
+        )
+    if len(hits) > 1:
+        raise InputError(
+            f"{label}: {len(hits)} members are named {member}: " + ", ".join(i.filename for i in hits),
+            hint="the vendor's zip holds the installer once",
+        )
+    return hits[0]
+
+
+def _write(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out_path: Path, limit: int, label: str) -> str:
+    """Stream ``info`` into the new file ``out_path`` (bounded, CRC-checked); its sha256."""
+    chunks = records.zip_member_chunks(zf, info, limit, source=label, chunk=_CHUNK)
+    h = hashlib.sha256()
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with out_path.open("xb") as dst:
+            for chunk in chunks:
+                h.update(chunk)
+                dst.write(chunk)
+    except OSError as exc:
+        out_path.unlink(missing_ok=True)
+        raise InputError(f"{label}: member {info.filename} cannot be written ({exc})") from None
+    except InputError:
+        out_path.unlink(missing_ok=True)
+        raise
+    return h.hexdigest()

@@ -191,6 +191,38 @@ def test_a_corrupt_member_is_refused_and_leaves_no_file(tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "x.run").exists()
 
 
+def test_a_signed_inner_zip_is_opened_one_level_down_and_no_deeper(tmp_path: Path) -> None:
+    """A payload that is itself a zip of the same stem (with .cms/.crl beside it, as ascend-deployer's
+    jobs.py unpacks them): the .run is taken from it, bounded the same way; a third level is not read."""
+    run = "Ascend-cann-toolkit_8.5.0_linux-x86_64.run"
+    inner = make_zip(tmp_path / "inner.zip", {run: b"payload", run + ".cms": b"sig"}).read_bytes()
+    outer = make_zip(
+        tmp_path / "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip",
+        {
+            "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip": inner,
+            "Ascend-cann-toolkit_8.5.0_linux-x86_64.zip.cms": b"s",
+        },
+    )
+    got = extract_member(outer, run, tmp_path / "out")
+    assert got.path.read_bytes() == b"payload" and got.sha256 == hashlib.sha256(b"payload").hexdigest()
+    assert got.member == f"Ascend-cann-toolkit_8.5.0_linux-x86_64.zip!{run}"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [run]  # the inner zip is gone
+    # the inner zip is bounded like any member
+    with pytest.raises(InputError, match="over the limit"):
+        extract_member(outer, run, tmp_path / "small", limit=len(inner) - 1)
+    assert not list((tmp_path / "small").glob("*"))
+    # a zip in the zip in the zip: not followed
+    deeper = make_zip(tmp_path / "d2.zip", {"Ascend-cann-toolkit_8.5.0_linux-x86_64.zip": inner}).read_bytes()
+    nested = make_zip(tmp_path / "n.zip", {"Ascend-cann-toolkit_8.5.0_linux-x86_64.zip": deeper})
+    with pytest.raises(NotFoundError, match="no member"):
+        extract_member(nested, run, tmp_path / "o2")
+    # a traversal name inside the inner zip refuses it too
+    evil = make_zip(tmp_path / "e.zip", {run: b"x", "../x": b"y"}).read_bytes()
+    bad = make_zip(tmp_path / "b.zip", {"Ascend-cann-toolkit_8.5.0_linux-x86_64.zip": evil})
+    with pytest.raises(InputError, match="refusing the zip"):
+        extract_member(bad, run, tmp_path / "o3")
+
+
 # ------------------------------------------------------------------------------- shipped stacks
 
 # Which image installers of each shipped stack have a vendor sha256 in the shipped matrix (the
