@@ -117,15 +117,17 @@ def _installer(
             return None, package, f"{key}: {exc.message}"
     if file is None:
         return None, package, f"{key}: no installer file known for {version} on {family}/{arch}"
+    sha256 = art.sha256 if art is not None else None
+    url = art.url if art is not None else None
+    if sha256 is None and matrix is not None and file.endswith(".run"):
+        # the vendor's download of it with the vendor's digest (ascend-deployer's manifests): the
+        # .zip that holds the .run (whose own digest nobody publishes), or the .run itself if listed
+        vendor = matrix.vendor_archive(file)
+        if vendor is not None:
+            file, sha256, url = vendor.file, vendor.sha256, vendor.url or url
     archive: Literal["zip"] | None = "zip" if file.endswith(".zip") else None
     run_file = file[: -len(".zip")] + ".run" if archive else None
-    inst = Installer(
-        file=file,
-        sha256=art.sha256 if art is not None else None,
-        url=art.url if art is not None else None,
-        archive=archive,
-        run_file=run_file,
-    )
+    inst = Installer(file=file, sha256=sha256, url=url, archive=archive, run_file=run_file)
     return inst, package, None
 
 
@@ -137,9 +139,15 @@ def _run_lines(inst: Installer, flags: Sequence[str], *, set_env: str | None = N
     if inst.archive == "zip":
         stem = inst.file[: -len(".zip")]
         out = f'"$CANNENV_ARTIFACTS"/{_q(stem)}'
-        # Python's own zipfile: present wherever the facts bundle ran, unlike unzip(1)
+        run_path = f"{out}/{_q(inst.run_file or stem + '.run')}"
+        inner = f"{out}/{_q(stem + '.zip')}"
+        # Python's own zipfile: present wherever the facts bundle ran, unlike unzip(1); a payload that
+        # is itself a signed zip of the same name is unpacked once more (as ascend-deployer does)
         lines.append(f"python3 -m zipfile -e {path} {out}")
-        path = f"{out}/{_q(inst.run_file or stem + '.run')}"
+        lines.append(
+            f"if [ ! -f {run_path} ] && [ -f {inner} ]; then python3 -m zipfile -e {inner} {out}; fi"
+        )
+        path = run_path
     run = f"bash {path} " + " ".join(_q(f) for f in flags)
     if set_env:
         run = f". {_q(set_env)} && {run}"

@@ -109,7 +109,14 @@ def test_bare_host_to_a_stack_gets_everything_in_vendor_order(m: matrix_mod.Matr
     assert driver.installers[0].file == "Ascend-hdk-910b-npu-driver_25.5.1_linux-aarch64.run"
     assert "--full" in driver.commands[0] and "--install-for-all" in driver.commands[0]
     assert driver.preconditions == ("the HwHiAiUser user and group exist",)
-    assert step(plan, "ops").installers[0].file == "Ascend-cann-910b-ops_8.5.0_linux-aarch64.run"
+    # the vendor's .zip download, with the vendor's digest (ascend-deployer), not the bare .run
+    ops = step(plan, "ops").installers[0]
+    assert (ops.file, ops.run_file) == (
+        "Ascend-cann-910b-ops_8.5.0_linux-aarch64.zip",
+        "Ascend-cann-910b-ops_8.5.0_linux-aarch64.run",
+    )
+    assert ops.sha256 == m.download(ops.file).sha256  # type: ignore[union-attr]
+    assert step(plan, "nnal").installers[0].sha256 is None  # no vendor digest for NNAL
     assert step(plan, "python").manual  # no Python in the tree: a person provides one
     env = step(plan, "environment")
     assert "ln -sfn ../cann-8.5.0 /usr/local/Ascend/ascend-toolkit/latest" in env.commands
@@ -126,7 +133,7 @@ def test_a3_cann83_upgrade_keeps_83_side_by_side_and_moves_latest(m: matrix_mod.
         expected.insert(0, ("driver", "upgrade"))
     assert acts(plan) == expected
     assert "8.3.RC2 stays side by side" in step(plan, "cann").summary
-    assert step(plan, "ops").installers[0].file == "Ascend-cann-A3-ops_8.5.0_linux-aarch64.run"
+    assert step(plan, "ops").installers[0].file == "Ascend-cann-A3-ops_8.5.0_linux-aarch64.zip"
     assert not any(s.action == "remove" for s in plan.steps)
 
 
@@ -153,14 +160,18 @@ def _old_layout_case(name: str, m: matrix_mod.Matrix, *, env_selected: bool = Tr
         expected.insert(0, ("driver", "upgrade"))
     assert acts(plan) == expected
     cann = step(plan, "cann")
-    assert cann.installers[0].file == "Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run"
+    assert cann.installers[0].file == "Ascend-cann-toolkit_8.3.RC1_linux-aarch64.zip"
+    zipped = '"$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.3.RC1_linux-aarch64'
     assert cann.commands == (
-        'bash "$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run '
-        "--install --install-for-all --quiet",
+        f"python3 -m zipfile -e {zipped}.zip {zipped}",
+        f"if [ ! -f {zipped}/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run ] && "
+        f"[ -f {zipped}/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.zip ]; "
+        f"then python3 -m zipfile -e {zipped}/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.zip {zipped}; fi",
+        f"bash {zipped}/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run --install --install-for-all --quiet",
     )
     ops = step(plan, "ops")
-    assert ops.installers[0].file == "Ascend-cann-kernels-910b_8.3.RC1_linux-aarch64.run"
-    assert ops.commands[0].startswith(". /usr/local/Ascend/ascend-toolkit/set_env.sh && ")
+    assert ops.installers[0].file == "Ascend-cann-kernels-910b_8.3.RC1_linux-aarch64.zip"
+    assert ops.commands[-1].startswith(". /usr/local/Ascend/ascend-toolkit/set_env.sh && ")
     env = step(plan, "environment")
     assert env.commands[0] == "ln -sfn 8.3.RC1 /usr/local/Ascend/ascend-toolkit/latest"
     assert_ordered(plan)
@@ -240,11 +251,13 @@ def test_zip_packages_are_unpacked_with_python_then_run(m: matrix_mod.Matrix) ->
         "Ascend-cann-toolkit_8.5.0_linux-aarch64.run",
         "ab" * 32,
     )
+    zipped = '"$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.5.0_linux-aarch64'
     assert s.commands == (
-        'python3 -m zipfile -e "$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.5.0_linux-aarch64.zip '
-        '"$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.5.0_linux-aarch64',
-        'bash "$CANNENV_ARTIFACTS"/Ascend-cann-toolkit_8.5.0_linux-aarch64/'
-        "Ascend-cann-toolkit_8.5.0_linux-aarch64.run --install --install-for-all --quiet",
+        f"python3 -m zipfile -e {zipped}.zip {zipped}",
+        f"if [ ! -f {zipped}/Ascend-cann-toolkit_8.5.0_linux-aarch64.run ] && "
+        f"[ -f {zipped}/Ascend-cann-toolkit_8.5.0_linux-aarch64.zip ]; "
+        f"then python3 -m zipfile -e {zipped}/Ascend-cann-toolkit_8.5.0_linux-aarch64.zip {zipped}; fi",
+        f"bash {zipped}/Ascend-cann-toolkit_8.5.0_linux-aarch64.run --install --install-for-all --quiet",
     )
 
 
@@ -422,6 +435,70 @@ def test_role_steps_copy_only_what_each_step_needs(m: matrix_mod.Matrix, tmp_pat
     assert [f["name"] for f in steps[1]["files"]] == [
         "torch_npu-2.8.0.post2-cp311-cp311-manylinux_2_28_aarch64.whl"
     ]
+
+
+def test_shipped_stacks_provision_from_the_vendor_zips_pinned_by_the_vendor(
+    m: matrix_mod.Matrix, tmp_path: Path
+) -> None:
+    """Toolkit and ops come as the vendor's .zip downloads with the vendor's sha256 (no
+    --allow-unpinned); only NNAL, for which no digest is published, still needs it. The step's own
+    lines, run by bash as the role runs them, unpack a flat zip and a signed inner zip alike."""
+    import hashlib
+    import zipfile
+
+    from cannenv.plan.provision import role_steps
+
+    plan, _ = plan_of("bare-no-ascend", m, stack="a2-cann8.5.0-torch2.8.0-py3.11")
+    cann, ops = step(plan, "cann"), step(plan, "ops")
+    for s in (cann, ops):
+        inst = s.installers[0]
+        listed = m.download(inst.file)
+        assert inst.archive == "zip" and listed is not None and inst.sha256 == listed.sha256
+        assert "DEPLOYER-26.0.0" in listed.sources
+    # in a container (the driver is the machine's): toolkit and ops pass without --allow-unpinned,
+    # the host stops at NNAL, whose installer nobody publishes a digest for
+    cplan, _ = plan_of("container-with-mounts", m, stack="a2-cann8.5.0-torch2.8.0-py3.11")
+    art = tmp_path / "art"
+    art.mkdir()
+    for s in cplan.actions:
+        for inst in s.installers:
+            (art / inst.file).write_text("TEST FIXTURE, not the vendor's bytes\n")
+    steps, stop = role_steps(cplan, art, allow_unpinned=False)
+    assert [s["component"] for s in steps] == ["cann", "ops"]
+    c_inst = step(cplan, "cann").installers[0]
+    # the fixture zip goes on with the vendor's digest: the host's check refuses it before running
+    assert steps[0]["files"] == [{"name": c_inst.file, "sha256": c_inst.sha256}]
+    assert stop is not None and stop.failed_component == "nnal"
+    assert "pins no sha256 for Ascend-cann-nnal_8.5.0_linux-aarch64.run" in stop.reason
+    # the commands themselves, on a fixture installer in a flat zip and in a signed inner zip
+    for nested in (False, True):
+        work = tmp_path / f"run-{nested}"
+        work.mkdir()
+        run = cann.installers[0].run_file
+        assert run is not None
+        marker = work / "RAN"
+        payload = f'#!/bin/bash\necho "$@" > {marker}\n'.encode()
+        outer = work / cann.installers[0].file
+        with zipfile.ZipFile(outer, "w") as zf:
+            if nested:
+                inner = work / "inner.zip"
+                with zipfile.ZipFile(inner, "w") as izf:
+                    izf.writestr(run, payload)
+                    izf.writestr(run + ".cms", b"fixture signature")
+                zf.write(inner, cann.installers[0].file)
+                zf.writestr(cann.installers[0].file + ".cms", b"fixture signature")
+            else:
+                zf.writestr(run, payload)
+        assert hashlib.sha256(outer.read_bytes()).hexdigest() != cann.installers[0].sha256
+        proc = subprocess.run(
+            ["bash", "-c", "set -eu\n" + "\n".join(cann.commands)],
+            env={"CANNENV_ARTIFACTS": str(work), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert marker.read_text().split() == ["--install", "--install-for-all", "--quiet"]
 
 
 def test_provision_playbook_and_role_pass_ansible_syntax_check(tmp_path: Path) -> None:
