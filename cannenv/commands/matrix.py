@@ -133,6 +133,13 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     problems = m.stack_problems(s)
     cann = s.version("cann")
     req = m.driver_requirement(cann, s.family) if cann else None
+    gaps = {
+        a.file: gap
+        for key in ("cann", "ops", "nnal")
+        if key in s.components
+        for a in s.components[key].artifacts.values()
+        if a.sha256 is None and (gap := m.digest_gap(a.file)) is not None
+    }
     if as_json:
         from cannenv.values import dump
 
@@ -147,13 +154,7 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
             for a in comp.artifacts.values()
             if (z := m.vendor_archive(a.file)) is not None and z.file != a.file
         }
-        data["no_vendor_digest"] = {  # installer file -> why no vendor sha256 is known for it
-            a.file: gap
-            for key in ("cann", "ops", "nnal")
-            if key in s.components
-            for a in s.components[key].artifacts.values()
-            if a.sha256 is None and (gap := m.digest_gap(a.file)) is not None
-        }
+        data["no_vendor_digest"] = gaps  # installer file -> why no vendor sha256 is known for it
         _echo_json(data)
         return 0
     from rich.table import Table
@@ -183,13 +184,6 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
         )
         table.add_row(key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
     con.print(table)
-    gaps = {
-        a.file: gap
-        for key in ("cann", "ops", "nnal")
-        if key in s.components
-        for a in s.components[key].artifacts.values()
-        if a.sha256 is None and (gap := m.digest_gap(a.file)) is not None
-    }
     for gap in dict.fromkeys(gaps.values()):
         con.print(f"[yellow]no vendor sha256:[/] {gap}")
     if req:

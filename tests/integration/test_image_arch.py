@@ -14,8 +14,8 @@ naming what is missing.
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -29,6 +29,7 @@ sys.path.insert(0, str(HERE.parent / "fixtures" / "cann_installer"))
 sys.path.insert(0, str(HERE.parent / "fixtures"))
 
 from fixture_stack import standin_wheel  # noqa: E402
+from helpers.cli import cannenv  # noqa: E402
 from image_wheels import cann_dep_standins  # noqa: E402
 from make_fixture_installer import make_installers  # noqa: E402
 from shipped_matrix import inject_digests  # noqa: E402
@@ -43,16 +44,7 @@ ARM_BASE = "cannenv-test/i13-debian-arm64:bookworm"
 COMP = {"cann": "toolkit", "ops": "kernels", "nnal": "nnal"}
 
 
-def cli(*args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CANNENV_")}
-    return subprocess.run(
-        [sys.executable, "-m", "cannenv", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        check=False,
-    )
+cli = functools.partial(cannenv, timeout=1200)
 
 
 def emulation_missing() -> str | None:

@@ -40,6 +40,7 @@ sys.path.insert(0, str(HERE))
 import registry  # noqa: E402
 from conftest import BASE_IMAGE  # noqa: E402
 from fixture_stack import standin_wheel  # noqa: E402
+from helpers.cli import cannenv  # noqa: E402
 from image_wheels import cann_dep_standins  # noqa: E402
 from make_fixture_installer import MARKER, FixtureInstaller, make_installers  # noqa: E402
 from shipped_matrix import (  # noqa: E402
@@ -84,16 +85,7 @@ class Built:
     build_args: list[str]
 
 
-def cli(*args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CANNENV_")}
-    return subprocess.run(
-        [sys.executable, "-m", "cannenv", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        check=False,
-    )
+cli = cannenv
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "cann_installer"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 
+from helpers.cli import cannenv
 from image_wheels import cann_dep_standins
 from make_fixture_installer import FixtureInstaller, make_installers
 from shipped_matrix import inject_digests
@@ -54,15 +55,7 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CANNENV_")}
-    return subprocess.run(
-        [sys.executable, "-m", "cannenv", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    return cannenv(*args, timeout=300)
 
 
 def lock_args(matrix_dir: Path, installers: dict[str, FixtureInstaller], wh: Path, out: Path) -> list[str]:

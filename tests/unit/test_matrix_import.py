@@ -21,13 +21,13 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "ascend_deployer"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _wheel(tmp_path: Path) -> Path:
-    """The extract zipped back into a wheel (the importer reads both forms)."""
-    whl = tmp_path / "ascend_deployer-26.0.0-py3-none-any.whl"
+def _wheel(tmp_path: Path, folder: Path = DATA, version: str = "26.0.0") -> Path:
+    """An extract zipped back into a wheel (the importer reads both forms)."""
+    whl = tmp_path / f"ascend_deployer-{version}-py3-none-any.whl"
     with zipfile.ZipFile(whl, "w") as zf:
-        for f in sorted(DATA.rglob("*")):
+        for f in sorted(folder.rglob("*")):
             if f.is_file() and f.name not in ("README.md", "index_torch_npu.json"):
-                zf.write(f, f.relative_to(DATA).as_posix())
+                zf.write(f, f.relative_to(folder).as_posix())
     return whl
 
 
@@ -302,16 +302,6 @@ def test_importers_on_the_real_downloads(tmp_path: Path) -> None:
 RELEASES = Path(__file__).resolve().parents[1] / "data" / "ascend_deployer_releases"
 
 
-def _release_wheel(folder: Path, dest: Path) -> Path:
-    version = folder.name
-    whl = dest / f"ascend_deployer-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(whl, "w") as zf:
-        for f in sorted(folder.rglob("*")):
-            if f.is_file():
-                zf.write(f, f.relative_to(folder).as_posix())
-    return whl
-
-
 def test_older_releases_give_cann_8_0_0_digests_and_kernels_without_an_arch() -> None:
     imp = deployer.read_deployer(RELEASES / "6.0.0")
     assert imp.version == "6.0.0"
@@ -369,7 +359,7 @@ def test_refresh_over_several_releases_then_over_one_keeps_the_others(tmp_path: 
     art = tmp_path / "art"
     art.mkdir()
     for v in ("6.0.0", "7.0rc1"):
-        _release_wheel(RELEASES / v, art)
+        _wheel(art, RELEASES / v, v)
     _wheel(art)  # 26.0.0
     mdir = _matrix_copy(tmp_path)
     r = refresh.compare(refresh.gather(art), matrix.load_files(matrix.loader.matrix_files([mdir])))
