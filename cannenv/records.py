@@ -32,15 +32,17 @@ def read_bytes(
     missing: type[CannenvError] = InputError,
     hint: str | None = None,
     max_bytes: int = MAX_RECORD_BYTES,
+    nofollow: bool = False,
 ) -> bytes:
     """The file's bytes: a regular file of at most ``max_bytes`` (a FIFO, a device such as
     /dev/zero, a directory or a larger file is an InputError, never a hang or a MemoryError);
-    a missing file raises ``missing`` (exit code per caller)."""
+    a missing file raises ``missing`` (exit code per caller). ``nofollow``: a link as the last
+    component is refused, not followed (for a path already resolved inside a root)."""
     from cannenv.host import FileTooLargeError, NotRegularFileError, read_regular
 
     p = Path(path)
     try:
-        return read_regular(p, max_bytes)
+        return read_regular(p, max_bytes, nofollow=nofollow)
     except FileNotFoundError:
         raise missing(f"{what} {p} does not exist", hint=hint) from None
     except FileTooLargeError as exc:

@@ -8,8 +8,6 @@ A config with ``"model_type": "cannenv_tiny"`` names cannenv's own tiny decoder
 from __future__ import annotations
 
 import json
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,16 +34,11 @@ class ModelConfig:
 
 
 def _read(path: Path) -> str:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise InputError(f"{path} is not a regular file")
-        data = fh.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise InputError(f"{path} is larger than {MAX_CONFIG_BYTES} bytes; a model config is a few KB")
+    from cannenv import records
+
+    data = records.read_bytes(
+        path, what="model config", hint="a model config is a few KB", max_bytes=MAX_CONFIG_BYTES
+    )
     return data.decode("utf-8", errors="replace")
 
 

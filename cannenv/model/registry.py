@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -173,14 +172,9 @@ def _read_regular(path: Path, root: Path, limit: int) -> str:
     real = Path(os.path.realpath(path))
     if root not in real.parents:
         raise InputError(f"{path} leads outside {root}")
-    fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise InputError(f"{path} is not a regular file")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise InputError(f"{path} is larger than {limit} bytes")
-    return data.decode("utf-8", errors="replace")
+    return records.read_bytes(real, what="torch_npu file", max_bytes=limit, nofollow=True).decode(
+        "utf-8", errors="replace"
+    )
 
 
 def from_dir(path: Path, version: str | None = None) -> Registry:
