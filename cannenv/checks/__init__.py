@@ -31,6 +31,8 @@ class Target:
     no_devices: str | None = None
     """When set, the reason device checks are not judged (an image build, a CI runner without an
     NPU): they report ``skip`` with it, never ``pass`` and never ``fail``."""
+    multinode: bool = False
+    """Judge multi-node readiness (``doctor --multinode``); else those checks say ``skip``."""
 
 
 CheckFn = Callable[[Facts, Target], list[Finding]]
@@ -83,7 +85,7 @@ class Check:
 
 
 def _registry() -> tuple[Check, ...]:
-    from cannenv.checks import cann, hdk, hostenv, python, stack
+    from cannenv.checks import cann, hdk, hostenv, multinode, python, stack
 
     return (
         *cann.CHECKS[:1],  # ascend-software first: on an empty machine it is the headline
@@ -93,6 +95,7 @@ def _registry() -> tuple[Check, ...]:
         *python.CHECKS,
         *hostenv.CHECKS,
         *stack.CHECKS,
+        *multinode.CHECKS,
     )
 
 

@@ -89,6 +89,20 @@ _SMI_BOARD = click.option(
     help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
 )
 
+_HCCN_OUTPUT = click.option(
+    "--hccn-output",
+    "hccn_output",
+    metavar="DIR",
+    help="Multi-node facts from captured hccn_tool outputs, DIR/<device id>.txt (docs/multinode.md) "
+    "instead of running hccn_tool.",
+)
+_MULTINODE = click.option(
+    "--multinode",
+    is_flag=True,
+    help="This host runs multi-node jobs: run hccn_tool per device and judge hccn.conf, links, TLS and "
+    "HCCL variables (else those checks say skip).",
+)
+
 _MATRIX = click.option(
     "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
 )
@@ -141,6 +155,8 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @_host_options
 @_SMI_OUTPUT
 @_SMI_BOARD
+@_HCCN_OUTPUT
+@_MULTINODE
 @click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
@@ -193,6 +209,8 @@ def doctor(
     show_plan: bool = False,
     as_shell: bool = False,
     prometheus_file: str | None = None,
+    hccn_output: str | None = None,
+    multinode: bool = False,
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -213,7 +231,16 @@ def doctor(
         raise InputError("give either --stack or --lock, not both")
     selected = checks.select(list(check_ids) or None)
     facts = gather(
-        root, facts_file, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+        root,
+        facts_file,
+        python,
+        site_packages,
+        env_file,
+        npu_smi_timeout,
+        npu_smi_output,
+        npu_smi_board,
+        hccn_output,
+        multinode,
     )
     from cannenv import matrix as matrix_mod
 
@@ -230,6 +257,8 @@ def doctor(
         target = replace(
             target, choice=StackChoice(how="none", reason="the shipped matrix could not be loaded")
         )
+    if multinode:
+        target = replace(target, multinode=True)
     if no_devices:
         target = replace(target, no_devices="--no-devices (software only: no NPU expected here)")
     if as_shell and not show_plan:
@@ -303,6 +332,10 @@ def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
 @_host_options
 @_SMI_OUTPUT
 @_SMI_BOARD
+@_HCCN_OUTPUT
+@click.option(
+    "--multinode", is_flag=True, help="Also run hccn_tool and spod-info per device (docs/multinode.md)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")
 def facts_cmd(
     root: str,
@@ -313,12 +346,23 @@ def facts_cmd(
     npu_smi_output: str | None,
     npu_smi_board: str | None,
     as_json: bool,
+    hccn_output: str | None = None,
+    multinode: bool = False,
 ) -> int:
     """Print what the probes find on this host (or under --root). Read-only."""
     from cannenv.checks.stack import host_summary
 
     facts = gather(
-        root, None, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+        root,
+        None,
+        python,
+        site_packages,
+        env_file,
+        npu_smi_timeout,
+        npu_smi_output,
+        npu_smi_board,
+        hccn_output,
+        multinode,
     )
     if as_json:
         click.echo(facts.to_json())
