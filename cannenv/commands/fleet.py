@@ -295,6 +295,76 @@ def render_text(report: FleetReport) -> str:
     return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls
 
 
+@fleet.command("job")
+@click.argument("directory", metavar="FACTS_DIR")
+@click.option(
+    "--nodes", "node_list", metavar="A,B,C", help="The job's nodes (names of facts files); default all."
+)
+@click.option("--group", metavar="NAME", help="The job's nodes are this inventory group (needs --inventory).")
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory holding --group.")
+@click.option(
+    "--name", "job_name", metavar="NAME", help="The job's name in metrics (default: --group, or 'job')."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the job report as JSON (the doctor's report schema)."
+)
+@click.option("--junit", "junit_file", metavar="FILE", help="Also write JUnit XML.")
+@click.option(
+    "--prometheus", "prometheus_file", metavar="FILE", help="Also write the job's gauges (cannenv_job_*)."
+)
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("-v", "--verbose", is_flag=True, help="Show passing checks too.")
+def job_cmd(
+    directory: str,
+    node_list: str | None,
+    group: str | None,
+    inventory: str | None,
+    job_name: str | None,
+    as_json: bool,
+    junit_file: str | None,
+    prometheus_file: str | None,
+    strict: bool,
+    verbose: bool,
+) -> int:
+    """Judge the nodes of one multi-node job as one: same CANN/ops/NNAL/HDK/torch/torch_npu on every
+    rank (EI0005), unique device IPs in their subnets, gateways, one TLS setting, A3 SuperPoDs, HCCL
+    variables (docs/multinode.md). Exit 0 ready · 1 a job check failed · 2 bad input · 3 no such node.
+    """
+    from cannenv import __version__
+    from cannenv.fleet.job import judge_job, select_nodes
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.report import Report, render_junit, render_table
+
+    if node_list and group:
+        raise InputError("give the job's nodes as --nodes A,B or --group NAME, not both")
+    names = [n.strip() for n in (node_list or "").split(",") if n.strip()]
+    nodes, errors = select_nodes(directory, nodes=names, group=group, inventory=inventory)
+    findings, plan = judge_job(nodes)
+    name = job_name or group or "job"
+    members = [n.name for n in nodes] + [f.subject for f in errors if f.subject]
+    host = {"job": name, "nodes": members, "converge": plan}
+    report = Report.build([*errors, *findings], host=host, cannenv_version=__version__)
+    if junit_file:
+        atomic_write_text(junit_file, render_junit(report, suite="cannenv fleet job", strict=strict))
+    if prometheus_file:
+        import time
+
+        from cannenv.prometheus import render_job
+
+        atomic_write_text(prometheus_file, render_job(name, report, timestamp=time.time()))
+    if as_json:
+        click.echo(report.to_json())
+    else:
+        from cannenv import sanitize
+
+        table = render_table(report, color=False, width=None, verbose=verbose, plain=True).splitlines()
+        click.echo(sanitize.line(f"job {name}: {len(members)} node(s): {', '.join(members)}"))
+        click.echo("\n".join(table[2:]))  # the doctor's host and stack lines say nothing of a job
+        for node, changes in sorted(plan.items()):
+            click.echo(sanitize.line(f"converge {node}: " + "; ".join(changes)))
+    return report.exit_code(strict=strict)
+
+
 @fleet.command("diff")
 @click.argument("old_dir", metavar="OLD_DIR")
 @click.argument("new_dir", metavar="NEW_DIR")
