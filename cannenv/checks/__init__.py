@@ -37,6 +37,8 @@ class Target:
     software checks report ``skip`` with it (but those in :data:`HDK_NODE_CHECKS`), stack-match
     compares only the host-side components, and driver-cann judges the driver against the target
     stack's CANN."""
+    multinode: bool = False
+    """Judge multi-node readiness (``doctor --multinode``); else those checks say ``skip``."""
 
 
 HDK_NODE_CHECKS = frozenset({"ascend-software", "probe-files", "os-user", "stack-match"})
@@ -93,7 +95,7 @@ class Check:
 
 
 def _registry() -> tuple[Check, ...]:
-    from cannenv.checks import cann, hdk, hostenv, python, stack
+    from cannenv.checks import cann, hdk, hostenv, multinode, python, stack
 
     return (
         *cann.CHECKS[:1],  # ascend-software first: on an empty machine it is the headline
@@ -103,6 +105,7 @@ def _registry() -> tuple[Check, ...]:
         *python.CHECKS,
         *hostenv.CHECKS,
         *stack.CHECKS,
+        *multinode.CHECKS,
     )
 
 
