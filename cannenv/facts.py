@@ -297,6 +297,15 @@ class Facts:
 
         hint = "produce facts with `cannenv facts --json > host.json`; do not edit them by hand"
         raw = records.parse_json(text, source=source, hint=hint)
+        where = records.find_string(raw, _template_like)
+        if where is not None:
+            from cannenv.errors import InputError
+
+            raise InputError(
+                f"{source}: field {where or '(top level)'}: holds a template marker ({{{{, {{% or {{#); "
+                "facts are data, and no host reports such a value",
+                hint=hint,
+            )
         records.check_schema_version(
             raw,
             source=source,
@@ -327,3 +336,9 @@ class Facts:
 
         text = records.read_text(path, what="facts file", missing=NotFoundError)
         return cls.from_json(text, source=str(path))
+
+
+def _template_like(text: str) -> bool:
+    from cannenv.sanitize import TEMPLATE_MARKERS
+
+    return any(m in text for m in TEMPLATE_MARKERS)
