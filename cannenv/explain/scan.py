@@ -66,7 +66,7 @@ def redact(line: str) -> str:
     """A line with credentials removed: URL user-info and secret query values, the value of any
     ``NAME=value`` / ``NAME: value`` whose NAME is a secret's (the environment redaction policy),
     and bearer/basic tokens."""
-    from cannenv.probes.environ import REDACTED, is_secret_name, redact_value
+    from cannenv.redact import REDACTED, is_secret_name, redact_value
 
     out = redact_value(line)
 
