@@ -31,6 +31,18 @@ class Target:
     no_devices: str | None = None
     """When set, the reason device checks are not judged (an image build, a CI runner without an
     NPU): they report ``skip`` with it, never ``pass`` and never ``fail``."""
+    no_software: str | None = None
+    """When set, the reason the host's own CANN, NNAL and Python stack are not judged (a node that
+    carries only the HDK, driver and firmware: CANN and torch live in the workloads' images). The
+    software checks report ``skip`` with it (but those in :data:`HDK_NODE_CHECKS`), stack-match
+    compares only the host-side components, and driver-cann judges the driver against the target
+    stack's CANN."""
+    multinode: bool = False
+    """Judge multi-node readiness (``doctor --multinode``); else those checks say ``skip``."""
+
+
+HDK_NODE_CHECKS = frozenset({"ascend-software", "probe-files", "os-user", "stack-match"})
+"""Software-scoped checks that still judge a node that carries only the HDK (``Target.no_software``)."""
 
 
 CheckFn = Callable[[Facts, Target], list[Finding]]
@@ -83,7 +95,7 @@ class Check:
 
 
 def _registry() -> tuple[Check, ...]:
-    from cannenv.checks import cann, hdk, hostenv, python, stack
+    from cannenv.checks import cann, hdk, hostenv, multinode, python, stack
 
     return (
         *cann.CHECKS[:1],  # ascend-software first: on an empty machine it is the headline
@@ -93,6 +105,7 @@ def _registry() -> tuple[Check, ...]:
         *python.CHECKS,
         *hostenv.CHECKS,
         *stack.CHECKS,
+        *multinode.CHECKS,
     )
 
 
@@ -139,6 +152,9 @@ def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> 
             continue
         if target.no_devices and check.scope == "device":
             findings.append(check.finding("skip", f"device check not judged: {target.no_devices}"))
+            continue
+        if target.no_software and check.scope == "software" and check.id not in HDK_NODE_CHECKS:
+            findings.append(check.finding("skip", f"not judged on this node: {target.no_software}"))
             continue
         findings.extend(check.run(facts, target))
     return link_causes(_explicit_target_causes(findings, facts, target))

@@ -129,7 +129,6 @@ def make_router(
     """A :data:`cannenv.fleet.report.Router`: an inventory group's target first, then the family's,
     then ``default`` (--stack/--lock); a node none applies to gets None and the reason. Every target
     is resolved up front (an unknown stack id fails before any node is judged)."""
-    from cannenv.fleet.report import node_family
 
     judges: dict[str, Callable[[Facts], tuple[list[Finding], StackChoice]]] = {}
     for target in {*families.values(), *groups.values()}:
@@ -157,3 +156,20 @@ def make_router(
         return None, f"no target for family {family} (targets given for: {given})"
 
     return route
+
+
+def node_family(facts: Facts) -> str | None:
+    """The node's product family: from its devices, else from the chip of its ops/kernels package."""
+    if facts.devices.family:
+        return facts.devices.family
+    from cannenv.errors import CannenvError
+    from cannenv.soc import normalize_family
+
+    for install in facts.cann.installs:
+        for ops in install.ops:
+            for chip in ops.chips:
+                try:
+                    return normalize_family(chip)
+                except CannenvError:
+                    continue
+    return None

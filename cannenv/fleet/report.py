@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
+from cannenv.fleet._doctor import node_family as node_family
 from cannenv.fleet.collection import Collection, load_collection
 from cannenv.report import Finding, StackChoice
 
@@ -183,23 +184,6 @@ def load_facts(path: Path, *, root: Path | None = None) -> Facts:
             raise InputError(f"cannot read facts file {root / name}: {reason}") from None
         path = root / name
     return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
-
-
-def node_family(facts: Facts) -> str | None:
-    """The node's product family: from its devices, else from the chip of its ops/kernels package."""
-    if facts.devices.family:
-        return facts.devices.family
-    from cannenv.errors import CannenvError
-    from cannenv.soc import normalize_family
-
-    for install in facts.cann.installs:
-        for ops in install.ops:
-            for chip in ops.chips:
-                try:
-                    return normalize_family(chip)
-                except CannenvError:
-                    continue
-    return None
 
 
 def key_versions(facts: Facts) -> dict[str, str | None]:

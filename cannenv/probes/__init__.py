@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from cannenv import __version__
 from cannenv.facts import Facts, ProbeIssue
 from cannenv.host import Host
-from cannenv.probes import container, driver, elf, environ, nnal, npu, os_info, python_env, toolkit
-from cannenv.probes._common import NpuSmiCapture, ProbeContext
+from cannenv.probes import container, driver, elf, environ, hccn, nnal, npu, os_info, python_env, toolkit
+from cannenv.probes._common import HccnCapture, NpuSmiCapture, ProbeContext
 
 if TYPE_CHECKING:  # dict[...] at run time needs 3.9; the probes also run in the bundle on 3.7
     Probe = Callable[[ProbeContext], dict[str, Any]]
@@ -37,6 +37,7 @@ PROBES: tuple[tuple[str, Probe], ...] = (
     ("nnal", nnal.probe),
     ("npu", npu.probe),
     ("container", container.probe),
+    ("multinode", hccn.probe),
     ("python", python_env.probe),
     ("abi", elf.probe),
 )
@@ -79,6 +80,8 @@ def collect(
     npu_smi_timeout: float = 10.0,
     only: Sequence[str] | None = None,
     npu_smi_capture: NpuSmiCapture | None = None,
+    hccn_capture: HccnCapture | None = None,
+    multinode: bool = False,
 ) -> Facts:
     """Run every probe against ``host`` and return the facts. Never raises for a broken host.
 
@@ -90,6 +93,8 @@ def collect(
         site_packages=tuple(site_packages),
         npu_smi_timeout=npu_smi_timeout,
         npu_smi_capture=npu_smi_capture,
+        hccn_capture=hccn_capture,
+        multinode=multinode,
     )
     selected = [(name, fn) for name, fn in PROBES if only is None or name in only]
     beside = {name: _Beside(name, fn, ctx) for name, fn in selected if name in BESIDE}
@@ -105,6 +110,10 @@ def collect(
     nnal = fields.pop("nnal", None)  # NNAL is part of the CANN facts
     if nnal is not None and "cann" in fields:
         fields["cann"] = replace(fields["cann"], nnal=nnal)
+    if not host.is_live and "os" in fields and "cann" in fields:
+        arch = _recorded_arch(fields["cann"])
+        if arch is not None:
+            fields["os"] = replace(fields["os"], arch=arch)
     try:
         hostname = socket.gethostname() if host.is_live else None
     except OSError:
@@ -118,3 +127,18 @@ def collect(
         issues=tuple(ctx.issues),
         **fields,
     )
+
+
+_ARCHES = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
+
+
+def _recorded_arch(cann: Any) -> str | None:
+    """A tree's architecture as its CANN install record states it (``arch=`` in
+    ``ascend_toolkit_install.info``; the active install first): what the vendor installed for,
+    stronger evidence than a ``/lib/<multiarch>`` directory (which a trimmed tree may lack)."""
+    active = cann.active_install()
+    for inst in ([active] if active is not None else []) + list(cann.installs):
+        arch = _ARCHES.get((inst.arch or "").strip().lower())
+        if arch is not None:
+            return arch
+    return None
