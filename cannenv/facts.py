@@ -174,6 +174,8 @@ class PciDevice:
     address: str
     vendor: str
     device: str
+    subsystem: str | None = None
+    """``subsystem_vendor:subsystem_device`` (``19e5:4003``), which tells some products apart"""
 
 
 @value
@@ -187,6 +189,11 @@ class DeviceFacts:
     soc: str | None = None
     family: str | None = None
     family_source: str | None = None
+    product: str | None = None
+    """the product (hardware ``products``: atlas-350 …) where the host tells it"""
+    product_source: str | None = None
+    product_candidates: tuple[str, ...] = ()
+    """where the product cannot be told: the family's products it may be"""
     pci: tuple[PciDevice, ...] = ()
     dev_nodes: tuple[str, ...] = ()
 
