@@ -324,6 +324,9 @@ class MultinodeFacts:
     port_source: str = ""
     topo_files: tuple[str, ...] = ()
     """Ascend 950 factory topology files in ``/usr/local/Ascend/driver/topo/`` (rank table v2.0)."""
+    topo_ports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """``<net_layer>:<local_id>`` -> the ``Die/port`` names of that NPU's links at that layer, from
+    the topology files' ``edge_list`` (``local_a_ports`` / ``local_b_ports``)."""
 
 
 @value
