@@ -454,6 +454,87 @@ def ranktable_cmd(
     return report.exit_code()
 
 
+@fleet.command("collective")
+@click.option(
+    "-i", "--inventory", required=True, metavar="INVENTORY", help="The job's hosts (Ansible inventory)."
+)
+@click.option("--limit", metavar="PATTERN", help="Ansible host pattern: the job's nodes.")
+@click.option("--backend", type=click.Choice(["hccl", "gloo"]), default="hccl", show_default=True)
+@click.option(
+    "--nproc-per-node",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes (devices) per node.",
+)
+@click.option(
+    "--master-addr", metavar="ADDR", help="Rank 0's address (default: the first host's ansible_host)."
+)
+@click.option("--master-port", type=click.IntRange(1024, 65535), default=29500, show_default=True)
+@click.option(
+    "--size-mb", type=click.FloatRange(0.001, 4096), default=4.0, show_default=True, help="All-reduce size."
+)
+@click.option("--iters", type=click.IntRange(1, 1000), default=5, show_default=True)
+@click.option(
+    "--timeout",
+    type=click.IntRange(10, 7200),
+    default=300,
+    show_default=True,
+    help="Seconds for ranks to meet.",
+)
+@click.option(
+    "--python", "python", default="python3", show_default=True, help="The hosts' interpreter (with torch)."
+)
+@click.option(
+    "--env", "env_items", multiple=True, metavar="KEY=VALUE", help="Environment for the harness (repeatable)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def collective_cmd(
+    inventory: str,
+    limit: str | None,
+    backend: str,
+    nproc_per_node: int,
+    master_addr: str | None,
+    master_port: int,
+    size_mb: float,
+    iters: int,
+    timeout: int,
+    python: str,
+    env_items: tuple[str, ...],
+    as_json: bool,
+) -> int:
+    """Run an all-reduce (and a bandwidth figure) through torch.distributed across the inventory's
+    hosts, one process per device, started by Ansible (docs/multinode.md).
+
+    HCCL on NPU nodes; gloo anywhere, reported as "gloo (harness only; HCCL not exercised)". A node
+    without a usable NPU makes the HCCL run `skip` with its reason. Exit 0 passed or skipped ·
+    1 the collective failed (a host failed or a wrong sum) · 6 no result came back.
+    """
+    from cannenv import sanitize
+    from cannenv.fleet.collective import parse_env, run_collective
+
+    result = run_collective(
+        inventory,
+        backend=backend,
+        limit=limit,
+        master_addr=master_addr,
+        master_port=master_port,
+        nproc_per_node=nproc_per_node,
+        size_mb=size_mb,
+        iters=iters,
+        timeout=timeout,
+        python=python,
+        env=parse_env(env_items),
+    )
+    if as_json:
+        click.echo(result.to_json())
+    else:
+        click.echo(sanitize.line(f"{result.status.upper():5} collective ({result.backend}): {result.detail}"))
+        for host, outcome in sorted(result.hosts.items()):
+            click.echo(sanitize.line(f"      {host}: {outcome}"))
+    return result.exit_code()
+
+
 @fleet.command("diff")
 @click.argument("old_dir", metavar="OLD_DIR")
 @click.argument("new_dir", metavar="NEW_DIR")
