@@ -174,6 +174,8 @@ class PciDevice:
     address: str
     vendor: str
     device: str
+    subsystem: str | None = None
+    """``subsystem_vendor:subsystem_device`` (``19e5:4003``), which tells some products apart"""
 
 
 @value
@@ -187,6 +189,11 @@ class DeviceFacts:
     soc: str | None = None
     family: str | None = None
     family_source: str | None = None
+    product: str | None = None
+    """the product (hardware ``products``: atlas-350 …) where the host tells it"""
+    product_source: str | None = None
+    product_candidates: tuple[str, ...] = ()
+    """where the product cannot be told: the family's products it may be"""
     pci: tuple[PciDevice, ...] = ()
     dev_nodes: tuple[str, ...] = ()
 
@@ -317,6 +324,9 @@ class MultinodeFacts:
     port_source: str = ""
     topo_files: tuple[str, ...] = ()
     """Ascend 950 factory topology files in ``/usr/local/Ascend/driver/topo/`` (rank table v2.0)."""
+    topo_ports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """``<net_layer>:<local_id>`` -> the ``Die/port`` names of that NPU's links at that layer, from
+    the topology files' ``edge_list`` (``local_a_ports`` / ``local_b_ports``)."""
 
 
 @value
@@ -352,6 +362,15 @@ class Facts:
 
         hint = "produce facts with `cannenv facts --json > host.json`; do not edit them by hand"
         raw = records.parse_json(text, source=source, hint=hint)
+        where = records.find_string(raw, _template_like)
+        if where is not None:
+            from cannenv.errors import InputError
+
+            raise InputError(
+                f"{source}: field {where or '(top level)'}: holds a template marker ({{{{, {{% or {{#); "
+                "facts are data, and no host reports such a value",
+                hint=hint,
+            )
         records.check_schema_version(
             raw,
             source=source,
@@ -382,3 +401,9 @@ class Facts:
 
         text = records.read_text(path, what="facts file", missing=NotFoundError)
         return cls.from_json(text, source=str(path))
+
+
+def _template_like(text: str) -> bool:
+    from cannenv.sanitize import TEMPLATE_MARKERS
+
+    return any(m in text for m in TEMPLATE_MARKERS)

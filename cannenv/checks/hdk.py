@@ -61,13 +61,23 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     family = target.family
     out: list[Finding] = []
     req = None
+    product = facts.devices.product if facts.devices.family == family else None
+    if target.stack is not None and target.stack.product:
+        product = target.stack.product
     if target.matrix is not None and family is not None and cann_v(cann) is not None:
-        req = target.matrix.driver_requirement(cann, family)
+        req = target.matrix.driver_requirement(cann, family, product)
     if req is not None and target.matrix is not None and family is not None and driver_v(drv) is not None:
         # The vendor's own statements decide (matrix.hdk_verdict): the release's HDK -> pass; a named
         # compatibility statement -> pass naming it; a stated "not compatible" -> fail; nothing -> warn.
-        v = target.matrix.hdk_verdict(cann, drv, family)
+        # Where HDKs are numbered per product, the product's statements (unknown product: each named).
+        v = target.matrix.hdk_verdict(cann, drv, family, product)
         where = f"CANN {cann} on {family_title(family)}"
+        if product:
+            where += (
+                f" ({target.matrix.product(product).title}, {facts.devices.product_source or 'the stack'})"
+            )
+        elif facts.devices.product_candidates:
+            where += " (product not told by the host: " + ", ".join(facts.devices.product_candidates) + ")"
         srcs = f" ({cite(target, v.sources)})" if v.sources else ""
         rec = (v.recommended or req.hdk or req.range).removeprefix("Ascend HDK ")
         if v.level == "recommended":

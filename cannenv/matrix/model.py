@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from cannenv import values
 from cannenv.errors import VersionError
 from cannenv.hardware import FamilyId, Hardware
+from cannenv.sanitize import PLAIN_FILE_NAME
 from cannenv.values import Check, value
 
 if TYPE_CHECKING:
@@ -45,8 +46,17 @@ COMPONENT_SCHEME: dict[str, Family] = {
 }
 """Version grammar of each core component; extras default to PEP 440 or say ``scheme:``."""
 
-Evidence = Literal["recommended", "validated", "declared", "observed"]
-EVIDENCE_RANK: dict[str, int] = {"recommended": 0, "validated": 1, "declared": 2, "observed": 3}
+Evidence = Literal["recommended", "validated", "downstream", "declared", "observed"]
+"""recommended: the vendor's own pairing; validated: a vendor project ran it (MindSpeed-LLM);
+downstream: a project built on the stack names it in its release (vllm-ascend), never the vendor's
+recommendation; declared: a stated requirement that is not a pairing; observed: seen (weakest)."""
+EVIDENCE_RANK: dict[str, int] = {
+    "recommended": 0,
+    "validated": 1,
+    "downstream": 2,
+    "declared": 3,
+    "observed": 4,
+}
 Status = Literal["published", "certified", "deprecated", "eol"]
 Arch = Literal["aarch64", "x86_64"]
 
@@ -142,11 +152,16 @@ class Source:
     note: str | None = None
 
 
+FileName = Annotated[str, Check(pattern=PLAIN_FILE_NAME)]
+"""A file name (never a path): the one rule, :data:`cannenv.sanitize.PLAIN_FILE_NAME`. ``provision``
+joins it to ``--artifacts`` on the controller and to its work folder on the host."""
+
+
 @value
 class Artifact:
     """An installer or wheel file for one architecture."""
 
-    file: str
+    file: FileName
     sha256: Annotated[str, Check(pattern=r"^[0-9a-f]{64}$")] | None = None
     """null: not known yet"""
     url: str | None = None
@@ -175,6 +190,8 @@ class Stack:
 
     id: Annotated[str, Check(pattern=r"^[a-z0-9][a-z0-9._+-]*$")]
     family: FamilyId
+    product: str | None = None
+    """the product, where the family's HDKs are numbered per product (hardware ``products``)"""
     arches: Annotated[tuple[Arch, ...], NonEmpty]
     os: tuple[str, ...] = ()
     status: Status
@@ -263,6 +280,8 @@ class HdkRow:
     cann: Annotated[tuple[CannStr, ...], NonEmpty]
     families: tuple[FamilyId, ...] | None = None
     """null: the source does not say"""
+    products: tuple[str, ...] | None = None
+    """the products the statement covers (hardware ``products``); null: every product of the families"""
     driver: tuple[DriverStr, ...] = ()
     driver_range: DriverRange | None = None
     """only where a source states a range"""
@@ -301,6 +320,13 @@ def check_template(text: str) -> str:
             )
     if not text.strip():
         raise ValueError("empty installer name template")
+    from cannenv.sanitize import is_plain_file_name
+
+    if not is_plain_file_name(_TEMPLATE_PART.sub("0", text)):
+        raise ValueError(
+            f"installer name template {text!r} is not a plain file name "
+            "(letters, digits and ._+%~- only; no '/', no leading dot or dash)"
+        )
     return text
 
 
@@ -342,7 +368,7 @@ class CompanionRule:
 class Download:
     """A vendor file as the vendor's own download manifests list it, with its sha256."""
 
-    file: Annotated[str, Check(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+%-]*$")]
+    file: FileName
     component: str
     """cann | ops | nnal | nnae | nnrt | toolbox | tfplugin | hdk | mcu | torch | torch_npu"""
     version: str
@@ -371,7 +397,10 @@ class HdkCompatRow:
     """HDK releases or series (``25.0.X``, ``26.0.RC1``)"""
     compatible: bool
     families: tuple[FamilyId, ...] | None = None
-    """null: the statement covers every family the release supports"""
+    """null: the statement covers every family the release supports that shares the HDK line
+    (a family with ``hdk_line: own`` is covered only where it is named)"""
+    products: tuple[str, ...] | None = None
+    """the products the statement covers; null: every product of the families"""
     statement: str
     """the vendor's words, short: which table of which document"""
     sources: SourceIds
@@ -452,6 +481,8 @@ class DriverRequirement:
     note: str = ""
     compat: tuple[HdkCompatRow, ...] = ()
     validated: tuple[HdkRow, ...] = ()
+    product: str | None = None
+    """the product asked about (families whose HDKs are numbered per product)"""
 
     @property
     def recommended_drivers(self) -> tuple[str, ...]:
@@ -510,6 +541,7 @@ class DriverRequirement:
         return {
             "cann": self.cann,
             "family": self.family,
+            "product": self.product,
             "minimum": self.minimum,
             "range": self.range,
             "hdk": self.hdk,
@@ -551,6 +583,8 @@ class Verdict:
     """the recommended alternative, when the pairing is not the recommended one"""
     settle: str | None = None
     """for unknown: what would settle it"""
+    caveat: str | None = None
+    """another statement that disagrees with the one the level rests on (the doctor warns, naming both)"""
 
     @property
     def ok(self) -> bool:
@@ -564,6 +598,7 @@ class Verdict:
             "sources": list(self.sources),
             "recommended": self.recommended,
             "settle": self.settle,
+            "caveat": self.caveat,
         }
 
 

@@ -20,7 +20,6 @@ Decisions an engineer would make by hand, made the same way here:
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -47,7 +46,9 @@ def installer_rules() -> dict[str, Any]:
 
 
 def _q(text: str) -> str:
-    return shlex.quote(text)
+    from cannenv.sanitize import shell_word
+
+    return shell_word(text)
 
 
 @lru_cache(maxsize=4096)
@@ -491,7 +492,7 @@ class _Builder:
         latest = f"{self.base}/ascend-toolkit/latest"
         guard = (
             f'[ "$(readlink -f {_q(latest)})" != "$(readlink -f {_q(old.path)})" ] '
-            f'|| {{ echo "refusing: {latest} still points at {old.path}" >&2; exit 1; }}'
+            f"|| {{ echo {_q(f'refusing: {latest} still points at {old.path}')} >&2; exit 1; }}"
         )
         self.add(
             Step(
