@@ -77,6 +77,13 @@ def fleet() -> None:
     "e.g. --facts-arg=--python=/opt/venv/bin/python.",
 )
 @click.option(
+    "--keep",
+    type=click.IntRange(0),
+    default=30,
+    show_default=True,
+    help="Earlier collections kept in DIR/history/<UTC time>/ (drift history; 0 keeps none).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the manifest (collection.json) instead of a table."
 )
 def collect_cmd(
@@ -89,12 +96,18 @@ def collect_cmd(
     no_bundle: bool,
     no_login_shell: bool,
     facts_args: tuple[str, ...],
+    keep: int,
     as_json: bool,
 ) -> int:
     """Run `cannenv facts --json` on every host of INVENTORY through Ansible; one facts file per host.
 
     Hosts that are unreachable, have no Python >= 3.7, or time out are recorded with the reason in
-    DIR/collection.json; the run carries on. Exit 0 when the run finished (see `fleet report`).
+    DIR/collection.json; the run carries on. The collection DIR held before moves to
+    DIR/history/<UTC time>/ (`fleet report DIR --since 7d` shows what changed when).
+
+    \b
+    Exit codes: 0 every host collected · 1 some hosts not collected (DIR/collection.json says why) ·
+    6 no host collected · 3 no host matched · 2 bad input.
     """
     from cannenv.fleet.collect import collect
 
@@ -110,16 +123,26 @@ def collect_cmd(
         use_bundle=not no_bundle,
         login_shell=not no_login_shell,
         facts_args=facts_args,
+        keep=keep,
     )
+    got = sum(1 for h in collection.hosts if h.status == "collected")
+    code = 0 if got == len(collection.hosts) else 1 if got else 6
     if as_json:
         click.echo(collection.to_json(), nl=False)
-        return 0
-    width = max(len(h.name) for h in collection.hosts)
-    for h in collection.hosts:
-        click.echo(f"{h.name:<{width}}  {h.status:<16} {h.reason}".rstrip())
-    got = sum(1 for h in collection.hosts if h.status == "collected")
-    click.echo(f"{got}/{len(collection.hosts)} hosts collected into {out}")
-    return 0
+    else:
+        from cannenv import sanitize
+
+        width = max(len(h.name) for h in collection.hosts)
+        for h in collection.hosts:
+            click.echo(sanitize.line(f"{h.name:<{width}}  {h.status:<16} {h.reason}".rstrip()))
+        click.echo(f"{got}/{len(collection.hosts)} hosts collected into {out}")
+    if code:
+        click.echo(
+            f"error: {len(collection.hosts) - got} of {len(collection.hosts)} hosts not collected "
+            f"(reasons in {out}/collection.json)",
+            err=True,
+        )
+    return code
 
 
 def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -> Judge:
@@ -184,6 +207,12 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     "ansible/playbooks/push_metrics.yml puts them in node_exporter's textfile directory).",
 )
 @click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Also show what changed when since WHEN (ISO date/time or 90m, 12h, 7d, 2w), from the "
+    "collections `fleet collect --out DIR` kept in DIR/history/.",
+)
 def report_cmd(
     directory: str,
     stack_id: str | None,
@@ -199,14 +228,28 @@ def report_cmd(
     prometheus_file: str | None,
     strict: bool,
     node_metrics_dir: str | None = None,
+    since: str | None = None,
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
     Without --stack/--lock each node is judged against its own best match from the matrix.
-    Exit 1 when any node fails (with --strict also when one drifts or is unreachable).
+
+    \b
+    Exit codes (first that applies): 2 a facts file could not be read (or bad input) ·
+    6 no node has facts (nothing collected) · 1 a node fails (with --strict also one that
+    drifts, is unreachable or untargeted) · 0 otherwise.
     """
     from cannenv.fleet.report import report_collection
-    from cannenv.fsutil import atomic_write_text
+    from cannenv.fsutil import atomic_write_text, require_parent_dir
+
+    for out_file, option in ((junit_file, "--junit"), (prometheus_file, "--prometheus")):
+        if out_file:
+            require_parent_dir(out_file, option)
+    since_at = None
+    if since:
+        from cannenv.fleet.history import parse_since
+
+        since_at = parse_since(since)
 
     router = None
     default = _judge(stack_id, lock_file, check_ids)
@@ -246,10 +289,29 @@ def report_cmd(
         from cannenv.fleet.html import render_html
 
         atomic_write_text(html_file, render_html(report))
+    history = None
+    if since_at is not None:
+        from cannenv.fleet.history import history_since
+
+        history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
     if as_json:
-        click.echo(report.to_json(indent=None if not details else 2, details=details))
+        text = report.to_json(indent=None if not details else 2, details=details)
+        if history is not None:
+            import json
+
+            data = json.loads(text)
+            data["history"] = [
+                {"at": when.isoformat(timespec="seconds"), "diff": diff.model_dump(mode="json")}
+                for when, diff in history
+            ]
+            text = json.dumps(data, indent=None if not details else 2)
+        click.echo(text)
     else:
         click.echo(render_text(report), nl=False)
+        if history is not None and since_at is not None:
+            from cannenv.fleet.history import render_history
+
+            click.echo(render_history(history, since_at), nl=False)
     return report.exit_code(strict=strict)
 
 

@@ -522,7 +522,7 @@ class _Builder:
         have_pkg = None
         if present is not None and not self.cann_changes:
             for pkg in present.ops:
-                ver = pkg.version_dir or pkg.version
+                ver = pkg.cann_version
                 if _same_cann(ver, want) and (chip is None or chip in pkg.chips):
                     have_pkg = pkg
                     break
@@ -541,7 +541,7 @@ class _Builder:
         others = [p for p in (present.ops if present is not None else ())]
         have = None
         if others:
-            have = others[0].version_dir or others[0].version
+            have = others[0].cann_version
         inst, package = self.installer("ops", want)
         flags, srcs = _flags("ops", "install")
         set_env = self.toolkit_env(self.cann_want or want)
