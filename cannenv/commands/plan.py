@@ -181,6 +181,9 @@ def plan_folder(
         docs = [dump(p, exclude_none=True) | {"host": p.host or name} for name, p in plans]
         click.echo(json.dumps({"plans": docs}, separators=(",", ":")))
     else:
+        from cannenv.sanitize import line as _line
+
+        plans = [(_line(name), p) for name, p in plans]
         width = max(len(name) for name, _ in plans)
         for name, p in plans:
             if p.problems:
@@ -189,7 +192,7 @@ def plan_folder(
                 line = "nothing to do"
             else:
                 line = f"{len(p.actions)} steps: " + ", ".join(f"{s.component} {s.action}" for s in p.actions)
-            click.echo(f"{name:<{width}}  {p.stack or '-'}  {line}")
+            click.echo(f"{name:<{width}}  {_line(p.stack or '-')}  {_line(line)}")
     return 0 if all(p.empty for _, p in plans) else 1
 
 
