@@ -187,19 +187,9 @@ def load_facts(path: Path, *, root: Path | None = None) -> Facts:
 
 def node_family(facts: Facts) -> str | None:
     """The node's product family: from its devices, else from the chip of its ops/kernels package."""
-    if facts.devices.family:
-        return facts.devices.family
-    from cannenv.errors import CannenvError
-    from cannenv.soc import normalize_family
+    from cannenv.fleet.targets import node_family as family
 
-    for install in facts.cann.installs:
-        for ops in install.ops:
-            for chip in ops.chips:
-                try:
-                    return normalize_family(chip)
-                except CannenvError:
-                    continue
-    return None
+    return family(facts)
 
 
 def key_versions(facts: Facts) -> dict[str, str | None]:
