@@ -312,7 +312,7 @@ class Facts:
         an older cannenv may carry secrets; no output of cannenv shows them)."""
         from dataclasses import replace
 
-        from cannenv.probes.environ import redact_kept
+        from cannenv.redact import redact_kept
 
         kept, names = redact_kept(self.env.vars)
         if kept == self.env.vars:

@@ -21,7 +21,7 @@ from cannenv.certify.stages import StagePlan, StageResult, StageStatus, skipped,
 from cannenv.certify.worker import call_worker, not_ok, precheck
 
 if TYPE_CHECKING:
-    from cannenv.certify.runner import RunContext
+    from cannenv.certify.context import RunContext
 
 HF_HINT = "pip install 'cannenv[hf]' (transformers) to certify a local checkpoint"
 

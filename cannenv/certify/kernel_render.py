@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cannenv.certify.kernels import KernelsPlan, KernelsReport
+    from cannenv.certify.kernel_model import KernelsPlan, KernelsReport
 
 
 def plan_line(plan: KernelsPlan) -> str:

@@ -26,9 +26,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from cannenv.certify.kernel_build import (
     BuildContext,
@@ -41,15 +39,28 @@ from cannenv.certify.kernel_build import (
     run_command,
 )
 from cannenv.certify.kernel_data import KernelManifest, SocBuildTable, ToleranceTable
+from cannenv.certify.kernel_model import (
+    BROKEN_TOOLCHAIN,
+    COMPARE_MODULES,
+    CaseResult,
+    KernelResult,
+    KernelsEnvironment,
+    KernelsPlan,
+    KernelsReport,
+    PlannedCase,
+    PlannedKernel,
+    Status,
+    StepResult,
+    StepStatus,
+    Target,
+    Timeouts,
+)
 from cannenv.certify.kernel_render import plan_line, render_plan, render_report
 from cannenv.certify.kernel_toolkit import (
     MODES,
-    CannRoot,
     Flow,
     Mode,
     ModeAvailability,
-    SocTarget,
-    ToolkitFlows,
     choose_flow,
     detect_flows,
     find_cann_root,
@@ -59,44 +70,8 @@ from cannenv.certify.kernel_toolkit import (
 from cannenv.errors import CannenvError
 from cannenv.host import Host, run
 
-if TYPE_CHECKING:
-    from cannenv.certify.stages import StageResult
-
-__all__ = ["plan_line", "render_plan", "render_report"]  # rendering lives in kernel_render
-
-SCHEMA_VERSION = 1
-Status = Literal["pass", "fail", "skip", "error"]
-Target = Literal["device", "reference"]
-StepStatus = Literal["ok", "failed", "timeout", "missing"]
-BROKEN_TOOLCHAIN = "the toolchain or environment is broken"
-COMPARE_MODULES = ("numpy",)
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Timeouts(_Frozen):
-    configure_s: float = 300.0
-    build_s: float = 900.0
-    run_s: float = 120.0
-    sim_run_s: float = 1800.0
-
-
-# ------------------------------------------------------------------------------------ environment
-class KernelsEnvironment(_Frozen):
-    """What the host offers the kernel build (gathered once, then planned against)."""
-
-    live: bool
-    cann: CannRoot
-    toolkit: ToolkitFlows | None = None
-    soc: SocTarget | None = None
-    soc_reason: str | None = None
-    """Why no SoC is known (when ``soc`` is None)."""
-    modes: dict[str, tuple[ModeAvailability, ...]] = Field(default_factory=dict)
-    """Run-mode availability per build flow the toolkit ships (needs a SoC)."""
-    missing_modules: tuple[str, ...] = ()
-    """Python modules the inputs, goldens and comparison need that this Python lacks."""
+# The values live in kernel_model and the rendering in kernel_render; both stay importable from here.
+__all__ = ["KernelsPlan", "KernelsReport", "plan_line", "render_plan", "render_report"]
 
 
 def resolve_soc(host: Host, facts: Any = None) -> tuple[str | None, str]:
@@ -155,48 +130,6 @@ def inspect_environment(
 
 
 # ------------------------------------------------------------------------------------------- plan
-class PlannedCase(_Frozen):
-    id: str
-    kernel_symbol: str
-    launch_symbol: str
-    block_dim: int
-    tiling: dict[str, int]
-    golden: str
-    tolerance: str
-    run: Command | None = None
-    launch_problems: tuple[str, ...] = ()
-    """Why this launch would not fit the SoC or the kernel (cannenv.certify.launch); not launched."""
-    unchecked_buffers: tuple[str, ...] = ()
-    """On-chip buffers whose size the SoC table does not know (not checked)."""
-
-
-class PlannedKernel(_Frozen):
-    name: str
-    title: str
-    role: str
-    written_for: tuple[str, ...]
-    skip_reason: str | None = None
-    build_dir: str | None = None
-    configure: Command | None = None
-    build: Command | None = None
-    cases: tuple[PlannedCase, ...] = ()
-
-
-class KernelsPlan(_Frozen):
-    target: Target
-    mode: Mode | None
-    flow: Flow | None
-    flow_reason: str
-    env: KernelsEnvironment
-    modes: tuple[ModeAvailability, ...] = ()
-    skip_reason: str | None = None
-    """Why nothing can run (no toolkit, no SoC, mode impossible ...); None when kernels will run."""
-    hint: str | None = None
-    work_dir: str
-    kernels_dir: str
-    kernels: tuple[PlannedKernel, ...] = ()
-
-
 def _mode_hint(modes: tuple[ModeAvailability, ...], wanted: Mode | None) -> str | None:
     possible = [m.mode for m in modes if m.available and m.mode != wanted]
     if possible:
@@ -344,85 +277,6 @@ def plan_kernels(
 
 
 # ----------------------------------------------------------------------------------------- report
-class StepResult(_Frozen):
-    status: StepStatus
-    command: str
-    """The shell line that reproduces this step."""
-    duration_s: float
-    returncode: int | None = None
-    excerpt: tuple[str, ...] = ()
-    """The relevant lines of the output when the step failed (not the whole log)."""
-
-
-class CaseResult(_Frozen):
-    id: str
-    status: Status
-    reasons: tuple[str, ...] = ()
-    run: StepResult | None = None
-    comparisons: tuple[Any, ...] = ()
-    """:class:`cannenv.certify.kernel_compare.Comparison` per output (dumped as plain data)."""
-    kernel_time_us: float | None = None
-    bandwidth_gb_s: float | None = None
-    gflops: float | None = None
-
-
-class KernelResult(_Frozen):
-    name: str
-    title: str
-    role: str
-    status: Status
-    reasons: tuple[str, ...] = ()
-    configure: StepResult | None = None
-    build: StepResult | None = None
-    build_s: float | None = None
-    cases: tuple[CaseResult, ...] = ()
-
-
-class KernelsReport(_Frozen):
-    """Result of `cannenv certify kernels` (``--json`` prints ``model_dump(mode="json")``)."""
-
-    schema_version: int = SCHEMA_VERSION
-    stage: Literal["kernels"] = "kernels"
-    status: Status
-    summary: str
-    reasons: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    hint: str | None = None
-    certifies: bool
-    """False for the harness self-test and whenever nothing ran on a device or simulator."""
-    plan: KernelsPlan
-    kernels: tuple[KernelResult, ...] = ()
-    work_dir: str | None = None
-    """Kept build directory (``--keep-build``), else None (a temporary directory, removed)."""
-    duration_s: float = 0.0
-    metrics: dict[str, Any] = Field(default_factory=dict)
-
-    def to_stage_result(self) -> StageResult:
-        """The common stage shape of :mod:`cannenv.certify.stages` (for the certificate).
-
-        A pass that certifies nothing (the harness self-test) becomes a ``skip`` that says so.
-        """
-        from cannenv.certify.stages import StageResult
-
-        status, summary, reasons = self.status, self.summary, self.reasons
-        ran = status != "skip"  # a skip here was decided before building (no toolkit, no SoC)
-        if status == "pass" and not self.certifies:
-            why = "harness self-test: the C++ references passed, which certifies nothing about a device"
-            status, summary, reasons = "skip", f"skipped: {why}", (why, *reasons)
-        return StageResult(
-            id="kernels",
-            title="Ascend C smoke kernels",
-            status=status,
-            summary=summary,
-            reasons=reasons,
-            warnings=self.warnings,
-            hint=self.hint,
-            metrics=self.metrics,
-            duration_s=self.duration_s,
-            ran=ran,
-        )
-
-
 def _worst(statuses: list[Status]) -> Status:
     if "fail" in statuses:
         return "fail"

@@ -14,7 +14,7 @@ from cannenv.certify.stages import StagePlan, StageResult, skipped, stage_result
 from cannenv.certify.worker import call_worker, not_ok, precheck
 
 if TYPE_CHECKING:
-    from cannenv.certify.runner import RunContext
+    from cannenv.certify.context import RunContext
     from cannenv.host import Host
 
 

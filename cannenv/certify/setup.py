@@ -32,7 +32,7 @@ from cannenv.certify.certificate import (
 )
 
 if TYPE_CHECKING:
-    from cannenv.certify.runner import RunContext
+    from cannenv.certify.context import RunContext
     from cannenv.host import Host
     from cannenv.matrix import Stack
 

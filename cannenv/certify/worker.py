@@ -22,7 +22,7 @@ from cannenv.host import CommandResult, Host
 from cannenv.host import run as host_run
 
 if TYPE_CHECKING:
-    from cannenv.certify.runner import CertifyOptions, RunContext
+    from cannenv.certify.context import CertifyOptions, RunContext
 
 NPU_HINT = (
     "run on an Atlas host with the driver installed; in a container, pass the devices "

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from cannenv.commands.kernels import kernels as kernels_cmd
 from cannenv.errors import InputError, IntegrityError
 
 if TYPE_CHECKING:
     from cannenv.certify.certificate import Certificate
+    from cannenv.certify.kernel_toolkit import Flow, Mode
     from cannenv.certify.runner import CertifyOptions, Scope
     from cannenv.certify.stages import StagePlan, StageResult
 
@@ -165,7 +165,104 @@ def perf_cmd(**kw: Any) -> int:
     )
 
 
-certify.add_command(kernels_cmd)
+@certify.command("kernels")
+@click.option(
+    "--mode",
+    type=click.Choice(["npu", "cpu", "sim"]),
+    default="npu",
+    show_default=True,
+    help="npu: on the device; cpu: CANN's CPU debug libraries; sim: CANN's simulator.",
+)
+@click.option("--soc", help="SoC to build for (e.g. Ascend910B3); default: npu-smi, via the doctor's facts.")
+@click.option(
+    "--kernel",
+    "kernel_names",
+    multiple=True,
+    help="Only this kernel (repeatable); the toolchain probe always runs.",
+)
+@click.option(
+    "--keep-build",
+    type=click.Path(file_okay=False),
+    help="Build here and keep it (default: a temporary directory).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (stable schema).")
+@click.option("--dry-run", is_flag=True, help="Print the plan (flow, mode, command lines) and stop.")
+@click.option(
+    "--root", type=click.Path(file_okay=False), default="/", show_default=True, help="Host root to inspect."
+)
+@click.option("--cann", help="CANN toolkit root (default: $ASCEND_HOME_PATH, then /usr/local/Ascend/...).")
+@click.option(
+    "--flow",
+    type=click.Choice(["legacy", "asc"]),
+    help="Force a build flow (default: what the toolkit ships).",
+)
+@click.option(
+    "--facts", "facts_file", type=click.Path(dir_okay=False), help="Take the SoC from a saved facts file."
+)
+@click.option(
+    "--self-test",
+    is_flag=True,
+    help="Harness self-test: build the C++ references with the system compiler; certifies nothing.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Show every command line, also for passing cases.")
+def kernels_cmd(
+    mode: str,
+    soc: str | None,
+    kernel_names: tuple[str, ...],
+    keep_build: str | None,
+    as_json: bool,
+    dry_run: bool,
+    root: str,
+    cann: str | None,
+    flow: str | None,
+    facts_file: str | None,
+    self_test: bool,
+    verbose: bool,
+) -> int:
+    """Build, run and check the Ascend C smoke kernels (toolchain probe, vector add, matmul, softmax).
+
+    Exit code 0 when every kernel that could run passed, 1 when one failed, 4 when none could run
+    here (no CANN toolkit, no device for --mode npu: skipped, with the reason), as `cannenv
+    certify`. --dry-run and --self-test: 0 unless something failed.
+    """
+    from pathlib import Path
+
+    from cannenv.certify.kernels import render_plan, render_report, run_kernels
+    from cannenv.host import Host
+
+    live = Path(root).resolve() == Path("/")
+    host = Host.live() if live else Host(root=Path(root), allow_commands=False)
+    facts = None
+    if facts_file and soc is None:
+        from cannenv.facts import Facts
+
+        facts = Facts.load(facts_file)
+    report = run_kernels(
+        host,
+        mode=cast("Mode", mode),
+        soc=soc,
+        facts=facts,
+        cann=cann,
+        kernels=kernel_names,
+        keep_build=keep_build,
+        target="reference" if self_test else "device",
+        flow=cast("Flow | None", flow),
+        dry_run=dry_run,
+    )
+    if as_json:
+        click.echo(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True))
+    elif dry_run:
+        click.echo(render_plan(report.plan))
+        click.echo(report.summary)
+    else:
+        click.echo(render_report(report, verbose=verbose))
+    if dry_run or self_test:
+        # A dry run runs nothing; the harness self-test certifies nothing either way: pass or fail.
+        return 1 if report.status in ("fail", "error") else 0
+    # As `cannenv certify`: nothing certified is never exit 0 (docs/certify.md, outcome table).
+    from cannenv.certify.stages import exit_code
+
+    return exit_code([report.to_stage_result()])
 
 
 def _check_out(out: str | None) -> None:
@@ -208,7 +305,7 @@ def _execute(
     from cannenv.certify import certificate as certmod
     from cannenv.certify import runner, setup
     from cannenv.certify.stages import exit_code
-    from cannenv.commands.doctor import make_host
+    from cannenv.gather import make_host
 
     # Bad input fails here, before anything runs (exit 2; exit 3 for an unknown --stack).
     if stack_id and lock:
@@ -531,7 +628,8 @@ def _replay_plan(
 ) -> int:
     """The provisioning plan (cannenv.plan) from this host's facts toward the certified stack."""
     from cannenv.checks.stack import choose_target
-    from cannenv.commands.doctor import gather, print_plan
+    from cannenv.commands.options import print_plan
+    from cannenv.gather import gather
     from cannenv.matrix import load
 
     matrix = load()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import click
 
+from cannenv.commands.options import MATRIX, ROOT, SMI_BOARD, SMI_OUTPUT, host_options, print_plan
 from cannenv.errors import InputError
 
 # (moved to cannenv.gather, which the click-free fleet bundle shares; kept importable from here)
@@ -26,81 +27,10 @@ from cannenv.gather import read_capture as read_capture
 from cannenv.gather import read_env_file as read_env_file
 
 if TYPE_CHECKING:
-    from cannenv.checks import Target
     from cannenv.envscript import Shell
-    from cannenv.facts import Facts
-    from cannenv.plan.model import Plan
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-_ROOT = click.option(
-    "--root",
-    default="/",
-    show_default=True,
-    metavar="DIR",
-    help="Probe the host tree under DIR (a mounted image, a test tree) instead of this machine.",
-)
-_PYTHON = click.option("--python", "python", metavar="PATH", help="Target interpreter (default: this one).")
-_SITE = click.option(
-    "--site-packages",
-    "site_packages",
-    multiple=True,
-    metavar="DIR",
-    help="Read distributions from DIR (a path on the probed host; repeatable) instead of running an interpreter.",  # noqa: E501
-)
-_ENV_FILE = click.option(
-    "--env-file",
-    metavar="FILE",
-    help="Judge the environment in FILE (KEY=VALUE lines) instead of this process's environment.",
-)
-MAX_NPU_SMI_TIMEOUT = 3600.0
-
-
-def _timeout_value(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    """A finite number of seconds in (0, 3600]: nan, inf, negative or absurd values are refused."""
-    import math
-
-    if not math.isfinite(value) or not 0 < value <= MAX_NPU_SMI_TIMEOUT:
-        raise click.BadParameter(f"{value!r} is not a number of seconds in (0, {MAX_NPU_SMI_TIMEOUT:g}]")
-    return value
-
-
-_TIMEOUT = click.option(
-    "--npu-smi-timeout",
-    type=float,
-    default=10.0,
-    show_default=True,
-    metavar="SECONDS",
-    callback=_timeout_value,
-    help="Give up on a hung npu-smi after this long.",
-)
-_SMI_OUTPUT = click.option(
-    "--npu-smi-output",
-    "npu_smi_output",
-    metavar="FILE",
-    help="Device facts from this captured `npu-smi info` output instead of running npu-smi "
-    "(nothing under --root is ever run; a tree may also carry it at /var/lib/cannenv/npu-smi-info.txt).",
-)
-_SMI_BOARD = click.option(
-    "--npu-smi-board",
-    "npu_smi_board",
-    metavar="FILE",
-    help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
-)
-
-_MATRIX = click.option(
-    "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
-)
-F = TypeVar("F", bound=Callable[..., object])
-
-
-def _host_options(fn: F) -> F:
-    """--python, --site-packages, --env-file, --npu-smi-timeout, in that order: how facts are
-    gathered from this host or a --root tree (``doctor``, ``facts``, ``plan``; see :func:`gather`)."""
-    for option in (_TIMEOUT, _ENV_FILE, _SITE, _PYTHON):
-        fn = option(fn)
-    return fn
 
 
 def _color() -> bool:
@@ -131,16 +61,16 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 @click.command("doctor")
-@_ROOT
+@ROOT
 @click.option(
     "--facts", "facts_file", metavar="FILE", help="Judge saved facts (from `cannenv facts --json`)."
 )
 @click.option("--stack", "stack_id", metavar="ID", help="Judge against this stack (default: best match).")
 @click.option("--lock", "lock_file", metavar="FILE", help="Judge against the stack named in this lock file.")
-@_MATRIX
-@_host_options
-@_SMI_OUTPUT
-@_SMI_BOARD
+@MATRIX
+@host_options
+@SMI_OUTPUT
+@SMI_BOARD
 @click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
@@ -259,28 +189,6 @@ def doctor(
     return report.exit_code(strict=strict)
 
 
-def print_plan(facts: Facts, target: Target, *, as_json: bool, as_shell: bool, verbose: bool) -> int:
-    """``doctor --plan``: the fix plan toward the doctor's own target (cannenv.plan; never run)."""
-    from cannenv.plan import compute_plan
-
-    return echo_plan(compute_plan(facts, target), as_json=as_json, as_shell=as_shell, verbose=verbose)
-
-
-def echo_plan(plan: Plan, *, as_json: bool, as_shell: bool, verbose: bool) -> int:
-    """Print one host's plan (JSON, a script to review, or the table); exit 0 when it is empty, else 1.
-
-    The one printer of ``cannenv plan``, ``doctor --plan`` and ``certify --plan``."""
-    from cannenv.plan import render_shell, render_text
-
-    if as_json:
-        click.echo(plan.to_json())
-    elif as_shell:
-        click.echo(render_shell(plan), nl=False)
-    else:
-        click.echo(render_text(plan, verbose=verbose), nl=False)
-    return 0 if plan.empty else 1
-
-
 def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
     import json
 
@@ -299,10 +207,10 @@ def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
 
 
 @click.command("facts")
-@_ROOT
-@_host_options
-@_SMI_OUTPUT
-@_SMI_BOARD
+@ROOT
+@host_options
+@SMI_OUTPUT
+@SMI_BOARD
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")
 def facts_cmd(
     root: str,
@@ -338,7 +246,7 @@ def facts_cmd(
 
 @click.command("env")
 @click.option("--shell", type=click.Choice(["sh", "fish"]), default="sh", show_default=True)
-@_ROOT
+@ROOT
 @click.option("--facts", "facts_file", metavar="FILE", help="Use saved facts instead of probing.")
 def env_cmd(shell: str, root: str, facts_file: str | None) -> int:
     """Print the exports the detected CANN's set_env.sh makes (toolkit, driver, NNAL).

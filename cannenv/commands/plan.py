@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from cannenv.commands.doctor import _MATRIX, _ROOT, _SMI_BOARD, _SMI_OUTPUT, _host_options, echo_plan
+from cannenv.commands.options import MATRIX, ROOT, SMI_BOARD, SMI_OUTPUT, echo_plan, host_options
 from cannenv.errors import InputError
 from cannenv.gather import gather
 
@@ -55,7 +55,7 @@ def resolve_target(
 
 
 @click.command("plan")
-@_ROOT
+@ROOT
 @click.option(
     "--facts",
     "facts_file",
@@ -64,10 +64,10 @@ def resolve_target(
 )
 @click.option("--stack", "stack_id", metavar="ID", help="Target stack (default: the doctor's choice).")
 @click.option("--lock", "lock_file", metavar="FILE", help="Target the stack named in this lock file.")
-@_MATRIX
-@_host_options
-@_SMI_OUTPUT
-@_SMI_BOARD
+@MATRIX
+@host_options
+@SMI_OUTPUT
+@SMI_BOARD
 @_POLICY
 @_HDK
 @click.option(
@@ -203,7 +203,7 @@ def plan_folder(
     metavar="DIR",
     help="Folder on this machine holding the installers (and wheels) the plans name.",
 )
-@_MATRIX
+@MATRIX
 @_POLICY
 @_HDK
 @click.option(

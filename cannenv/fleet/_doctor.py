@@ -10,10 +10,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cannenv.facts import Facts
-from cannenv.fleet.targets import inventory_groups, load_target_file, parse_targets
+from cannenv.fleet.targets import inventory_groups, load_target_file, node_family, parse_targets
 from cannenv.report import Finding, StackChoice
 
-__all__ = ["inventory_groups", "load_target_file", "make_judge", "make_router", "parse_targets"]
+__all__ = [
+    "inventory_groups",
+    "load_target_file",
+    "make_judge",
+    "make_router",
+    "node_family",
+    "parse_targets",
+]
 
 
 def make_judge(

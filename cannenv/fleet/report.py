@@ -32,6 +32,7 @@ from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
 from cannenv.fleet.collection import Collection, load_collection
+from cannenv.fleet.targets import node_family as node_family
 from cannenv.report import Finding, StackChoice
 
 FLEET_REPORT_SCHEMA_VERSION = 2
@@ -183,13 +184,6 @@ def load_facts(path: Path, *, root: Path | None = None) -> Facts:
             raise InputError(f"cannot read facts file {root / name}: {reason}") from None
         path = root / name
     return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
-
-
-def node_family(facts: Facts) -> str | None:
-    """The node's product family: from its devices, else from the chip of its ops/kernels package."""
-    from cannenv.fleet.targets import node_family as family
-
-    return family(facts)
 
 
 def key_versions(facts: Facts) -> dict[str, str | None]:

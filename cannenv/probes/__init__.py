@@ -105,6 +105,10 @@ def collect(
     nnal = fields.pop("nnal", None)  # NNAL is part of the CANN facts
     if nnal is not None and "cann" in fields:
         fields["cann"] = replace(fields["cann"], nnal=nnal)
+    if not host.is_live and "os" in fields and "cann" in fields:
+        arch = _recorded_arch(fields["cann"])
+        if arch is not None:
+            fields["os"] = replace(fields["os"], arch=arch)
     try:
         hostname = socket.gethostname() if host.is_live else None
     except OSError:
@@ -118,3 +122,18 @@ def collect(
         issues=tuple(ctx.issues),
         **fields,
     )
+
+
+_ARCHES = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
+
+
+def _recorded_arch(cann: Any) -> str | None:
+    """A tree's architecture as its CANN install record states it (``arch=`` in
+    ``ascend_toolkit_install.info``; the active install first): what the vendor installed for,
+    stronger evidence than a ``/lib/<multiarch>`` directory (which a trimmed tree may lack)."""
+    active = cann.active_install()
+    for inst in ([active] if active is not None else []) + list(cann.installs):
+        arch = _ARCHES.get((inst.arch or "").strip().lower())
+        if arch is not None:
+            return arch
+    return None

@@ -64,7 +64,8 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
         glibc = _glibc_tree(ctx)
     arch = platform.machine() if live else None
     if not live:
-        # a tree says its arch through the CANN install record or the multiarch lib dir
+        # a tree says its arch through the multiarch lib dir here; the CANN install record's
+        # arch= wins over it (probes.collect, once the toolkit probe has read that record)
         for d, a in (("/lib/aarch64-linux-gnu", "aarch64"), ("/lib/x86_64-linux-gnu", "x86_64")):
             if ctx.host.is_dir(d):
                 arch = a

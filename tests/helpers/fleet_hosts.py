@@ -2,7 +2,7 @@
 
 Each host is a container of the local Docker engine (host networking, no registry) running sshd on
 its own loopback port, with a filesystem laid out as an Ascend host: driver/firmware/CANN files in
-the formats of research notes §4 (``/work/shared/research/versions.md``), and for hosts whose
+the formats of research notes §4 (``../shared/research/versions.md``), and for hosts whose
 environment is "sourced", an ``/etc/profile.d/ascend.sh`` that sources the toolkit's ``set_env.sh``
 (§5.1) as sites do. Nothing here is a real CANN install: the trees are fixtures named as such.
 """

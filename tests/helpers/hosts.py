@@ -1,7 +1,7 @@
 """Build host trees for tests and examples from the REAL file formats (research §4).
 
 FIXTURE: these trees imitate an Ascend host's files; they hold no CANN, no driver, no kernels.
-File contents are the real samples quoted in /work/shared/research/versions.md §4.1–§4.8 (the
+File contents are the real samples quoted in ../shared/research/versions.md §4.1–§4.8 (the
 section is named beside each constant). Where a sample for one version was not found, the fields
 are copied from the nearest real sample and only the version lines changed; that is said in place.
 A tree's device facts are captured `npu-smi` outputs (tests/data/npu_smi) at the place the docs name

@@ -137,7 +137,7 @@ def test_compiler_error_in_the_probe_means_broken_toolchain(tmp_path: Path) -> N
 
 
 def test_cli_self_test_json(tmp_path: Path) -> None:
-    from cannenv.commands.kernels import kernels
+    from cannenv.commands.certify import kernels_cmd as kernels
 
     res = CliRunner().invoke(kernels, ["--self-test", "--kernel", "toolchain_probe", "--json"])
     assert res.exit_code == 0, res.output

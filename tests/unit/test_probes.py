@@ -328,3 +328,16 @@ def test_real_ld_cache_matches_ldconfig() -> None:
         ["ldconfig", "-p"], capture_output=True, text=True, check=True
     ).stdout.splitlines()[0]
     assert parsed and len(parsed) <= int(first.split()[0])
+
+
+def test_a_trees_arch_comes_from_its_cann_install_record(tmp_path: Path) -> None:
+    """Issue 22: ``arch=`` of ascend_toolkit_install.info, before any /lib/<multiarch> directory (a
+    trimmed tree may have none; a tree copied onto another machine's lib dirs must not change it)."""
+    tree = hosts.a2_cann83_old(tmp_path / "a")
+    shutil.rmtree(tree.root / "lib" / "aarch64-linux-gnu")
+    assert not (tree.root / "lib" / "aarch64-linux-gnu").exists()
+    assert collect(_host(tree)).os.arch == "aarch64"
+    (tree.root / "lib" / "x86_64-linux-gnu").mkdir(parents=True)  # the record still wins
+    assert collect(_host(tree)).os.arch == "aarch64"
+    bare = HostTree(tmp_path / "b").os_release()  # no CANN record: the multiarch dir answers
+    assert collect(_host(bare)).os.arch == "aarch64"
