@@ -153,7 +153,7 @@ def hardware_mismatch(facts: Facts, stack: Stack) -> str | None:
         return (
             f"stack {stack.id} is for {family_title(stack.family)}, this node is "
             f"{family_title(fam)} ({src or 'devices'}): refused, another chip's driver and ops would not run "
-            f"here (name a {fam} stack: `cannenv matrix list --family {fam}`)"
+            f"here (pick a stack of that family: `cannenv matrix list --family {fam}`)"
         )
     arch = facts.os.arch
     if arch is not None and stack.arches and arch not in stack.arches:

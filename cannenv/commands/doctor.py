@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 import click
 
-from cannenv.commands.options import MATRIX, ROOT, SMI_BOARD, SMI_OUTPUT, host_options, print_plan
+from cannenv.commands.options import (
+    DRIVER_POLICY,
+    MATRIX,
+    ROOT,
+    SMI_BOARD,
+    SMI_OUTPUT,
+    host_options,
+    print_plan,
+)
 from cannenv.errors import InputError
 
 # (moved to cannenv.gather, which the click-free fleet bundle shares; kept importable from here)
@@ -100,6 +108,7 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @click.option(
     "--shell", "as_shell", is_flag=True, help="With --plan: print it as a script to review (never run)."
 )
+@DRIVER_POLICY
 @_gc_paused
 def doctor(
     root: str,
@@ -123,6 +132,7 @@ def doctor(
     show_plan: bool = False,
     as_shell: bool = False,
     prometheus_file: str | None = None,
+    driver_policy: str = "accepted",
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -153,7 +163,7 @@ def doctor(
         if stack_id or lock_file or matrix_paths:
             raise
         m = None
-    target = choose_target(facts, m, stack_id=stack_id, lock=lock_file)
+    target = choose_target(facts, m, stack_id=stack_id, lock=lock_file, driver_policy=driver_policy)
     if m is None:
         from cannenv.report import StackChoice
 

@@ -24,7 +24,7 @@ __all__ = [
 
 
 def make_judge(
-    *, stack_id: str | None = None, lock: str | Path | None = None
+    *, stack_id: str | None = None, lock: str | Path | None = None, driver_policy: str = "accepted"
 ) -> Callable[[Facts], tuple[list[Finding], StackChoice]]:
     """A :data:`cannenv.fleet.report.Judge` running every doctor check against the chosen stack."""
     from cannenv import checks
@@ -37,7 +37,7 @@ def make_judge(
     matrix = matrix_mod.load()
     lock_arg = str(lock) if lock is not None else None
     # Resolve once (raises NotFoundError for an unknown id, InputError for a bad lock file).
-    choose_target(Facts(), matrix, stack_id=stack_id, lock=lock_arg)
+    choose_target(Facts(), matrix, stack_id=stack_id, lock=lock_arg, driver_policy=driver_policy)
     selected = checks.all_checks()
 
     from dataclasses import replace
@@ -52,7 +52,9 @@ def make_judge(
         key = to_json(replace(facts, hostname=None, collected_at=""), indent=None)
         hit = seen.get(key)
         if hit is None:
-            target = choose_target(facts, matrix, stack_id=stack_id, lock=lock_arg)
+            target = choose_target(
+                facts, matrix, stack_id=stack_id, lock=lock_arg, driver_policy=driver_policy
+            )
             hit = seen[key] = (tuple(checks.run(facts, target, selected)), target.choice)
         return list(hit[0]), hit[1]
 
@@ -69,6 +71,7 @@ def make_router(
         [Callable[[Facts], tuple[list[Finding], StackChoice]]],
         Callable[[Facts], tuple[list[Finding], StackChoice]],
     ] = lambda j: j,
+    driver_policy: str = "accepted",
 ) -> Callable[[str, Facts], tuple[Callable[[Facts], tuple[list[Finding], StackChoice]] | None, str]]:
     """A :data:`cannenv.fleet.report.Router`: an inventory group's target first, then the family's,
     then ``default`` (--stack/--lock); a node none applies to gets None and the reason. Every target
@@ -78,7 +81,9 @@ def make_router(
     tmap = TargetMap(families=families, groups=groups, node_groups=node_groups)
     judges: dict[str, Callable[[Facts], tuple[list[Finding], StackChoice]]] = {}
     for spec in tmap.specs():
-        judges[spec.text] = wrap(make_judge(stack_id=spec.stack_id, lock=spec.lock))
+        judges[spec.text] = wrap(
+            make_judge(stack_id=spec.stack_id, lock=spec.lock, driver_policy=driver_policy)
+        )
 
     def route(
         name: str, facts: Facts

@@ -283,6 +283,7 @@ def judge_node(
     matrix_digest: str | None = None,
     certificate: str | None = None,
     now: float | None = None,
+    driver_policy: str = "accepted",
 ) -> tuple[Any, dict[str, Any]]:
     """One round of the agent: gather the node under ``root``, judge it, and the patch to apply.
 
@@ -308,7 +309,7 @@ def judge_node(
             "or build the image from the cannenv that rendered it",
         )
     facts = gather(root, None, None, (), None, 10.0)
-    target = choose_target(facts, matrix, stack_id=stack_id, lock=lock)
+    target = choose_target(facts, matrix, stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     node_checks = tuple(c for c in checks.all_checks() if c.id not in NODE_AGENT_SKIPS)
     findings = checks.run(facts, target, node_checks)
     report = Report.build(

@@ -149,11 +149,13 @@ def _counts(findings: Iterable[Finding]) -> dict[str, int]:
     return counts
 
 
-def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = None) -> Judge:
+def judge_with_checks(
+    stack_id: str | None = None, lock: str | Path | None = None, driver_policy: str = "accepted"
+) -> Judge:
     """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor."""
     from cannenv.fleet._doctor import make_judge
 
-    judge: Judge = make_judge(stack_id=stack_id, lock=lock)
+    judge: Judge = make_judge(stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     return judge
 
 

@@ -106,7 +106,9 @@ def _installer(
     package = comp.package if comp is not None else None
     if arch is None:
         return None, package, f"{key}: the host's architecture is unknown, so the installer file is too"
-    art = stack.artifact(key, arch)
+    # the stack's own artifact only for the stack's own version (a chosen target may follow the
+    # installed CANN's line instead: then the matrix names that version's file)
+    art = stack.artifact(key, arch) if stack.version(key) == version else None
     file = art.file if art is not None else None
     if file is None and matrix is not None:
         from cannenv.errors import CannenvError
@@ -321,10 +323,10 @@ class _Builder:
         self.steps: list[Step] = []
         self.problems: list[str] = []
         self.base: str = installer_rules()["base"]
-        from cannenv.checks import policy
+        from cannenv.checks import policy as compliance
 
-        self.explicit = policy.explicit(target)
-        self.cann_want = policy.cann_line(facts, target)
+        self.explicit = compliance.explicit(target)
+        self.cann_want = compliance.cann_line(facts, target)
         self.notes: list[str] = []
         self.cann_changes = False
         self.driver_changes = False

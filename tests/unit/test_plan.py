@@ -533,7 +533,7 @@ def test_provision_bad_input_is_exit_2_before_any_host_is_touched(tmp_path: Path
     inv = tmp_path / "inv.ini"
     inv.write_text("h ansible_host=127.0.0.1\n")
     code, out = _cli("provision", "-i", str(inv), "--artifacts", str(tmp_path))
-    assert code == 2 and "--stack ID or --lock FILE" in out
+    assert code == 2 and "--stack ID, --lock FILE" in out
     code, out = _cli("provision", "-i", str(inv), "--stack", "x", "--artifacts", str(tmp_path / "nope"))
     assert code == 2 and "is not a directory" in out
     code, out = _cli(
