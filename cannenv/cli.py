@@ -20,7 +20,7 @@ import click
 from cannenv import __version__
 from cannenv.errors import CannenvError, ExitCode
 
-FAMILIES: tuple[str, ...] = ("matrix", "doctor", "image", "certify", "fleet", "plan", "model")
+FAMILIES: tuple[str, ...] = ("matrix", "doctor", "image", "certify", "fleet", "plan", "model", "explain")
 """Command families: each ``cannenv/commands/<family>.py`` lists its click commands in ``COMMANDS``."""
 
 

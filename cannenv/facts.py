@@ -174,6 +174,8 @@ class PciDevice:
     address: str
     vendor: str
     device: str
+    subsystem: str | None = None
+    """``subsystem_vendor:subsystem_device`` (``19e5:4003``), which tells some products apart"""
 
 
 @value
@@ -187,6 +189,11 @@ class DeviceFacts:
     soc: str | None = None
     family: str | None = None
     family_source: str | None = None
+    product: str | None = None
+    """the product (hardware ``products``: atlas-350 …) where the host tells it"""
+    product_source: str | None = None
+    product_candidates: tuple[str, ...] = ()
+    """where the product cannot be told: the family's products it may be"""
     pci: tuple[PciDevice, ...] = ()
     dev_nodes: tuple[str, ...] = ()
 
@@ -266,6 +273,60 @@ class OsFacts:
 
 
 @value
+class HccnDevice:
+    """One NPU device (a die on A3) as ``/etc/hccn.conf``, ``hccn_tool`` and ``npu-smi info -t
+    spod-info`` describe it (research §5.1). The id is the physical device id (``address_<id>``)."""
+
+    phy_id: int
+    address: str | None = None
+    """``address_<id>`` of hccn.conf: the device IP HCCL uses (rank table ``device_ip``)."""
+    netmask: str | None = None
+    gateway: str | None = None
+    netdetect: str | None = None
+    tls_conf: str | None = None
+    """``tls_enable_<id>`` of hccn.conf, when written there."""
+    ip: str | None = None
+    """``hccn_tool -i <id> -ip -g`` ``ipaddr:`` (what the device really holds)."""
+    ip_netmask: str | None = None
+    ip_missing: bool = False
+    """``Get ipconf failed, because no ip was preset there!``"""
+    link: str | None = None
+    """``hccn_tool -i <id> -link -g``: ``UP`` / ``DOWN``."""
+    net_health: str | None = None
+    """``hccn_tool -i <id> -net_health -g``: ``Success``, ``Fault``, ``Init`` ..."""
+    tls: str | None = None
+    """``hccn_tool -i <id> -tls -g``: the ``tls switch[N]`` value, ``0`` or ``1``."""
+    sdid: str | None = None
+    """``npu-smi info -t spod-info``: ``SDID`` (A3 ``super_device_id``)."""
+    super_pod_id: str | None = None
+    super_pod_size: str | None = None
+    server_index: str | None = None
+    source: str = ""
+    """Where the hccn_tool/spod-info values came from: ``run``, a captured file, or empty."""
+    errors: tuple[str, ...] = ()
+
+
+@value
+class MultinodeFacts:
+    """What multi-node jobs (HCCL across servers) need from a host (research §5; docs/multinode.md)."""
+
+    hccn_conf_path: str | None = None
+    """``/etc/hccn.conf`` when present, else None."""
+    hccn_conf: dict[str, str] = field(default_factory=dict)
+    """Every ``key=value`` line of hccn.conf (``address_0`` ...), as written."""
+    hccn_tool_path: str | None = None
+    hccn_source: Literal["run", "captured", "none"] = "none"
+    hccn_note: str = ""
+    """Why no hccn_tool values were gathered (not found, a tree without a capture, a timeout)."""
+    devices: tuple[HccnDevice, ...] = ()
+    port_16666: Literal["free", "in-use", "unknown"] = "unknown"
+    """HCCL's default device port (EI0019 when another process listens on it)."""
+    port_source: str = ""
+    topo_files: tuple[str, ...] = ()
+    """Ascend 950 factory topology files in ``/usr/local/Ascend/driver/topo/`` (rank table v2.0)."""
+
+
+@value
 class Facts:
     """Everything the probes found. ``Facts.from_json(Facts.to_json())`` is the identity."""
 
@@ -285,6 +346,7 @@ class Facts:
     python: PythonFacts = PythonFacts()
     abi: AbiFacts = AbiFacts()
     env: EnvFacts = EnvFacts()
+    multinode: MultinodeFacts = MultinodeFacts()
     issues: tuple[ProbeIssue, ...] = ()
 
     def to_json(self, *, indent: int | None = 2) -> str:

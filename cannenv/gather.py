@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from cannenv.facts import Facts
     from cannenv.host import Host
-    from cannenv.probes._common import NpuSmiCapture
+    from cannenv.probes._common import HccnCapture, NpuSmiCapture
 
 
 def read_env_file(path: str) -> dict[str, str]:
@@ -74,6 +74,35 @@ def read_capture(info_file: str | None, board_file: str | None) -> NpuSmiCapture
     return NpuSmiCapture(info=info, board=board, source=info_file)
 
 
+def read_hccn_capture(directory: str | None) -> HccnCapture | None:
+    """Captured hccn_tool outputs: ``DIR/<phy id>.txt`` (or ``hccn-<id>.txt``), bounded regular
+    files only; other names are ignored (docs/multinode.md)."""
+    from cannenv import records
+    from cannenv.probes._common import HccnCapture
+    from cannenv.probes.hccn import CAPTURE_NAME_RE, MAX_DEVICES, MAX_OUTPUT
+
+    if directory is None:
+        return None
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise NotFoundError(f"--hccn-output {directory!r} is not a directory")
+    outputs: dict[int, str] = {}
+    import itertools
+
+    for name in sorted(p.name for p in itertools.islice(folder.iterdir(), MAX_DEVICES * 16)):
+        m = CAPTURE_NAME_RE.match(name)
+        if m and len(outputs) < MAX_DEVICES:
+            outputs[int(m.group("id"))] = records.read_text(
+                folder / name, what="hccn_tool output", max_bytes=MAX_OUTPUT
+            )
+    if not outputs:
+        raise InputError(
+            f"--hccn-output {directory!r} holds no <device id>.txt file",
+            hint="one file per device: `hccn_tool -i N -ip -g`, `-link -g`, `-net_health -g`, `-tls -g`",
+        )
+    return HccnCapture(outputs=outputs, source=str(folder))
+
+
 def make_host(root: str, env_file: str | None, timeout: float) -> Host:
     from cannenv.host import Host
 
@@ -97,13 +126,18 @@ def gather(
     timeout: float,
     npu_smi_output: str | None = None,
     npu_smi_board: str | None = None,
+    hccn_output: str | None = None,
+    multinode: bool = False,
 ) -> Facts:
     from cannenv.facts import Facts
     from cannenv.probes import collect
 
     if facts_file:
-        if npu_smi_output or npu_smi_board:
-            raise InputError("--npu-smi-output judges a host or tree; saved --facts already hold its devices")
+        if npu_smi_output or npu_smi_board or hccn_output:
+            raise InputError(
+                "--npu-smi-output and --hccn-output judge a host or tree; "
+                "saved --facts already hold its devices"
+            )
         return Facts.load(facts_file)
     host = make_host(root, env_file, timeout)
     if python and not host.is_live:
@@ -119,6 +153,8 @@ def gather(
         site_packages=site_packages,
         npu_smi_timeout=timeout,
         npu_smi_capture=capture,
+        hccn_capture=read_hccn_capture(hccn_output),
+        multinode=multinode,
     )
 
 
@@ -169,6 +205,8 @@ def _parser() -> argparse.ArgumentParser:
     facts.add_argument("--npu-smi-timeout", dest="npu_smi_timeout", type=float, default=10.0)
     facts.add_argument("--npu-smi-output", dest="npu_smi_output", metavar="FILE")
     facts.add_argument("--npu-smi-board", dest="npu_smi_board", metavar="FILE")
+    facts.add_argument("--hccn-output", dest="hccn_output", metavar="DIR")
+    facts.add_argument("--multinode", action="store_true", help="Also run hccn_tool per device.")
     facts.add_argument("--json", dest="as_json", action="store_true", help="JSON (the only output here).")
     return parser
 
@@ -189,6 +227,8 @@ def bundle_main(argv: list[str]) -> None:
             args.npu_smi_timeout,
             args.npu_smi_output,
             args.npu_smi_board,
+            args.hccn_output,
+            args.multinode,
         )
         sys.stdout.write(facts.to_json() + "\n")
     except CannenvError as exc:

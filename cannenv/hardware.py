@@ -66,6 +66,33 @@ class SocFamily:
     """torch_npu runtime numeric SoC ids"""
     soc_patterns: Regexes = ()
     """regexes for SoC names not listed one by one"""
+    hdk_line: Literal["shared", "own"] = "shared"
+    """``own``: the vendor numbers this family's HDKs per product (Ascend 950: 25.7.RC1, 25.1.RC1 …):
+    a CANN <-> HDK statement covers it only where it names the family, never by default"""
+    cann_from: str | None = None
+    """the first CANN release that supports the family (older ones: incompatible, naming the statement)"""
+    cann_from_statement: str | None = None
+    sources: Sources
+    note: str | None = None
+
+
+@value
+class Product:
+    """A product of a family that the vendor versions separately (Atlas 350 card, Atlas 950 SuperPoD):
+    its own HDK line, and the host facts that tell it (PCI subsystem ids, SoC names, node labels)."""
+
+    id: Annotated[str, Check(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    title: str
+    family: FamilyId
+    pci_subsystems: tuple[str, ...] = ()
+    """``vendor:device`` subsystem ids of the family's PCI device (``19e5:4003``)"""
+    soc_patterns: Regexes = ()
+    """SoC / npu-smi name regexes that tell this product (``^Ascend950PR``)"""
+    accelerator_types: tuple[str, ...] = ()
+    """Kubernetes ``accelerator-type`` label values (MindCluster device plugin)"""
+    cann_from: str | None = None
+    """the first CANN release a statement names for this product (older ones: unknown)"""
+    cann_from_statement: str | None = None
     sources: Sources
     note: str | None = None
 
@@ -118,3 +145,5 @@ class Hardware:
     board_aliases: tuple[BoardAlias, ...] = ()
     memory: tuple[DeviceMemory, ...] = ()
     """HBM per device (``cannenv model memory``)"""
+    products: tuple[Product, ...] = ()
+    """products with their own version lines (the Ascend 950 series)"""

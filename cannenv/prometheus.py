@@ -130,3 +130,37 @@ def render_fleet(
             ),
         ]
     )
+
+
+def render_job(job: str, report: Report, *, timestamp: float) -> str:
+    """Gauges of ``cannenv fleet job``: the job's verdict and each job check's worst result.
+
+    Named ``cannenv_job_*``: beside npu-exporter's ``npu_chip_info_*`` / ``node_base_info``, never
+    one of them (docs/multinode.md)."""
+    results = check_results(report.findings)
+    ok = 0.0 if report.exit_code() else 1.0
+    return "".join(
+        [
+            _family(
+                "cannenv_job_consistent",
+                "gauge",
+                "1 when the job's nodes agree on everything HCCL needs (no job check failed), else 0.",
+                [({"job": job, "nodes": str(len(report.host.get("nodes", ())))}, ok)],
+            ),
+            _family(
+                "cannenv_job_check_status",
+                "gauge",
+                "Worst result of each job check: -1 skip, 0 pass, 1 warn, 2 fail, 3 error.",
+                (
+                    ({"job": job, "check": cid, "severity": sev}, float(val))
+                    for cid, (sev, val) in sorted(results.items())
+                ),
+            ),
+            _family(
+                "cannenv_job_last_run_timestamp_seconds",
+                "gauge",
+                "When cannenv last judged the job (Unix time).",
+                [({"job": job}, float(int(timestamp)))],
+            ),
+        ]
+    )

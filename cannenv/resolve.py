@@ -164,7 +164,7 @@ def candidates(
             continue
         if exact and not all(component_matches(k, v, s.version(k)) for k, v in exact.items()):
             continue
-        req = m.driver_requirement(cann, s.family)
+        req = m.driver_requirement(cann, s.family, s.product)
         if req is None:
             continue
         seen.add((s.family, str(_cann(cann)), torch, tnpu, py))

@@ -31,12 +31,22 @@ from cannenv.hardware import (
     DeviceMemory,
     FamilyId,
     Hardware,
+    Product,
     SocEntry,
     SocFamily,
 )
 from cannenv.values import validate
 
-__all__ = ["FAMILY_IDS", "BoardAlias", "DeviceMemory", "FamilyId", "Hardware", "SocEntry", "SocFamily"]
+__all__ = [
+    "FAMILY_IDS",
+    "BoardAlias",
+    "DeviceMemory",
+    "FamilyId",
+    "Hardware",
+    "Product",
+    "SocEntry",
+    "SocFamily",
+]
 
 _HARDWARE_LOCK = threading.Lock()
 
@@ -55,6 +65,7 @@ def hardware_from_plain(doc: dict[str, Any]) -> Hardware:
         families=entries(SocFamily, doc["families"]),
         socs=entries(SocEntry, doc["socs"]),
         board_aliases=entries(BoardAlias, doc["board_aliases"]),
+        products=entries(Product, doc.get("products", [])),
     )
 
 
@@ -260,4 +271,46 @@ def family_from_pci(device_id: str) -> FamilyId | None:
     for fam in families():
         if m.group(2) in fam.pci_device_ids:
             return fam.id
+    return None
+
+
+def products(family: str | None = None) -> tuple[Product, ...]:
+    """The products the vendor versions separately (all, or those of one family)."""
+    return tuple(p for p in hardware().products if family is None or p.family == family)
+
+
+def product_title(product_id: str) -> str:
+    for p in hardware().products:
+        if p.id == product_id:
+            return p.title
+    return product_id
+
+
+def product_from_pci(device_id: str, subsystem: str | None) -> Product | None:
+    """The product a PCI device (vendor 0x19e5) with its ``vendor:device`` subsystem id tells, or None."""
+    fam = family_from_pci(device_id)
+    if fam is None or not subsystem:
+        return None
+    want = subsystem.strip().lower().replace("0x", "")
+    for p in products(fam):
+        if want in (s.lower() for s in p.pci_subsystems):
+            return p
+    return None
+
+
+def products_from_soc(name: str) -> tuple[Product, ...]:
+    """The products a SoC or npu-smi name (``Ascend950PR_9579``, ``Ascend950DT``) may be: one when
+    the name tells it, several when it narrows the choice only, none when nothing matches."""
+    text = name.strip()
+    return tuple(
+        p for p in hardware().products if any(re.match(rx, text, re.IGNORECASE) for rx in p.soc_patterns)
+    )
+
+
+def product_from_accelerator_type(label: str) -> Product | None:
+    """The product a Kubernetes ``accelerator-type`` label value (``350-Atlas-8``) names, or None."""
+    text = label.strip()
+    for p in hardware().products:
+        if text in p.accelerator_types:
+            return p
     return None

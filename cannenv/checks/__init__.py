@@ -34,6 +34,18 @@ class Target:
     driver_policy: str = "accepted"
     """What satisfies the stack's driver pin (:mod:`cannenv.checks.policy`): ``accepted`` — the pin or
     a driver the vendor accepts for the stack's CANN; ``pinned`` — the pin only."""
+    no_software: str | None = None
+    """When set, the reason the host's own CANN, NNAL and Python stack are not judged (a node that
+    carries only the HDK, driver and firmware: CANN and torch live in the workloads' images). The
+    software checks report ``skip`` with it (but those in :data:`HDK_NODE_CHECKS`), stack-match
+    compares only the host-side components, and driver-cann judges the driver against the target
+    stack's CANN."""
+    multinode: bool = False
+    """Judge multi-node readiness (``doctor --multinode``); else those checks say ``skip``."""
+
+
+HDK_NODE_CHECKS = frozenset({"ascend-software", "probe-files", "os-user", "stack-match"})
+"""Software-scoped checks that still judge a node that carries only the HDK (``Target.no_software``)."""
 
 
 CheckFn = Callable[[Facts, Target], list[Finding]]
@@ -86,7 +98,7 @@ class Check:
 
 
 def _registry() -> tuple[Check, ...]:
-    from cannenv.checks import cann, hdk, hostenv, python, stack
+    from cannenv.checks import cann, hdk, hostenv, multinode, python, stack
 
     return (
         *cann.CHECKS[:1],  # ascend-software first: on an empty machine it is the headline
@@ -96,6 +108,7 @@ def _registry() -> tuple[Check, ...]:
         *python.CHECKS,
         *hostenv.CHECKS,
         *stack.CHECKS,
+        *multinode.CHECKS,
     )
 
 
@@ -142,6 +155,9 @@ def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> 
             continue
         if target.no_devices and check.scope == "device":
             findings.append(check.finding("skip", f"device check not judged: {target.no_devices}"))
+            continue
+        if target.no_software and check.scope == "software" and check.id not in HDK_NODE_CHECKS:
+            findings.append(check.finding("skip", f"not judged on this node: {target.no_software}"))
             continue
         findings.extend(check.run(facts, target))
     return link_causes(_explicit_target_causes(findings, facts, target))

@@ -46,6 +46,10 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     c = DRIVER_CANN
     drv = facts.driver.version if facts.driver else None
     inst = facts.cann.active_install()
+    images_cann = target.stack.version("cann") if target.no_software and target.stack else None
+    if drv is not None and images_cann:
+        # a node that carries only the HDK: its driver serves the target stack's CANN (in the images)
+        return _driver_cann_in_images(facts, target, drv, images_cann)
     if drv is None or inst is None or inst.version is None:
         cause = "driver-installed" if drv is None else "cann-installs" if inst is None else None
         return [
@@ -57,13 +61,23 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     family = target.family
     out: list[Finding] = []
     req = None
+    product = facts.devices.product if facts.devices.family == family else None
+    if target.stack is not None and target.stack.product:
+        product = target.stack.product
     if target.matrix is not None and family is not None and cann_v(cann) is not None:
-        req = target.matrix.driver_requirement(cann, family)
+        req = target.matrix.driver_requirement(cann, family, product)
     if req is not None and target.matrix is not None and family is not None and driver_v(drv) is not None:
         # The vendor's own statements decide (matrix.hdk_verdict): the release's HDK -> pass; a named
         # compatibility statement -> pass naming it; a stated "not compatible" -> fail; nothing -> warn.
-        v = target.matrix.hdk_verdict(cann, drv, family)
+        # Where HDKs are numbered per product, the product's statements (unknown product: each named).
+        v = target.matrix.hdk_verdict(cann, drv, family, product)
         where = f"CANN {cann} on {family_title(family)}"
+        if product:
+            where += (
+                f" ({target.matrix.product(product).title}, {facts.devices.product_source or 'the stack'})"
+            )
+        elif facts.devices.product_candidates:
+            where += " (product not told by the host: " + ", ".join(facts.devices.product_candidates) + ")"
         srcs = f" ({cite(target, v.sources)})" if v.sources else ""
         rec = (v.recommended or req.hdk or req.range).removeprefix("Ascend HDK ")
         if v.level == "recommended":
@@ -139,6 +153,35 @@ def _same_driver(drv: str, rec: str) -> bool:
     from cannenv.checks._util import pinned_matches
 
     return any(pinned_matches("driver", r.strip(), drv) for r in rec.split(","))
+
+
+def _driver_cann_in_images(facts: Facts, target: Target, drv: str, cann: str) -> list[Finding]:
+    """The driver of an HDK-only node against the CANN of the target stack, by the vendor's statements."""
+    c = DRIVER_CANN
+    family = target.family
+    m = target.matrix
+    if m is None or family is None or cann_v(cann) is None or driver_v(drv) is None:
+        return [c.finding("skip", f"cannot judge driver {drv} against CANN {cann}: no matrix answer")]
+    req = m.driver_requirement(cann, family)
+    if req is None:
+        why = f"the matrix has no HDK pairing for CANN {cann} on {family_title(family)}"
+        return [c.finding("skip", f"{why} (the target stack's CANN, in the images)")]
+    v = m.hdk_verdict(cann, drv, family)
+    where = f"CANN {cann} of the target stack (in the images) on {family_title(family)}"
+    srcs = f" ({cite(target, v.sources)})" if v.sources else ""
+    rec = (v.recommended or req.hdk or req.range).removeprefix("Ascend HDK ")
+    if v.level in ("recommended", "compatible"):
+        return [c.finding("pass", f"driver {drv} with {where}: {v.statement}{srcs}")]
+    remedy = f"install Ascend HDK {rec} for {where}" + (f" (firmware {req.firmware})" if req.firmware else "")
+    if v.level == "incompatible":
+        return [c.finding("fail", f"driver {drv} with {where}: {v.statement}{srcs}", remedy)]
+    return [
+        c.finding(
+            "warn",
+            f"driver {drv} with {where}: {v.statement}{srcs}; what would settle it: {v.settle}",
+            remedy,
+        )
+    ]
 
 
 def _in_fw_range(fw: str, entry: str) -> bool | None:

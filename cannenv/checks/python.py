@@ -142,6 +142,14 @@ def _torch_npu_cann(facts: Facts, target: Target) -> list[Finding]:
         return [c.finding("pass", f"torch_npu {tnpu} is {v.statement}{srcs}")]
     if v.level == "compatible":
         alt = f"; the recommended torch_npu for CANN {cann} is {v.recommended}" if v.recommended else ""
+        if v.caveat:  # two statements disagree: warn, naming both
+            return [
+                c.finding(
+                    "warn",
+                    f"torch_npu {tnpu} with CANN {cann}: {v.statement}{srcs}; but {v.caveat}{alt}",
+                    remedy or None,
+                )
+            ]
         return [c.finding("pass", f"torch_npu {tnpu} with CANN {cann}: {v.statement}{srcs}{alt}")]
     if v.level == "incompatible":
         return [c.finding("fail", f"{v.subject}: {v.statement}{srcs}", remedy or None)]

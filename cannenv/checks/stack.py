@@ -322,6 +322,11 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
             continue
         if key == "driver" and policy.driver_satisfies(target, got)[0]:
             continue  # the one notion of compliant: the planner leaves such a driver too
+        if key not in DEVICE_KEYS and target.no_software:
+            # the node carries only the HDK: this component lives in the workloads' images
+            detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_software}"
+            out.append(c.finding("skip", detail, subject=key))
+            continue
         if key in DEVICE_KEYS and target.no_devices:
             # The driver comes from the host at run time (an image never holds it): not judged here.
             detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_devices}"

@@ -18,7 +18,9 @@ import click
 
 from cannenv.commands.options import (
     DRIVER_POLICY,
+    HCCN_OUTPUT,
     MATRIX,
+    MULTINODE,
     ROOT,
     SMI_BOARD,
     SMI_OUTPUT,
@@ -79,6 +81,8 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @host_options
 @SMI_OUTPUT
 @SMI_BOARD
+@HCCN_OUTPUT
+@MULTINODE
 @click.option("--check", "check_ids", multiple=True, metavar="ID", help="Run only these checks (repeatable).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema in docs/doctor.md).")
@@ -132,6 +136,8 @@ def doctor(
     show_plan: bool = False,
     as_shell: bool = False,
     prometheus_file: str | None = None,
+    hccn_output: str | None = None,
+    multinode: bool = False,
     driver_policy: str = "accepted",
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
@@ -153,7 +159,16 @@ def doctor(
         raise InputError("give either --stack or --lock, not both")
     selected = checks.select(list(check_ids) or None)
     facts = gather(
-        root, facts_file, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+        root,
+        facts_file,
+        python,
+        site_packages,
+        env_file,
+        npu_smi_timeout,
+        npu_smi_output,
+        npu_smi_board,
+        hccn_output,
+        multinode,
     )
     from cannenv import matrix as matrix_mod
 
@@ -170,6 +185,8 @@ def doctor(
         target = replace(
             target, choice=StackChoice(how="none", reason="the shipped matrix could not be loaded")
         )
+    if multinode:
+        target = replace(target, multinode=True)
     if no_devices:
         target = replace(target, no_devices="--no-devices (software only: no NPU expected here)")
     if as_shell and not show_plan:
@@ -221,6 +238,10 @@ def render_check_list(*, as_json: bool = False, verbose: bool = False) -> str:
 @host_options
 @SMI_OUTPUT
 @SMI_BOARD
+@HCCN_OUTPUT
+@click.option(
+    "--multinode", is_flag=True, help="Also run hccn_tool and spod-info per device (docs/multinode.md)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (input for `doctor --facts`).")
 def facts_cmd(
     root: str,
@@ -231,12 +252,23 @@ def facts_cmd(
     npu_smi_output: str | None,
     npu_smi_board: str | None,
     as_json: bool,
+    hccn_output: str | None = None,
+    multinode: bool = False,
 ) -> int:
     """Print what the probes find on this host (or under --root). Read-only."""
     from cannenv.checks.stack import host_summary
 
     facts = gather(
-        root, None, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+        root,
+        None,
+        python,
+        site_packages,
+        env_file,
+        npu_smi_timeout,
+        npu_smi_output,
+        npu_smi_board,
+        hccn_output,
+        multinode,
     )
     if as_json:
         click.echo(facts.to_json())

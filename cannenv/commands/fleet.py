@@ -310,6 +310,76 @@ def render_text(report: FleetReport) -> str:
     return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls
 
 
+@fleet.command("job")
+@click.argument("directory", metavar="FACTS_DIR")
+@click.option(
+    "--nodes", "node_list", metavar="A,B,C", help="The job's nodes (names of facts files); default all."
+)
+@click.option("--group", metavar="NAME", help="The job's nodes are this inventory group (needs --inventory).")
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory holding --group.")
+@click.option(
+    "--name", "job_name", metavar="NAME", help="The job's name in metrics (default: --group, or 'job')."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the job report as JSON (the doctor's report schema)."
+)
+@click.option("--junit", "junit_file", metavar="FILE", help="Also write JUnit XML.")
+@click.option(
+    "--prometheus", "prometheus_file", metavar="FILE", help="Also write the job's gauges (cannenv_job_*)."
+)
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("-v", "--verbose", is_flag=True, help="Show passing checks too.")
+def job_cmd(
+    directory: str,
+    node_list: str | None,
+    group: str | None,
+    inventory: str | None,
+    job_name: str | None,
+    as_json: bool,
+    junit_file: str | None,
+    prometheus_file: str | None,
+    strict: bool,
+    verbose: bool,
+) -> int:
+    """Judge the nodes of one multi-node job as one: same CANN/ops/NNAL/HDK/torch/torch_npu on every
+    rank (EI0005), unique device IPs in their subnets, gateways, one TLS setting, A3 SuperPoDs, HCCL
+    variables (docs/multinode.md). Exit 0 ready · 1 a job check failed · 2 bad input · 3 no such node.
+    """
+    from cannenv import __version__
+    from cannenv.fleet.job import judge_job, select_nodes
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.report import Report, render_junit, render_table
+
+    if node_list and group:
+        raise InputError("give the job's nodes as --nodes A,B or --group NAME, not both")
+    names = [n.strip() for n in (node_list or "").split(",") if n.strip()]
+    nodes, errors = select_nodes(directory, nodes=names, group=group, inventory=inventory)
+    findings, plan = judge_job(nodes)
+    name = job_name or group or "job"
+    members = [n.name for n in nodes] + [f.subject for f in errors if f.subject]
+    host = {"job": name, "nodes": members, "converge": plan}
+    report = Report.build([*errors, *findings], host=host, cannenv_version=__version__)
+    if junit_file:
+        atomic_write_text(junit_file, render_junit(report, suite="cannenv fleet job", strict=strict))
+    if prometheus_file:
+        import time
+
+        from cannenv.prometheus import render_job
+
+        atomic_write_text(prometheus_file, render_job(name, report, timestamp=time.time()))
+    if as_json:
+        click.echo(report.to_json())
+    else:
+        from cannenv import sanitize
+
+        table = render_table(report, color=False, width=None, verbose=verbose, plain=True).splitlines()
+        click.echo(sanitize.line(f"job {name}: {len(members)} node(s): {', '.join(members)}"))
+        click.echo("\n".join(table[2:]))  # the doctor's host and stack lines say nothing of a job
+        for node, changes in sorted(plan.items()):
+            click.echo(sanitize.line(f"converge {node}: " + "; ".join(changes)))
+    return report.exit_code(strict=strict)
+
+
 @fleet.command("diff")
 @click.argument("old_dir", metavar="OLD_DIR")
 @click.argument("new_dir", metavar="NEW_DIR")
@@ -378,14 +448,60 @@ def diff_cmd(
     help="Judge every node against this lock file (sent as a ConfigMap).",
 )
 @click.option("--namespace", default="kube-system", show_default=True)
+@click.option(
+    "--name",
+    default="cannenv-doctor",
+    show_default=True,
+    help="Name of the objects; cluster-wide ones are NAME.NAMESPACE. One name per target: two "
+    "manifests with two names coexist.",
+)
+@click.option(
+    "--role",
+    type=click.Choice(["full", "hdk"]),
+    default="full",
+    show_default=True,
+    help="hdk: the nodes carry only driver and firmware (CANN and torch live in the images); "
+    "only those are judged, the driver against the target's CANN.",
+)
 @click.option("--interval", type=int, default=3600, show_default=True, help="Seconds between two checks.")
 @click.option(
     "--node-selector",
     "selectors",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Run only on nodes with this label (repeatable; default: Node Feature Discovery's "
-    "feature.node.kubernetes.io/pci-19e5.present=true, Huawei's PCI vendor).",
+    help="Run only on nodes with this label (repeatable; default: nodes that Node Feature Discovery "
+    "(pci-1200_19e5 or pci-19e5) or the Ascend device plugin (accelerator) mark as Huawei NPU nodes).",
+)
+@click.option(
+    "--host-path",
+    "host_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="Also mount this node directory read-only (repeatable), e.g. /etc/Ascend or a venv.",
+)
+@click.option(
+    "--host-file",
+    "host_files",
+    multiple=True,
+    metavar="FILE",
+    help="Also mount this node file read-only (repeatable), e.g. /etc/ascend_install.info.",
+)
+@click.option(
+    "--run-as-user",
+    type=click.IntRange(0),
+    default=65534,
+    show_default=True,
+    metavar="UID",
+    help="The agent's user (0 only where the install files are readable by root alone; no capability "
+    "is added either way).",
+)
+@click.option(
+    "--supplemental-group",
+    "groups",
+    multiple=True,
+    type=click.IntRange(0),
+    metavar="GID",
+    help="Also run in this group (repeatable): HwHiAiUser's, for installs readable by that group only.",
 )
 @click.option(
     "--toleration",
@@ -412,8 +528,14 @@ def k8s_manifest_cmd(
     stack_id: str | None,
     lock_file: str | None,
     namespace: str,
+    name: str,
+    role: str,
     interval: int,
     selectors: tuple[str, ...],
+    host_dirs: tuple[str, ...],
+    host_files: tuple[str, ...],
+    run_as_user: int,
+    groups: tuple[int, ...],
     tolerations: tuple[str, ...],
     device_resource: str | None,
     textfile_dir: str | None,
@@ -452,7 +574,13 @@ def k8s_manifest_cmd(
         stack_id=stack_id,
         lock_text=lock_text,
         matrix_digest=digest,
+        name=name,
         namespace=namespace,
+        role=role,
+        extra_host_paths=host_dirs,
+        extra_host_files=host_files,
+        run_as_user=run_as_user,
+        supplemental_groups=groups,
         interval=interval,
         node_selector=node_selector or None,
         tolerations=tolerations,
@@ -543,6 +671,13 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
 @click.option("--stack", "stack_id", metavar="ID", help="Judge against this stack.")
 @click.option("--matrix-digest", metavar="DIGEST", help="With --stack: refuse to judge with another matrix.")
 @click.option("--lock", "lock_file", metavar="FILE", help="Judge against this lock file.")
+@click.option(
+    "--role",
+    type=click.Choice(["full", "hdk"]),
+    default="full",
+    show_default=True,
+    help="hdk: the node carries only driver and firmware; CANN and torch are not judged.",
+)
 @click.option("--interval", type=click.IntRange(1), default=3600, show_default=True, metavar="SECONDS")
 @click.option("--once", is_flag=True, help="One round, then exit (status 0 when the node was judged).")
 @click.option("--ready-file", metavar="FILE", help="Present while the last judgement succeeded (readiness).")
@@ -556,6 +691,7 @@ def k8s_agent_cmd(
     stack_id: str | None,
     matrix_digest: str | None,
     lock_file: str | None,
+    role: str,
     interval: int,
     once: bool,
     ready_file: str | None,
@@ -572,7 +708,7 @@ def k8s_agent_cmd(
     import time
     from pathlib import Path
 
-    from cannenv.errors import CannenvError
+    from cannenv.errors import CannenvError, ExternalError
     from cannenv.fleet.k8s import apply_labels, judge_node
     from cannenv.fsutil import atomic_write_text
 
@@ -589,12 +725,26 @@ def k8s_agent_cmd(
                 matrix_digest=matrix_digest,
                 certificate=certificate,
                 driver_policy=driver_policy,
+                role=role,
             )
             if prometheus_file:
                 from cannenv.prometheus import render_node
 
-                atomic_write_text(prometheus_file, render_node(report, timestamp=time.time()))
-            if dry_run:
+                try:
+                    atomic_write_text(prometheus_file, render_node(report, timestamp=time.time()))
+                except OSError as exc:
+                    raise ExternalError(
+                        f"cannot write the metrics file {prometheus_file}: {exc.strerror or exc}",
+                        hint="the textfile directory must be writable by the agent's user "
+                        "(--run-as-user, --supplemental-group)",
+                    ) from None
+            if patch is None:
+                family = report.host.get("family")
+                click.echo(
+                    f"not labelled: {node} is a {family} node and this target is for another family "
+                    "(another DaemonSet's target is for it)"
+                )
+            elif dry_run:
                 click.echo(json.dumps(patch, sort_keys=True))
             else:
                 apply_labels(node, patch, api=api, token=token)

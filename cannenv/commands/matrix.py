@@ -132,7 +132,7 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     s = m.stack(stack_id)
     problems = m.stack_problems(s)
     cann = s.version("cann")
-    req = m.driver_requirement(cann, s.family) if cann else None
+    req = m.driver_requirement(cann, s.family, s.product) if cann else None
     gaps = {
         a.file: gap
         for key in ("cann", "ops", "nnal")
@@ -239,6 +239,7 @@ def lint(files: tuple[Path, ...], as_json: bool) -> int:
 @click.option("--python", help="Python version, e.g. 3.11")
 @click.option("--driver", help="driver/HDK version, e.g. 24.1.rc2")
 @click.option("--family", help="a2, a3, 310p, 910, 310b or 950")
+@click.option("--product", help="a product with its own HDK line, e.g. atlas-350 (implies its family)")
 @click.option("--arch", type=click.Choice(["aarch64", "x86_64"]))
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
@@ -250,14 +251,18 @@ def query(
     python: str | None,
     driver: str | None,
     family: str | None,
+    product: str | None,
     arch: str | None,
     as_json: bool,
 ) -> int:
     """Ask the rules: which torch_npu, which HDK, which CANN accepts a driver, which Python.
 
+    The first lines answer what was asked; the statements behind the answer follow.
+
     \b
     cannenv matrix query --cann 8.3.RC1 --torch 2.7.1 --python 3.11   # which torch_npu
     cannenv matrix query --cann 8.2.RC1 --family a2                   # which HDK (driver/firmware)
+    cannenv matrix query --cann 9.1.0 --product atlas-350             # which HDK for one product
     cannenv matrix query --driver 24.1.rc2 [--family a2]              # which CANN accept this driver
     cannenv matrix query --torch 2.7.1                                # Python support, torch_npu rows
     """
@@ -265,6 +270,14 @@ def query(
 
     m = _matrix(ctx)
     fam = normalize_family(family) if family else None
+    if product:
+        prod = m.product(product.strip().lower())
+        if fam and fam != prod.family:
+            raise InputError(
+                f"--product {prod.id} is a {prod.family} product, not {fam}",
+                hint=f"drop --family or use --family {prod.family}",
+            )
+        product, fam = prod.id, prod.family
     if not any((cann, torch, torch_npu, python, driver)):
         raise InputError(
             "query needs at least one of --cann, --torch, --torch-npu, --python, --driver",
@@ -272,16 +285,37 @@ def query(
         )
     from cannenv.values import dump
 
-    result: dict[str, Any] = {}
+    def targets(cann_v: str) -> list[tuple[str, str | None]]:
+        """(family, product) pairs to ask: per product where the family numbers HDKs per product."""
+        fams = [fam] if fam else [f for f in FAMILY_IDS if m.driver_requirement(cann_v, f) is not None]
+        out: list[tuple[str, str | None]] = []
+        for f in fams:
+            prods = m.products_of(f) if m.own_hdk_line(f) and product is None else ()
+            out.extend([(f, p.id) for p in prods] or [(f, product)])
+        return out
+
+    result: dict[str, Any] = {"answer": []}
+    answer: list[str] = result["answer"]
+    if product:
+        result["product"] = product
     if cann and driver:
-        vfams = [fam] if fam else [f for f in FAMILY_IDS if m.driver_requirement(cann, f) is not None]
-        result["verdict"] = [m.hdk_verdict(cann, driver, f).to_json() for f in vfams]
+        verdicts = [m.hdk_verdict(cann, driver, f, p) for f, p in targets(cann)]
+        result["verdict"] = [v.to_json() for v in verdicts]
+        answer.extend(f"{v.level}: {v.subject}: {v.statement}" for v in verdicts)
+        if not verdicts:
+            answer.append(f"no HDK statement for CANN {cann}" + (f" on {fam}" if fam else ""))
     if torch_npu and cann:
-        result["torch_npu_verdict"] = m.torch_npu_verdict(torch_npu, cann, torch=torch).to_json()
+        tv = m.torch_npu_verdict(torch_npu, cann, torch=torch)
+        result["torch_npu_verdict"] = tv.to_json()
+        answer.append(
+            f"{tv.level}: {tv.subject}: {tv.statement}" + (f"; but {tv.caveat}" if tv.caveat else "")
+        )
+    torch_asked = bool(torch or torch_npu or python)
     if cann or torch or torch_npu:
         rows = m.torch_npu_rows(cann=cann, torch=torch, torch_npu=torch_npu, python=python)
         if torch_npu and not m.torch_npu_rows(torch_npu=torch_npu, include_superseded=True):
             result["torch_npu_unpaired"] = m.unpaired_note(torch_npu)
+            answer.append(result["torch_npu_unpaired"])
         result["torch_npu"] = [
             {
                 **dump(r, exclude_none=True),
@@ -289,6 +323,19 @@ def query(
             }
             for r in rows
         ]
+        if torch_asked and not (torch_npu and cann):
+            if rows:
+                first = rows[0]
+                answer.append(
+                    f"torch_npu {first.label or first.torch_npu} (torch {first.torch}, CANN {first.cann}, "
+                    f"{first.evidence}) [{', '.join(first.sources)}]"
+                    + (f"; {len(rows) - 1} more row(s) below" if len(rows) > 1 else "")
+                )
+            elif "torch_npu_unpaired" not in result:
+                asked = ", ".join(
+                    f"{k} {v}" for k, v in (("CANN", cann), ("torch", torch), ("Python", python)) if v
+                )
+                answer.append(f"no torch_npu row matches {asked}")
     if torch:
         ps = m.python_support(torch)
         result["python_support"] = {
@@ -297,11 +344,28 @@ def query(
             "older": [list(o) for o in ps.older],
             "sources": sorted({s for r in ps.rows for s in r.sources}),
         }
+        not_yet = m.torch_not_yet(torch)
+        if not_yet:
+            result["not_yet"] = not_yet
+            answer.insert(0, not_yet)
+        if python and not ps.rows:
+            answer.append(f"no statement records which Python torch {torch} supports")
     if cann:
-        fams = [fam] if fam else FAMILY_IDS
-        reqs = [r for f in fams if (r := m.driver_requirement(cann, f)) is not None]
+        reqs = [r for f, p in targets(cann) if (r := m.driver_requirement(cann, f, p)) is not None]
         result["driver_requirement"] = [r.to_json() for r in reqs]
-        result["hdk_pairs"] = [dump(r, exclude_none=True) for r in m.hdk_pairs(cann, family=fam)]
+        result["hdk_pairs"] = [
+            dump(r, exclude_none=True) for r in m.hdk_pairs(cann, family=fam, product=product)
+        ]
+        uncovered = m.cann_not_covered(cann)
+        if uncovered:
+            result["torch_npu_uncovered"] = uncovered
+        if not driver and not torch_asked:
+            for r in reqs:
+                answer.append(_hdk_answer(m, r))
+            if not reqs:
+                answer.append(
+                    f"no HDK statement for CANN {cann}" + (f" on {fam}" if fam else "") + ": unknown"
+                )
         if fam and arch:
             try:
                 ops = m.ops_package(cann, fam, arch)
@@ -313,22 +377,57 @@ def query(
             except NotFoundError:
                 result["ops_package"] = None
     if driver and not cann:
-        accepting = m.cann_accepting_driver(driver, family=fam)
+        accepting = m.cann_accepting_driver(driver, family=fam, product=product)
         result["cann_accepting_driver"] = [
-            {**r.to_json(), "verdict": m.hdk_verdict(r.cann, driver, r.family).to_json()} for r in accepting
+            {**r.to_json(), "verdict": m.hdk_verdict(r.cann, driver, r.family, r.product).to_json()}
+            for r in accepting
         ]
+        if accepting:
+            answer.append(
+                f"driver {driver} is paired with or stated compatible with CANN "
+                + ", ".join(
+                    dict.fromkeys(
+                        r.cann + (f" ({m.product(r.product).title})" if r.product else "") for r in accepting
+                    )
+                )
+            )
+        else:
+            answer.append(f"no CANN release is paired with or stated compatible with driver {driver}")
     if as_json:
         _echo_json(result)
     else:
-        _render_query(result)
-    return 0 if any(result.values()) else int(ExitCode.NOT_FOUND)
+        _render_query(result, torch_asked=torch_asked)
+    found = {k: v for k, v in result.items() if k not in ("answer", "product")}
+    return 0 if any(found.values()) else int(ExitCode.NOT_FOUND)
 
 
-def _render_query(result: dict[str, Any]) -> None:
+def _hdk_answer(m: Matrix, r: Any) -> str:
+    """One line: which HDK for this CANN on this family (and product), as the statements say."""
+    where = r.family + (f" ({m.product(r.product).title})" if r.product else "")
+    drivers = r.recommended_drivers
+    if len(drivers) > 1:
+        head = (
+            f"recommended driver {' or '.join(drivers)} (the sources name different HDKs; each is recorded)"
+        )
+    elif drivers:
+        head = f"recommended HDK {r.hdk or drivers[0]}" + (f", firmware {r.firmware}" if r.firmware else "")
+    else:
+        head = "no recommended HDK stated"
+    parts = [f"CANN {r.cann} on {where}: {head}"]
+    if r.compatible_series:
+        parts.append("compatible " + ", ".join(r.compatible_series))
+    if r.incompatible_series:
+        parts.append("not compatible " + ", ".join(r.incompatible_series))
+    return "; ".join(parts) + (f" [{', '.join(r.sources)}]" if r.sources else "")
+
+
+def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
     from rich.table import Table
 
     con = _console()
-    if "torch_npu" in result:
+    for line in result.get("answer", []):
+        click.echo(line)
+    if result.get("torch_npu") and torch_asked and len(result["torch_npu"]) > 1:
         t = Table(title="torch_npu ↔ PyTorch ↔ CANN")
         for col in ("torch_npu", "torch", "CANN", "branch", "status", "evidence", "sources"):
             t.add_column(col)
@@ -337,76 +436,77 @@ def _render_query(result: dict[str, Any]) -> None:
                 r.get("label") or r["torch_npu"],
                 r["torch"],
                 r["cann"],
-                r.get("branch", "-"),
+                r.get("branch", ""),
                 r["status"],
                 r["evidence"],
                 ", ".join(r["sources"]),
             )
-        if result["torch_npu"]:
-            con.print(t)
-        elif "torch_npu_unpaired" not in result:
-            con.print("no torch_npu row matches")
-    if "torch_npu_unpaired" in result:
-        con.print(result["torch_npu_unpaired"])
+        con.print(t)
     if "torch_npu_verdict" in result:
-        _render_verdict(con, result["torch_npu_verdict"])
+        v = result["torch_npu_verdict"]
+        if v.get("recommended") and v.get("level") != "recommended" and v["recommended"] not in v["subject"]:
+            con.print(f"  recommended instead: {v['recommended']}")
+        if v.get("settle"):
+            con.print(f"  would settle it: {v['settle']}")
+    if torch_asked and result.get("torch_npu_uncovered"):
+        click.echo(result["torch_npu_uncovered"])
     for v in result.get("verdict", []):
-        _render_verdict(con, v)
-    if "python_support" in result:
-        ps = result["python_support"]
+        if v.get("recommended"):
+            con.print(f"  recommended instead: {v['recommended']}")
+        if v.get("settle"):
+            con.print(f"  would settle it: {v['settle']}")
+    ps = result.get("python_support")
+    if ps and ps["current"]:
+        older = "; ".join(", ".join(o) for o in ps["older"] if o)
         con.print(
-            f"torch {ps['torch']} supports Python {', '.join(ps['current']) or '-'} "
-            f"(older statements: {'; '.join(', '.join(o) for o in ps['older']) or 'none'}) "
-            f"[{', '.join(ps['sources'])}]"
+            f"torch {ps['torch']} supports Python {', '.join(ps['current'])}"
+            + (f" (older statements: {older})" if older else "")
+            + (f" [{', '.join(ps['sources'])}]" if ps["sources"] else "")
         )
-    if "driver_requirement" in result:
-        for r in result["driver_requirement"]:
-            if len(r["recommended"]) > 1:  # the sources disagree: name each, pick none
-                head = (
-                    f"recommended driver {' or '.join(r['recommended'])} (the sources name different "
-                    "HDKs, each is recorded: see the evidence below)"
-                )
-            else:
-                head = f"recommended HDK {r['hdk'] or ', '.join(r['recommended']) or '-'}" + (
-                    f", firmware {r['firmware']}" if r["firmware"] else ""
-                )
-            con.print(
-                f"CANN {r['cann']} on {r['family']}: {head} ({r['evidence']}); "
-                f"compatible {', '.join(r['compatible']) or 'none stated'}; "
-                f"not compatible {', '.join(r['incompatible']) or 'none stated'} "
-                f"[{', '.join(r['sources'])}]"
+    if torch_asked:
+        return
+    seen: set[str] = set()
+    for r in result.get("driver_requirement", []):
+        for st in r["statements"]:
+            line = (
+                f"  {'Y' if st['compatible'] else 'N'} {', '.join(st['hdk'])}: {st['statement']} "
+                f"[{', '.join(st['sources'])}]"
             )
-            for st in r["statements"]:
-                con.print(
-                    f"  {'Y' if st['compatible'] else 'N'} {', '.join(st['hdk'])}: {st['statement']} "
-                    f"[{', '.join(st['sources'])}]"
-                )
-        if not result["driver_requirement"]:
-            con.print("no HDK pairing known for that CANN version / family")
-        for row in result.get("hdk_pairs", []):
-            con.print(
-                f"  evidence {row['evidence']}: families {','.join(row.get('families') or ['not stated'])}, "
-                f"driver {', '.join(row.get('driver', [])) or row.get('driver_range', '-')}"
-                f"{', firmware ' + row['firmware'] if row.get('firmware') else ''} "
-                f"[{', '.join(row['sources'])}]"
-                f"{' — ' + row['note'] if row.get('note') else ''}"
-            )
+            if line not in seen:
+                seen.add(line)
+                click.echo(line)
+    for row in result.get("hdk_pairs", []):
+        drivers = ", ".join(row.get("driver", [])) or row.get("driver_range") or ""
+        where = ",".join(row.get("families") or ["families not stated"])
+        if row.get("products"):
+            where += " (" + ", ".join(row["products"]) + ")"
+        click.echo(
+            f"  evidence {row['evidence']}: {where}"
+            + (f", driver {drivers}" if drivers else "")
+            + (f", firmware {row['firmware']}" if row.get("firmware") else "")
+            + f" [{', '.join(row['sources'])}]"
+            + (f" — {row['note']}" if row.get("note") else "")
+        )
     if result.get("ops_package"):
         ops = result["ops_package"]
         con.print(f"ops/kernels package: {ops['package']} → {ops['file']} [{', '.join(ops['sources'])}]")
-    if "cann_accepting_driver" in result:
-        rows = result["cann_accepting_driver"]
-        if rows:
-            t = Table(title="CANN releases the vendor pairs or states compatible with this driver")
-            for col in ("CANN", "family", "verdict", "statement", "sources"):
-                t.add_column(col)
-            for r in rows:
-                v = r["verdict"]
-                t.add_row(r["cann"], r["family"], v["level"], v["statement"], ", ".join(v["sources"]))
-            con.print(t)
-            con.print("HDKs no vendor statement names are not listed (unknown, not assumed compatible)")
-        else:
-            con.print("no CANN release is paired with or stated compatible with that driver")
+    rows = result.get("cann_accepting_driver")
+    if rows:
+        t = Table(title="CANN releases the vendor pairs or states compatible with this driver")
+        for col in ("CANN", "family", "product", "verdict", "statement", "sources"):
+            t.add_column(col)
+        for r in rows:
+            v = r["verdict"]
+            t.add_row(
+                r["cann"],
+                r["family"],
+                r.get("product") or "",
+                v["level"],
+                v["statement"],
+                ", ".join(v["sources"]),
+            )
+        con.print(t)
+        con.print("HDKs no vendor statement names are not listed (unknown, not assumed compatible)")
 
 
 def _render_verdict(con: Console, v: dict[str, Any]) -> None:

@@ -50,6 +50,19 @@ SMI_BOARD = click.option(
     help="With --npu-smi-output: the captured `npu-smi info -t board -i 0 -c 0` output (gives the SoC).",
 )
 
+HCCN_OUTPUT = click.option(
+    "--hccn-output",
+    "hccn_output",
+    metavar="DIR",
+    help="Multi-node facts from captured hccn_tool outputs, DIR/<device id>.txt (docs/multinode.md) "
+    "instead of running hccn_tool.",
+)
+MULTINODE = click.option(
+    "--multinode",
+    is_flag=True,
+    help="This host runs multi-node jobs: run hccn_tool per device and judge hccn.conf, links, TLS and "
+    "HCCL variables (else those checks say skip).",
+)
 _PYTHON = click.option("--python", "python", metavar="PATH", help="Target interpreter (default: this one).")
 _SITE = click.option(
     "--site-packages",

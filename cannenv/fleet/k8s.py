@@ -3,15 +3,21 @@
 ``render_manifest`` (pure) returns the objects, built from ``templates/k8s-daemonset.yaml``:
 
 * a ServiceAccount, a ClusterRole that may only PATCH nodes, and its binding;
-* a ConfigMap ``cannenv-doctor-target`` with what every node is judged against: the lock file
-  itself (``lock.json``), or a stack id and the matrix digest it was chosen from;
-* the DaemonSet: on NPU nodes only (Node Feature Discovery's ``pci-19e5.present`` label for
-  Huawei's PCI vendor id, or labels the user names), with only the tolerations asked for. Its
-  container runs ``cannenv fleet k8s-agent`` directly (no shell): it reads the node's filesystem
-  mounted read-only at ``/host`` (``--root /host``; nothing there is run, so no device node is
-  opened and no fixed ``davinciN`` list is mounted), or, with ``device_resource``, asks the Ascend
-  device plugin for devices. A readiness probe is true while the last judgement succeeded. Not
-  privileged; read-only root filesystem; all capabilities dropped but DAC_READ_SEARCH (read).
+* a ValidatingAdmissionPolicy (and its binding) that lets that account change only
+  ``cannenv.io/`` labels and annotations, never a node's spec, and (where the token names it) only
+  the node its pod runs on;
+* a ConfigMap ``NAME-target`` with what every node is judged against: the lock file itself
+  (``lock.json``), or a stack id and the matrix digest it was chosen from;
+* the DaemonSet: on NPU nodes only (Node Feature Discovery's default ``pci-1200_19e5`` label, its
+  vendor-only ``pci-19e5`` form, or the Ascend device plugin's ``accelerator`` label; or the labels
+  the user names), with only the tolerations asked for. Its container runs ``cannenv fleet
+  k8s-agent`` directly (no shell) as ``nobody``, with no capability: it reads, under ``/host``
+  (``--root /host``), only the node paths ``templates/k8s-host-paths.yaml`` lists, each mounted
+  read-only (nothing there is run, no device node is opened), or, with ``device_resource``, asks
+  the Ascend device plugin for devices. A readiness probe is true while the last judgement succeeded.
+
+``name`` names the namespaced objects; cluster-wide ones are ``NAME.NAMESPACE``, so two manifests
+(two targets, or one per namespace) never rewrite each other's binding or policy.
 
 Each round the agent (:func:`judge_node`, then :func:`apply_labels`) patches its own node with
 
@@ -19,14 +25,17 @@ Each round the agent (:func:`judge_node`, then :func:`apply_labels`) patches its
   (``compliant`` / ``drifting`` / ``failing``), ``cannenv.io/certificate`` (``sha256-`` + 40 hex
   digits of the certificate file, or ``none``);
 * annotations ``cannenv.io/failing-checks`` (the ids of the checks that failed, comma-separated,
-  or ``none``), ``cannenv.io/certificate-digest`` and ``cannenv.io/last-run``.
+  or ``none``), ``cannenv.io/certificate-digest``, ``cannenv.io/role`` and ``cannenv.io/last-run``.
 
-``node_labels``/``label_patch`` (pure) compute them from a doctor report; ``apply_labels`` is the
-one network call, to the API server from inside the pod with the service-account token.
+A node of another product family than its target's is not labelled by that agent (another
+DaemonSet's target is for it). ``node_labels``/``label_patch`` (pure) compute the patch from a
+doctor report; ``apply_labels`` is the one network call, to the API server from inside the pod
+with the service-account token.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -38,13 +47,27 @@ from cannenv import values
 from cannenv.errors import ExternalError, InputError
 
 LABEL_PREFIX = "cannenv.io/"
-NFD_ASCEND_LABEL = "feature.node.kubernetes.io/pci-19e5.present"
-"""What Node Feature Discovery sets on nodes with a PCI device of vendor 0x19e5 (Huawei): the
-default node selector."""
+NFD_ASCEND_LABEL = "feature.node.kubernetes.io/pci-1200_19e5.present"
+"""What a default Node Feature Discovery sets on a node with a PCI device of class 12 (processing
+accelerator) and vendor 0x19e5 (Huawei): ``deviceLabelFields: [class, vendor]``, research notes
+vendor-2026-12.md §4.4. The default affinity also takes the vendor-only form and the device
+plugin's ``accelerator`` label (templates/k8s-daemonset.yaml)."""
+DEFAULT_NAME = "cannenv-doctor"
 HOST_ROOT = "/host"
 TARGET_DIR = "/etc/cannenv"
 READY_FILE = "/run/cannenv/ready"
 TEXTFILE_MOUNT = "/var/lib/cannenv/textfile"
+ROLES = ("full", "hdk")
+"""``full``: the node carries the whole stack. ``hdk``: only driver and firmware (CANN and torch live
+in the workloads' images): only what the node is meant to carry is judged."""
+NOBODY = 65534
+_FORBIDDEN_HOST_PATHS = re.compile(
+    r"^/(etc|var|var/lib|var/run|run|root|home|proc|boot|sys)?/?$"
+    r"|^/etc/(shadow|gshadow|sudoers|kubernetes|ssh|ssl/private|pki|containerd|docker|crio|cni)(/|-|$)"
+    r"|^/var/lib/(kubelet|etcd|containerd|docker|containers|rancher)(/|$)"
+    r"|^/(var/)?run/(secrets|containerd|docker|crio|k3s)(/|$)"
+    r"|^/root(/|$)|^/proc(/|$)"
+)
 _LABEL_VALUE_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 _IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -82,6 +105,39 @@ def parse_toleration(text: str) -> dict[str, str]:
     return out
 
 
+def host_paths(role: str = "full") -> list[dict[str, str]]:
+    """The node paths the agent mounts read-only for ``role`` (``templates/k8s-host-paths.yaml``)."""
+    import yaml
+
+    if role not in ROLES:
+        raise InputError(f"--role {role!r}: expected one of {', '.join(ROLES)}")
+    text = importlib_resources.files("cannenv.fleet").joinpath("templates/k8s-host-paths.yaml").read_text()
+    out = []
+    for entry in yaml.safe_load(text):
+        path, kind, roles = entry["path"], entry["type"], entry["roles"]
+        # the shipped list obeys the rules --host-path is held to: a bug of ours otherwise
+        assert (
+            kind in ("Directory", "File") and _SAFE_ARG.match(path) and not _FORBIDDEN_HOST_PATHS.match(path)
+        )
+        assert set(roles) <= set(ROLES) and entry["why"], entry
+        if role in roles:
+            out.append({"path": path, "type": kind})
+    return out
+
+
+def _checked_host_path(path: str, what: str) -> str:
+    if not path.startswith("/") or not _SAFE_ARG.match(path) or ".." in path.split("/"):
+        raise InputError(f"{what} {path!r}: expected an absolute host path without '..'")
+    path = "/" + path.strip("/")
+    if _FORBIDDEN_HOST_PATHS.match(path):
+        raise InputError(
+            f"{what} {path!r}: the agent never mounts this "
+            "(it holds credentials, secrets or the whole system)",
+            hint="name the directory or file the probes need, e.g. /etc/Ascend or /opt/venv",
+        )
+    return path
+
+
 def _agent_args(
     *,
     lock: bool,
@@ -90,6 +146,7 @@ def _agent_args(
     interval: int,
     prometheus: bool,
     certificate: str | None,
+    role: str,
 ) -> list[str]:
     args = ["--root", HOST_ROOT, "--node", "$(NODE_NAME)", "--interval", str(int(interval))]
     if lock:
@@ -98,6 +155,8 @@ def _agent_args(
         args += ["--stack", str(stack_id)]
         if matrix_digest:
             args += ["--matrix-digest", matrix_digest]
+    if role != "full":
+        args += ["--role", role]
     args += ["--ready-file", READY_FILE]
     if prometheus:
         args += ["--prometheus", f"{TEXTFILE_MOUNT}/cannenv.prom"]
@@ -106,12 +165,17 @@ def _agent_args(
     return args
 
 
+def _volume_name(path: str) -> str:
+    return ("host" + re.sub(r"[^a-z0-9]+", "-", path.lower())).strip("-")[:63].rstrip("-")
+
+
 def render_manifest(
     image: str,
     *,
     stack_id: str | None = None,
     lock_text: str | None = None,
     matrix_digest: str | None = None,
+    name: str = DEFAULT_NAME,
     namespace: str = "kube-system",
     interval: int = 3600,
     node_selector: Mapping[str, str] | None = None,
@@ -119,6 +183,11 @@ def render_manifest(
     device_resource: str | None = None,
     textfile_dir: str | None = None,
     certificate: str | None = None,
+    role: str = "full",
+    extra_host_paths: Sequence[str] = (),
+    extra_host_files: Sequence[str] = (),
+    run_as_user: int = NOBODY,
+    supplemental_groups: Sequence[int] = (),
 ) -> list[dict[str, Any]]:
     """The Kubernetes objects, as plain dicts (dump them as YAML or JSON).
 
@@ -126,7 +195,8 @@ def render_manifest(
     ``stack_id`` (with ``matrix_digest``: the agent refuses to judge against another matrix).
     ``device_resource`` (``NAME=COUNT``, e.g. ``huawei.com/Ascend910=1``) asks the device plugin
     for devices; ``textfile_dir`` (a host directory, node_exporter's textfile collector) gets
-    ``cannenv.prom`` each round.
+    ``cannenv.prom`` each round. ``extra_host_paths``/``extra_host_files``: more node directories /
+    files to read (read-only), e.g. ``/etc/Ascend`` or a venv; never credentials or the whole system.
     """
     import yaml
 
@@ -134,38 +204,77 @@ def render_manifest(
         raise InputError(
             f"--image {image!r} is not an image reference", hint="e.g. registry.example/cannenv-doctor:0.1.0"
         )
+    if not _DNS_LABEL.match(name) or len(name) > 56:
+        raise InputError(
+            f"--name {name!r}: expected a DNS label of at most 56 characters (a-z, 0-9, -)",
+            hint="e.g. cannenv-doctor-310p",
+        )
     if not _DNS_LABEL.match(namespace):
         raise InputError(f"--namespace {namespace!r} is not a valid namespace name (RFC 1123 label)")
     if interval < 60:
         raise InputError(f"--interval {interval}: expected at least 60 seconds")
     if (lock_text is None) == (stack_id is None):
         raise InputError("give the target as --lock FILE or --stack ID (one of them)")
+    if run_as_user < 0 or any(g < 0 for g in supplemental_groups):
+        raise InputError("--run-as-user and --supplemental-group take numeric ids >= 0")
     for val, what in ((stack_id, "--stack"), (matrix_digest, "--matrix-digest")):
         if val is not None and not _SAFE_ARG.match(val):
             raise InputError(f"{what} {val!r}: only letters, digits and . _ / + - : are allowed here")
     for path, what in ((certificate, "--certificate"), (textfile_dir, "--textfile-dir")):
         if path is not None and (not path.startswith("/") or not _SAFE_ARG.match(path) or ".." in path):
             raise InputError(f"{what} {path!r}: expected an absolute host path without '..'")
-    selector = dict(node_selector) if node_selector else {NFD_ASCEND_LABEL: "true"}
+    selector = dict(node_selector or {})
     for key in selector:
         if not _QUALIFIED.match(key):
             raise InputError(f"--node-selector {key!r}: not a label key")
+    mounts = host_paths(role)
+    for extra, kind, what in [
+        *((p, "Directory", "--host-path") for p in extra_host_paths),
+        *((p, "File", "--host-file") for p in extra_host_files),
+    ]:
+        mounts.append({"path": _checked_host_path(extra, what), "type": kind})
+    if certificate:
+        cert_dir = _checked_host_path(str(Path(certificate).parent), "--certificate's directory")
+        mounts.append({"path": cert_dir, "type": "Directory"})
+    cluster_name = f"{name}.{namespace}"
+    labels = {"app.kubernetes.io/name": "cannenv-doctor", "app.kubernetes.io/instance": name}
     text = importlib_resources.files("cannenv.fleet").joinpath("templates/k8s-daemonset.yaml").read_text()
     objects: list[dict[str, Any]] = yaml.safe_load(text)
     for obj in objects:
-        if "namespace" in obj["metadata"]:
-            obj["metadata"]["namespace"] = namespace
+        meta = obj["metadata"]
+        meta["labels"] = dict(labels)
+        meta["name"] = cluster_name if "namespace" not in meta else meta["name"].replace("NAME", name)
+        if "namespace" in meta:
+            meta["namespace"] = namespace
         for subject in obj.get("subjects", ()):
-            subject["namespace"] = namespace
+            subject.update(name=name, namespace=namespace)
+        if obj.get("roleRef"):
+            obj["roleRef"]["name"] = cluster_name
+    policy = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicy")
+    agent = f"system:serviceaccount:{namespace}:{name}"  # both DNS labels: nothing to escape
+    policy["spec"]["matchConditions"][0]["expression"] = f"request.userInfo.username == '{agent}'"
+    binding = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding")
+    binding["spec"]["policyName"] = cluster_name
     config = next(o for o in objects if o["kind"] == "ConfigMap")
     if lock_text is not None:
         config["data"] = {"lock.json": lock_text}
     else:
         config["data"] = {"stack": str(stack_id), "matrix-digest": matrix_digest or ""}
     ds = next(o for o in objects if o["kind"] == "DaemonSet")
+    ds["spec"]["selector"]["matchLabels"] = dict(labels)
+    ds["spec"]["template"]["metadata"]["labels"] = dict(labels)
     pod = ds["spec"]["template"]["spec"]
-    pod["nodeSelector"] = selector
+    pod["serviceAccountName"] = name
+    if selector:  # the user's labels replace the default affinity
+        pod["nodeSelector"] = selector
+        del pod["affinity"]
     pod["tolerations"] = [parse_toleration(t) for t in tolerations]
+    security = pod["securityContext"]
+    security.update(runAsUser=run_as_user, runAsNonRoot=run_as_user != 0)
+    if run_as_user == 0:
+        security["runAsGroup"] = 0
+    if supplemental_groups:
+        security["supplementalGroups"] = sorted(set(supplemental_groups))
     container = pod["containers"][0]
     container["image"] = image
     container["args"] = _agent_args(
@@ -175,15 +284,33 @@ def render_manifest(
         interval=interval,
         prometheus=textfile_dir is not None,
         certificate=certificate,
+        role=role,
     )
+    seen: set[str] = set()
+    for m in mounts:
+        if m["path"] in seen:
+            continue
+        seen.add(m["path"])
+        vol = _volume_name(m["path"])
+        container["volumeMounts"].append({"name": vol, "mountPath": HOST_ROOT + m["path"], "readOnly": True})
+        pod["volumes"].append({"name": vol, "hostPath": {"path": m["path"], "type": m["type"]}})
+    for v in pod["volumes"]:
+        if v["name"] == "target":
+            v["configMap"]["name"] = f"{name}-target"
     if device_resource:
-        name, sep, count = device_resource.partition("=")
-        if not sep or not _QUALIFIED.match(name) or "/" not in name or not count.isdigit() or int(count) < 1:
+        dev_name, sep, count = device_resource.partition("=")
+        if (
+            not sep
+            or not _QUALIFIED.match(dev_name)
+            or "/" not in dev_name
+            or not count.isdigit()
+            or int(count) < 1
+        ):
             raise InputError(
                 f"--device-resource {device_resource!r}: expected NAME=COUNT, e.g. huawei.com/Ascend910=1"
             )
-        container["resources"]["limits"][name] = count
-        container["resources"]["requests"][name] = count
+        container["resources"]["limits"][dev_name] = count
+        container["resources"]["requests"][dev_name] = count
     if textfile_dir:
         container["volumeMounts"].append({"name": "textfile", "mountPath": TEXTFILE_MOUNT})
         pod["volumes"].append(
@@ -283,13 +410,17 @@ def judge_node(
     matrix_digest: str | None = None,
     certificate: str | None = None,
     now: float | None = None,
+    role: str = "full",
     driver_policy: str = "accepted",
-) -> tuple[Any, dict[str, Any]]:
+) -> tuple[Any, dict[str, Any] | None]:
     """One round of the agent: gather the node under ``root``, judge it, and the patch to apply.
 
-    Returns (the doctor :class:`~cannenv.report.Report`, the patch). Raises a CannenvError when
-    it cannot judge (no such lock, another matrix than the one named): the agent then reports
-    not-ready and patches nothing.
+    Returns (the doctor :class:`~cannenv.report.Report`, the patch). The patch is None when the
+    node is of another product family than the target's: another DaemonSet's target is for it, and
+    labelling it here would overwrite that one's labels. Raises a CannenvError when it cannot judge
+    (no such lock, another matrix than the one named): the agent then reports not-ready and
+    patches nothing. ``role`` ``hdk``: the node carries only driver and firmware
+    (:attr:`cannenv.checks.Target.no_software`).
     """
     import datetime
     import time
@@ -308,13 +439,24 @@ def judge_node(
             hint="render the manifest with the cannenv of the image (`cannenv fleet k8s-manifest`), "
             "or build the image from the cannenv that rendered it",
         )
+    if role not in ROLES:
+        raise InputError(f"--role {role!r}: expected one of {', '.join(ROLES)}")
     facts = gather(root, None, None, (), None, 10.0)
     target = choose_target(facts, matrix, stack_id=stack_id, lock=lock, driver_policy=driver_policy)
+    if role == "hdk":
+        target = dataclasses.replace(
+            target,
+            no_software="the node carries only driver and firmware (--role hdk); CANN and "
+            "torch live in the workloads' images",
+        )
     node_checks = tuple(c for c in checks.all_checks() if c.id not in NODE_AGENT_SKIPS)
     findings = checks.run(facts, target, node_checks)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
     )
+    node_family = facts.devices.family
+    if node_family and target.stack is not None and target.stack.family != node_family:
+        return report, None
     data = values.dump(report)
     digest = None
     if certificate and Path(certificate).is_file():
@@ -326,6 +468,7 @@ def judge_node(
         failing=failing_checks(data),
         last_run=stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
+    patch["metadata"]["annotations"][f"{LABEL_PREFIX}role"] = role
     return report, patch
 
 

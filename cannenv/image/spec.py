@@ -280,7 +280,7 @@ def spec_from_stack(
                 digest_gap=None if sha or zipped else matrix.digest_gap(file),
             )
         )
-    req = matrix.driver_requirement(cann, stack.family)
+    req = matrix.driver_requirement(cann, stack.family, stack.product)
     driver = stack.version("driver")
     driver_range = req.range if req is not None else (f">={driver}" if driver else "*")
     chip = family_info(stack.family).image_chip or stack.family

@@ -45,8 +45,17 @@ COMPONENT_SCHEME: dict[str, Family] = {
 }
 """Version grammar of each core component; extras default to PEP 440 or say ``scheme:``."""
 
-Evidence = Literal["recommended", "validated", "declared", "observed"]
-EVIDENCE_RANK: dict[str, int] = {"recommended": 0, "validated": 1, "declared": 2, "observed": 3}
+Evidence = Literal["recommended", "validated", "downstream", "declared", "observed"]
+"""recommended: the vendor's own pairing; validated: a vendor project ran it (MindSpeed-LLM);
+downstream: a project built on the stack names it in its release (vllm-ascend), never the vendor's
+recommendation; declared: a stated requirement that is not a pairing; observed: seen (weakest)."""
+EVIDENCE_RANK: dict[str, int] = {
+    "recommended": 0,
+    "validated": 1,
+    "downstream": 2,
+    "declared": 3,
+    "observed": 4,
+}
 Status = Literal["published", "certified", "deprecated", "eol"]
 Arch = Literal["aarch64", "x86_64"]
 
@@ -175,6 +184,8 @@ class Stack:
 
     id: Annotated[str, Check(pattern=r"^[a-z0-9][a-z0-9._+-]*$")]
     family: FamilyId
+    product: str | None = None
+    """the product, where the family's HDKs are numbered per product (hardware ``products``)"""
     arches: Annotated[tuple[Arch, ...], NonEmpty]
     os: tuple[str, ...] = ()
     status: Status
@@ -263,6 +274,8 @@ class HdkRow:
     cann: Annotated[tuple[CannStr, ...], NonEmpty]
     families: tuple[FamilyId, ...] | None = None
     """null: the source does not say"""
+    products: tuple[str, ...] | None = None
+    """the products the statement covers (hardware ``products``); null: every product of the families"""
     driver: tuple[DriverStr, ...] = ()
     driver_range: DriverRange | None = None
     """only where a source states a range"""
@@ -371,7 +384,10 @@ class HdkCompatRow:
     """HDK releases or series (``25.0.X``, ``26.0.RC1``)"""
     compatible: bool
     families: tuple[FamilyId, ...] | None = None
-    """null: the statement covers every family the release supports"""
+    """null: the statement covers every family the release supports that shares the HDK line
+    (a family with ``hdk_line: own`` is covered only where it is named)"""
+    products: tuple[str, ...] | None = None
+    """the products the statement covers; null: every product of the families"""
     statement: str
     """the vendor's words, short: which table of which document"""
     sources: SourceIds
@@ -452,6 +468,8 @@ class DriverRequirement:
     note: str = ""
     compat: tuple[HdkCompatRow, ...] = ()
     validated: tuple[HdkRow, ...] = ()
+    product: str | None = None
+    """the product asked about (families whose HDKs are numbered per product)"""
 
     @property
     def recommended_drivers(self) -> tuple[str, ...]:
@@ -510,6 +528,7 @@ class DriverRequirement:
         return {
             "cann": self.cann,
             "family": self.family,
+            "product": self.product,
             "minimum": self.minimum,
             "range": self.range,
             "hdk": self.hdk,
@@ -551,6 +570,8 @@ class Verdict:
     """the recommended alternative, when the pairing is not the recommended one"""
     settle: str | None = None
     """for unknown: what would settle it"""
+    caveat: str | None = None
+    """another statement that disagrees with the one the level rests on (the doctor warns, naming both)"""
 
     @property
     def ok(self) -> bool:
@@ -564,6 +585,7 @@ class Verdict:
             "sources": list(self.sources),
             "recommended": self.recommended,
             "settle": self.settle,
+            "caveat": self.caveat,
         }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from cannenv import values
 from cannenv.errors import NotFoundError, did_you_mean
-from cannenv.hardware import FAMILY_IDS, Hardware
+from cannenv.hardware import FAMILY_IDS, Hardware, Product, SocFamily
 from cannenv.matrix.model import (
     EVIDENCE_RANK,
     SCHEMA_VERSION,
@@ -62,6 +62,7 @@ class Matrix:
             socs=tuple(s for h in hw for s in h.socs),
             board_aliases=tuple(a for h in hw for a in h.board_aliases),
             memory=tuple(m for h in hw for m in h.memory),
+            products=tuple(p for h in hw for p in h.products),
         )
         self.torch_npu: tuple[TorchNpuRow, ...] = _merge_rows(r for mf in parts for r in mf.torch_npu)
         self.python_rows: tuple[PythonSupportRow, ...] = tuple(r for mf in parts for r in mf.python_support)
@@ -246,16 +247,26 @@ class Matrix:
         fits = [r for r in fits if r.status in ("current",) and r.evidence == "recommended"] or fits
         rec = fits[0].torch_npu if fits else None
         same = [r for r in rows if r.status != "conflict" and _cann(r.cann).release == _cann(cann).release]
+        release = self.torchnpu_release(torch_npu)
         if same:
             best = sorted(same, key=lambda r: EVIDENCE_RANK[r.evidence])[0]
             level: Level = "recommended" if best.evidence == "recommended" else "compatible"
             said = f"paired with CANN {best.cann}" + (f" (branch {best.branch})" if best.branch else "")
-            if best.evidence != "recommended":
+            if best.evidence == "downstream":
+                said = f"validated downstream with CANN {best.cann}" + (f": {best.note}" if best.note else "")
+            elif best.evidence != "recommended":
                 said += f", {best.evidence}" + (f": {best.note}" if best.note else "")
+            caveat = None
+            if best.evidence == "downstream":
+                caveat = self._vendor_table_silent(release, cann)
             return Verdict(
-                level, subject, said, best.sources, recommended=None if level == "recommended" else rec
+                level,
+                subject,
+                said,
+                best.sources,
+                recommended=None if level == "recommended" else rec,
+                caveat=caveat,
             )
-        release = self.torchnpu_release(torch_npu)
         if release is not None:
             hits = [
                 r
@@ -307,6 +318,63 @@ class Matrix:
             "or the TorchNPU release notes",
         )
 
+    def _vendor_table_silent(self, release: str | None, cann: str) -> str | None:
+        """The vendor's TorchNPU compatibility statement for ``release`` when it names CANN series
+        but not ``cann`` (a downstream pairing then goes beyond what the vendor declares)."""
+        if release is None:
+            return None
+        rows = [r for r in self.torch_npu_compat if any(_line_matches(t, release) for t in r.torchnpu)]
+        if not rows or any(any(series_matches("cann", c, cann) for c in r.cann) for r in rows):
+            return None
+        series = ", ".join(dict.fromkeys(c for r in rows for c in r.cann))
+        srcs = ", ".join(dict.fromkeys(s for r in rows for s in r.sources))
+        return (
+            f"the vendor declares TorchNPU {release} only for CANN {series} [{srcs}]; "
+            f"CANN {cann} rests on the downstream statement alone"
+        )
+
+    def torch_not_yet(self, torch: str) -> str | None:
+        """For a PyTorch with no torch_npu at all: say so plainly, naming the newest pair the package
+        index publishes (None when some torch_npu row names this torch line)."""
+        want = _pep(torch).release[:2]
+        if any(_pep(r.torch).release[:2] == want for r in self.torch_npu_rows(include_superseded=True)):
+            return None
+        published = [v for v in self.published_versions("torch-npu") if not _pep(v).is_prerelease]
+        torch_out = any(_pep(v).release[:2] == want for v in self.published_versions("torch"))
+        text = f"not yet: no torch_npu for torch {torch} is published"
+        if torch_out:
+            text += f" (torch {torch} is on the package index, torch-npu {want[0]}.{want[1]}.x is not)"
+        if published:
+            newest = published[-1]
+            rows = self.torch_npu_rows(torch_npu=newest, include_superseded=True)
+            pair_torch = rows[0].torch if rows else newest
+            text += f"; newest published pair: torch {pair_torch} + torch_npu {newest}"
+        plans = [r for r in self.lifecycle if _pep(r.torch_npu).release[:2] == want]
+        if plans:
+            p = plans[0]
+            text += (
+                f"; the vendor's support policy lists {p.torch_npu} as {p.status} [{', '.join(p.sources)}]"
+            )
+        return text
+
+    def cann_not_covered(self, cann: str) -> str | None:
+        """For a CANN newer than every TorchNPU compatibility table: which table stops where, and
+        what would settle it (None when a table covers it)."""
+        if any(any(series_matches("cann", c, cann) for c in r.cann) for r in self.torch_npu_compat):
+            return None
+        newest = max(
+            self.torch_npu_compat, key=lambda r: max(_cann(c.replace("X", "0")) for c in r.cann), default=None
+        )
+        if newest is None:
+            return None
+        return (
+            f"no TorchNPU compatibility table covers CANN {cann}: the newest ({newest.statement}) "
+            f"stops at CANN {newest.cann[-1]} [{', '.join(newest.sources)}]"
+            + (f"; {newest.note}" if newest.note else "")
+            + "; unknown: a newer TorchNPU release note's compatibility table (版本兼容性说明) or a "
+            "torch_npu wheel naming this CANN would settle it"
+        )
+
     def unpaired_note(self, torch_npu: str) -> str:
         """What is known about a torch_npu with no CANN pairing: published where, nearest pairing."""
         published = [
@@ -341,8 +409,53 @@ class Matrix:
 
     # -- HDK -------------------------------------------------------------------------------
 
+    # -- products ---------------------------------------------------------------------------
+
+    def family_info(self, family: str | None) -> SocFamily | None:
+        return next((f for f in self.hardware.families if f.id == family), None)
+
+    def own_hdk_line(self, family: str | None) -> bool:
+        """The vendor numbers this family's HDKs per product: statements naming no family skip it."""
+        info = self.family_info(family)
+        return info is not None and info.hdk_line == "own"
+
+    def products_of(self, family: str | None) -> tuple[Product, ...]:
+        return tuple(p for p in self.hardware.products if family is not None and p.family == family)
+
+    def product(self, product_id: str) -> Product:
+        for p in self.hardware.products:
+            if p.id == product_id:
+                return p
+        raise NotFoundError(
+            f"no product {product_id!r} in the hardware table",
+            hint=did_you_mean(product_id, [p.id for p in self.hardware.products])
+            or "products: " + ", ".join(p.id for p in self.hardware.products),
+        )
+
+    def _covers(
+        self,
+        families: tuple[str, ...] | None,
+        products: tuple[str, ...] | None,
+        family: str | None,
+        product: str | None,
+    ) -> bool:
+        """Whether a statement naming ``families``/``products`` covers ``family`` (and ``product``)."""
+        if family is not None:
+            if families is None and self.own_hdk_line(family):
+                return False
+            if families is not None and family not in families:
+                return False
+        return product is None or products is None or product in products
+
+    # -- HDK -------------------------------------------------------------------------------
+
     def hdk_pairs(
-        self, cann: str, *, family: str | None = None, include_unstated: bool = True
+        self,
+        cann: str,
+        *,
+        family: str | None = None,
+        include_unstated: bool = True,
+        product: str | None = None,
     ) -> list[HdkRow]:
         """HDK rows for a CANN version (exact, else its release), strongest evidence first."""
         target = _cann(cann)
@@ -353,7 +466,7 @@ class Matrix:
         rows = dict.fromkeys(r for k in keys for r in by_cann.get(k, ()))
         out: list[HdkRow] = []
         for row in (r for r in self.hdk if r in rows):
-            if family and row.families is not None and family not in row.families:
+            if not self._covers(row.families, row.products, family, product):
                 continue
             if family and row.families is None and not include_unstated:
                 continue
@@ -385,23 +498,27 @@ class Matrix:
         rows.sort(key=lambda r: (EVIDENCE_RANK[r.evidence], r.families is None))
         return rows[0] if rows else None
 
-    def driver_requirement(self, cann: str, family: str) -> DriverRequirement | None:
-        key = ("driver_requirement", cann, family)
+    def driver_requirement(
+        self, cann: str, family: str, product: str | None = None
+    ) -> DriverRequirement | None:
+        key = ("driver_requirement", cann, family, product)
         if key not in self._memo:
-            self._memo[key] = self._driver_requirement(cann, family)
+            self._memo[key] = self._driver_requirement(cann, family, product)
         result: DriverRequirement | None = self._memo[key]
         return result
 
-    def hdk_compat_rows(self, cann: str, family: str | None = None) -> list[HdkCompatRow]:
+    def hdk_compat_rows(
+        self, cann: str, family: str | None = None, product: str | None = None
+    ) -> list[HdkCompatRow]:
         """The vendor's CANN <-> HDK compatibility statements that cover ``cann`` on ``family``."""
         return [
             r
             for r in self.hdk_compat
-            if (family is None or r.families is None or family in r.families)
+            if self._covers(r.families, r.products, family, product)
             and any(series_matches("cann", c, cann) for c in r.cann)
         ]
 
-    def _driver_requirement(self, cann: str, family: str) -> DriverRequirement | None:
+    def _driver_requirement(self, cann: str, family: str, product: str | None) -> DriverRequirement | None:
         """What the vendor says about drivers for a CANN version on a family.
 
         The pairing rows of the strongest evidence that name the family (the release's own HDK),
@@ -410,12 +527,14 @@ class Matrix:
         """
         rows = [
             r
-            for r in self.hdk_pairs(cann, family=family, include_unstated=False)
+            for r in self.hdk_pairs(cann, family=family, include_unstated=False, product=product)
             if r.driver or r.driver_range
         ]
-        compat = tuple(self.hdk_compat_rows(cann, family))
+        compat = tuple(self.hdk_compat_rows(cann, family, product))
         validated = tuple(
-            r for r in self.hdk_pairs(cann, family=family) if r.evidence == "validated" and r.families is None
+            r
+            for r in self.hdk_pairs(cann, family=family, product=product)
+            if r.evidence == "validated" and r.families is None
         )
         if not rows and not compat:
             return None
@@ -429,6 +548,11 @@ class Matrix:
         good += [h for r in compat if r.compatible for h in r.hdk]
         explicit = [r.driver_range for r in chosen if r.driver_range]
         rng = explicit[0] if explicit and not compat else _covering_range(good)
+        lines = {r.products for r in chosen if r.products is not None}
+        lines |= {r.products for r in compat if r.products is not None}
+        if product is None and len(lines) > 1:
+            # HDKs of several products' own lines (25.7.RC1, 25.1.RC1) are not one numeric range
+            rng, minimum = "*", None
         evidence: Evidence = chosen[0].evidence if chosen else "declared"
         notes = []
         if chosen:
@@ -441,6 +565,7 @@ class Matrix:
         return DriverRequirement(
             cann=str(_cann(cann)),
             family=family,
+            product=product,
             minimum=minimum,
             range=rng,
             evidence=evidence,
@@ -452,10 +577,21 @@ class Matrix:
             validated=validated,
         )
 
-    def hdk_verdict(self, cann: str, driver: str, family: str) -> Verdict:
-        """The vendor's word on ``driver`` with CANN ``cann`` on ``family`` (see :class:`Verdict`)."""
-        subject = f"driver {driver} with CANN {cann} on {family}"
-        req = self.driver_requirement(cann, family)
+    def hdk_verdict(self, cann: str, driver: str, family: str, product: str | None = None) -> Verdict:
+        """The vendor's word on ``driver`` with CANN ``cann`` on ``family`` (see :class:`Verdict`).
+
+        For a family whose HDKs are numbered per product (``hdk_line: own``) the answer is the
+        product's; when the product is not known and the products' answers differ, it is
+        ``unknown`` and names each candidate's answer."""
+        prods = self.products_of(family)
+        if product is None and prods and self.own_hdk_line(family):
+            return self._any_product_verdict(cann, driver, family, prods)
+        where = family if product is None else f"{family} ({self.product(product).title})"
+        subject = f"driver {driver} with CANN {cann} on {where}"
+        early = self._cann_predates(cann, family, product, subject)
+        if early is not None:
+            return early
+        req = self.driver_requirement(cann, family, product)
         settle = (
             f"the CANN {cann} release note's CANN/Ascend HDK compatibility table "
             "(hiascend 'CANN与驱动版本配套关系'), or `cannenv matrix refresh` with the newest ascend-deployer"
@@ -501,16 +637,73 @@ class Matrix:
             settle=settle,
         )
 
-    def cann_accepting_driver(self, driver: str, *, family: str | None = None) -> list[DriverRequirement]:
-        """CANN releases the vendor recommends or states compatible with ``driver`` (newest first)."""
+    def _cann_predates(self, cann: str, family: str, product: str | None, subject: str) -> Verdict | None:
+        """CANN older than the first release that supports the family (incompatible) or that a
+        statement names for the product (unknown); None otherwise."""
+        info = self.family_info(family)
+        if info is not None and info.cann_from and _cann(cann).release < _cann(info.cann_from).release:
+            named = [r.statement for r in self.hdk_compat_rows(cann, family, product) if r.compatible]
+            first = info.cann_from_statement or f"first supported {info.cann_from}"
+            said = f"CANN {cann} predates the {info.title}: {first}"
+            if named:
+                said += "; the compatibility table marks it Y: " + "; ".join(named) + " (both recorded)"
+            return Verdict("incompatible", subject, said, info.sources)
+        if product is not None:
+            prod = self.product(product)
+            if prod.cann_from and _cann(cann).release < _cann(prod.cann_from).release:
+                return Verdict(
+                    "unknown",
+                    subject,
+                    f"no statement names CANN {cann} for the {prod.title}: "
+                    + (prod.cann_from_statement or f"statements start at CANN {prod.cann_from}"),
+                    prod.sources,
+                    settle=f"a vendor statement pairing CANN {cann} with the {prod.title}",
+                )
+        return None
+
+    def _any_product_verdict(
+        self, cann: str, driver: str, family: str, prods: tuple[Product, ...]
+    ) -> Verdict:
+        per = [(p, self.hdk_verdict(cann, driver, family, p.id)) for p in prods]
+        subject = f"driver {driver} with CANN {cann} on {family}"
+        srcs = tuple(dict.fromkeys(s for _, v in per for s in v.sources))
+        levels = {v.level for _, v in per}
+        each = "; ".join(f"{p.title}: {v.level}: {v.statement}" for p, v in per)
+        if len(levels) == 1:
+            only = per[0][1]
+            return Verdict(only.level, subject, f"the same for every product: {each}", srcs, only.recommended)
+        return Verdict(
+            "unknown",
+            subject,
+            "the answer depends on the product, which is not known (candidates: "
+            + ", ".join(p.title for p in prods)
+            + f"): {each}",
+            srcs,
+            settle="the product: PCI subsystem id (lspci -nn -v), npu-smi board / chip name, or the "
+            "accelerator-type node label (`matrix query --product ID`)",
+        )
+
+    def cann_accepting_driver(
+        self, driver: str, *, family: str | None = None, product: str | None = None
+    ) -> list[DriverRequirement]:
+        """CANN releases the vendor recommends or states compatible with ``driver`` (newest first).
+
+        For a family whose HDKs are numbered per product, each product is asked on its own."""
         fams = [family] if family else list(FAMILY_IDS)
         out = []
         for cann in self.cann_versions():
             for fam in fams:
-                req = self.driver_requirement(cann, fam)
-                if req is not None and req.accepts(driver):
+                prods: list[str | None] = [product]
+                if product is None and self.own_hdk_line(fam) and self.products_of(fam):
+                    prods = [p.id for p in self.products_of(fam)]
+                for prod in prods:
+                    req = self.driver_requirement(cann, fam, prod)
+                    if req is None or not req.accepts(driver):
+                        continue
+                    if self._cann_predates(cann, fam, prod, "") is not None:
+                        continue
                     out.append(req)
-        return sorted(out, key=lambda r: (_cann(r.cann), r.family), reverse=True)
+        return sorted(out, key=lambda r: (_cann(r.cann), r.family, r.product or ""), reverse=True)
 
     # -- installers ----------------------------------------------------------------------------
 
@@ -650,7 +843,7 @@ class Matrix:
                             f"no {package} {version} wheel for Python {py} on {arch} on the package index"
                         )
         if cann and drv:
-            hv = self.hdk_verdict(cann, drv, stack.family)
+            hv = self.hdk_verdict(cann, drv, stack.family, stack.product)
             if not hv.ok:
                 out.append(f"{hv.subject}: {hv.level}: {hv.statement}")
         for key in ("ops", "nnal"):

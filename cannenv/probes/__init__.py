@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from cannenv import __version__
 from cannenv.facts import Facts, ProbeIssue
 from cannenv.host import Host
-from cannenv.probes import container, driver, elf, environ, nnal, npu, os_info, python_env, toolkit
-from cannenv.probes._common import NpuSmiCapture, ProbeContext
+from cannenv.probes import container, driver, elf, environ, hccn, nnal, npu, os_info, python_env, toolkit
+from cannenv.probes._common import HccnCapture, NpuSmiCapture, ProbeContext
 
 if TYPE_CHECKING:  # dict[...] at run time needs 3.9; the probes also run in the bundle on 3.7
     Probe = Callable[[ProbeContext], dict[str, Any]]
@@ -37,6 +37,7 @@ PROBES: tuple[tuple[str, Probe], ...] = (
     ("nnal", nnal.probe),
     ("npu", npu.probe),
     ("container", container.probe),
+    ("multinode", hccn.probe),
     ("python", python_env.probe),
     ("abi", elf.probe),
 )
@@ -79,6 +80,8 @@ def collect(
     npu_smi_timeout: float = 10.0,
     only: Sequence[str] | None = None,
     npu_smi_capture: NpuSmiCapture | None = None,
+    hccn_capture: HccnCapture | None = None,
+    multinode: bool = False,
 ) -> Facts:
     """Run every probe against ``host`` and return the facts. Never raises for a broken host.
 
@@ -90,6 +93,8 @@ def collect(
         site_packages=tuple(site_packages),
         npu_smi_timeout=npu_smi_timeout,
         npu_smi_capture=npu_smi_capture,
+        hccn_capture=hccn_capture,
+        multinode=multinode,
     )
     selected = [(name, fn) for name, fn in PROBES if only is None or name in only]
     beside = {name: _Beside(name, fn, ctx) for name, fn in selected if name in BESIDE}

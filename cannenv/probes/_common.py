@@ -30,6 +30,14 @@ class NpuSmiCapture:
     source: str = "a captured npu-smi output"
 
 
+@dataclass(frozen=True)
+class HccnCapture:
+    """Saved ``hccn_tool`` / ``spod-info`` outputs, one text per physical device id (docs/multinode.md)."""
+
+    outputs: dict[int, str]
+    source: str = "captured hccn_tool outputs"
+
+
 @dataclass
 class ProbeContext:
     """What a probe gets: the host, the options, issues collected so far, earlier probes' results."""
@@ -39,6 +47,9 @@ class ProbeContext:
     site_packages: tuple[str, ...] = ()
     npu_smi_timeout: float = 10.0
     npu_smi_capture: NpuSmiCapture | None = None
+    hccn_capture: HccnCapture | None = None
+    multinode: bool = False
+    """Run ``hccn_tool`` and ``spod-info`` per device on the live host (``--multinode``)."""
     issues: list[ProbeIssue] = field(default_factory=list)
     results: dict[str, Any] = field(default_factory=dict)
 

@@ -287,7 +287,33 @@ def _devices_from_sysfs(ctx: ProbeContext, facts: dict[str, Any]) -> None:
             if fam:
                 facts["family"], facts["family_source"] = fam, f"PCI device {dev.device} at {dev.address}"
                 break
+    _product(facts, pci)
     facts["dev_nodes"] = tuple(f"/dev/{n}" for n in list_dir(ctx, "/dev") if _DEV_NODE_RE.match(n))
+
+
+def _product(facts: dict[str, Any], pci: list[PciDevice]) -> None:
+    """The product where the host tells it (PCI subsystem id, then the SoC / npu-smi name); for a
+    family whose products are versioned apart and none is told, the candidates."""
+    from cannenv.soc import product_from_pci, products, products_from_soc
+
+    fam = facts.get("family")
+    if not fam or not products(fam):
+        return
+    for dev in pci:
+        prod = product_from_pci(dev.device, dev.subsystem)
+        if prod is not None and prod.family == fam:
+            facts["product"] = prod.id
+            facts["product_source"] = (
+                f"PCI {dev.vendor}:{dev.device} subsystem {dev.subsystem} at {dev.address}"
+            )
+            return
+    names = [n for n in (facts.get("soc"), *(ch.name for ch in facts.get("chips", ()))) if n]
+    for name in names:
+        hits = [p for p in products_from_soc(name) if p.family == fam]
+        if len(hits) == 1:
+            facts["product"], facts["product_source"] = hits[0].id, f"name {name}"
+            return
+    facts["product_candidates"] = tuple(p.id for p in products(fam))
 
 
 def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:
@@ -300,8 +326,19 @@ def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:
         if vendor is None or vendor.lower() != HUAWEI_PCI_VENDOR:
             continue
         device = _sysfs_value(ctx, f"{base}/{addr}/device") or "?"
-        out.append(PciDevice(address=addr, vendor=vendor.lower(), device=device.lower()))
+        sub_v = _sysfs_value(ctx, f"{base}/{addr}/subsystem_vendor")
+        sub_d = _sysfs_value(ctx, f"{base}/{addr}/subsystem_device")
+        sub = None
+        if sub_v and sub_d:
+            sub = f"{_hex4(sub_v)}:{_hex4(sub_d)}"
+        out.append(PciDevice(address=addr, vendor=vendor.lower(), device=device.lower(), subsystem=sub))
     return out
+
+
+def _hex4(text: str) -> str:
+    """``0x19e5`` -> ``19e5`` (sysfs spelling -> the hardware table's)."""
+    low = text.strip().lower()
+    return low[2:] if low.startswith("0x") else low
 
 
 def _sysfs_value(ctx: ProbeContext, path: str) -> str | None:

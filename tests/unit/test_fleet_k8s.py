@@ -24,6 +24,7 @@ from cannenv.fleet.k8s import (
     READY_FILE,
     TARGET_DIR,
     TEXTFILE_MOUNT,
+    host_paths,
     parse_toleration,
     render_manifest,
 )
@@ -83,6 +84,8 @@ def test_every_object_validates_against_the_kubernetes_schema(manifest: list[dic
         "ServiceAccount",
         "ClusterRole",
         "ClusterRoleBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
         "ConfigMap",
         "DaemonSet",
     ]
@@ -100,21 +103,34 @@ def test_the_daemonset_is_what_issue_15_asks(manifest: list[dict[str, Any]], tmp
     config = _by_kind(manifest, "ConfigMap")
     assert json.loads(config["data"]["lock.json"])["stack_id"] == STACK
     pod = _by_kind(manifest, "DaemonSet")["spec"]["template"]["spec"]
-    assert pod["nodeSelector"] == {NFD_ASCEND_LABEL: "true"}
+    assert "nodeSelector" not in pod
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    keys = [e["key"] for t in terms["nodeSelectorTerms"] for e in t["matchExpressions"]]
+    # default NFD (class_vendor), NFD with vendor only, the vendor device plugin's label: ORed terms
+    assert keys == [NFD_ASCEND_LABEL, "feature.node.kubernetes.io/pci-19e5.present", "accelerator"]
+    assert NFD_ASCEND_LABEL == "feature.node.kubernetes.io/pci-1200_19e5.present"
     assert pod["tolerations"] == []  # only those asked for
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 65534
     (container,) = pod["containers"]
     assert container["command"] == ["cannenv", "fleet", "k8s-agent"]  # no shell around it
     assert container["readinessProbe"]["exec"]["command"] == ["test", "-f", READY_FILE]
     security = container["securityContext"]
     assert security["privileged"] is False and security["readOnlyRootFilesystem"] is True
-    assert security["capabilities"] == {"drop": ["ALL"], "add": ["DAC_READ_SEARCH"]}
+    assert security["capabilities"] == {"drop": ["ALL"]} and "runAsUser" not in security  # nothing added
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-    assert mounts[HOST_ROOT]["readOnly"] is True and mounts[TARGET_DIR]["readOnly"] is True
+    assert mounts[TARGET_DIR]["readOnly"] is True
     assert not [m for m in mounts if "davinci" in m]
     volumes = {v["name"]: v for v in pod["volumes"]}
-    assert volumes["host-root"]["hostPath"] == {"path": "/", "type": "Directory"}
+    host = {v["hostPath"]["path"]: v["hostPath"]["type"] for v in volumes.values() if "hostPath" in v}
     assert volumes["textfile"]["hostPath"]["path"] == "/var/lib/prometheus/node-exporter"
-    assert not [v for v in volumes.values() if v.get("hostPath", {}).get("type") == "CharDevice"]
+    del host["/var/lib/prometheus/node-exporter"]  # the one writable host path
+    # only what the probes read, each read-only under /host, never created on the node
+    assert host == {p["path"]: p["type"] for p in host_paths("full")}
+    assert "/" not in host and "/etc" not in host and not [p for p in host if p.startswith("/var")]
+    assert set(host.values()) <= {"Directory", "File"}
+    for path in host:
+        assert mounts[HOST_ROOT + path]["readOnly"] is True
+    assert [m for m in mounts if m.startswith(HOST_ROOT)] == [HOST_ROOT + p for p in host]
 
 
 def test_tolerations_devices_and_selectors_only_when_asked() -> None:
@@ -295,3 +311,237 @@ def test_the_doctor_image_is_a_small_python_base_plus_the_wheel(tmp_path: Path) 
         str(wheel),
     )
     assert bad.returncode == 2 and "not an image reference" in bad.stderr
+
+
+# ------------------------------------------------------------------ issue 22: coexisting targets
+
+
+def _objects(name: str, namespace: str = "kube-system", **kw: Any) -> list[dict[str, Any]]:
+    return render_manifest(
+        "img:1", stack_id=STACK, matrix_digest=matrix.load().digest, name=name, namespace=namespace, **kw
+    )
+
+
+def test_two_targets_coexist_without_rewriting_each_others_objects() -> None:
+    """Two manifests (an A2 target and an HDK-only 310P one; and the same name in two namespaces)
+    share no object: applying one never replaces the other's binding, policy or DaemonSet."""
+    kv = pytest.importorskip("kubernetes_validate")
+    sets = [
+        _objects("cannenv-doctor-a2"),
+        _objects("cannenv-doctor-310p", role="hdk", node_selector={"accelerator": "huawei-Ascend310P"}),
+        _objects("cannenv-doctor-a2", namespace="npu-monitoring"),
+    ]
+    keys = [
+        {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
+        for objects in sets
+    ]
+    assert not keys[0] & keys[1] and not keys[0] & keys[2] and not keys[1] & keys[2]
+    for objects in sets:
+        for obj in objects:
+            kv.validate(obj, K8S_VERSION, strict=True)
+        sa = _by_kind(objects, "ServiceAccount")["metadata"]
+        binding = _by_kind(objects, "ClusterRoleBinding")
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}
+        ]
+        assert binding["roleRef"]["name"] == _by_kind(objects, "ClusterRole")["metadata"]["name"]
+        policy = _by_kind(objects, "ValidatingAdmissionPolicy")
+        assert (
+            _by_kind(objects, "ValidatingAdmissionPolicyBinding")["spec"]["policyName"]
+            == (policy["metadata"]["name"])
+        )
+        assert (
+            f"system:serviceaccount:{sa['namespace']}:{sa['name']}"
+            in (policy["spec"]["matchConditions"][0]["expression"])
+        )
+        ds = _by_kind(objects, "DaemonSet")
+        pod = ds["spec"]["template"]
+        assert ds["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"] == sa["name"]
+        assert pod["metadata"]["labels"] == ds["spec"]["selector"]["matchLabels"]
+        assert pod["spec"]["serviceAccountName"] == sa["name"]
+        (target,) = [v for v in pod["spec"]["volumes"] if v["name"] == "target"]
+        assert target["configMap"]["name"] == _by_kind(objects, "ConfigMap")["metadata"]["name"]
+    hdk_args = _by_kind(sets[1], "DaemonSet")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert hdk_args[hdk_args.index("--role") + 1] == "hdk"
+    hdk_host = {
+        v["hostPath"]["path"]
+        for v in _by_kind(sets[1], "DaemonSet")["spec"]["template"]["spec"]["volumes"]
+        if "hostPath" in v
+    }
+    assert "/etc/ld.so.cache" not in hdk_host and "/usr" in hdk_host  # an HDK node: no ABI check
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"name": "Cannenv_Doctor"},
+        {"name": "x" * 57},
+        {"extra_host_paths": ["/etc"]},
+        {"extra_host_paths": ["/var/lib/kubelet/pods"]},
+        {"extra_host_paths": ["/"]},
+        {"extra_host_files": ["/etc/shadow"]},
+        {"extra_host_files": ["/etc/kubernetes/admin.conf"]},
+        {"extra_host_paths": ["/root/.kube"]},
+        {"extra_host_paths": ["/opt/../etc"]},
+        {"certificate": "/etc/cannenv.cert.json"},  # its directory, /etc, would be mounted
+        {"role": "cann"},
+        {"run_as_user": -1},
+    ],
+)
+def test_what_the_agent_may_mount_and_be_is_bounded(bad: dict[str, Any]) -> None:
+    with pytest.raises(InputError):
+        _objects(**{"name": "cannenv-doctor", **bad})
+
+
+def test_extra_paths_root_and_groups_when_asked() -> None:
+    objects = _objects(
+        "cannenv-doctor",
+        extra_host_paths=["/etc/Ascend", "/opt/venv/"],
+        extra_host_files=["/etc/ascend_install.info"],
+        supplemental_groups=[1000, 1000],
+        certificate="/etc/cannenv/cert.json",
+    )
+    pod = _by_kind(objects, "DaemonSet")["spec"]["template"]["spec"]
+    host = {v["hostPath"]["path"]: v["hostPath"]["type"] for v in pod["volumes"] if "hostPath" in v}
+    assert host["/etc/Ascend"] == "Directory" and host["/opt/venv"] == "Directory"
+    assert host["/etc/ascend_install.info"] == "File" and host["/etc/cannenv"] == "Directory"
+    assert pod["securityContext"]["supplementalGroups"] == [1000]
+    args = pod["containers"][0]["args"]
+    assert args[args.index("--certificate") + 1] == HOST_ROOT + "/etc/cannenv/cert.json"
+    root = _by_kind(_objects("cannenv-doctor", run_as_user=0), "DaemonSet")["spec"]["template"]["spec"]
+    assert root["securityContext"]["runAsNonRoot"] is False
+    assert root["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+# ------------------------------------------------------------------ the admission policy, evaluated
+
+
+def _node(labels: dict[str, str], notes: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "npu-node-1", "labels": labels, "annotations": notes or {}},
+        "spec": {"podCIDR": "10.0.1.0/24", **spec},
+    }
+
+
+def _admits(
+    policy: dict[str, Any], old: dict[str, Any], new: dict[str, Any], user: dict[str, Any]
+) -> bool | None:
+    """What the API server decides for the agent's PATCH (an UPDATE old -> new): None when the policy
+    does not apply to the request (another user), else whether every validation holds. The CEL
+    expressions of the shipped policy, evaluated by cel-python (no API server here)."""
+    celpy = pytest.importorskip("celpy", reason="pip install cel-python (test extra)")
+    env = celpy.Environment()
+    spec = policy["spec"]
+    activation: dict[str, Any] = {
+        "object": celpy.json_to_cel(new),
+        "oldObject": celpy.json_to_cel(old),
+        "request": celpy.json_to_cel({"userInfo": user, "operation": "UPDATE"}),
+    }
+
+    def evaluate(expression: str) -> Any:
+        return env.program(env.compile(expression)).evaluate(activation)
+
+    if not all(bool(evaluate(c["expression"])) for c in spec["matchConditions"]):
+        return None
+    variables = {v["name"]: evaluate(v["expression"]) for v in spec["variables"]}
+    activation["variables"] = celpy.celtypes.MapType(
+        {celpy.celtypes.StringType(k): v for k, v in variables.items()}
+    )
+    return all(bool(evaluate(v["expression"])) for v in spec["validations"])
+
+
+def test_the_admission_policy_lets_the_agent_change_only_cannenv_keys_of_its_node() -> None:
+    policy = _by_kind(_objects("cannenv-doctor-a2", namespace="npu"), "ValidatingAdmissionPolicy")
+    agent = {
+        "username": "system:serviceaccount:npu:cannenv-doctor-a2",
+        "extra": {"authentication.kubernetes.io/node-name": ["npu-node-1"]},
+    }
+    vendor = {"accelerator": "huawei-Ascend910", "node.kubernetes.io/npu.chip.name": "910B3"}
+    old = _node(vendor, {"baseDeviceInfos": "{}"})
+    ours = _node(
+        {**vendor, "cannenv.io/status": "failing"}, {"baseDeviceInfos": "{}", "cannenv.io/role": "full"}
+    )
+    assert _admits(policy, old, ours, agent) is True
+    assert _admits(policy, ours, _node(vendor, {"baseDeviceInfos": "{}"}), agent) is True  # removes ours
+    # the vendor's labels and annotations, the spec and other nodes are out of its reach
+    assert (
+        _admits(policy, old, _node({**vendor, "accelerator": "x"}, {"baseDeviceInfos": "{}"}), agent) is False
+    )
+    assert (
+        _admits(policy, old, _node({"accelerator": "huawei-Ascend910"}, {"baseDeviceInfos": "{}"}), agent)
+        is False
+    )
+    assert _admits(policy, old, _node(vendor, {}), agent) is False
+    assert _admits(policy, old, _node(vendor, {"baseDeviceInfos": "{}"}, unschedulable=True), agent) is False
+    tainted = _node(vendor, {"baseDeviceInfos": "{}"}, taints=[{"key": "k", "effect": "NoSchedule"}])
+    assert _admits(policy, old, tainted, agent) is False
+    elsewhere = {**agent, "extra": {"authentication.kubernetes.io/node-name": ["npu-node-2"]}}
+    assert _admits(policy, old, ours, elsewhere) is False
+    assert _admits(policy, old, ours, {"username": agent["username"]}) is True  # token without a node
+    # other users (kubelet, admins, the other target's agent) are not this policy's business
+    other = {"username": "system:serviceaccount:kube-system:cannenv-doctor-a2"}
+    assert _admits(policy, old, _node({}, {}), other) is None
+
+
+# ------------------------------------------------------------------ HDK-only nodes, other families
+
+
+def _hdk_node(tmp_path: Path, family: str, driver: str) -> Path:
+    from helpers.hosts import HostTree
+
+    tree = HostTree(tmp_path).driver(driver).npu_smi(family).dev_nodes(8).os_release()
+    return tree.root
+
+
+def test_an_hdk_only_node_is_judged_on_what_it_carries(tmp_path: Path) -> None:
+    """Driver + firmware only (CANN and torch live in the images): with --role hdk the node is
+    compliant when its driver is the target's; with the whole stack expected it is failing."""
+    from helpers.hosts import DRIVER_25_0_RC1_1
+
+    from cannenv.fleet.k8s import judge_node
+
+    root = str(_hdk_node(tmp_path / "ok", "a2", DRIVER_25_0_RC1_1))
+    report, patch = judge_node(root, stack_id=STACK, role="hdk")
+    assert patch is not None
+    judged = {f.id: f.status for f in report.findings}
+    assert patch["metadata"]["labels"]["cannenv.io/status"] == "compliant", report.findings
+    assert patch["metadata"]["annotations"]["cannenv.io/role"] == "hdk"
+    assert judged["driver-cann"] == "pass" and judged["driver-installed"] == "pass"
+    assert judged["cann-installs"] == "skip" and judged["torch-torch-npu"] == "skip"
+    driver_cann = next(f for f in report.findings if f.id == "driver-cann")
+    assert "CANN 8.2.RC1 of the target stack" in driver_cann.detail
+    _, full = judge_node(root, stack_id=STACK)
+    assert full is not None and full["metadata"]["labels"]["cannenv.io/status"] == "failing"
+    # an HDK-only node with a driver the vendor does not pair with the images' CANN still fails
+    old = str(_hdk_node(tmp_path / "old", "a2", DRIVER_24_1_RC1))
+    report, patch = judge_node(old, stack_id=STACK, role="hdk")
+    assert patch is not None and patch["metadata"]["labels"]["cannenv.io/status"] == "failing"
+    assert patch["metadata"]["annotations"]["cannenv.io/failing-checks"] == "stack-match"
+    assert {f.id: f.status for f in report.findings}["driver-cann"] == "warn"  # no vendor statement
+
+
+def test_a_node_of_another_family_is_left_to_its_own_target(tmp_path: Path) -> None:
+    """Two DaemonSets on the default selector (NFD says only "Huawei NPU") both run on every NPU
+    node: the A2 target's agent must not label a 310P node, or the two would overwrite each other."""
+    from helpers.hosts import DRIVER_25_0_RC1_1
+
+    root = _hdk_node(tmp_path / "p", "310p", DRIVER_25_0_RC1_1)
+    proc = _cli(
+        "fleet",
+        "k8s-agent",
+        "--root",
+        str(root),
+        "--node",
+        "n1",
+        "--stack",
+        STACK,
+        "--once",
+        "--dry-run",
+        "--ready-file",
+        str(tmp_path / "ready"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "not labelled: n1 is a 310p node" in proc.stdout and "{" not in proc.stdout
+    assert (tmp_path / "ready").is_file()

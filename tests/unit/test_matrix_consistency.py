@@ -41,7 +41,7 @@ def test_every_stack_driver_is_recommended_or_stated_compatible(m: matrix.Matrix
     for s in m.stacks:
         cann, drv = s.version("cann"), s.version("driver")
         assert cann and drv
-        v = m.hdk_verdict(cann, drv, s.family)
+        v = m.hdk_verdict(cann, drv, s.family, s.product)
         assert v.level in ("recommended", "compatible"), (s.id, v)
         assert v.sources
 

@@ -1,0 +1,215 @@
+"""Renderers of an explanation: the human view, JSON (schema version 1, docs/explain.md), JUnit.
+
+Every value printed comes from a hostile log or from facts: the terminal view passes each
+through :mod:`cannenv.sanitize`, JUnit through ``sanitize.xml``; JSON carries the exact
+(already redacted) text and lets the JSON encoder escape it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cannenv import sanitize
+from cannenv.explain.judge import SCHEMA_VERSION, CauseVerdict, Explanation
+
+_LABEL = {"confirmed": "confirmed", "undecided": "undecided", "ruled-out": "ruled out"}
+_HOST = {
+    "live": "this machine's facts",
+    "root": "the facts of the tree under --root",
+    "facts": "the saved facts from --facts",
+    "none": "no host facts (--no-host)",
+}
+
+
+def _cause_json(c: CauseVerdict) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "title": c.title,
+        "status": c.status,
+        "signature": c.signature,
+        "why": c.why,
+        "basis": list(c.basis),
+        "decide": list(c.decide),
+        "remedy": c.remedy,
+        "version_problem": c.version_problem,
+        "sources": [{"title": s.title, "url": s.url} for s in c.sources],
+    }
+
+
+def to_dict(ex: Explanation) -> dict[str, Any]:
+    scan = ex.scan
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "verdict": ex.verdict,
+        "exit_code": ex.exit_code,
+        "host": {"source": ex.host_source, **ex.host},
+        "input": {
+            "sources": list(scan.sources),
+            "bytes_read": scan.bytes_read,
+            "mode": scan.mode,
+            "skipped": list(scan.skipped),
+        },
+        "matches": [
+            {
+                "signature": m.id,
+                "title": m.title,
+                "component": m.component,
+                "evidence": [
+                    {"pattern": e.pattern, "count": e.count, "lines": list(e.lines)} for e in m.evidence
+                ],
+                "causes": [c.id for c in m.causes],
+            }
+            for m in ex.matches
+        ],
+        "causes": [_cause_json(c) for c in ex.causes],
+        "error_lines": list(scan.error_lines) if not ex.matches else [],
+        "doctor": [
+            {"id": f.id, "status": f.status, "detail": f.detail, "remedy": f.remedy, "caused_by": f.caused_by}
+            for f in ex.doctor
+        ],
+    }
+
+
+def to_json(ex: Explanation) -> str:
+    return json.dumps(to_dict(ex), indent=2, ensure_ascii=False)
+
+
+def render_text(ex: Explanation, *, verbose: bool = False) -> str:
+    L = sanitize.line
+    out: list[str] = [f"cannenv explain: {L(ex.verdict)}"]
+    scan = ex.scan
+    how = "every line" if scan.mode == "full" else "the lines around each error-looking line"
+    out.append(f"input: {L(', '.join(scan.sources) or '-')} ({scan.bytes_read} bytes; examined {how})")
+    for s in scan.skipped:
+        out.append(f"  not read: {L(s)}")
+    out.append(f"host: {_HOST.get(ex.host_source, ex.host_source)}")
+    if not ex.matches:
+        out.append("")
+        out.append("No known signature matches this text, so cannenv names no cause: nothing in it says")
+        out.append("which version, package or device is at fault, and none is blamed.")
+        if scan.error_lines:
+            out.append("Lines that look like errors:")
+            out += [f"  > {L(x)}" for x in scan.error_lines]
+        if ex.host_source != "none":
+            if ex.doctor:
+                out.append("What the doctor finds on this host all the same:")
+                out += [f"  - {L(f.id)} [{f.status}] {L(f.detail)}" for f in ex.doctor]
+            else:
+                out.append("The doctor finds nothing wrong on this host.")
+        out.append(
+            "If this error is common, a signature can be added: docs/explain.md (How to add a signature)."
+        )
+        return "\n".join(out) + "\n"
+    for m in ex.matches:
+        out.append("")
+        out.append(f"signature {L(m.id)}: {L(m.title)} (raised by {L(m.component)})")
+        for e in m.evidence:
+            more = f"  (×{e.count} lines)" if e.count > len(e.lines) else ""
+            out += [f"  > {L(x)}" for x in e.lines]
+            if more:
+                out.append(f"   {more.strip()}")
+    out.append("")
+    out.append("causes, most likely first:")
+    for i, c in enumerate(ex.causes, 1):
+        out.append(f"  {i}. [{_LABEL[c.status]}] {L(c.id)}: {L(c.title)}")
+        out.append(f"       why: {L(c.why)}")
+        for b in c.basis if (verbose or c.status != "ruled-out") else c.basis[:1]:
+            out.append(f"       found: {L(b)}")
+        if c.status == "undecided" and c.decide:
+            out.append(f"       would decide: {L('; '.join(c.decide))}")
+        if c.remedy:
+            out.append(f"       fix: {L(c.remedy)}")
+        if verbose or c.status != "ruled-out":
+            for src in c.sources:
+                out.append(f"       source: {L(src.title)} <{L(src.url)}>")
+    return "\n".join(out) + "\n"
+
+
+def render_junit(ex: Explanation) -> str:
+    """One testcase per cause: confirmed → failure, ruled out → pass, undecided → skipped; no
+    match → one skipped testcase saying so."""
+    import xml.etree.ElementTree as ET
+
+    cases = ex.causes
+    suite = ET.Element(
+        "testsuite",
+        name="cannenv explain",
+        tests=str(max(len(cases), 1)),
+        failures=str(sum(1 for c in cases if c.status == "confirmed")),
+        errors="0",
+        skipped=str(sum(1 for c in cases if c.status == "undecided") + (0 if cases else 1)),
+    )
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="verdict", value=ex.verdict)
+    ET.SubElement(props, "property", name="signatures", value=",".join(m.id for m in ex.matches))
+    if not cases:
+        case = ET.SubElement(suite, "testcase", classname="cannenv.explain", name="signature")
+        ET.SubElement(case, "skipped", message="no known signature matched")
+    for c in cases:
+        case = ET.SubElement(suite, "testcase", classname=f"cannenv.explain.{c.signature}", name=c.id)
+        body = "\n".join([c.why, *c.basis] + ([f"remedy: {c.remedy}"] if c.remedy else []))
+        if c.status == "confirmed":
+            el = ET.SubElement(case, "failure", message=c.title, type="confirmed")
+            el.text = body
+        elif c.status == "undecided":
+            ET.SubElement(case, "skipped", message="undecided: " + "; ".join(c.decide))
+    suites = ET.Element("testsuites")
+    suites.append(suite)
+    ET.indent(suites)
+    doc = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return sanitize.xml(doc)
+
+
+DOC_BEGIN = "<!-- signatures: generated by `python -m cannenv.explain.render`, kept in sync by a test -->"
+DOC_END = "<!-- end of signatures -->"
+
+
+def render_signature_doc(table: Any) -> str:
+    """The signature list of docs/explain.md, from the data (a test keeps the page in sync)."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    def pattern(p: Any) -> str:
+        kind, _, value = p.key.partition(":")
+        return f"{kind} `{cell(value)}`"
+
+    out = [
+        DOC_BEGIN,
+        "",
+        "| signature | matches | causes (in order) and the sources that established them |",
+        "|---|---|---|",
+    ]
+    for s in table.signatures:
+        pats = " or ".join(pattern(p) for p in s.any)
+        if s.all:
+            pats += " — with " + " and ".join(pattern(p) for p in s.all)
+        causes = "<br>".join(
+            f"`{c.id}`"
+            + (f" (when {c.when.describe()})" if c.when else "")
+            + ": "
+            + ", ".join(
+                f"[{cell(table.sources[x].title.split(' ')[0])}]({table.sources[x].url})" for x in c.sources
+            )
+            for c in s.causes
+        )
+        out.append(f"| `{s.id}` ({cell(s.component)}, priority {s.priority}) | {pats} | {causes} |")
+    out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
+    for c in table.causes.values():
+        checks = ", ".join(f"`{x}`" for x in c.checks) or "— (cannot be decided from one host's facts)"
+        out.append(f"| `{c.id}` | {checks} | {cell('; '.join(c.facts))} |")
+    out += ["", DOC_END]
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    """Print the generated signature section of docs/explain.md."""
+    from cannenv.explain.signatures import shipped
+
+    print(render_signature_doc(shipped()), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

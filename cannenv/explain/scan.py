@@ -1,0 +1,260 @@
+"""Reading logs as hostile input: streaming, bounded memory, compiled patterns, redacted lines.
+
+A log is read in chunks of :data:`CHUNK` bytes; only whole lines are examined (a line longer
+than a chunk is cut into pieces of at most :data:`MAX_LINE` bytes around what it matches).
+Every signature pattern has an *anchor*, a literal each of its matches contains, so a line is
+tested against a regex only when a substring test has already found that anchor in it.
+
+Inputs up to :data:`FULL_SCAN_BYTES` are examined line by line throughout. Past that, lines are
+examined around the places that look like errors (:data:`SENTINELS`: ``error``, ``ERROR``,
+``fail``, ``FAIL`` ..., each a C-speed ``bytes.find``), :data:`CONTEXT` bytes either side, and a
+line already examined is never examined again: a 100 MB log of INFO lines costs a few passes of
+``find``, and megabytes of one repeated error cost one look at it.
+
+Evidence lines are normalised (ANSI escapes removed, ``\\n`` escapes and CR made line breaks,
+undecodable bytes replaced) and redacted (credentials in URLs, values of variables named like
+secrets, bearer tokens) before they are kept; renderers sanitise them again for their output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from cannenv.explain.signatures import Pattern, SignatureTable
+
+CHUNK = 8 << 20
+"""Bytes read at a time."""
+FULL_SCAN_BYTES = 4 << 20
+"""Inputs up to this size are examined everywhere; larger ones around error-looking lines."""
+MAX_LINE = 4096
+"""The longest stretch of one line examined around an anchor (a 100 MB line is not copied)."""
+CONTEXT = 2048
+"""Bytes examined either side of an error-looking place in a large input."""
+SENTINELS: tuple[bytes, ...] = (b"rror", b"RROR", b"ail", b"AIL", b"xception")
+"""What an error looks like to the large-input prefilter (error/Error/ERROR, fail/Fail/FAIL,
+exception); vendor codes (EI0005 …) sit on or next to such lines in torch_npu, vLLM and plog output."""
+MAX_EVIDENCE = 3
+"""Evidence lines kept per pattern (the count of matches is kept too)."""
+MAX_SEEN_LINES = 200_000
+"""Distinct lines remembered to skip repetitions (bounded memory)."""
+MAX_SHOWN = 300
+"""Characters of an evidence line kept (centred on the match)."""
+MAX_ERROR_LINES = 5
+"""Error-looking lines kept for the answer when nothing matched."""
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_SECRET_ASSIGN = re.compile(
+    r"(?P<name>\b[A-Za-z_][A-Za-z0-9_]*)(?P<eq>\s*[=:]\s*)(?P<value>\"[^\"]*\"|'[^']*'|\S+)"
+)
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+
+
+def normalise(raw: bytes) -> list[str]:
+    """The lines of ``raw`` as text: UTF-8 (bad bytes replaced), ANSI escapes removed, CR and
+    literal ``\\n`` escapes (a traceback inside JSON) made line breaks."""
+    text = raw.decode("utf-8", "replace")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\\n" in text:
+        text = text.replace("\\r\\n", "\n").replace("\\n", "\n")
+    return text.replace("\r", "\n").split("\n")
+
+
+def redact(line: str) -> str:
+    """A line with credentials removed: URL user-info and secret query values, the value of any
+    ``NAME=value`` / ``NAME: value`` whose NAME is a secret's (the environment redaction policy),
+    and bearer/basic tokens."""
+    from cannenv.redact import REDACTED, is_secret_name, redact_value
+
+    out = redact_value(line)
+
+    def assign(m: re.Match[str]) -> str:
+        if is_secret_name(m.group("name")):
+            return f"{m.group('name')}{m.group('eq')}{REDACTED}"
+        return m.group(0)
+
+    if "earer" in out or "asic" in out:
+        out = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", out)
+    if "=" in out or ":" in out:
+        out = _SECRET_ASSIGN.sub(assign, out)
+    return out
+
+
+def _shown(line: str, anchor: str) -> str:
+    line = line.strip()
+    if len(line) <= MAX_SHOWN:
+        return line
+    at = max(line.find(anchor), 0)
+    start = max(0, min(at - MAX_SHOWN // 3, len(line) - MAX_SHOWN))
+    return (
+        ("…" if start else "")
+        + line[start : start + MAX_SHOWN]
+        + ("…" if start + MAX_SHOWN < len(line) else "")
+    )
+
+
+@dataclass
+class Hit:
+    count: int = 0
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ScanResult:
+    """What a scan found: per pattern key, the distinct lines it matched and the first few."""
+
+    hits: dict[str, Hit]
+    bytes_read: int
+    sources: tuple[str, ...]
+    error_lines: tuple[str, ...]
+    """The first error-looking lines (for the answer when no signature matched)."""
+    mode: str
+    """``full`` (every line examined) or ``around-errors`` (the large-input prefilter)."""
+    skipped: tuple[str, ...] = ()
+    """Inputs not read, with the reason (a link out of the folder, a FIFO …)."""
+
+
+class Scanner:
+    """Feed it bytes (whole or in chunks, one input after another); ``result()`` at the end."""
+
+    def __init__(self, table: SignatureTable, *, total_hint: int | None = None) -> None:
+        by_anchor: dict[bytes, list[Pattern]] = {}
+        for p in table.patterns:
+            by_anchor.setdefault(p.anchor.encode("utf-8"), []).append(p)
+        self._by_anchor = by_anchor
+        self.hits: dict[str, Hit] = {}
+        self.bytes_read = 0
+        self._seen: set[bytes] = set()
+        self._full = total_hint is not None and total_hint <= FULL_SCAN_BYTES
+        self._error_lines: list[str] = []
+        self._carry = b""
+        self.sources: list[str] = []
+        self.skipped: list[str] = []
+
+    # --- feeding ------------------------------------------------------------------------------
+    def feed(self, data: bytes) -> None:
+        """More bytes of the current input; only whole lines are examined until :meth:`end_input`."""
+        self.bytes_read += len(data)
+        buf = self._carry + data if self._carry else data
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            if len(buf) <= CHUNK:
+                self._carry = buf
+                return
+            cut = len(buf) - 1  # a line longer than a chunk: examine it in pieces
+        self._carry = buf[cut + 1 :]
+        self._region(buf[: cut + 1])
+
+    def end_input(self) -> None:
+        if self._carry:
+            carry, self._carry = self._carry, b""
+            self._region(carry)
+
+    def feed_all(self, chunks: Iterable[bytes]) -> None:
+        for c in chunks:
+            self.feed(c)
+        self.end_input()
+
+    # --- examining ----------------------------------------------------------------------------
+    def _region(self, region: bytes) -> None:
+        if len(self._error_lines) < MAX_ERROR_LINES:
+            self._note_error_lines(region)
+        if self._full or len(region) <= FULL_SCAN_BYTES:
+            self._examine(region)
+            return
+        for start, end in self._windows(region):
+            self._examine_new_lines(region[start:end])
+
+    def _windows(self, region: bytes) -> Iterator[tuple[int, int]]:
+        """Byte ranges around error-looking places, merged, in order."""
+        spans: list[tuple[int, int]] = []
+        n = len(region)
+        for s in SENTINELS:
+            pos = region.find(s)
+            while pos >= 0:
+                lo, hi = max(0, pos - CONTEXT), min(n, pos + CONTEXT)
+                nl = region.rfind(b"\n", lo, pos)
+                lo = nl + 1 if nl >= 0 else lo
+                nl = region.find(b"\n", pos, hi)
+                hi = nl + 1 if nl >= 0 else hi
+                spans.append((lo, hi))
+                pos = region.find(s, hi)
+        spans.sort()
+        cur: tuple[int, int] | None = None
+        for lo, hi in spans:
+            if cur is not None and lo <= cur[1]:
+                cur = (cur[0], max(cur[1], hi))
+                continue
+            if cur is not None:
+                yield cur
+            cur = (lo, hi)
+        if cur is not None:
+            yield cur
+
+    def _examine_new_lines(self, window: bytes) -> None:
+        """Examine the lines of ``window`` not seen before (repetition costs one look)."""
+        seen = self._seen
+        lines = window.split(b"\n")
+        fresh = [ln for ln in lines if ln not in seen]
+        if not fresh:
+            return
+        if len(seen) < MAX_SEEN_LINES:
+            seen.update(fresh)
+        self._examine(b"\n".join(fresh))
+
+    def _examine(self, region: bytes) -> None:
+        n = len(region)
+        for anchor, patterns in self._by_anchor.items():
+            pos = region.find(anchor)
+            while pos >= 0:
+                lo = region.rfind(b"\n", max(0, pos - MAX_LINE), pos) + 1 or max(0, pos - MAX_LINE)
+                nl = region.find(b"\n", pos, min(n, pos + MAX_LINE))
+                hi = nl if nl >= 0 else min(n, pos + MAX_LINE)
+                self._line(region[lo:hi], anchor, patterns)
+                pos = region.find(anchor, max(hi, pos + 1))
+
+    def _line(self, raw: bytes, anchor: bytes, patterns: list[Pattern]) -> None:
+        key = b"%b\x00%b" % (anchor, raw)
+        if key in self._seen:  # a repeated line: looked at once
+            return
+        if len(self._seen) < MAX_SEEN_LINES:
+            self._seen.add(key)
+        for text in normalise(raw):
+            for p in patterns:
+                if p.anchor not in text:
+                    continue
+                if p.regex is not None and p.regex.search(text) is None:
+                    continue
+                hit = self.hits.setdefault(p.key, Hit())
+                hit.count += 1
+                if len(hit.lines) < MAX_EVIDENCE:
+                    shown = _shown(redact(text), p.anchor)
+                    if shown not in hit.lines:
+                        hit.lines.append(shown)
+
+    def _note_error_lines(self, region: bytes) -> None:
+        for s in SENTINELS[:2]:
+            pos = region.find(s)
+            if pos < 0:
+                continue
+            lo = region.rfind(b"\n", max(0, pos - MAX_LINE), pos) + 1
+            nl = region.find(b"\n", pos, pos + MAX_LINE)
+            raw = region[lo : nl if nl >= 0 else pos + MAX_LINE]
+            for text in normalise(raw):
+                t = text.strip()
+                if t and (s.decode() in t) and len(self._error_lines) < MAX_ERROR_LINES:
+                    shown = _shown(redact(t), s.decode())
+                    if shown not in self._error_lines:
+                        self._error_lines.append(shown)
+
+    def result(self, mode: str | None = None) -> ScanResult:
+        return ScanResult(
+            hits=self.hits,
+            bytes_read=self.bytes_read,
+            sources=tuple(self.sources),
+            error_lines=tuple(self._error_lines),
+            mode=mode or ("full" if self._full else "around-errors"),
+            skipped=tuple(self.skipped),
+        )

@@ -1,0 +1,284 @@
+"""`cannenv explain`: signatures as data, the scan, causes decided by the doctor's facts, outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cannenv.cli import cli
+from cannenv.errors import InputError
+from cannenv.explain import signatures
+from cannenv.explain.scan import Scanner, normalise, redact
+from cannenv.resources import matrices_dir
+from tests.helpers import hosts
+
+TABLE = signatures.shipped()
+
+
+def _run(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
+    r = CliRunner().invoke(cli, ["explain", *args], input=stdin, standalone_mode=False)
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        if isinstance(r.exception, InputError):
+            return 2, str(r.exception)
+        raise r.exception
+    return int(r.return_value or 0), r.output
+
+
+def _json(*args: str) -> dict[str, Any]:
+    code, out = _run(*args, "--json")
+    doc = json.loads(out)
+    assert doc["exit_code"] == code
+    return dict(doc)
+
+
+def _cannenv(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CANNENV_")}
+    return subprocess.run(
+        [sys.executable, "-m", "cannenv", "explain", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+# --- the data ---------------------------------------------------------------------------------
+def test_shipped_schema_is_in_sync() -> None:
+    shipped = json.loads((matrices_dir() / "explain" / "schema.json").read_text())
+    assert shipped == signatures.json_schema(), (
+        "regenerate: python -m cannenv.explain.signatures --schema > matrices/explain/schema.json"
+    )
+
+
+def test_stable_cause_ids_and_every_reference_resolves() -> None:
+    assert set(signatures.REQUIRED_CAUSES) <= set(TABLE.causes)
+    for sig in TABLE.signatures:
+        for c in sig.causes:
+            assert c.id in TABLE.causes and c.sources
+            assert all(TABLE.sources[s].url.startswith("https://") for s in c.sources)
+
+
+def test_every_cause_id_is_used_by_a_signature() -> None:
+    used = {c.id for s in TABLE.signatures for c in s.causes}
+    assert set(signatures.REQUIRED_CAUSES) <= used
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d["signatures"][0]["any"][0].update(regex="(unclosed"), "regex does not compile"),
+        (lambda d: d["signatures"][0]["causes"][0].update(id="no-such-cause"), "unknown cause"),
+        (lambda d: d["signatures"][0]["causes"][0].update(sources=["nope"]), "unknown source"),
+        (lambda d: d["causes"].pop("oom"), "stable cause ids are missing: oom"),
+        (lambda d: d["causes"]["oom"].update(checks=["no-check"]), "unknown check"),
+        (lambda d: d["signatures"][0]["any"][0].pop("anchor"), "needs an anchor"),
+    ],
+)
+def test_a_bad_signature_file_names_the_problem(tmp_path: Path, edit: Any, field: str) -> None:
+    import yaml
+
+    doc = yaml.safe_load(signatures.shipped_path().read_text())
+    edit(doc)
+    p = tmp_path / "sig.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    with pytest.raises(InputError) as e:
+        signatures.load(p)
+    assert field in str(e.value) and str(p) in str(e.value)
+
+
+# --- the scan ---------------------------------------------------------------------------------
+def _scan(text: str | bytes) -> Any:
+    s = Scanner(TABLE, total_hint=len(text))
+    s.feed(text.encode() if isinstance(text, str) else text)
+    s.end_input()
+    return s.result()
+
+
+def test_normalise_strips_ansi_and_splits_escaped_newlines() -> None:
+    lines = normalise(b'\x1b[31mRuntimeError\x1b[0m: {"detail":"a\\nerror code is 561103\\nb"}\rX')
+    assert lines == ['RuntimeError: {"detail":"a', "error code is 561103", 'b"}', "X"]
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("pip install --index-url https://bob:hunter2@mirror.example/simple", "hunter2"),
+        ("HF_TOKEN=hf_abcdefghijklmnop error code is 561103", "hf_abcdefghijklmnop"),
+        ("export AWS_SECRET_ACCESS_KEY='wJalrXUtnFEMI' EL0004", "wJalrXUtnFEMI"),
+        ("GET https://x.example/a?token=s3cr3t&x=1 failed", "s3cr3t"),
+        ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz"),
+    ],
+)
+def test_secrets_in_lines_are_redacted(line: str, secret: str) -> None:
+    assert secret not in redact(line)
+
+
+def test_codes_match_as_whole_words() -> None:
+    assert "code:561103" in _scan("error code is 561103\n").hits
+    assert "code:561103" not in _scan("request id 5611031 took 561103999 ns\n").hits
+
+
+def test_large_input_is_examined_around_errors_and_repetition_costs_once(tmp_path: Path) -> None:
+    info = b"INFO 01-30 18:03:36 [launcher.py:44] Route: /v1/models, Methods: GET\n"
+    err = b"RuntimeError: call aclnnInplaceZero failed, error code is 561103\n"
+    body = info * 60_000 + err * 50_000 + info * 60_000
+    s = Scanner(TABLE, total_hint=len(body))
+    for i in range(0, len(body), 1 << 20):
+        s.feed(body[i : i + (1 << 20)])
+    s.end_input()
+    r = s.result()
+    assert r.mode == "around-errors" and r.bytes_read == len(body)
+    assert r.hits["code:561103"].lines == ["RuntimeError: call aclnnInplaceZero failed, error code is 561103"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=3000))
+def test_any_bytes_scan_without_raising(data: bytes) -> None:
+    r = _scan(data + b"\nerror code is 561103")
+    assert "code:561103" in r.hits
+
+
+# --- explaining, with and without host facts ---------------------------------------------------
+def test_no_host_explains_and_names_what_would_decide() -> None:
+    doc = _json("--no-host", "RuntimeError: call aclnnInplaceZero failed, error code is 561103")
+    assert doc["exit_code"] == 0 and doc["host"]["source"] == "none"
+    assert [m["signature"] for m in doc["matches"]] == ["ops-561103"]
+    top = doc["causes"][0]
+    assert top["id"] == "ops-package-missing-or-wrong" and top["status"] == "undecided"
+    assert any("ops/kernels package" in d for d in top["decide"])
+    assert top["sources"][0]["url"].startswith("https://github.com/vllm-project/vllm-ascend/issues/")
+
+
+def test_a_cause_confirmed_on_the_host_gives_the_doctors_remedy(tmp_path: Path) -> None:
+    t = hosts.kernels_wrong(tmp_path)
+    env = tmp_path / "host.env"
+    env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
+    doc = _json("--root", str(t.root), "--env-file", str(env), "error code is 561103")
+    assert doc["exit_code"] == 1 and doc["host"]["source"] == "root"
+    top = doc["causes"][0]
+    assert (top["id"], top["status"]) == ("ops-package-missing-or-wrong", "confirmed")
+    assert "Ascend-cann-kernels-910b_8.3.RC2" in top["remedy"]
+    assert any(b.startswith("doctor toolkit-ops: fail") for b in top["basis"])
+
+
+def _tree(tmp_path: Path, driver: str) -> tuple[str, str]:
+    t = hosts.HostTree(tmp_path / driver).os_release().driver(hosts.driver_like_25_3(driver)).npu_smi("a2")
+    t.dev_nodes(2)
+    inst = t.cann("8.5.0", ops="910b")
+    t.nnal("8.5.0").python_stack("2.8.0", "2.8.0.post2").sourced(inst, nnal_abi=1)
+    env = tmp_path / f"{driver}.env"
+    env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
+    return str(t.root), str(env)
+
+
+TRAP = (
+    "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  88%|8/8\n"
+    "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity)\n"
+)
+
+
+def test_trap_memory_error_of_an_old_driver_is_decided_by_the_driver(tmp_path: Path) -> None:
+    root, env = _tree(tmp_path, "25.2.0")
+    doc = _json("--root", root, "--env-file", env, TRAP)
+    assert doc["causes"][0]["id"] == "driver-too-old" and doc["causes"][0]["status"] == "confirmed"
+    assert "25.5.1" in doc["causes"][0]["remedy"]
+    root, env = _tree(tmp_path, "25.5.1")
+    doc = _json("--root", root, "--env-file", env, TRAP)
+    assert doc["causes"][0]["id"] == "oom" and doc["exit_code"] == 0
+    assert {c["id"]: c["status"] for c in doc["causes"]}["driver-too-old"] == "ruled-out"
+
+
+def test_nothing_matched_is_exit_3_and_blames_no_version() -> None:
+    code, out = _run("--no-host", "Traceback (most recent call last):\nKeyError: 'model.layers.0'")
+    assert code == 3
+    assert "No known signature" in out and "KeyError" in out
+    doc = _json("--no-host", "KeyError: 'x' error")
+    assert doc["matches"] == [] and doc["causes"] == [] and doc["verdict"] == "no known signature matched"
+
+
+def test_stdin_and_log_file_and_plog_folder(tmp_path: Path) -> None:
+    code, out = _run(
+        "--no-host",
+        "-",
+        stdin=b"EI0005: The arguments for collective communication are inconsistent between ranks\n",
+    )
+    assert code == 0 and "hccl-consistency" in out
+    plog = tmp_path / "plog"
+    (plog / "sub").mkdir(parents=True)
+    (plog / "sub" / "plog-1.log").write_text(
+        "[ERROR] HCCL(1,python):EI0019: listen on ip[10.0.0.1] and specific port[16666] fail\n"
+    )
+    (plog / "link").symlink_to("/etc/passwd")
+    doc = _json("--no-host", "--log", str(plog))
+    assert doc["causes"][0]["id"] == "hccl-port"
+    assert any("a link" in s for s in doc["input"]["skipped"])
+
+
+def test_bad_input_is_exit_2(tmp_path: Path) -> None:
+    assert _run("--no-host")[0] == 2
+    assert _run("--no-host", "--log", str(tmp_path / "missing.log"))[0] == 2
+    assert _run("--no-host", "--facts", "x.json", "oops")[0] == 2
+
+
+def test_junit_and_json_are_well_formed_with_hostile_text(tmp_path: Path) -> None:
+    junit = tmp_path / "e.xml"
+    text = "error code is 561103 \x1b]0;owned\x07 \x00\x08 \u202e"
+    code, out = _run("--no-host", "--junit", str(junit), text)
+    assert code == 0 and "\x1b" not in out and "\x00" not in out and "\u202e" not in out
+    root = ET.parse(junit).getroot()
+    case = root.find("testsuite/testcase")
+    assert case is not None and case.get("name") == "ops-package-missing-or-wrong"
+
+
+# --- hostile logs, through the real entry point (no traceback, exit 0/2) --------------------------
+def test_hostile_logs(tmp_path: Path) -> None:
+    binary = tmp_path / "bin.log"
+    binary.write_bytes(bytes(range(256)) * 64 + b"\nerror code is 561103\n" + os.urandom(4096))
+    r = _cannenv("--no-host", "--log", str(binary))
+    assert r.returncode == 0 and b"Traceback" not in r.stderr and b"ops-561103" in r.stdout
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = _cannenv("--no-host", "--log", str(fifo))
+    assert r.returncode == 2 and b"regular file" in r.stderr and b"Traceback" not in r.stderr
+
+    root = tmp_path / "root"
+    (root / "var/log").mkdir(parents=True)
+    (root / "var/log/app.log").symlink_to("/etc/hostname")
+    r = _cannenv("--root", str(root), "--log", str(root / "var/log/app.log"))
+    assert r.returncode == 2 and b"inside --root" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_a_100_mb_single_line_with_ansi(tmp_path: Path) -> None:
+    big = tmp_path / "one-line.log"
+    chunk = b"\x1b[32mINFO\x1b[0m step=1 loss=0.5 " * 1024
+    with big.open("wb") as fh:
+        for _ in range(100 * 1024 * 1024 // len(chunk)):
+            fh.write(chunk)
+        fh.write(b"RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB")
+    r = _cannenv("--no-host", "--json", "--log", str(big))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["causes"][0]["id"] == "oom" and doc["input"]["mode"] == "around-errors"
+    assert all(len(x) <= 302 for m in doc["matches"] for e in m["evidence"] for x in e["lines"])
+
+
+def test_docs_list_every_signature_from_the_data() -> None:
+    from cannenv.explain.render import DOC_BEGIN, DOC_END, render_signature_doc
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "explain.md").read_text()
+    section = page[page.index(DOC_BEGIN) : page.index(DOC_END) + len(DOC_END)] + "\n"
+    assert section == render_signature_doc(TABLE), "regenerate: python -m cannenv.explain.render"
+    for sig in TABLE.signatures:
+        assert f"`{sig.id}`" in section
