@@ -38,3 +38,8 @@ def smoke_kernels_dir() -> Path:
 def model_ops_file() -> Path:
     """Fused-operator patterns and rewrites for `cannenv model ops` (shipped inside the package)."""
     return _PACKAGE_DIR / "model" / "ops.yaml"
+
+
+def model_config_rules_file() -> Path:
+    """Sizes and keys `cannenv model` accepts in a config.json (shipped inside the package)."""
+    return _PACKAGE_DIR / "model" / "config_rules.yaml"

@@ -25,7 +25,7 @@ def installed_versions(facts: Facts) -> dict[str, str]:
     inst = facts.cann.active_install()
     if inst is not None and inst.version:
         out["cann"] = inst.version
-        ops = [p.version_dir or p.version for p in inst.ops if p.version_dir or p.version]
+        ops = [v for v in (p.cann_version for p in inst.ops) if v]
         if ops:
             out["ops"] = str(ops[0])
     if facts.cann.nnal is not None and facts.cann.nnal.version:

@@ -380,6 +380,95 @@ def job_cmd(
     return report.exit_code(strict=strict)
 
 
+@fleet.command("ranktable")
+@click.argument("directory", metavar="[FACTS_DIR]", required=False)
+@click.option(
+    "--out", "out_file", metavar="FILE", help="Write the rank table the chips need (e.g. hccl.json)."
+)
+@click.option(
+    "--check", "check_file", metavar="FILE", help="Check this rank table (against FACTS_DIR when given)."
+)
+@click.option(
+    "--nodes", "node_list", metavar="A,B,C", help="The job's nodes (default: every node of FACTS_DIR)."
+)
+@click.option("--group", metavar="NAME", help="The job's nodes are this inventory group (needs --inventory).")
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory holding --group.")
+@click.option(
+    "--device-port", type=click.IntRange(1, 65535), help="Also write this device_port for every device."
+)
+@click.option("--json", "as_json", is_flag=True, help="With --check: print the findings as JSON.")
+@click.option("--junit", "junit_file", metavar="FILE", help="With --check: also write JUnit XML.")
+def ranktable_cmd(
+    directory: str | None,
+    out_file: str | None,
+    check_file: str | None,
+    node_list: str | None,
+    group: str | None,
+    inventory: str | None,
+    device_port: int | None,
+    as_json: bool,
+    junit_file: str | None,
+) -> int:
+    """Write an HCCL rank table from collected facts (v1.0 A2/910/300I Duo, v1.2 A3, v2.0 Ascend 950
+    with its topology file), or check one against its documented format and the facts.
+
+    \b
+    cannenv fleet ranktable facts/ --out hccl.json
+    cannenv fleet ranktable facts/ --check hccl.json      # format + facts
+    cannenv fleet ranktable --check hccl.json              # format only
+    """
+    import json
+
+    from cannenv import __version__, records
+    from cannenv.errors import NotFoundError
+    from cannenv.fleet.job import JobNode, select_nodes
+    from cannenv.fleet.ranktable import check_table, generate
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.report import Report, render_junit, render_table
+
+    if bool(out_file) == bool(check_file):
+        raise InputError("give --out FILE (write a table) or --check FILE (check one)")
+    if node_list and group:
+        raise InputError("give the job's nodes as --nodes A,B or --group NAME, not both")
+    names = [n.strip() for n in (node_list or "").split(",") if n.strip()]
+    nodes: list[JobNode] = []
+    if directory:
+        nodes, errors = select_nodes(directory, nodes=names, group=group, inventory=inventory)
+        if errors and out_file:
+            raise InputError("no facts for " + ", ".join(f.detail for f in errors))
+    elif out_file:
+        raise InputError("--out writes the table from the facts: give FACTS_DIR")
+    if out_file:
+        table = generate(nodes, device_port=device_port)
+        text = json.dumps(table, indent=2) + "\n"
+        problems = [f for f in check_table(json.loads(text), nodes) if f.status in ("fail", "error")]
+        if problems:  # never write a table that its own check refuses
+            raise InputError("the generated table fails its check: " + "; ".join(f.detail for f in problems))
+        atomic_write_text(out_file, text)
+        ranks = table.get("rank_count") or sum(len(s["device"]) for s in table["server_list"])
+        click.echo(
+            f"wrote {out_file}: rank table v{table['version']}, {len(nodes)} server(s), {ranks} rank(s)"
+        )
+        return 0
+    assert check_file is not None
+    hint = "a rank table is JSON (rank_table_config_*.md); remove the // comments of the docs' examples"
+    text = records.read_text(check_file, what="rank table", missing=NotFoundError)
+    doc = records.parse_json(text, source=check_file, hint=hint)
+    findings = check_table(doc, nodes)
+    report = Report.build(findings, host={"rank_table": check_file}, cannenv_version=__version__)
+    if junit_file:
+        atomic_write_text(junit_file, render_junit(report, suite="cannenv fleet ranktable"))
+    if as_json:
+        click.echo(report.to_json())
+    else:
+        from cannenv import sanitize
+
+        click.echo(sanitize.line(f"rank table {check_file}" + (f" against {directory}" if directory else "")))
+        table_lines = render_table(report, color=False, width=None, verbose=True, plain=True).splitlines()
+        click.echo("\n".join(table_lines[2:]))
+    return report.exit_code()
+
+
 @fleet.command("diff")
 @click.argument("old_dir", metavar="OLD_DIR")
 @click.argument("new_dir", metavar="NEW_DIR")

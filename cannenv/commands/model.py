@@ -47,9 +47,43 @@ def _source_options(f: Any) -> Any:
 
 
 def _load(model_dir: str | None, config_file: str | None) -> ModelConfig:
+    """The validated config; torch/transformers present (exit 4 otherwise); typo warnings printed."""
+    from cannenv.model import env
     from cannenv.model.config import load
 
-    return load(model_dir, config_file)
+    cfg = load(model_dir, config_file)
+    env.require(transformers=cfg.tiny is None)
+    from cannenv.model import trace
+
+    for w in trace.config_warnings(cfg):
+        _warn(w)
+    if trace.TORCH_NPU_BLOCKED:
+        _warn(
+            "torch_npu is installed in this Python but was not imported (without CANN it cannot load):"
+            " the model is traced with torch alone; the torch_npu registry is read from its files"
+        )
+    return cfg
+
+
+def _warn(text: str) -> None:
+    from cannenv import sanitize
+
+    click.echo(f"warning: {sanitize.line(text)}", err=True)
+
+
+def _seq_warnings(cfg: ModelConfig, seq_len: int) -> None:
+    from cannenv.model.config import NESTED
+
+    scopes = [cfg.raw] + [cfg.raw[k] for k in NESTED if isinstance(cfg.raw.get(k), dict)]
+    for scope in scopes:
+        for key in ("max_position_embeddings", "n_positions"):
+            limit = scope.get(key)
+            if isinstance(limit, int) and seq_len > limit:
+                _warn(
+                    f"--seq-len {seq_len} is past the model's {key} {limit}: positions beyond it were "
+                    "never trained (rope_scaling extends it only where the config sets it)"
+                )
+                return
 
 
 @click.group("model")
@@ -228,6 +262,7 @@ def _plan(
 ) -> Plan:
     from cannenv.model import memory, trace
 
+    _seq_warnings(cfg, seq_len)
     shp = trace.shape(cfg)
     reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
     return memory.plan(

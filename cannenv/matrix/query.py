@@ -800,6 +800,31 @@ class Matrix:
         """The chip ops/kernels package for a toolkit version (renamed at 8.5)."""
         return self.installer_file("ops", str(_cann(cann)), family, arch)
 
+    def companion_verdict(self, component: str, cann: str, version: str) -> tuple[bool | None, str]:
+        """Whether ``component`` (ops/nnal) ``version`` goes with toolkit ``cann``, and the rule that
+        says so: a window rule (CANN 9.x: [N-1, N, N+1] by major version, lowest 8.5.0) where one
+        covers the toolkit, else the same version (or the named alternatives). None: no rule."""
+        canon = str(_cann(cann))
+        rules = [r for r in self.companions if r.component == component and _in_range("cann", r.cann, canon)]
+        if not rules:
+            return None, f"no rule for {component} with toolkit {cann}"
+        have = _cann(version)
+        for r in rules:
+            if r.window is None or r.floor is None or _cann(canon).release < _cann(r.floor).release:
+                continue
+            low = _cann(r.floor).release
+            major_t, major_v = _cann(canon).major, have.major
+            ok = have.release >= low and abs(major_t - major_v) <= r.window
+            said = (
+                f"toolkit {cann} and {component} {version}: the window [N-1, N, N+1] around major "
+                f"version {major_t}, lowest {r.floor} [{', '.join(r.sources)}]"
+            )
+            return ok, said
+        allowed = self.companion_versions(component, cann)
+        ok = any(have == _cann(a) for a in allowed)
+        srcs = ", ".join(dict.fromkeys(s for r in rules for s in r.sources))
+        return ok, f"{component} must be {' or '.join(allowed)} with toolkit {cann} [{srcs}]"
+
     def companion_versions(self, component: str, cann: str) -> tuple[str, ...]:
         """Versions of ``ops``/``nnal`` that go with toolkit ``cann``."""
         canon = str(_cann(cann))
@@ -849,12 +874,9 @@ class Matrix:
         for key in ("ops", "nnal"):
             companion = v(key)
             if cann and companion:
-                allowed = self.companion_versions(key, cann)
-                if allowed and not any(_cann(companion) == _cann(a) for a in allowed):
-                    out.append(
-                        f"{key} {companion} does not go with toolkit CANN {cann} "
-                        f"(allowed: {', '.join(allowed)})"
-                    )
+                ok, said = self.companion_verdict(key, cann, companion)
+                if ok is False:
+                    out.append(f"{key} {companion} does not go with toolkit CANN {cann}: {said}")
         for key, comp in stack.components.items():
             if key not in ("cann", "ops", "nnal", "driver", "firmware") or not cann:
                 continue

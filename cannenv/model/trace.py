@@ -19,29 +19,53 @@ Nothing here judges: :mod:`cannenv.model.coverage` classifies the result against
 
 from __future__ import annotations
 
-import os
-
-# torch_npu must not load itself into torch (autoload): without CANN that breaks `import torch`, and
-# the composite kernels are traced on the NPU's dispatch key, which must hold only torch's kernels.
-os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-
 import contextlib
 import functools
+import importlib.util
 import inspect
+import os
 import re
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
+# torch_npu must not load itself into torch (autoload): without CANN that breaks `import torch`, and
+# the composite kernels are traced on the NPU's dispatch key, which must hold only torch's kernels.
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
-from cannenv.errors import InputError
-from cannenv.model.config import ModelConfig
-from cannenv.model.coverage import OpRecord, Trace
+
+def _block_torch_npu() -> bool:
+    """Keep torch_npu out of this process; True when it is installed here (and so was blocked).
+
+    transformers imports torch_npu when it finds it (``is_torch_npu_available``), and without CANN
+    that import fails (``libhccl.so: cannot open shared object file``). A ``None`` entry in
+    ``sys.modules`` makes ``importlib.util.find_spec`` answer None and ``import torch_npu`` raise
+    ModuleNotFoundError, which transformers reads as "not installed". The registry is read from
+    torch_npu's files, never from the module.
+    """
+    if "torch_npu" in sys.modules:
+        return sys.modules["torch_npu"] is not None
+    try:
+        present = importlib.util.find_spec("torch_npu") is not None
+    except (ImportError, ValueError):
+        present = False
+    sys.modules["torch_npu"] = None  # type: ignore[assignment]
+    return present
+
+
+TORCH_NPU_BLOCKED = _block_torch_npu()
+
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+from cannenv.errors import InputError  # noqa: E402
+from cannenv.model.config import ModelConfig  # noqa: E402
+from cannenv.model.coverage import OpRecord, Trace  # noqa: E402
 
 KERNEL_KEYS = (
     "CompositeImplicitAutograd",
@@ -232,27 +256,73 @@ def build(cfg: ModelConfig, dtype: torch.dtype, device: str = "meta") -> nn.Modu
     return model.eval()
 
 
-def _build_hf(cfg: ModelConfig) -> nn.Module:
+def _known_type(cfg: ModelConfig) -> None:
+    """Exit 2 for a model_type transformers does not ship (its code would be the checkpoint's)."""
     import transformers
+    from transformers import CONFIG_MAPPING
 
     # transformers logs advice meant for training scripts (missing optional kernels, deprecated
     # arguments) through its own logger: keep the command's output to what it reports.
     transformers.logging.set_verbosity_error()
-
-    from cannenv.certify.llm import hf_available
-
-    missing = hf_available()
-    if missing is not None:
-        from cannenv.errors import MissingToolError
-
-        raise MissingToolError(missing, hint="pip install transformers")
-    try:
-        hf_cfg = transformers.AutoConfig.for_model(**cfg.raw)
-    except (ValueError, KeyError, TypeError) as exc:
+    if cfg.model_type not in CONFIG_MAPPING:
+        remote = cfg.raw.get("auto_map")
         raise InputError(
-            f"{cfg.origin}: transformers {transformers.__version__} cannot read this config: {exc}",
-            hint="model_type must be one transformers knows (llama, qwen2, mixtral, gpt2, t5, mamba ...)",
+            f"{cfg.origin}: model_type: {cfg.model_type!r} is not a model transformers "
+            f"{transformers.__version__} knows"
+            + (" (its code would come from the checkpoint: auto_map)" if remote else ""),
+            hint="cannenv never runs a checkpoint's own code; a newer transformers may know it, or set "
+            "model_type and architectures to the known model it derives from in a copy of config.json",
+        )
+
+
+def hf_config(cfg: ModelConfig) -> Any:
+    """transformers' config object for ``cfg`` (its own code only: ``auto_map`` is never followed)."""
+    import transformers
+
+    _known_type(cfg)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return transformers.AutoConfig.for_model(**cfg.raw)
+    except Exception as exc:  # transformers' own validation of a config it knows: bad input
+        raise InputError(
+            f"{cfg.origin}: transformers {transformers.__version__} cannot read this config: "
+            f"{type(exc).__name__}: {str(exc)[:300]}",
         ) from None
+
+
+def config_warnings(cfg: ModelConfig) -> list[str]:
+    """Keys that look like typos of the model's keys, and remote code that is not run."""
+    from cannenv.model import config as config_mod
+
+    if cfg.tiny is not None:
+        return []
+    _known_type(cfg)
+    from transformers import CONFIG_MAPPING, PretrainedConfig
+
+    cls = CONFIG_MAPPING[cfg.model_type]
+    known: set[str] = set()
+    for c in (PretrainedConfig, cls):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # a config class that needs arguments: its signature still names its keys
+            with contextlib.suppress(Exception):
+                known |= set(c().to_dict())
+        known |= set(getattr(c, "attribute_map", {}) or {})
+        known |= set(inspect.signature(c.__init__).parameters)
+    out = config_mod.key_warnings(cfg.raw, known)
+    if cfg.raw.get("auto_map") is not None:
+        out.append(
+            f"auto_map: ignored; the model is built with transformers' own {cfg.model_type} code "
+            "(cannenv never runs a checkpoint's code)"
+        )
+    return out
+
+
+def _build_hf(cfg: ModelConfig) -> nn.Module:
+    import transformers
+
+    hf_cfg = hf_config(cfg)
     classes: list[Any] = []
     for arch in hf_cfg.architectures or []:
         cls = getattr(transformers, str(arch), None)
@@ -272,7 +342,7 @@ def _build_hf(cfg: ModelConfig) -> nn.Module:
     for auto_cls in auto:
         try:
             return auto_cls.from_config(hf_cfg)  # type: ignore[no-any-return]
-        except ValueError as exc:
+        except Exception as exc:  # transformers rejects the config: bad input, named below
             errors.append(f"{auto_cls.__name__}: {exc}")
     raise InputError(
         f"{cfg.origin}: no transformers model class builds this config", hint="; ".join(errors)[:500]

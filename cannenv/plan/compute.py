@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -48,7 +47,9 @@ def installer_rules() -> dict[str, Any]:
 
 
 def _q(text: str) -> str:
-    return shlex.quote(text)
+    from cannenv.sanitize import shell_word
+
+    return shell_word(text)
 
 
 @lru_cache(maxsize=4096)
@@ -598,7 +599,7 @@ class _Builder:
         latest = f"{self.base}/ascend-toolkit/latest"
         guard = (
             f'[ "$(readlink -f {_q(latest)})" != "$(readlink -f {_q(old.path)})" ] '
-            f'|| {{ echo "refusing: {latest} still points at {old.path}" >&2; exit 1; }}'
+            f"|| {{ echo {_q(f'refusing: {latest} still points at {old.path}')} >&2; exit 1; }}"
         )
         self.add(
             Step(
@@ -638,7 +639,7 @@ class _Builder:
         have_pkg = None
         if present is not None and not self.cann_changes:
             for pkg in present.ops:
-                ver = pkg.version_dir or pkg.version
+                ver = pkg.cann_version
                 if _same_cann(ver, want) and (chip is None or chip in pkg.chips):
                     have_pkg = pkg
                     break
@@ -657,7 +658,7 @@ class _Builder:
         others = [p for p in (present.ops if present is not None else ())]
         have = None
         if others:
-            have = others[0].version_dir or others[0].version
+            have = others[0].cann_version
         inst, package = self.installer("ops", want)
         flags, srcs = _flags("ops", "install")
         set_env = self.toolkit_env(self.cann_want or want)

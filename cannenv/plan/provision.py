@@ -118,9 +118,17 @@ def step_files(step: Step, artifacts: Path) -> tuple[list[tuple[str, str | None]
                 return files, f"no wheel for {req} in {artifacts} (pip runs with --no-index)"
             files.append((name, None))
         files.extend((n, None) for k, n in wheels.items() if k is not None and k[0] == "pip")
+    from cannenv.sanitize import is_plain_file_name
+
+    root = artifacts.resolve()
     for name, _ in files:
-        if not (artifacts / name).is_file():
+        if not is_plain_file_name(name):
+            return files, f"{name!r} is not a plain file name: refused (it would leave --artifacts)"
+        path = artifacts / name
+        if not path.is_file():
             return files, f"{name} is not in --artifacts {artifacts}"
+        if not path.resolve().is_relative_to(root):
+            return files, f"{name} in --artifacts {artifacts} is a link that leaves the folder: refused"
     return files, None
 
 

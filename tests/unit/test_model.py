@@ -416,7 +416,7 @@ def test_cli_memory_and_check() -> None:
 def test_bad_config_names_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "config.json"
     bad.write_text('{"model_type": "llama",\n "hidden_size": }')
-    with pytest.raises(InputError, match="line 2"):
+    with pytest.raises(InputError, match=r"config.json:2: not valid JSON"):
         config.load(model_dir=str(tmp_path))
     with pytest.raises(InputError, match="exactly one"):
         config.load()
