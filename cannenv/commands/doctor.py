@@ -149,7 +149,7 @@ def doctor(
     from cannenv import __version__, checks
     from cannenv.checks.stack import choose_target, host_summary
     from cannenv.errors import CannenvError
-    from cannenv.fsutil import atomic_write_text
+    from cannenv.fsutil import atomic_write_text, require_parent_dir
     from cannenv.report import Report, render_junit, render_table
 
     if list_checks:
@@ -157,6 +157,9 @@ def doctor(
         return 0
     if stack_id and lock_file:
         raise InputError("give either --stack or --lock, not both")
+    for out_file, option in ((junit_file, "--junit"), (prometheus_file, "--prometheus")):
+        if out_file:
+            require_parent_dir(out_file, option)
     selected = checks.select(list(check_ids) or None)
     facts = gather(
         root,

@@ -122,7 +122,18 @@ class FleetReport(_Value):
     groups: tuple[Group, ...] = ()
 
     def exit_code(self, *, strict: bool = False) -> int:
-        """1 when any node fails (with ``strict`` also when one drifts or is unreachable), else 0."""
+        """The report's exit code (docs/fleet.md, "Report"), first that applies:
+
+        * 2 (bad input) when a facts file of the folder could not be read (unreadable, invalid, of a
+          newer schema): the monitoring itself is blind there;
+        * 6 (external step failed) when no node has facts at all (every host unreachable: the
+          collection failed);
+        * 1 when any node fails (with ``strict`` also when one drifts, is unreachable or untargeted);
+        * 0 otherwise."""
+        if any(n.collect_status == "invalid-facts" for n in self.nodes):
+            return int(ExitCode.BAD_INPUT)
+        if self.nodes and all(n.status == "unreachable" for n in self.nodes):
+            return int(ExitCode.EXTERNAL_FAILURE)
         bad = {"failing"} | ({"drifting", "unreachable", "untargeted"} if strict else set())
         return int(ExitCode.CHECKS_FAILED) if any(n.status in bad for n in self.nodes) else int(ExitCode.OK)
 
