@@ -123,14 +123,16 @@ def _installer(
         return None, package, f"{key}: no installer file known for {version} on {family}/{arch}"
     sha256 = art.sha256 if art is not None else None
     url = art.url if art is not None else None
+    run_name = file
     if sha256 is None and matrix is not None and file.endswith(".run"):
         # the vendor's download of it with the vendor's digest (ascend-deployer's manifests): the
-        # .zip that holds the .run (whose own digest nobody publishes), or the .run itself if listed
-        vendor = matrix.vendor_archive(file)
+        # .zip that holds the .run (whose own digest nobody publishes), the HDK bundle zip that holds
+        # the driver and firmware .run, or the .run itself if listed
+        vendor = matrix.vendor_archive(file, hdk=stack.version("driver"), arch=arch)
         if vendor is not None:
             file, sha256, url = vendor.file, vendor.sha256, vendor.url or url
     archive: Literal["zip"] | None = "zip" if file.endswith(".zip") else None
-    run_file = file[: -len(".zip")] + ".run" if archive else None
+    run_file = (run_name if run_name.endswith(".run") else file[: -len(".zip")] + ".run") if archive else None
     inst = Installer(file=file, sha256=sha256, url=url, archive=archive, run_file=run_file)
     return inst, package, None
 

@@ -217,8 +217,11 @@ def test_broken_driver_too_old_upgrades_the_driver_first(m: matrix_mod.Matrix) -
     assert acts(plan) == [("driver", "upgrade"), ("reboot", "reboot"), ("nnal", "install")]
     drv = step(plan, "driver")
     assert drv.version_from == "24.1.rc2.2" and drv.version_to == "25.0.rc1.1"
-    assert drv.installers[0].file == "Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run"
-    assert "--upgrade" in drv.commands[0]
+    # the driver .run comes out of the vendor's HDK bundle zip, pinned by ascend-deployer's NPU_*.json
+    assert drv.installers[0].file == "Ascend-hdk-910b-npu_25.0.rc1.1_linux-aarch64.zip"
+    assert drv.installers[0].run_file == "Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run"
+    assert drv.installers[0].sha256 is not None
+    assert any("--upgrade" in c for c in drv.commands)
     assert [(v.fact, v.expect) for v in drv.verify] == [("driver.version", "25.0.rc1.1")]
 
 
@@ -575,3 +578,28 @@ def test_nnal_step_sources_the_same_existing_set_env_as_the_doctor_remedy() -> N
     code, out = _cli("doctor", *_host_args(name), "--json")
     (nnal,) = [f for f in json.loads(out)["findings"] if f["id"] == "nnal-cann"]
     assert "/usr/local/Ascend/ascend-toolkit/set_env.sh" in nnal["remedy"]
+
+
+def test_hdk_driver_comes_from_the_vendor_hdk_zip_pinned_by_the_vendor(
+    m: matrix_mod.Matrix, tmp_path: Path
+) -> None:
+    """An A2 stack on HDK 25.3.RC1: the driver .run comes out of the vendor's HDK bundle
+    Ascend-hdk-910b-npu_25.3.rc1_linux-<arch>.zip, whose sha256 ascend-deployer's NPU_25.3.RC1.json
+    gives (7.3.0, 26.0.0), so provisioning needs --allow-unpinned for NNAL alone."""
+    from cannenv.plan.provision import role_steps
+
+    plan, _ = plan_of("bare-no-ascend", m, stack="a2-cann8.3.rc1-torch2.7.1-py3.11")
+    drv = step(plan, "driver").installers[0]
+    listed = m.download(drv.file)
+    assert drv.file.startswith("Ascend-hdk-910b-npu_25.3.rc1_linux-") and drv.archive == "zip"
+    assert listed is not None and drv.sha256 == listed.sha256 and "NPU_25.3.RC1.json" in (listed.note or "")
+    assert drv.run_file is not None and drv.run_file.startswith("Ascend-hdk-910b-npu-driver_25.3.rc1_linux-")
+    art = tmp_path / "art"
+    art.mkdir()
+    for s in plan.actions:
+        for inst in s.installers:
+            (art / inst.file).write_text("TEST FIXTURE, not the vendor's bytes\n")
+    steps, stop = role_steps(plan, art, allow_unpinned=False)
+    ran = [s["component"] for s in steps]
+    assert "driver" in ran and "cann" in ran and "ops" in ran and "nnal" not in ran, ran
+    assert stop is not None and stop.failed_component == "nnal", stop
