@@ -96,6 +96,14 @@ class OpsPackage:
     """Chip series the kernels are built for, spelled as in package names: ``910b``, ``310p``, ``a3``."""
     chip_source: str | None = None
 
+    @property
+    def cann_version(self) -> str | None:
+        """The package's CANN version from its version files: the install record's ``version=`` first
+        (an ops-only upgrade keeps the ``cann-<version>`` directory name), then ``version_dir``."""
+        if self.package_name and self.version:
+            return self.version
+        return self.version_dir or self.version
+
 
 @value
 class CannInstall:
@@ -115,6 +123,10 @@ class CannInstall:
     ops: tuple[OpsPackage, ...] = ()
     set_env: str | None = None
     """The ``set_env.sh`` that selects this install."""
+    name_version: str | None = None
+    """The version the directory name says (``cann-9.0.0``): a hint only, never the version."""
+    found_via: str | None = None
+    """How the install was found when not under a standard base (``ASCEND_HOME_PATH=…``, pip, conda)."""
 
 
 @value

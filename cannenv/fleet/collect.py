@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cannenv.errors import InputError, MissingToolError, NotFoundError
-from cannenv.fleet.collection import MANIFEST_NAME, Collection, HostResult, load_collection
+from cannenv.fleet.collection import MANIFEST_NAME, Collection, HostResult
 
 _FLEET_MSG = re.compile(r"cannenv-fleet: (?P<code>[a-z-]+): (?P<reason>.*)", re.DOTALL)
 _TIMEOUT_MARKERS = ("expected time frame", "timed out", "Timeout (")
@@ -183,8 +183,9 @@ def refuse_unsafe_host_names(ansible_runner: Any, inventory: Path) -> None:
         )
 
 
-def _prepare_out(out: Path) -> None:
-    """Refuse a directory that is not a collection; clear the facts files of a previous collection."""
+def _prepare_out(out: Path, keep: int) -> None:
+    """Refuse a directory that is not a collection; move a previous collection into its history
+    (``history/<UTC time>/``, the newest ``keep`` kept; :mod:`cannenv.fleet.history`)."""
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
@@ -193,11 +194,9 @@ def _prepare_out(out: Path) -> None:
                 f"--out {out} is not empty and holds no {MANIFEST_NAME}",
                 hint="give an empty or new directory, or one written by an earlier `cannenv fleet collect`",
             )
-        old = load_collection(out)
-        for host in old.hosts:
-            if host.facts_file:
-                (out / host.facts_file).unlink(missing_ok=True)
-        (out / MANIFEST_NAME).unlink()
+        from cannenv.fleet.history import keep_previous
+
+        keep_previous(out, keep)
     out.mkdir(parents=True, exist_ok=True)
 
 
@@ -214,11 +213,13 @@ def collect(
     facts_args: tuple[str, ...] = (),
     extravars: Mapping[str, Any] | None = None,
     connect_timeout: int = 10,
+    keep: int = 30,
 ) -> Collection:
     """Collect facts from the inventory's hosts into ``out``; every host gets a status and a reason.
 
     Without ``bundle`` the bundle (pure Python: one for every host) is built from this cannenv and
-    kept in the controller's cache, keyed by content.
+    kept in the controller's cache, keyed by content. The collection ``out`` held is kept as
+    ``out/history/<UTC time>/`` (the newest ``keep``; none with 0).
     """
     ansible_runner = import_ansible_runner()
     from cannenv import __version__
@@ -253,7 +254,7 @@ def collect(
                         f"bundle {bundle} does not exist", hint="build one: cannenv fleet bundle"
                     )
                 bundle_file, bundle_sha = str(Path(bundle).resolve()), sha256_file(bundle)
-        _prepare_out(out_dir)
+        _prepare_out(out_dir, keep)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         variables: dict[str, Any] = {
             "cannenv_facts_dest": str(out_dir),

@@ -360,6 +360,10 @@ class CompanionRule:
     cann: CannRange
     same_version: bool = True
     also: tuple[CannStr, ...] = ()
+    window: int | None = None
+    """major versions either side the companion may be (CANN 9.x: [N-1, N, N+1]); with ``floor``"""
+    floor: CannStr | None = None
+    """the lowest version the window admits (8.5.0)"""
     sources: SourceIds
     note: str | None = None
 
