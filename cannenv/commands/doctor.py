@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 import click
 
 from cannenv.commands.options import (
+    DRIVER_POLICY,
     HCCN_OUTPUT,
     MATRIX,
     MULTINODE,
@@ -119,6 +120,7 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @click.option(
     "--shell", "as_shell", is_flag=True, help="With --plan: print it as a script to review (never run)."
 )
+@DRIVER_POLICY
 @_gc_paused
 def doctor(
     root: str,
@@ -144,6 +146,7 @@ def doctor(
     prometheus_file: str | None = None,
     hccn_output: str | None = None,
     multinode: bool = False,
+    driver_policy: str = "accepted",
     logs: tuple[str, ...] = (),
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
@@ -187,7 +190,7 @@ def doctor(
         if stack_id or lock_file or matrix_paths:
             raise
         m = None
-    target = choose_target(facts, m, stack_id=stack_id, lock=lock_file)
+    target = choose_target(facts, m, stack_id=stack_id, lock=lock_file, driver_policy=driver_policy)
     if m is None:
         from cannenv.report import StackChoice
 

@@ -411,6 +411,7 @@ def judge_node(
     certificate: str | None = None,
     now: float | None = None,
     role: str = "full",
+    driver_policy: str = "accepted",
 ) -> tuple[Any, dict[str, Any] | None]:
     """One round of the agent: gather the node under ``root``, judge it, and the patch to apply.
 
@@ -441,7 +442,7 @@ def judge_node(
     if role not in ROLES:
         raise InputError(f"--role {role!r}: expected one of {', '.join(ROLES)}")
     facts = gather(root, None, None, (), None, 10.0)
-    target = choose_target(facts, matrix, stack_id=stack_id, lock=lock)
+    target = choose_target(facts, matrix, stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     if role == "hdk":
         target = dataclasses.replace(
             target,

@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
-from cannenv.fleet._doctor import node_family as node_family
 from cannenv.fleet.collection import Collection, load_collection
+from cannenv.fleet.targets import node_family as node_family
 from cannenv.report import Finding, StackChoice
 
 FLEET_REPORT_SCHEMA_VERSION = 2
@@ -160,11 +160,13 @@ def _counts(findings: Iterable[Finding]) -> dict[str, int]:
     return counts
 
 
-def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = None) -> Judge:
+def judge_with_checks(
+    stack_id: str | None = None, lock: str | Path | None = None, driver_policy: str = "accepted"
+) -> Judge:
     """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor."""
     from cannenv.fleet._doctor import make_judge
 
-    judge: Judge = make_judge(stack_id=stack_id, lock=lock)
+    judge: Judge = make_judge(stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     return judge
 
 
