@@ -227,6 +227,12 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
 )
 @click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
 @click.option(
+    "--logs",
+    "logs_dir",
+    metavar="DIR",
+    help="Also group nodes by the error their log explains: DIR/<node>.log or DIR/<node>/ (docs/explain.md).",
+)
+@click.option(
     "--since",
     metavar="WHEN",
     help="Also show what changed when since WHEN (ISO date/time or 90m, 12h, 7d, 2w), from the "
@@ -249,6 +255,7 @@ def report_cmd(
     node_metrics_dir: str | None = None,
     driver_policy: str = "accepted",
     since: str | None = None,
+    logs_dir: str | None = None,
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -309,8 +316,19 @@ def report_cmd(
         from cannenv.fleet.history import history_since
 
         history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
+    explained = None
+    if logs_dir:
+        from cannenv.explain import group_by_error
+
+        explained = group_by_error(report.nodes, logs_dir)
     if as_json:
         text = report.to_json(indent=None if not details else 2, details=details)
+        if explained is not None:
+            import json
+
+            data = json.loads(text)
+            data["explained"] = explained
+            text = json.dumps(data, indent=None if not details else 2)
         if history is not None:
             import json
 
@@ -323,6 +341,10 @@ def report_cmd(
         click.echo(text)
     else:
         click.echo(render_text(report), nl=False)
+        if explained is not None:
+            from cannenv.explain import render_groups
+
+            click.echo(render_groups(explained), nl=False)
         if history is not None and since_at is not None:
             from cannenv.fleet.history import render_history
 
