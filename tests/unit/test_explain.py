@@ -347,3 +347,13 @@ def test_fleet_report_groups_nodes_by_explained_error(tmp_path: Path) -> None:
         "nodes": ["node1", "node2"],
     }
     assert groups[1]["cause"] == "oom" and groups[1]["nodes"] == ["node3"]
+
+
+def test_saved_facts_decide_too(tmp_path: Path) -> None:
+    facts = _facts_json(tmp_path, hosts.kernels_wrong(tmp_path / "h"), "node")
+    doc = _json("--facts", str(facts), "EZ9999: Parse dynamic kernel config fail.")
+    assert doc["host"]["source"] == "facts" and doc["exit_code"] == 1
+    assert (doc["causes"][0]["id"], doc["causes"][0]["status"]) == (
+        "ops-package-missing-or-wrong",
+        "confirmed",
+    )
