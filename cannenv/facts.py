@@ -96,6 +96,14 @@ class OpsPackage:
     """Chip series the kernels are built for, spelled as in package names: ``910b``, ``310p``, ``a3``."""
     chip_source: str | None = None
 
+    @property
+    def cann_version(self) -> str | None:
+        """The package's CANN version from its version files: the install record's ``version=`` first
+        (an ops-only upgrade keeps the ``cann-<version>`` directory name), then ``version_dir``."""
+        if self.package_name and self.version:
+            return self.version
+        return self.version_dir or self.version
+
 
 @value
 class CannInstall:
@@ -115,6 +123,10 @@ class CannInstall:
     ops: tuple[OpsPackage, ...] = ()
     set_env: str | None = None
     """The ``set_env.sh`` that selects this install."""
+    name_version: str | None = None
+    """The version the directory name says (``cann-9.0.0``): a hint only, never the version."""
+    found_via: str | None = None
+    """How the install was found when not under a standard base (``ASCEND_HOME_PATH=…``, pip, conda)."""
 
 
 @value
@@ -324,6 +336,9 @@ class MultinodeFacts:
     port_source: str = ""
     topo_files: tuple[str, ...] = ()
     """Ascend 950 factory topology files in ``/usr/local/Ascend/driver/topo/`` (rank table v2.0)."""
+    topo_ports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """``<net_layer>:<local_id>`` -> the ``Die/port`` names of that NPU's links at that layer, from
+    the topology files' ``edge_list`` (``local_a_ports`` / ``local_b_ports``)."""
 
 
 @value
@@ -359,6 +374,15 @@ class Facts:
 
         hint = "produce facts with `cannenv facts --json > host.json`; do not edit them by hand"
         raw = records.parse_json(text, source=source, hint=hint)
+        where = records.find_string(raw, _template_like)
+        if where is not None:
+            from cannenv.errors import InputError
+
+            raise InputError(
+                f"{source}: field {where or '(top level)'}: holds a template marker ({{{{, {{% or {{#); "
+                "facts are data, and no host reports such a value",
+                hint=hint,
+            )
         records.check_schema_version(
             raw,
             source=source,
@@ -389,3 +413,9 @@ class Facts:
 
         text = records.read_text(path, what="facts file", missing=NotFoundError)
         return cls.from_json(text, source=str(path))
+
+
+def _template_like(text: str) -> bool:
+    from cannenv.sanitize import TEMPLATE_MARKERS
+
+    return any(m in text for m in TEMPLATE_MARKERS)

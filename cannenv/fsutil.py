@@ -51,6 +51,19 @@ def _atomic_write(target: Path, data: bytes, mode: int) -> Path:
     return target
 
 
+def require_parent_dir(path: str | os.PathLike[str], option: str) -> None:
+    """Refuse an output file whose directory does not exist (exit 2, naming the option): a typo in
+    a metrics or report path must not create a directory nobody reads and exit 0."""
+    parent = Path(path).parent
+    if not parent.exists() and not parent.is_symlink():  # a file or a dangling link: the writer says why
+        from cannenv.errors import InputError
+
+        raise InputError(
+            f"{option} {os.fspath(path)!r}: the directory {os.fspath(parent)!r} does not exist",
+            hint="create it first (e.g. node_exporter's --collector.textfile.directory), or fix the path",
+        )
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int = 0o644) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 

@@ -8,6 +8,7 @@ the same way everywhere.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,7 +17,7 @@ from cannenv.errors import CannenvError, InputError
 if TYPE_CHECKING:
     import os
     import zipfile
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 T = TypeVar("T")
 
@@ -289,7 +290,37 @@ def parse_json(text: str | bytes, *, source: str, hint: str | None = None) -> An
         raise InputError(f"{source}: not a record cannenv reads: {exc}", hint=hint) from None
     if not json_depth_ok(doc):
         raise InputError(f"{source}: nested deeper than {MAX_JSON_DEPTH} levels", hint=hint)
+    where = find_string(doc, _SURROGATE.search)
+    if where is not None:
+        raise InputError(
+            f"{source}: field {where or '(top level)'}: a lone UTF-16 surrogate "
+            "(\\ud800-\\udfff) is not text",
+            hint=hint,
+        )
     return doc
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def find_string(doc: Any, bad: Callable[[str], object]) -> str | None:
+    """The dotted path of the first string (value or key) of ``doc`` for which ``bad`` is truthy,
+    ``""`` for the document itself; None when there is none. Walked without recursion."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if bad(value):
+                return path
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                sub = f"{path}.{k}" if path else str(k)
+                if bad(str(k)):
+                    return sub
+                stack.append((v, sub))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+    return None
 
 
 def load_yaml(text: str, loader: Any = None, *, max_nodes: int = MAX_YAML_NODES) -> Any:

@@ -60,3 +60,88 @@ def html(value: object) -> object:
     if isinstance(value, str):
         return text(value)
     return value
+
+
+# -- file names ------------------------------------------------------------------------------------
+
+PLAIN_FILE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._+%~-]{0,254}$"
+"""One rule for a file name taken from data (a matrix ``file``, a wheel, an inventory host's facts
+file): letters, digits and ``._+%~-``, not starting with a dot or a dash, at most 255 characters.
+No ``/``, no ``..`` component, no control characters, no glob or shell metacharacters: such a name
+stays inside the folder it is joined to, on the controller and on the host alike."""
+_PLAIN_FILE_NAME = re.compile(PLAIN_FILE_NAME)
+
+
+def is_plain_file_name(name: object) -> bool:
+    """True when ``name`` is a file name by :data:`PLAIN_FILE_NAME` (never a path)."""
+    return isinstance(name, str) and _PLAIN_FILE_NAME.fullmatch(name) is not None and name not in (".", "..")
+
+
+# -- shell scripts ---------------------------------------------------------------------------------
+
+_SHELL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shell_word(value: object) -> str:
+    """One shell word meaning exactly ``value``: ``shlex.quote`` when it holds no control character;
+    otherwise bash's ``$'…'`` quoting with every control character written as an escape (``\\n``,
+    ``\\x1b``, ``\\xe2\\x80\\xae`` for U+202E: its UTF-8 bytes, whatever the locale), so a
+    person reading the script sees it and the shell reads the same bytes.
+    Scripts that use it run under bash (``plan --shell`` and the provision role do)."""
+    import shlex
+
+    text = str(value)
+    if not _SHELL_CONTROL.search(text):
+        return shlex.quote(text)
+    out = []
+    for ch in text:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif _SHELL_CONTROL.match(ch):  # its UTF-8 bytes: bash's \\u depends on the locale
+            named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(ch)
+            out.append(named or "".join(f"\\x{b:02x}" for b in ch.encode("utf-8")))
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
+
+
+def shell_comment(value: object) -> str:
+    """Text for a ``#`` comment of a shell script: one line (a newline would end the comment and
+    start a command), every control character made visible as in :func:`line`."""
+    return line(value)
+
+
+# -- Ansible ----------------------------------------------------------------------------------------
+
+TEMPLATE_MARKERS = ("{{", "{%", "{#")
+"""What starts a Jinja expression, statement or comment: never in a string that is data."""
+
+
+def ansible_vars_yaml(variables: object) -> str:
+    """A YAML document of Ansible variables (``-e @FILE``) in which every string value is tagged
+    ``!unsafe``: Ansible never renders it as a template, whatever it holds (``{{ lookup('pipe', …)
+    }}`` from a host's version file stays text). Keys stay plain (they are cannenv's own names and
+    the inventory's host names)."""
+    import yaml
+
+    class _Unsafe(str):
+        pass
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _unsafe(dumper: yaml.SafeDumper, data: _Unsafe) -> yaml.ScalarNode:
+        return dumper.represent_scalar("!unsafe", str(data), style='"')
+
+    _Dumper.add_representer(_Unsafe, _unsafe)
+
+    def wrap(v: object) -> object:
+        if isinstance(v, str):
+            return _Unsafe(v)
+        if isinstance(v, dict):
+            return {str(k): wrap(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [wrap(x) for x in v]
+        return v
+
+    return str(yaml.dump(wrap(variables), Dumper=_Dumper, allow_unicode=False, sort_keys=True))

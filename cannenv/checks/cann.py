@@ -7,7 +7,7 @@ import re
 from cannenv.checks import Check, Target
 from cannenv.checks._util import cann_v, family_title, installer_file, same_cann
 from cannenv.errors import CannenvError
-from cannenv.facts import Facts
+from cannenv.facts import CannInstall, Facts
 from cannenv.report import Finding
 
 # Python packages CANN's own tools import; missing ones give `EH9999 ... init env failed` (research §7).
@@ -68,7 +68,9 @@ def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
             return [
                 c.finding(
                     "fail",
-                    "no CANN toolkit under /usr/local/Ascend or ~/Ascend",
+                    "no CANN toolkit under /usr/local/Ascend, ~/Ascend, the prefix ASCEND_HOME_PATH / "
+                    "ASCEND_TOOLKIT_HOME / ASCEND_OPP_PATH name (none set to a toolkit: source its "
+                    "set_env.sh) or a pip <site-packages>/ascend/cann-<version>",
                     _install_remedy(facts, target),
                 )
             ]
@@ -76,7 +78,8 @@ def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
     active = facts.cann.active_install()
     listing = ", ".join(f"{i.version or '?'} ({i.path})" for i in installs)
     if len(installs) == 1:
-        return [c.finding("pass", f"CANN {listing}; {facts.cann.active_reason}")]
+        via = f"; found through {installs[0].found_via}" if installs[0].found_via else ""
+        return [c.finding("pass", f"CANN {listing}; {facts.cann.active_reason}{via}")]
     return [
         c.finding(
             "warn",
@@ -178,16 +181,22 @@ def _toolkit_ops(facts: Facts, target: Target) -> list[Finding]:
         ]
     out: list[Finding] = []
     tk = next((comp for comp in inst.components if comp.name == "toolkit"), None)
-    allowed: tuple[str, ...] = ()
-    if target.matrix is not None and cann_v(cann) is not None:
-        allowed = target.matrix.companion_versions("ops", cann)
+    judge = target.matrix is not None and cann_v(cann) is not None
+    hint = _dir_name_hint(inst)
     for pkg in inst.ops:
-        version = pkg.version_dir or pkg.version
+        version = pkg.cann_version  # from the version files, never the directory name
         problems = []
-        if allowed and version and not any(same_cann(version, a) for a in allowed):
-            problems.append(f"ops {version} does not go with toolkit {cann} (matrix: {', '.join(allowed)})")
+        rule_ok: bool | None = None
+        said = ""
+        if judge and target.matrix is not None and version and cann_v(version) is not None:
+            rule_ok, said = target.matrix.companion_verdict("ops", cann, version)
+        if rule_ok is False:
+            problems.append(f"ops {version} does not go with toolkit {cann}: {said}")
         elif (
-            not allowed and pkg.version_dir and inst.version and not same_cann(pkg.version_dir, inst.version)
+            rule_ok is None
+            and pkg.version_dir
+            and inst.version
+            and not same_cann(pkg.version_dir, inst.version)
         ):
             problems.append(f"kernels version_dir {pkg.version_dir} ≠ toolkit {inst.version}")
         if tk is not None and "opp_kernel" in tk.required and pkg.version:
@@ -205,15 +214,30 @@ def _toolkit_ops(facts: Facts, target: Target) -> list[Finding]:
         label = (
             f"{pkg.package_name or 'kernels'} {version or '?'} for {', '.join(pkg.chips) or 'unknown chip'}"
         )
+        if hint and version and inst.name_version and not same_cann(version, inst.name_version):
+            label += f" ({hint})"
         if problems:
             out.append(c.finding("fail", f"{label}: " + "; ".join(problems), remedy, subject=pkg.path))
         elif family and not pkg.chips:
             out.append(
                 c.finding("warn", f"{label}: cannot tell which chip the kernels target", subject=pkg.path)
             )
+        elif rule_ok and version and not same_cann(version, cann):
+            out.append(c.finding("pass", f"{label} with toolkit {cann}: {said}", subject=pkg.path))
         else:
             out.append(c.finding("pass", f"{label} matches toolkit {cann}", subject=pkg.path))
     return out
+
+
+def _dir_name_hint(inst: CannInstall) -> str:
+    """What the install's directory name says, as a hint only (an ops-only upgrade keeps the
+    ``cann-<version>`` name, CANN 9.x installation guide)."""
+    if not inst.name_version:
+        return ""
+    return (
+        f"the directory {inst.path.rsplit('/', 1)[-1]} names {inst.name_version}, a hint only: an ops-only "
+        "upgrade keeps the cann-<version> directory name"
+    )
 
 
 def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:

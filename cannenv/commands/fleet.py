@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
+from cannenv.commands.options import DRIVER_POLICY, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cannenv.facts import Facts
-    from cannenv.fleet.report import FleetReport, Judge
+    from cannenv.fleet.report import FleetReport, Judge, Router
     from cannenv.report import Finding, StackChoice
 
     F = TypeVar("F", bound=Callable[..., object])
@@ -77,6 +78,13 @@ def fleet() -> None:
     "e.g. --facts-arg=--python=/opt/venv/bin/python.",
 )
 @click.option(
+    "--keep",
+    type=click.IntRange(0),
+    default=30,
+    show_default=True,
+    help="Earlier collections kept in DIR/history/<UTC time>/ (drift history; 0 keeps none).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the manifest (collection.json) instead of a table."
 )
 def collect_cmd(
@@ -89,12 +97,18 @@ def collect_cmd(
     no_bundle: bool,
     no_login_shell: bool,
     facts_args: tuple[str, ...],
+    keep: int,
     as_json: bool,
 ) -> int:
     """Run `cannenv facts --json` on every host of INVENTORY through Ansible; one facts file per host.
 
     Hosts that are unreachable, have no Python >= 3.7, or time out are recorded with the reason in
-    DIR/collection.json; the run carries on. Exit 0 when the run finished (see `fleet report`).
+    DIR/collection.json; the run carries on. The collection DIR held before moves to
+    DIR/history/<UTC time>/ (`fleet report DIR --since 7d` shows what changed when).
+
+    \b
+    Exit codes: 0 every host collected · 1 some hosts not collected (DIR/collection.json says why) ·
+    6 no host collected · 3 no host matched · 2 bad input.
     """
     from cannenv.fleet.collect import collect
 
@@ -110,22 +124,62 @@ def collect_cmd(
         use_bundle=not no_bundle,
         login_shell=not no_login_shell,
         facts_args=facts_args,
+        keep=keep,
     )
+    got = sum(1 for h in collection.hosts if h.status == "collected")
+    code = 0 if got == len(collection.hosts) else 1 if got else 6
     if as_json:
         click.echo(collection.to_json(), nl=False)
-        return 0
-    width = max(len(h.name) for h in collection.hosts)
-    for h in collection.hosts:
-        click.echo(f"{h.name:<{width}}  {h.status:<16} {h.reason}".rstrip())
-    got = sum(1 for h in collection.hosts if h.status == "collected")
-    click.echo(f"{got}/{len(collection.hosts)} hosts collected into {out}")
-    return 0
+    else:
+        from cannenv import sanitize
+
+        width = max(len(h.name) for h in collection.hosts)
+        for h in collection.hosts:
+            click.echo(sanitize.line(f"{h.name:<{width}}  {h.status:<16} {h.reason}".rstrip()))
+        click.echo(f"{got}/{len(collection.hosts)} hosts collected into {out}")
+    if code:
+        click.echo(
+            f"error: {len(collection.hosts) - got} of {len(collection.hosts)} hosts not collected "
+            f"(reasons in {out}/collection.json)",
+            err=True,
+        )
+    return code
 
 
-def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -> Judge:
+def _judge(
+    stack_id: str | None, lock: str | None, check_ids: tuple[str, ...], driver_policy: str = "accepted"
+) -> Judge:
     from cannenv.fleet.report import judge_with_checks
 
-    return _only(judge_with_checks(stack_id, lock), check_ids)
+    return _only(judge_with_checks(stack_id, lock, driver_policy), check_ids)
+
+
+def _router(
+    default: Judge,
+    *,
+    stack_id: str | None,
+    lock_file: str | None,
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
+    check_ids: tuple[str, ...],
+    driver_policy: str,
+) -> Router | None:
+    """One target per node (:mod:`cannenv.fleet.targets`): None when no per-node target is given."""
+    if not (target_items or targets_file):
+        return None
+    from cannenv.fleet._doctor import make_router
+    from cannenv.fleet.targets import target_map
+
+    tmap = target_map(target_items=target_items, targets_file=targets_file, inventory=inventory)
+    return make_router(
+        tmap.families,
+        tmap.groups,
+        tmap.node_groups,
+        default=default if (stack_id or lock_file) else None,
+        wrap=lambda j: _only(j, check_ids),
+        driver_policy=driver_policy,
+    )
 
 
 def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
@@ -151,20 +205,8 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
 @click.option(
     "--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b)."
 )
-@click.option(
-    "--target",
-    "target_items",
-    multiple=True,
-    metavar="FAMILY=ID,...",
-    help="Per-family targets (stack id or lock file), e.g. a2=ID,310p=LOCK; nodes of other families are "
-    "reported untargeted unless --stack/--lock gives a default.",
-)
-@click.option(
-    "--targets",
-    "targets_file",
-    metavar="FILE",
-    help="YAML: families: {a2: ID} and groups: {INVENTORY_GROUP: ID or LOCK} (groups need --inventory).",
-)
+@target_options
+@DRIVER_POLICY
 @click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
 @click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON (compact).")
 @click.option("--details", is_flag=True, help="With --json: every finding of every node, too.")
@@ -184,6 +226,18 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     "ansible/playbooks/push_metrics.yml puts them in node_exporter's textfile directory).",
 )
 @click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
+@click.option(
+    "--logs",
+    "logs_dir",
+    metavar="DIR",
+    help="Also group nodes by the error their log explains: DIR/<node>.log or DIR/<node>/ (docs/explain.md).",
+)
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Also show what changed when since WHEN (ISO date/time or 90m, 12h, 7d, 2w), from the "
+    "collections `fleet collect --out DIR` kept in DIR/history/.",
+)
 def report_cmd(
     directory: str,
     stack_id: str | None,
@@ -199,31 +253,42 @@ def report_cmd(
     prometheus_file: str | None,
     strict: bool,
     node_metrics_dir: str | None = None,
+    driver_policy: str = "accepted",
+    since: str | None = None,
+    logs_dir: str | None = None,
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
     Without --stack/--lock each node is judged against its own best match from the matrix.
-    Exit 1 when any node fails (with --strict also when one drifts or is unreachable).
+
+    \b
+    Exit codes (first that applies): 2 a facts file could not be read (or bad input) ·
+    6 no node has facts (nothing collected) · 1 a node fails (with --strict also one that
+    drifts, is unreachable or untargeted) · 0 otherwise.
     """
     from cannenv.fleet.report import report_collection
-    from cannenv.fsutil import atomic_write_text
+    from cannenv.fsutil import atomic_write_text, require_parent_dir
 
-    router = None
-    default = _judge(stack_id, lock_file, check_ids)
-    if target_items or targets_file:
-        from cannenv.fleet._doctor import inventory_groups, load_target_file, make_router, parse_targets
+    for out_file, option in ((junit_file, "--junit"), (prometheus_file, "--prometheus")):
+        if out_file:
+            require_parent_dir(out_file, option)
+    since_at = None
+    if since:
+        from cannenv.fleet.history import parse_since
 
-        families, groups = load_target_file(targets_file) if targets_file else ({}, {})
-        families.update(parse_targets(target_items))
-        if groups and not inventory:
-            raise InputError("the targets file maps inventory groups: give --inventory INVENTORY too")
-        router = make_router(
-            families,
-            groups,
-            inventory_groups(inventory) if inventory else {},
-            default=default if (stack_id or lock_file) else None,
-            wrap=lambda j: _only(j, check_ids),
-        )
+        since_at = parse_since(since)
+
+    default = _judge(stack_id, lock_file, check_ids, driver_policy)
+    router = _router(
+        default,
+        stack_id=stack_id,
+        lock_file=lock_file,
+        target_items=target_items,
+        targets_file=targets_file,
+        inventory=inventory,
+        check_ids=check_ids,
+        driver_policy=driver_policy,
+    )
     report = report_collection(directory, default, router=router)
     if prometheus_file:
         import time
@@ -246,10 +311,44 @@ def report_cmd(
         from cannenv.fleet.html import render_html
 
         atomic_write_text(html_file, render_html(report))
+    history = None
+    if since_at is not None:
+        from cannenv.fleet.history import history_since
+
+        history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
+    explained = None
+    if logs_dir:
+        from cannenv.explain import group_by_error
+
+        explained = group_by_error(report.nodes, logs_dir)
     if as_json:
-        click.echo(report.to_json(indent=None if not details else 2, details=details))
+        text = report.to_json(indent=None if not details else 2, details=details)
+        if explained is not None:
+            import json
+
+            data = json.loads(text)
+            data["explained"] = explained
+            text = json.dumps(data, indent=None if not details else 2)
+        if history is not None:
+            import json
+
+            data = json.loads(text)
+            data["history"] = [
+                {"at": when.isoformat(timespec="seconds"), "diff": diff.model_dump(mode="json")}
+                for when, diff in history
+            ]
+            text = json.dumps(data, indent=None if not details else 2)
+        click.echo(text)
     else:
         click.echo(render_text(report), nl=False)
+        if explained is not None:
+            from cannenv.explain import render_groups
+
+            click.echo(render_groups(explained), nl=False)
+        if history is not None and since_at is not None:
+            from cannenv.fleet.history import render_history
+
+            click.echo(render_history(history, since_at), nl=False)
     return report.exit_code(strict=strict)
 
 
@@ -365,6 +464,176 @@ def job_cmd(
     return report.exit_code(strict=strict)
 
 
+@fleet.command("ranktable")
+@click.argument("directory", metavar="[FACTS_DIR]", required=False)
+@click.option(
+    "--out", "out_file", metavar="FILE", help="Write the rank table the chips need (e.g. hccl.json)."
+)
+@click.option(
+    "--check", "check_file", metavar="FILE", help="Check this rank table (against FACTS_DIR when given)."
+)
+@click.option(
+    "--nodes", "node_list", metavar="A,B,C", help="The job's nodes (default: every node of FACTS_DIR)."
+)
+@click.option("--group", metavar="NAME", help="The job's nodes are this inventory group (needs --inventory).")
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory holding --group.")
+@click.option(
+    "--device-port", type=click.IntRange(1, 65535), help="Also write this device_port for every device."
+)
+@click.option("--json", "as_json", is_flag=True, help="With --check: print the findings as JSON.")
+@click.option("--junit", "junit_file", metavar="FILE", help="With --check: also write JUnit XML.")
+def ranktable_cmd(
+    directory: str | None,
+    out_file: str | None,
+    check_file: str | None,
+    node_list: str | None,
+    group: str | None,
+    inventory: str | None,
+    device_port: int | None,
+    as_json: bool,
+    junit_file: str | None,
+) -> int:
+    """Write an HCCL rank table from collected facts (v1.0 A2/910/300I Duo, v1.2 A3, v2.0 Ascend 950
+    with its topology file), or check one against its documented format and the facts.
+
+    \b
+    cannenv fleet ranktable facts/ --out hccl.json
+    cannenv fleet ranktable facts/ --check hccl.json      # format + facts
+    cannenv fleet ranktable --check hccl.json              # format only
+    """
+    import json
+
+    from cannenv import __version__, records
+    from cannenv.errors import NotFoundError
+    from cannenv.fleet.job import JobNode, select_nodes
+    from cannenv.fleet.ranktable import check_table, generate
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.report import Report, render_junit, render_table
+
+    if bool(out_file) == bool(check_file):
+        raise InputError("give --out FILE (write a table) or --check FILE (check one)")
+    if node_list and group:
+        raise InputError("give the job's nodes as --nodes A,B or --group NAME, not both")
+    names = [n.strip() for n in (node_list or "").split(",") if n.strip()]
+    nodes: list[JobNode] = []
+    if directory:
+        nodes, errors = select_nodes(directory, nodes=names, group=group, inventory=inventory)
+        if errors and out_file:
+            raise InputError("no facts for " + ", ".join(f.detail for f in errors))
+    elif out_file:
+        raise InputError("--out writes the table from the facts: give FACTS_DIR")
+    if out_file:
+        table = generate(nodes, device_port=device_port)
+        text = json.dumps(table, indent=2) + "\n"
+        problems = [f for f in check_table(json.loads(text), nodes) if f.status in ("fail", "error")]
+        if problems:  # never write a table that its own check refuses
+            raise InputError("the generated table fails its check: " + "; ".join(f.detail for f in problems))
+        atomic_write_text(out_file, text)
+        ranks = table.get("rank_count") or sum(len(s["device"]) for s in table["server_list"])
+        click.echo(
+            f"wrote {out_file}: rank table v{table['version']}, {len(nodes)} server(s), {ranks} rank(s)"
+        )
+        return 0
+    assert check_file is not None
+    hint = "a rank table is JSON (rank_table_config_*.md); remove the // comments of the docs' examples"
+    text = records.read_text(check_file, what="rank table", missing=NotFoundError)
+    doc = records.parse_json(text, source=check_file, hint=hint)
+    findings = check_table(doc, nodes)
+    report = Report.build(findings, host={"rank_table": check_file}, cannenv_version=__version__)
+    if junit_file:
+        atomic_write_text(junit_file, render_junit(report, suite="cannenv fleet ranktable"))
+    if as_json:
+        click.echo(report.to_json())
+    else:
+        from cannenv import sanitize
+
+        click.echo(sanitize.line(f"rank table {check_file}" + (f" against {directory}" if directory else "")))
+        table_lines = render_table(report, color=False, width=None, verbose=True, plain=True).splitlines()
+        click.echo("\n".join(table_lines[2:]))
+    return report.exit_code()
+
+
+@fleet.command("collective")
+@click.option(
+    "-i", "--inventory", required=True, metavar="INVENTORY", help="The job's hosts (Ansible inventory)."
+)
+@click.option("--limit", metavar="PATTERN", help="Ansible host pattern: the job's nodes.")
+@click.option("--backend", type=click.Choice(["hccl", "gloo"]), default="hccl", show_default=True)
+@click.option(
+    "--nproc-per-node",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes (devices) per node.",
+)
+@click.option(
+    "--master-addr", metavar="ADDR", help="Rank 0's address (default: the first host's ansible_host)."
+)
+@click.option("--master-port", type=click.IntRange(1024, 65535), default=29500, show_default=True)
+@click.option(
+    "--size-mb", type=click.FloatRange(0.001, 4096), default=4.0, show_default=True, help="All-reduce size."
+)
+@click.option("--iters", type=click.IntRange(1, 1000), default=5, show_default=True)
+@click.option(
+    "--timeout",
+    type=click.IntRange(10, 7200),
+    default=300,
+    show_default=True,
+    help="Seconds for ranks to meet.",
+)
+@click.option(
+    "--python", "python", default="python3", show_default=True, help="The hosts' interpreter (with torch)."
+)
+@click.option(
+    "--env", "env_items", multiple=True, metavar="KEY=VALUE", help="Environment for the harness (repeatable)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def collective_cmd(
+    inventory: str,
+    limit: str | None,
+    backend: str,
+    nproc_per_node: int,
+    master_addr: str | None,
+    master_port: int,
+    size_mb: float,
+    iters: int,
+    timeout: int,
+    python: str,
+    env_items: tuple[str, ...],
+    as_json: bool,
+) -> int:
+    """Run an all-reduce (and a bandwidth figure) through torch.distributed across the inventory's
+    hosts, one process per device, started by Ansible (docs/multinode.md).
+
+    HCCL on NPU nodes; gloo anywhere, reported as "gloo (harness only; HCCL not exercised)". A node
+    without a usable NPU makes the HCCL run `skip` with its reason. Exit 0 passed or skipped ·
+    1 the collective failed (a host failed or a wrong sum) · 6 no result came back.
+    """
+    from cannenv import sanitize
+    from cannenv.fleet.collective import parse_env, run_collective
+
+    result = run_collective(
+        inventory,
+        backend=backend,
+        limit=limit,
+        master_addr=master_addr,
+        master_port=master_port,
+        nproc_per_node=nproc_per_node,
+        size_mb=size_mb,
+        iters=iters,
+        timeout=timeout,
+        python=python,
+        env=parse_env(env_items),
+    )
+    if as_json:
+        click.echo(result.to_json())
+    else:
+        click.echo(sanitize.line(f"{result.status.upper():5} collective ({result.backend}): {result.detail}"))
+        for host, outcome in sorted(result.hosts.items()):
+            click.echo(sanitize.line(f"      {host}: {outcome}"))
+    return result.exit_code()
+
+
 @fleet.command("diff")
 @click.argument("old_dir", metavar="OLD_DIR")
 @click.argument("new_dir", metavar="NEW_DIR")
@@ -372,11 +641,25 @@ def job_cmd(
     "--stack", "stack_id", metavar="ID", help="Also judge both against this stack (new drift, fixed)."
 )
 @click.option("--lock", "lock_file", metavar="FILE", help="Also judge both against this lock file's stack.")
+@target_options
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
+@DRIVER_POLICY
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
-def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | None, as_json: bool) -> int:
+def diff_cmd(
+    old_dir: str,
+    new_dir: str,
+    stack_id: str | None,
+    lock_file: str | None,
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
+    driver_policy: str,
+    as_json: bool,
+) -> int:
     """Show what changed between two collections: nodes upgraded, added, removed, new drift.
 
-    Without --stack/--lock only versions and reachability are compared.
+    Without --stack/--lock/--target(s) only versions and reachability are compared; with them each
+    node is judged against its own target (per family or inventory group) in both collections.
     """
     from cannenv.fleet.collection import load_collection
     from cannenv.fleet.diff import diff_collections
@@ -385,9 +668,20 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
 
     old, new = load_collection(old_dir), load_collection(new_dir)
     old_r = new_r = None
-    if stack_id or lock_file:
-        judge = _judge(stack_id, lock_file, ())
-        old_r, new_r = build_report(old, judge, source=old_dir), build_report(new, judge, source=new_dir)
+    if stack_id or lock_file or target_items or targets_file:
+        judge = _judge(stack_id, lock_file, (), driver_policy)
+        router = _router(
+            judge,
+            stack_id=stack_id,
+            lock_file=lock_file,
+            target_items=target_items,
+            targets_file=targets_file,
+            inventory=inventory,
+            check_ids=(),
+            driver_policy=driver_policy,
+        )
+        old_r = build_report(old, judge, source=old_dir, router=router)
+        new_r = build_report(new, judge, source=new_dir, router=router)
     result = diff_collections(old, new, old_report=old_r, new_report=new_r)
     click.echo(result.to_json() if as_json else diff_text(result), nl=not as_json)
     return 0
@@ -644,6 +938,7 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
 @click.option("--prometheus", "prometheus_file", metavar="FILE", help="Write node metrics here each round.")
 @_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
+@DRIVER_POLICY
 def k8s_agent_cmd(
     root: str,
     node: str,
@@ -659,6 +954,7 @@ def k8s_agent_cmd(
     api: str | None,
     token_file: str | None,
     dry_run: bool,
+    driver_policy: str = "accepted",
 ) -> int:
     """The DaemonSet's container: judge this node, label it, write metrics; again every --interval."""
     import json
@@ -682,6 +978,7 @@ def k8s_agent_cmd(
                 lock=lock_file,
                 matrix_digest=matrix_digest,
                 certificate=certificate,
+                driver_policy=driver_policy,
                 role=role,
             )
             if prometheus_file:

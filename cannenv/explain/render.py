@@ -105,10 +105,9 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
         out.append("")
         out.append(f"signature {L(m.id)}: {L(m.title)} (raised by {L(m.component)})")
         for e in m.evidence:
-            more = f"  (×{e.count} lines)" if e.count > len(e.lines) else ""
             out += [f"  > {L(x)}" for x in e.lines]
-            if more:
-                out.append(f"   {more.strip()}")
+            if e.lines and e.count > len(e.lines):
+                out.append(f"    (and {e.count - len(e.lines)} more lines like these)")
     out.append("")
     out.append("causes, most likely first:")
     for i, c in enumerate(ex.causes, 1):
@@ -203,11 +202,23 @@ def render_signature_doc(table: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def main() -> int:
-    """Print the generated signature section of docs/explain.md."""
+def main(argv: list[str] | None = None) -> int:
+    """Print the generated signature section of docs/explain.md, or with ``--write PAGE`` replace
+    it in the page (between its markers)."""
+    import sys
+    from pathlib import Path
+
     from cannenv.explain.signatures import shipped
 
-    print(render_signature_doc(shipped()), end="")
+    args = sys.argv[1:] if argv is None else argv
+    section = render_signature_doc(shipped())
+    if len(args) == 2 and args[0] == "--write":
+        page = Path(args[1])
+        text = page.read_text(encoding="utf-8")
+        start, end = text.index(DOC_BEGIN), text.index(DOC_END) + len(DOC_END) + 1
+        page.write_text(text[:start] + section + text[end:], encoding="utf-8")
+        return 0
+    print(section, end="")
     return 0
 
 

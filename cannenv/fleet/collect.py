@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cannenv.errors import InputError, MissingToolError, NotFoundError
-from cannenv.fleet.collection import MANIFEST_NAME, Collection, HostResult, load_collection
+from cannenv.fleet.collection import MANIFEST_NAME, Collection, HostResult
 
 _FLEET_MSG = re.compile(r"cannenv-fleet: (?P<code>[a-z-]+): (?P<reason>.*)", re.DOTALL)
 _TIMEOUT_MARKERS = ("expected time frame", "timed out", "Timeout (")
@@ -114,15 +114,23 @@ def run_playbook(
 
     One way to run a playbook for ``fleet collect`` and ``provision``. A run that produced no
     events and did not finish is an InputError carrying the tail of ansible's output.
+
+    ``extravars`` reach ansible-playbook as a file (``env/extravars``, read with ``-e @``) in which
+    every string is tagged ``!unsafe`` (:func:`cannenv.sanitize.ansible_vars_yaml`): plan steps
+    quote what hosts reported, and Ansible renders ``{{ … }}`` in extra vars as trusted templates.
     """
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.sanitize import ansible_vars_yaml
+
     private.mkdir(parents=True, exist_ok=True)
+    (private / "env").mkdir(exist_ok=True)
+    atomic_write_text(private / "env" / "extravars", ansible_vars_yaml(dict(extravars)), mode=0o600)
     runner = ansible_runner.run(
         private_data_dir=str(private),
         playbook=str(playbook),
         inventory=str(Path(inventory).resolve()),
         limit=limit,
         forks=forks,
-        extravars=dict(extravars),
         envvars={
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_RETRY_FILES_ENABLED": "False",
@@ -142,8 +150,42 @@ def run_playbook(
     return events
 
 
-def _prepare_out(out: Path) -> None:
-    """Refuse a directory that is not a collection; clear the facts files of a previous collection."""
+def inventory_hosts(ansible_runner: Any, inventory: Path) -> list[str]:
+    """Every host name of ``inventory`` (``ansible-inventory --list`` through ansible-runner)."""
+    try:
+        out, err = ansible_runner.get_inventory(
+            action="list", inventories=[str(inventory.resolve())], response_format="json", quiet=True
+        )
+    except (RuntimeError, ValueError, OSError) as exc:  # what ansible-runner raises for a CLI failure
+        raise InputError(f"inventory {inventory} cannot be read: {exc}") from None
+    if not isinstance(out, dict):
+        tail = " ".join(str(err or out or "").split())[-300:]
+        raise InputError(f"inventory {inventory} cannot be read: {tail or 'no output'}")
+    names: dict[str, None] = dict.fromkeys(str(h) for h in (out.get("_meta") or {}).get("hostvars") or {})
+    for group in out.values():
+        if isinstance(group, dict):
+            names.update(dict.fromkeys(str(h) for h in group.get("hosts") or ()))
+    return list(names)
+
+
+def refuse_unsafe_host_names(ansible_runner: Any, inventory: Path) -> None:
+    """InputError naming every inventory host whose name is not a plain file name, before anything
+    runs: a host's facts are written to ``<out>/<name>.json`` (and removed there when it fails)."""
+    from cannenv.sanitize import is_plain_file_name, line
+
+    bad = [h for h in inventory_hosts(ansible_runner, inventory) if not is_plain_file_name(h)]
+    if bad:
+        raise InputError(
+            f"inventory {inventory}: host name {', '.join(repr(line(b)) for b in bad[:5])}"
+            + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else "")
+            + " is not a plain file name; each host's facts are written to <out>/<host>.json",
+            hint="name the host with letters, digits and ._+%~- and give its address as ansible_host",
+        )
+
+
+def _prepare_out(out: Path, keep: int) -> None:
+    """Refuse a directory that is not a collection; move a previous collection into its history
+    (``history/<UTC time>/``, the newest ``keep`` kept; :mod:`cannenv.fleet.history`)."""
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
@@ -152,11 +194,9 @@ def _prepare_out(out: Path) -> None:
                 f"--out {out} is not empty and holds no {MANIFEST_NAME}",
                 hint="give an empty or new directory, or one written by an earlier `cannenv fleet collect`",
             )
-        old = load_collection(out)
-        for host in old.hosts:
-            if host.facts_file:
-                (out / host.facts_file).unlink(missing_ok=True)
-        (out / MANIFEST_NAME).unlink()
+        from cannenv.fleet.history import keep_previous
+
+        keep_previous(out, keep)
     out.mkdir(parents=True, exist_ok=True)
 
 
@@ -173,11 +213,13 @@ def collect(
     facts_args: tuple[str, ...] = (),
     extravars: Mapping[str, Any] | None = None,
     connect_timeout: int = 10,
+    keep: int = 30,
 ) -> Collection:
     """Collect facts from the inventory's hosts into ``out``; every host gets a status and a reason.
 
     Without ``bundle`` the bundle (pure Python: one for every host) is built from this cannenv and
-    kept in the controller's cache, keyed by content.
+    kept in the controller's cache, keyed by content. The collection ``out`` held is kept as
+    ``out/history/<UTC time>/`` (the newest ``keep``; none with 0).
     """
     ansible_runner = import_ansible_runner()
     from cannenv import __version__
@@ -191,6 +233,7 @@ def collect(
     if forks < 1:
         raise InputError(f"--forks {forks}: expected 1 or more")
     out_dir = Path(out).resolve()
+    refuse_unsafe_host_names(ansible_runner, inv)
 
     with tempfile.TemporaryDirectory(prefix="cannenv-fleet-") as work:
         bundle_tag = bundle_sha = None
@@ -211,7 +254,7 @@ def collect(
                         f"bundle {bundle} does not exist", hint="build one: cannenv fleet bundle"
                     )
                 bundle_file, bundle_sha = str(Path(bundle).resolve()), sha256_file(bundle)
-        _prepare_out(out_dir)
+        _prepare_out(out_dir, keep)
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         variables: dict[str, Any] = {
             "cannenv_facts_dest": str(out_dir),
@@ -233,7 +276,11 @@ def collect(
         )
     failures = classify_events(events)
     hosts: list[HostResult] = []
+    from cannenv.sanitize import is_plain_file_name
+
     for name in hosts_seen(events):
+        if not is_plain_file_name(name):  # refused above; never joined to a path
+            continue
         facts = out_dir / f"{name}.json"
         outcome = failures.get(name)
         if outcome is None:

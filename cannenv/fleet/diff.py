@@ -203,6 +203,9 @@ def diff_collections(
                     changes.append(ch)
         ok, nk = _finding_keys(old_n.get(name)), _finding_keys(new_n.get(name))
         appeared, fixed, updated = _compare_findings(ok, nk)
+        if {o_status, n_status} & {"unreachable", "untargeted"}:
+            # not judged on one side: its findings are unknown there, neither fixed nor new
+            appeared, fixed, updated = (), (), ()
         if changes or appeared or fixed or updated or o_status != n_status:
             nodes.append(
                 NodeDiff(

@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
-from cannenv.fleet._doctor import node_family as node_family
 from cannenv.fleet.collection import Collection, load_collection
+from cannenv.fleet.targets import node_family as node_family
 from cannenv.report import Finding, StackChoice
 
 FLEET_REPORT_SCHEMA_VERSION = 2
@@ -122,7 +122,18 @@ class FleetReport(_Value):
     groups: tuple[Group, ...] = ()
 
     def exit_code(self, *, strict: bool = False) -> int:
-        """1 when any node fails (with ``strict`` also when one drifts or is unreachable), else 0."""
+        """The report's exit code (docs/fleet.md, "Report"), first that applies:
+
+        * 2 (bad input) when a facts file of the folder could not be read (unreadable, invalid, of a
+          newer schema): the monitoring itself is blind there;
+        * 6 (external step failed) when no node has facts at all (every host unreachable: the
+          collection failed);
+        * 1 when any node fails (with ``strict`` also when one drifts, is unreachable or untargeted);
+        * 0 otherwise."""
+        if any(n.collect_status == "invalid-facts" for n in self.nodes):
+            return int(ExitCode.BAD_INPUT)
+        if self.nodes and all(n.status == "unreachable" for n in self.nodes):
+            return int(ExitCode.EXTERNAL_FAILURE)
         bad = {"failing"} | ({"drifting", "unreachable", "untargeted"} if strict else set())
         return int(ExitCode.CHECKS_FAILED) if any(n.status in bad for n in self.nodes) else int(ExitCode.OK)
 
@@ -149,11 +160,13 @@ def _counts(findings: Iterable[Finding]) -> dict[str, int]:
     return counts
 
 
-def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = None) -> Judge:
+def judge_with_checks(
+    stack_id: str | None = None, lock: str | Path | None = None, driver_policy: str = "accepted"
+) -> Judge:
     """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor."""
     from cannenv.fleet._doctor import make_judge
 
-    judge: Judge = make_judge(stack_id=stack_id, lock=lock)
+    judge: Judge = make_judge(stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     return judge
 
 

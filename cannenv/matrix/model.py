@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from cannenv import values
 from cannenv.errors import VersionError
 from cannenv.hardware import FamilyId, Hardware
+from cannenv.sanitize import PLAIN_FILE_NAME
 from cannenv.values import Check, value
 
 if TYPE_CHECKING:
@@ -151,11 +152,16 @@ class Source:
     note: str | None = None
 
 
+FileName = Annotated[str, Check(pattern=PLAIN_FILE_NAME)]
+"""A file name (never a path): the one rule, :data:`cannenv.sanitize.PLAIN_FILE_NAME`. ``provision``
+joins it to ``--artifacts`` on the controller and to its work folder on the host."""
+
+
 @value
 class Artifact:
     """An installer or wheel file for one architecture."""
 
-    file: str
+    file: FileName
     sha256: Annotated[str, Check(pattern=r"^[0-9a-f]{64}$")] | None = None
     """null: not known yet"""
     url: str | None = None
@@ -314,6 +320,13 @@ def check_template(text: str) -> str:
             )
     if not text.strip():
         raise ValueError("empty installer name template")
+    from cannenv.sanitize import is_plain_file_name
+
+    if not is_plain_file_name(_TEMPLATE_PART.sub("0", text)):
+        raise ValueError(
+            f"installer name template {text!r} is not a plain file name "
+            "(letters, digits and ._+%~- only; no '/', no leading dot or dash)"
+        )
     return text
 
 
@@ -347,6 +360,10 @@ class CompanionRule:
     cann: CannRange
     same_version: bool = True
     also: tuple[CannStr, ...] = ()
+    window: int | None = None
+    """major versions either side the companion may be (CANN 9.x: [N-1, N, N+1]); with ``floor``"""
+    floor: CannStr | None = None
+    """the lowest version the window admits (8.5.0)"""
     sources: SourceIds
     note: str | None = None
 
@@ -355,7 +372,7 @@ class CompanionRule:
 class Download:
     """A vendor file as the vendor's own download manifests list it, with its sha256."""
 
-    file: Annotated[str, Check(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+%-]*$")]
+    file: FileName
     component: str
     """cann | ops | nnal | nnae | nnrt | toolbox | tfplugin | hdk | mcu | torch | torch_npu"""
     version: str

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -748,7 +749,9 @@ class Matrix:
         """Every vendor statement about ``file`` (more than one where releases disagree)."""
         return self._downloads_by_file.get(file, ())
 
-    def vendor_archive(self, file: str) -> Download | None:
+    def vendor_archive(
+        self, file: str, *, hdk: str | None = None, arch: str | None = None
+    ) -> Download | None:
         """The vendor download that carries the installer ``file``, with its sha256: the file itself
         when a manifest lists it, else the ``.zip`` of the same name. From CANN 8.1.RC1 the vendor
         ships ``<name>.run`` (with its ``.cms``/``.crl`` signature) inside ``<name>.zip`` and publishes
@@ -757,7 +760,24 @@ class Matrix:
         listed = self.download(file)
         if listed is not None or not file.endswith(".run"):
             return listed
-        return self.download(file[: -len(".run")] + ".zip")
+        zipped = self.download(file[: -len(".run")] + ".zip")
+        if zipped is not None:
+            return zipped
+        return self._hdk_bundle(file, hdk=hdk, arch=arch)
+
+    def _hdk_bundle(self, file: str, *, hdk: str | None, arch: str | None) -> Download | None:
+        """The HDK bundle zip (``Ascend-hdk-<chip>-npu_<hdk>_linux-<arch>.zip``, ascend-deployer
+        ``NPU_<hdk>.json``) that carries a driver or firmware ``.run`` (driver and firmware are both
+        inside it). A firmware file names its own version, not the HDK's: ``hdk`` (the stack's
+        driver) and ``arch`` say which bundle."""
+        m = _DRIVER_RUN.match(file)
+        if m is not None:
+            return self.download(f"Ascend-hdk-{m['chip']}-npu_{m['v']}_linux-{m['arch']}.zip")
+        m = _FIRMWARE_RUN.match(file)
+        if m is not None and hdk and arch:
+            hdk_arch = "x86-64" if arch in ("x86_64", "x86-64") else arch
+            return self.download(f"Ascend-hdk-{m['chip']}-npu_{hdk.lower()}_linux-{hdk_arch}.zip")
+        return None
 
     def digest_gap(self, file: str) -> str | None:
         """Why no vendor digest is known for installer ``file`` (None when one is): which vendor
@@ -777,6 +797,27 @@ class Matrix:
             if len(releases) > 1
             else f"ascend-deployer {releases[0]}"
         )
+        drv = _DRIVER_RUN.match(file)
+        if drv is not None:
+            bundle = f"Ascend-hdk-{drv['chip']}-npu_{drv['v']}_linux-{drv['arch']}.zip"
+            hdks = sorted(
+                {
+                    d.version
+                    for d in self.downloads
+                    if d.component == "hdk" and d.file.startswith(f"Ascend-hdk-{drv['chip']}-npu_")
+                },
+                key=_drv,
+            )
+            said = (
+                f"HDK {hdks[0]} … {hdks[-1]} for {drv['chip']}, not {drv['v']}"
+                if hdks
+                else f"no {drv['chip']} HDK bundle"
+            )
+            return (
+                f"no vendor manifest lists {file} or the HDK bundle {bundle} that carries it: the matrix "
+                f"holds the download manifests (NPU_*.json) of {held}, which list {said}; a later "
+                "ascend-deployer that lists it settles it (cannenv matrix refresh --from DIR --write)"
+            )
         info = classify(file) or {}
         comp = str(info.get("component", ""))
         label = {"cann": "CANN toolkit", "ops": "ops/kernels", "nnal": "NNAL"}.get(comp, comp)
@@ -799,6 +840,31 @@ class Matrix:
     def ops_package(self, cann: str, family: str, arch: str) -> InstallerName:
         """The chip ops/kernels package for a toolkit version (renamed at 8.5)."""
         return self.installer_file("ops", str(_cann(cann)), family, arch)
+
+    def companion_verdict(self, component: str, cann: str, version: str) -> tuple[bool | None, str]:
+        """Whether ``component`` (ops/nnal) ``version`` goes with toolkit ``cann``, and the rule that
+        says so: a window rule (CANN 9.x: [N-1, N, N+1] by major version, lowest 8.5.0) where one
+        covers the toolkit, else the same version (or the named alternatives). None: no rule."""
+        canon = str(_cann(cann))
+        rules = [r for r in self.companions if r.component == component and _in_range("cann", r.cann, canon)]
+        if not rules:
+            return None, f"no rule for {component} with toolkit {cann}"
+        have = _cann(version)
+        for r in rules:
+            if r.window is None or r.floor is None or _cann(canon).release < _cann(r.floor).release:
+                continue
+            low = _cann(r.floor).release
+            major_t, major_v = _cann(canon).major, have.major
+            ok = have.release >= low and abs(major_t - major_v) <= r.window
+            said = (
+                f"toolkit {cann} and {component} {version}: the window [N-1, N, N+1] around major "
+                f"version {major_t}, lowest {r.floor} [{', '.join(r.sources)}]"
+            )
+            return ok, said
+        allowed = self.companion_versions(component, cann)
+        ok = any(have == _cann(a) for a in allowed)
+        srcs = ", ".join(dict.fromkeys(s for r in rules for s in r.sources))
+        return ok, f"{component} must be {' or '.join(allowed)} with toolkit {cann} [{srcs}]"
 
     def companion_versions(self, component: str, cann: str) -> tuple[str, ...]:
         """Versions of ``ops``/``nnal`` that go with toolkit ``cann``."""
@@ -849,12 +915,9 @@ class Matrix:
         for key in ("ops", "nnal"):
             companion = v(key)
             if cann and companion:
-                allowed = self.companion_versions(key, cann)
-                if allowed and not any(_cann(companion) == _cann(a) for a in allowed):
-                    out.append(
-                        f"{key} {companion} does not go with toolkit CANN {cann} "
-                        f"(allowed: {', '.join(allowed)})"
-                    )
+                ok, said = self.companion_verdict(key, cann, companion)
+                if ok is False:
+                    out.append(f"{key} {companion} does not go with toolkit CANN {cann}: {said}")
         for key, comp in stack.components.items():
             if key not in ("cann", "ops", "nnal", "driver", "firmware") or not cann:
                 continue
@@ -911,6 +974,12 @@ class Matrix:
         for s in self.stacks:
             out.extend(f"stack {s.id}: {p}" for p in self.stack_problems(s))
         return out
+
+
+_DRIVER_RUN = re.compile(
+    r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-driver_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86-64)\.run$"
+)
+_FIRMWARE_RUN = re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-firmware_(?P<v>[^_]+)\.run$")
 
 
 def _covering_range(items: Sequence[str]) -> str:

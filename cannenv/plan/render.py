@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import shlex
-
 from cannenv.plan.model import Plan, Step
+from cannenv.sanitize import shell_comment as _c
+from cannenv.sanitize import shell_word as _q
 
 
 def _digest(sha: str | None) -> str:
@@ -52,39 +52,45 @@ def render_text(plan: Plan, *, verbose: bool = False) -> str:
 
 
 def _step_block(s: Step) -> list[str]:
-    lines = [f"# --- step {s.index}: {s.component} {s.action}: {s.summary}"]
+    lines = [f"# --- step {s.index}: {_c(s.component)} {_c(s.action)}: {_c(s.summary)}"]
     for inst in s.installers:
-        lines.append(f"# file {inst.file}: {_digest(inst.sha256)}" + (f" ({inst.url})" if inst.url else ""))
+        lines.append(
+            f"# file {_c(inst.file)}: {_digest(inst.sha256)}" + (f" ({_c(inst.url)})" if inst.url else "")
+        )
         if inst.sha256:
-            check = shlex.quote(f"{inst.sha256}  {inst.file}")
+            check = _q(f"{inst.sha256}  {inst.file}")
             lines.append(f'echo {check} | (cd "$CANNENV_ARTIFACTS" && sha256sum -c -)')
     for pre in s.preconditions:
-        lines.append(f"# needs: {pre}")
+        lines.append(f"# needs: {_c(pre)}")
     if s.manual:
-        lines.append(f"echo {shlex.quote('MANUAL STEP: ' + s.summary)} >&2; exit 1")
+        lines.append(f"echo {_q('MANUAL STEP: ' + s.summary)} >&2; exit 1")
     elif s.action == "reboot":
         lines.append("echo 'reboot required: reboot, then plan again (cannenv plan --shell)' >&2; exit 3")
     else:
         lines.extend(s.commands)
     for v in s.verify:
-        lines.append(f"# then `cannenv facts --json`: {v.fact} = {v.expect}")
+        lines.append(f"# then `cannenv facts --json`: {_c(v.fact)} = {_c(v.expect)}")
     return lines
 
 
 def render_shell(plan: Plan) -> str:
-    """A bash script of the plan, for a person to read and run; cannenv itself never runs it."""
+    """A bash script of the plan, for a person to read and run; cannenv itself never runs it.
+
+    Every value written into it passes :func:`cannenv.sanitize.shell_comment` (comments: one line,
+    control characters visible) or :func:`cannenv.sanitize.shell_word` (words: quoted, control
+    characters as ``$'\\x1b'`` escapes); the step commands are built from such words."""
     head = [
         "#!/usr/bin/env bash",
-        f"# cannenv install plan for {plan.host or 'this host'} -> stack {plan.stack or '-'}",
+        f"# cannenv install plan for {_c(plan.host or 'this host')} -> stack {_c(plan.stack or '-')}",
         "# Review before running as root. cannenv never runs this script itself.",
         "# Put the installers named below in one folder and point CANNENV_ARTIFACTS at it.",
         "set -euo pipefail",
         'CANNENV_ARTIFACTS="${CANNENV_ARTIFACTS:-$PWD}"',
     ]
     for p in plan.problems:
-        head.append(f"# PROBLEM: {p}")
+        head.append(f"# PROBLEM: {_c(p)}")
     for note in plan.notes:
-        head.append(f"# note: {note}")
+        head.append(f"# note: {_c(note)}")
     if plan.empty:
         head.append("# nothing to do: the host already has the stack")
         head.append("exit 0")

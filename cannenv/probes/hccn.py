@@ -233,6 +233,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
     facts["topo_files"] = tuple(
         f"{TOPO_DIR}/{n}" for n in list_dir(ctx, TOPO_DIR)[:64] if n.endswith(".json")
     )
+    facts["topo_ports"] = _topo_ports(ctx, facts["topo_files"])
     return {"multinode": MultinodeFacts(**facts)}
 
 
@@ -269,3 +270,40 @@ def _port_state(ctx: ProbeContext) -> tuple[str, str]:
         if HCCL_PORT in listening_ports(data.decode("ascii", "replace")):
             return "in-use", path
     return ("free", "/proc/net/tcp, /proc/net/tcp6") if seen else ("unknown", "")
+
+
+_PORT_RE = re.compile(r"^\d{1,2}/\d{1,3}$")
+MAX_TOPO_BYTES = 8 << 20
+
+
+def topo_ports(doc: Any) -> dict[str, tuple[str, ...]]:
+    """``<net_layer>:<local_id>`` -> ports, from a topology file's ``edge_list`` (rank_table_config_a5.md).
+    Anything not shaped as documented is left out."""
+    out: dict[str, list[str]] = {}
+    edges = doc.get("edge_list") if isinstance(doc, dict) else None
+    for edge in edges if isinstance(edges, list) else []:
+        if not isinstance(edge, dict) or not isinstance(edge.get("net_layer"), int):
+            continue
+        for end in ("a", "b"):
+            local, ports = edge.get(f"local_{end}"), edge.get(f"local_{end}_ports")
+            if isinstance(local, int) and not isinstance(local, bool) and isinstance(ports, list):
+                have = out.setdefault(f"{edge['net_layer']}:{local}", [])
+                have += [p for p in ports if isinstance(p, str) and _PORT_RE.match(p) and p not in have]
+    return {k: tuple(v[:16]) for k, v in out.items() if v}
+
+
+def _topo_ports(ctx: ProbeContext, files: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    import json
+
+    merged: dict[str, tuple[str, ...]] = {}
+    for path in files[:8]:
+        text = read_text(ctx, "multinode", path, max_bytes=MAX_TOPO_BYTES)
+        if text is None:
+            continue
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            ctx.issue("multinode", "malformed", path, f"{path} is not JSON")
+            continue
+        merged.update(topo_ports(doc))
+    return merged

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from cannenv.compat import Literal
@@ -48,8 +49,68 @@ def component_info(name: str, path: str, kv: dict[str, str]) -> ComponentInfo:
     )
 
 
+ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
+"""Variables a sourced ``set_env.sh`` sets that name the toolkit (or a directory inside it)."""
+_MAX_ENV_PATH = 4096
+PIP_PREFIXES = ("/usr/local/lib", "/usr/lib", "/opt/conda/lib")
+"""Where ``pip install ascend-cann-toolkit`` puts ``<site-packages>/ascend/cann-<version>/``."""
+
+
+def env_bases(ctx: ProbeContext) -> list[tuple[str, str]]:
+    """(base dir, how it was named) for toolkits a sourced ``set_env.sh`` names at any prefix:
+    the directory above ``ascend-toolkit`` / ``cann`` / ``cann-<version>`` in ``ASCEND_HOME_PATH``,
+    ``ASCEND_TOOLKIT_HOME`` or ``ASCEND_OPP_PATH`` (``/home/u/cann81/Ascend/ascend-toolkit/latest``
+    -> ``/home/u/cann81/Ascend``; a pip install's ``<site-packages>/ascend/cann-9.1.0`` ->
+    ``<site-packages>/ascend``). Host paths only: the host reads them inside ``--root``."""
+    out: list[tuple[str, str]] = []
+    for var in ENV_VARS:
+        value = ctx.host.getenv(var) or ""
+        if not value.startswith("/") or len(value) > _MAX_ENV_PATH or "\x00" in value:
+            continue
+        parts = posixpath.normpath(value).split("/")
+        for i in range(len(parts) - 1, 0, -1):
+            name = parts[i]
+            if name in ("ascend-toolkit", "cann") or name.startswith("cann-"):
+                out.append(("/".join(parts[:i]) or "/", f"{var}={value}"))
+                break
+    return out
+
+
+def pip_bases(ctx: ProbeContext) -> list[tuple[str, str]]:
+    """``<site-packages>/ascend`` dirs of the usual Python prefixes and of the active venv/conda env
+    (``pip install ascend-cann-toolkit``: CANN 9.1.0 installation guide, instg_0104)."""
+    prefixes = list(PIP_PREFIXES)
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        value = ctx.host.getenv(var) or ""
+        if value.startswith("/") and len(value) <= _MAX_ENV_PATH:
+            prefixes.append(posixpath.normpath(value) + "/lib")
+    out: list[tuple[str, str]] = []
+    for lib in prefixes:
+        for py in list_dir(ctx, lib):
+            if not py.startswith("python3"):
+                continue
+            for sp in ("site-packages", "dist-packages"):
+                base = f"{lib}/{py}/{sp}/ascend"
+                if is_dir(ctx, base):
+                    out.append((base, f"pip layout {base}/cann-<version>"))
+    return out
+
+
 def _bases(ctx: ProbeContext, record: dict[str, str]) -> list[tuple[str, bool]]:
     """(base dir, user install?) in search order, without duplicates."""
+    bases = _standard_bases(ctx, record)
+    for base, _how in (*env_bases(ctx), *pip_bases(ctx)):
+        bases.append((base, base.startswith(("/home/", "/root/"))))
+    seen: set[str] = set()
+    out = []
+    for b, user in bases:
+        if b not in seen:
+            seen.add(b)
+            out.append((b, user))
+    return out
+
+
+def _standard_bases(ctx: ProbeContext, record: dict[str, str]) -> list[tuple[str, bool]]:
     bases: list[tuple[str, bool]] = [(SYSTEM_BASE, False)]
     rec = record.get("Install_Path")
     if rec:
@@ -60,13 +121,7 @@ def _bases(ctx: ProbeContext, record: dict[str, str]) -> list[tuple[str, bool]]:
         homes += ["/root"] + [f"/home/{d}" for d in list_dir(ctx, "/home")]
     for h in homes:
         bases.append((f"{h.rstrip('/')}/Ascend", True))
-    seen: set[str] = set()
-    out = []
-    for b, user in bases:
-        if b not in seen:
-            seen.add(b)
-            out.append((b, user))
-    return out
+    return bases
 
 
 def _install(
@@ -109,7 +164,15 @@ def _install(
                 break
     if version is None and name_version:
         version, source = name_version, "directory name"
+        ctx.issue(
+            "toolkit",
+            "malformed",
+            path,
+            f"{path}: no version file names the toolkit version; the directory name's {name_version} is "
+            "only a hint (an ops-only upgrade keeps the cann-<version> name)",
+        )
     return CannInstall(
+        name_version=name_version,
         path=path,
         layout=layout,
         version=version,
@@ -288,6 +351,7 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             record, record_path = parse_kv(text), cand
             break
     installs, links = discover(ctx, record)
+    installs = _mark_found_via(ctx, installs, [b for b, _ in _standard_bases(ctx, record)])
     active, reason = choose_active(ctx, installs, links)
     return {
         "cann": CannFacts(
@@ -299,6 +363,23 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
             install_record_path=record_path,
         )
     }
+
+
+def _mark_found_via(ctx: ProbeContext, installs: list[CannInstall], standard: list[str]) -> list[CannInstall]:
+    """Say how an install outside the standard bases was found (the variable or the pip layout)."""
+    import dataclasses
+
+    def under(path: str, base: str) -> bool:
+        return path.startswith(base.rstrip("/") + "/")
+
+    named = [*env_bases(ctx), *pip_bases(ctx)]
+    out = []
+    for inst in installs:
+        how = next((h for b, h in named if under(inst.path, b)), None)
+        if how and not any(under(inst.path, b) for b in standard):
+            inst = dataclasses.replace(inst, found_via=how)
+        out.append(inst)
+    return out
 
 
 def arch_dir(inst: CannInstall) -> str:

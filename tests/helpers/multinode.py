@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.helpers.hosts import HostTree, a2_cann83_old, a2_cann85_new, a3_cann83
+from tests.helpers.hosts import HostTree, a2_cann83_old, a2_cann85_new, a3_cann83, driver_like_25_3
+
+RANKTABLE_DATA = Path(__file__).resolve().parent.parent / "data" / "ranktable"
 
 CAPTURE_DIR = "/var/lib/cannenv/hccn"
 
@@ -68,8 +70,18 @@ def capture_text(i: int, d: Dev) -> str:
     return "\n".join(out) + "\n"
 
 
+def a950_node(root: Path) -> HostTree:
+    """An Ascend 950PR server (its npu-smi capture, tests/data/npu_smi) with the vendor's example
+    topology file (hicann/hccl rank_table_config_a5.md) as its factory topo file."""
+    tree = HostTree(root).os_release().driver(driver_like_25_3("26.0.0")).npu_smi("950pr_25.x").dev_nodes(2)
+    tree.write(
+        "/usr/local/Ascend/driver/topo/topo.json", (RANKTABLE_DATA / "a5_topo_example0.json").read_text()
+    )
+    return tree
+
+
 def build_node(spec: NodeSpec, root: Path) -> HostTree:
-    tree = {"a2": a2_cann85_new, "a2-old": a2_cann83_old, "a3": a3_cann83}[spec.kind](root)
+    tree = {"a2": a2_cann85_new, "a2-old": a2_cann83_old, "a3": a3_cann83, "950": a950_node}[spec.kind](root)
     if spec.container:
         tree.container()
     if spec.hccn_conf:

@@ -62,7 +62,9 @@ def collected(fleet: Fleet) -> Path:
     proc = cannenv(
         "fleet", "collect", "-i", str(fleet.inventory), "--out", str(out), "--forks", "4", "--json"
     )
-    assert proc.returncode == 0, proc.stderr
+    # 1: the run finished, but not every host was collected (one is stopped, one has no Python)
+    assert proc.returncode == 1, proc.stderr
+    assert "2 of 7 hosts not collected" in proc.stderr
     return out
 
 

@@ -70,6 +70,7 @@ def test_healthy_tree_exit_0_and_json_schema(tmp_path: Path) -> None:
 def test_broken_tree_exit_1_junit_and_table(tmp_path: Path) -> None:
     root, env = _tree(tmp_path, hosts.driver_too_old)
     junit = tmp_path / "out" / "doctor.xml"
+    junit.parent.mkdir()  # an output file's directory must exist (issue 22: a typo is refused)
     # driver 24.1.rc2.2 with CANN 8.2.RC1: no vendor statement covers it -> a warning, which
     # --strict turns into exit 1 (before the vendor-rules rework it was a plain failure)
     p = _cli("doctor", "--strict", "--root", str(root), "--env-file", str(env), "--junit", str(junit))
