@@ -106,7 +106,10 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
                 c.finding(
                     "warn",
                     f"driver {drv} with {where}: {v.statement}{srcs}; what would settle it: {v.settle}",
-                    f"install the recommended Ascend HDK ({rec}) for {where}",
+                    f"nothing to install: driver {drv} is the HDK recommended elsewhere ({rec}); "
+                    f"confirm it in {v.settle}"
+                    if _same_driver(drv, rec)
+                    else f"install the recommended Ascend HDK ({rec}) for {where}",
                 )
             )
         return out
@@ -143,6 +146,13 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
             )
         ]
     return [c.finding("skip", f"{why}; and the install files carry no compatibility list")]
+
+
+def _same_driver(drv: str, rec: str) -> bool:
+    """The installed driver is the recommended HDK (never tell a node to install what it has)."""
+    from cannenv.checks._util import pinned_matches
+
+    return any(pinned_matches("driver", r.strip(), drv) for r in rec.split(","))
 
 
 def _driver_cann_in_images(facts: Facts, target: Target, drv: str, cann: str) -> list[Finding]:

@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
+from cannenv.commands.options import DRIVER_POLICY, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cannenv.facts import Facts
-    from cannenv.fleet.report import FleetReport, Judge
+    from cannenv.fleet.report import FleetReport, JobResult, Judge, Router
     from cannenv.report import Finding, StackChoice
 
     F = TypeVar("F", bound=Callable[..., object])
@@ -145,10 +146,40 @@ def collect_cmd(
     return code
 
 
-def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -> Judge:
+def _judge(
+    stack_id: str | None, lock: str | None, check_ids: tuple[str, ...], driver_policy: str = "accepted"
+) -> Judge:
     from cannenv.fleet.report import judge_with_checks
 
-    return _only(judge_with_checks(stack_id, lock), check_ids)
+    return _only(judge_with_checks(stack_id, lock, driver_policy), check_ids)
+
+
+def _router(
+    default: Judge,
+    *,
+    stack_id: str | None,
+    lock_file: str | None,
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
+    check_ids: tuple[str, ...],
+    driver_policy: str,
+) -> Router | None:
+    """One target per node (:mod:`cannenv.fleet.targets`): None when no per-node target is given."""
+    if not (target_items or targets_file):
+        return None
+    from cannenv.fleet._doctor import make_router
+    from cannenv.fleet.targets import target_map
+
+    tmap = target_map(target_items=target_items, targets_file=targets_file, inventory=inventory)
+    return make_router(
+        tmap.families,
+        tmap.groups,
+        tmap.node_groups,
+        default=default if (stack_id or lock_file) else None,
+        wrap=lambda j: _only(j, check_ids),
+        driver_policy=driver_policy,
+    )
 
 
 def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
@@ -174,20 +205,8 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
 @click.option(
     "--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b)."
 )
-@click.option(
-    "--target",
-    "target_items",
-    multiple=True,
-    metavar="FAMILY=ID,...",
-    help="Per-family targets (stack id or lock file), e.g. a2=ID,310p=LOCK; nodes of other families are "
-    "reported untargeted unless --stack/--lock gives a default.",
-)
-@click.option(
-    "--targets",
-    "targets_file",
-    metavar="FILE",
-    help="YAML: families: {a2: ID} and groups: {INVENTORY_GROUP: ID or LOCK} (groups need --inventory).",
-)
+@target_options
+@DRIVER_POLICY
 @click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
 @click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON (compact).")
 @click.option("--details", is_flag=True, help="With --json: every finding of every node, too.")
@@ -207,6 +226,20 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     "ansible/playbooks/push_metrics.yml puts them in node_exporter's textfile directory).",
 )
 @click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
+@click.option(
+    "--job",
+    "job_specs",
+    multiple=True,
+    metavar="NAME=A,B|GROUP",
+    help="Also judge these nodes (or this inventory group, with --inventory) as one multi-node job "
+    "(`fleet job`, docs/multinode.md); a job that is not ready fails the report. Repeatable.",
+)
+@click.option(
+    "--logs",
+    "logs_dir",
+    metavar="DIR",
+    help="Also group nodes by the error their log explains: DIR/<node>.log or DIR/<node>/ (docs/explain.md).",
+)
 @click.option(
     "--since",
     metavar="WHEN",
@@ -228,7 +261,10 @@ def report_cmd(
     prometheus_file: str | None,
     strict: bool,
     node_metrics_dir: str | None = None,
+    driver_policy: str = "accepted",
     since: str | None = None,
+    logs_dir: str | None = None,
+    job_specs: tuple[str, ...] = (),
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -251,23 +287,20 @@ def report_cmd(
 
         since_at = parse_since(since)
 
-    router = None
-    default = _judge(stack_id, lock_file, check_ids)
-    if target_items or targets_file:
-        from cannenv.fleet._doctor import inventory_groups, load_target_file, make_router, parse_targets
-
-        families, groups = load_target_file(targets_file) if targets_file else ({}, {})
-        families.update(parse_targets(target_items))
-        if groups and not inventory:
-            raise InputError("the targets file maps inventory groups: give --inventory INVENTORY too")
-        router = make_router(
-            families,
-            groups,
-            inventory_groups(inventory) if inventory else {},
-            default=default if (stack_id or lock_file) else None,
-            wrap=lambda j: _only(j, check_ids),
-        )
+    default = _judge(stack_id, lock_file, check_ids, driver_policy)
+    router = _router(
+        default,
+        stack_id=stack_id,
+        lock_file=lock_file,
+        target_items=target_items,
+        targets_file=targets_file,
+        inventory=inventory,
+        check_ids=check_ids,
+        driver_policy=driver_policy,
+    )
     report = report_collection(directory, default, router=router)
+    if job_specs:
+        report = report.model_copy(update={"jobs": _jobs(directory, job_specs, inventory)})
     if prometheus_file:
         import time
 
@@ -278,7 +311,12 @@ def report_cmd(
             for key in {(f.id, f.severity) for f in node.findings if f.status in ("fail", "error")}:
                 failing[key] = failing.get(key, 0) + 1
         counts = {k: v for k, v in report.summary.items() if k != "nodes"}
-        atomic_write_text(prometheus_file, render_fleet(counts, failing, timestamp=time.time()))
+        text = render_fleet(counts, failing, timestamp=time.time())
+        if report.jobs:
+            from cannenv.prometheus import render_jobs
+
+            text += render_jobs(report.jobs, timestamp=time.time())
+        atomic_write_text(prometheus_file, text)
     if node_metrics_dir:
         _write_node_metrics(report, node_metrics_dir)
     if junit_file:
@@ -294,8 +332,19 @@ def report_cmd(
         from cannenv.fleet.history import history_since
 
         history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
+    explained = None
+    if logs_dir:
+        from cannenv.explain import group_by_error
+
+        explained = group_by_error(report.nodes, logs_dir)
     if as_json:
         text = report.to_json(indent=None if not details else 2, details=details)
+        if explained is not None:
+            import json
+
+            data = json.loads(text)
+            data["explained"] = explained
+            text = json.dumps(data, indent=None if not details else 2)
         if history is not None:
             import json
 
@@ -308,11 +357,30 @@ def report_cmd(
         click.echo(text)
     else:
         click.echo(render_text(report), nl=False)
+        if explained is not None:
+            from cannenv.explain import render_groups
+
+            click.echo(render_groups(explained), nl=False)
         if history is not None and since_at is not None:
             from cannenv.fleet.history import render_history
 
             click.echo(render_history(history, since_at), nl=False)
     return report.exit_code(strict=strict)
+
+
+def _jobs(directory: str, specs: tuple[str, ...], inventory: str | None) -> tuple[JobResult, ...]:
+    """Each ``--job`` judged as one (cannenv.fleet.job)."""
+    from cannenv.fleet.job import job_result, parse_job_spec, select_nodes
+
+    out = []
+    for spec in specs:
+        name, names = parse_job_spec(spec)
+        if names is None:
+            nodes, errors = select_nodes(directory, group=name, inventory=inventory)
+        else:
+            nodes, errors = select_nodes(directory, nodes=names)
+        out.append(job_result(name, nodes, errors))
+    return tuple(out)
 
 
 def _write_node_metrics(report: FleetReport, directory: str) -> None:
@@ -352,6 +420,11 @@ def render_text(report: FleetReport) -> str:
         lines.append(f"      nodes: {', '.join(g.nodes)}")
     for n in report.nodes:
         lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
+    for j in report.jobs:
+        lines.append(
+            f"job {j.name} ({len(j.nodes)} nodes): {j.status}"
+            + (f" (failing: {', '.join(j.failing)}; `cannenv fleet job` shows why)" if j.failing else "")
+        )
     from cannenv import sanitize
 
     return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls
@@ -516,6 +589,87 @@ def ranktable_cmd(
     return report.exit_code()
 
 
+@fleet.command("collective")
+@click.option(
+    "-i", "--inventory", required=True, metavar="INVENTORY", help="The job's hosts (Ansible inventory)."
+)
+@click.option("--limit", metavar="PATTERN", help="Ansible host pattern: the job's nodes.")
+@click.option("--backend", type=click.Choice(["hccl", "gloo"]), default="hccl", show_default=True)
+@click.option(
+    "--nproc-per-node",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes (devices) per node.",
+)
+@click.option(
+    "--master-addr", metavar="ADDR", help="Rank 0's address (default: the first host's ansible_host)."
+)
+@click.option("--master-port", type=click.IntRange(1024, 65535), default=29500, show_default=True)
+@click.option(
+    "--size-mb", type=click.FloatRange(0.001, 4096), default=4.0, show_default=True, help="All-reduce size."
+)
+@click.option("--iters", type=click.IntRange(1, 1000), default=5, show_default=True)
+@click.option(
+    "--timeout",
+    type=click.IntRange(10, 7200),
+    default=300,
+    show_default=True,
+    help="Seconds for ranks to meet.",
+)
+@click.option(
+    "--python", "python", default="python3", show_default=True, help="The hosts' interpreter (with torch)."
+)
+@click.option(
+    "--env", "env_items", multiple=True, metavar="KEY=VALUE", help="Environment for the harness (repeatable)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def collective_cmd(
+    inventory: str,
+    limit: str | None,
+    backend: str,
+    nproc_per_node: int,
+    master_addr: str | None,
+    master_port: int,
+    size_mb: float,
+    iters: int,
+    timeout: int,
+    python: str,
+    env_items: tuple[str, ...],
+    as_json: bool,
+) -> int:
+    """Run an all-reduce (and a bandwidth figure) through torch.distributed across the inventory's
+    hosts, one process per device, started by Ansible (docs/multinode.md).
+
+    HCCL on NPU nodes; gloo anywhere, reported as "gloo (harness only; HCCL not exercised)". A node
+    without a usable NPU makes the HCCL run `skip` with its reason. Exit 0 passed or skipped ·
+    1 the collective failed (a host failed or a wrong sum) · 6 no result came back.
+    """
+    from cannenv import sanitize
+    from cannenv.fleet.collective import parse_env, run_collective
+
+    result = run_collective(
+        inventory,
+        backend=backend,
+        limit=limit,
+        master_addr=master_addr,
+        master_port=master_port,
+        nproc_per_node=nproc_per_node,
+        size_mb=size_mb,
+        iters=iters,
+        timeout=timeout,
+        python=python,
+        env=parse_env(env_items),
+    )
+    if as_json:
+        click.echo(result.to_json())
+    else:
+        click.echo(sanitize.line(f"{result.status.upper():5} collective ({result.backend}): {result.detail}"))
+        for host, outcome in sorted(result.hosts.items()):
+            click.echo(sanitize.line(f"      {host}: {outcome}"))
+    return result.exit_code()
+
+
 @fleet.command("diff")
 @click.argument("old_dir", metavar="OLD_DIR")
 @click.argument("new_dir", metavar="NEW_DIR")
@@ -523,11 +677,25 @@ def ranktable_cmd(
     "--stack", "stack_id", metavar="ID", help="Also judge both against this stack (new drift, fixed)."
 )
 @click.option("--lock", "lock_file", metavar="FILE", help="Also judge both against this lock file's stack.")
+@target_options
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
+@DRIVER_POLICY
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
-def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | None, as_json: bool) -> int:
+def diff_cmd(
+    old_dir: str,
+    new_dir: str,
+    stack_id: str | None,
+    lock_file: str | None,
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
+    driver_policy: str,
+    as_json: bool,
+) -> int:
     """Show what changed between two collections: nodes upgraded, added, removed, new drift.
 
-    Without --stack/--lock only versions and reachability are compared.
+    Without --stack/--lock/--target(s) only versions and reachability are compared; with them each
+    node is judged against its own target (per family or inventory group) in both collections.
     """
     from cannenv.fleet.collection import load_collection
     from cannenv.fleet.diff import diff_collections
@@ -536,9 +704,20 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
 
     old, new = load_collection(old_dir), load_collection(new_dir)
     old_r = new_r = None
-    if stack_id or lock_file:
-        judge = _judge(stack_id, lock_file, ())
-        old_r, new_r = build_report(old, judge, source=old_dir), build_report(new, judge, source=new_dir)
+    if stack_id or lock_file or target_items or targets_file:
+        judge = _judge(stack_id, lock_file, (), driver_policy)
+        router = _router(
+            judge,
+            stack_id=stack_id,
+            lock_file=lock_file,
+            target_items=target_items,
+            targets_file=targets_file,
+            inventory=inventory,
+            check_ids=(),
+            driver_policy=driver_policy,
+        )
+        old_r = build_report(old, judge, source=old_dir, router=router)
+        new_r = build_report(new, judge, source=new_dir, router=router)
     result = diff_collections(old, new, old_report=old_r, new_report=new_r)
     click.echo(result.to_json() if as_json else diff_text(result), nl=not as_json)
     return 0
@@ -795,6 +974,7 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
 @click.option("--prometheus", "prometheus_file", metavar="FILE", help="Write node metrics here each round.")
 @_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
+@DRIVER_POLICY
 def k8s_agent_cmd(
     root: str,
     node: str,
@@ -810,6 +990,7 @@ def k8s_agent_cmd(
     api: str | None,
     token_file: str | None,
     dry_run: bool,
+    driver_policy: str = "accepted",
 ) -> int:
     """The DaemonSet's container: judge this node, label it, write metrics; again every --interval."""
     import json
@@ -833,6 +1014,7 @@ def k8s_agent_cmd(
                 lock=lock_file,
                 matrix_digest=matrix_digest,
                 certificate=certificate,
+                driver_policy=driver_policy,
                 role=role,
             )
             if prometheus_file:

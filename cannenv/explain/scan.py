@@ -6,10 +6,10 @@ Every signature pattern has an *anchor*, a literal each of its matches contains,
 tested against a regex only when a substring test has already found that anchor in it.
 
 Inputs up to :data:`FULL_SCAN_BYTES` are examined line by line throughout. Past that, lines are
-examined around the places that look like errors (:data:`SENTINELS`: ``error``, ``ERROR``,
-``fail``, ``FAIL`` ..., each a C-speed ``bytes.find``), :data:`CONTEXT` bytes either side, and a
-line already examined is never examined again: a 100 MB log of INFO lines costs a few passes of
-``find``, and megabytes of one repeated error cost one look at it.
+examined around the places that look like errors (:data:`SENTINELS`: ``error``, ``fail``,
+``exception`` in any case, each a C-speed ``bytes.find`` over the lower-cased chunk),
+:data:`CONTEXT` bytes either side, and a line already examined is never examined again: a 100 MB
+log of INFO lines costs a few passes of ``find``, and megabytes of one repeated error one look.
 
 Evidence lines are normalised (ANSI escapes removed, ``\\n`` escapes and CR made line breaks,
 undecodable bytes replaced) and redacted (credentials in URLs, values of variables named like
@@ -32,9 +32,10 @@ MAX_LINE = 4096
 """The longest stretch of one line examined around an anchor (a 100 MB line is not copied)."""
 CONTEXT = 2048
 """Bytes examined either side of an error-looking place in a large input."""
-SENTINELS: tuple[bytes, ...] = (b"rror", b"RROR", b"ail", b"AIL", b"xception")
-"""What an error looks like to the large-input prefilter (error/Error/ERROR, fail/Fail/FAIL,
-exception); vendor codes (EI0005 …) sit on or next to such lines in torch_npu, vLLM and plog output."""
+SENTINELS: tuple[bytes, ...] = (b"error", b"fail", b"exception")
+"""What an error looks like to the large-input prefilter, searched in the lower-cased chunk (error,
+Error, ERROR, fail, Failed, FAIL, Exception …); vendor codes (EI0005 …) sit on or next to such
+lines in torch_npu, vLLM and plog output."""
 MAX_EVIDENCE = 3
 """Evidence lines kept per pattern (the count of matches is kept too)."""
 MAX_SEEN_LINES = 200_000
@@ -159,28 +160,34 @@ class Scanner:
 
     # --- examining ----------------------------------------------------------------------------
     def _region(self, region: bytes) -> None:
-        if len(self._error_lines) < MAX_ERROR_LINES:
-            self._note_error_lines(region)
         if self._full or len(region) <= FULL_SCAN_BYTES:
+            if len(self._error_lines) < MAX_ERROR_LINES:
+                self._note_error_lines(region)
             self._examine(region)
             return
         for start, end in self._windows(region):
-            self._examine_new_lines(region[start:end])
+            window = region[start:end]
+            if len(self._error_lines) < MAX_ERROR_LINES:
+                self._note_error_lines(window)
+            self._examine_new_lines(window)
 
     def _windows(self, region: bytes) -> Iterator[tuple[int, int]]:
-        """Byte ranges around error-looking places, merged, in order."""
+        """Byte ranges of whole lines around error-looking places (:data:`CONTEXT` bytes either
+        side, widened to line boundaries within another :data:`CONTEXT`), merged, in order."""
         spans: list[tuple[int, int]] = []
         n = len(region)
+        lowered = region.lower()  # ASCII only: the same length and offsets
         for s in SENTINELS:
-            pos = region.find(s)
+            pos = lowered.find(s)
             while pos >= 0:
-                lo, hi = max(0, pos - CONTEXT), min(n, pos + CONTEXT)
-                nl = region.rfind(b"\n", lo, pos)
-                lo = nl + 1 if nl >= 0 else lo
-                nl = region.find(b"\n", pos, hi)
-                hi = nl + 1 if nl >= 0 else hi
+                a = max(0, pos - CONTEXT)
+                nl = region.rfind(b"\n", max(0, a - CONTEXT), a)
+                lo = nl + 1 if nl >= 0 else a
+                b = min(n, pos + CONTEXT)
+                nl = region.find(b"\n", b, min(n, b + CONTEXT))
+                hi = nl + 1 if nl >= 0 else b
                 spans.append((lo, hi))
-                pos = region.find(s, hi)
+                pos = lowered.find(s, hi)
         spans.sort()
         cur: tuple[int, int] | None = None
         for lo, hi in spans:
@@ -235,19 +242,20 @@ class Scanner:
                         hit.lines.append(shown)
 
     def _note_error_lines(self, region: bytes) -> None:
-        for s in SENTINELS[:2]:
-            pos = region.find(s)
-            if pos < 0:
-                continue
-            lo = region.rfind(b"\n", max(0, pos - MAX_LINE), pos) + 1
-            nl = region.find(b"\n", pos, pos + MAX_LINE)
-            raw = region[lo : nl if nl >= 0 else pos + MAX_LINE]
-            for text in normalise(raw):
-                t = text.strip()
-                if t and (s.decode() in t) and len(self._error_lines) < MAX_ERROR_LINES:
-                    shown = _shown(redact(t), s.decode())
-                    if shown not in self._error_lines:
-                        self._error_lines.append(shown)
+        pos = region.find(b"rror")
+        if pos < 0:
+            pos = region.find(b"RROR")
+        if pos < 0:
+            return
+        lo = region.rfind(b"\n", max(0, pos - MAX_LINE), pos) + 1
+        nl = region.find(b"\n", pos, pos + MAX_LINE)
+        raw = region[lo : nl if nl >= 0 else pos + MAX_LINE]
+        for text in normalise(raw):
+            t = text.strip()
+            if t and "rror" in t.lower() and len(self._error_lines) < MAX_ERROR_LINES:
+                shown = _shown(redact(t), "rror")
+                if shown not in self._error_lines:
+                    self._error_lines.append(shown)
 
     def result(self, mode: str | None = None) -> ScanResult:
         return ScanResult(

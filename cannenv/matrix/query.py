@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -748,7 +749,9 @@ class Matrix:
         """Every vendor statement about ``file`` (more than one where releases disagree)."""
         return self._downloads_by_file.get(file, ())
 
-    def vendor_archive(self, file: str) -> Download | None:
+    def vendor_archive(
+        self, file: str, *, hdk: str | None = None, arch: str | None = None
+    ) -> Download | None:
         """The vendor download that carries the installer ``file``, with its sha256: the file itself
         when a manifest lists it, else the ``.zip`` of the same name. From CANN 8.1.RC1 the vendor
         ships ``<name>.run`` (with its ``.cms``/``.crl`` signature) inside ``<name>.zip`` and publishes
@@ -757,7 +760,24 @@ class Matrix:
         listed = self.download(file)
         if listed is not None or not file.endswith(".run"):
             return listed
-        return self.download(file[: -len(".run")] + ".zip")
+        zipped = self.download(file[: -len(".run")] + ".zip")
+        if zipped is not None:
+            return zipped
+        return self._hdk_bundle(file, hdk=hdk, arch=arch)
+
+    def _hdk_bundle(self, file: str, *, hdk: str | None, arch: str | None) -> Download | None:
+        """The HDK bundle zip (``Ascend-hdk-<chip>-npu_<hdk>_linux-<arch>.zip``, ascend-deployer
+        ``NPU_<hdk>.json``) that carries a driver or firmware ``.run`` (driver and firmware are both
+        inside it). A firmware file names its own version, not the HDK's: ``hdk`` (the stack's
+        driver) and ``arch`` say which bundle."""
+        m = _DRIVER_RUN.match(file)
+        if m is not None:
+            return self.download(f"Ascend-hdk-{m['chip']}-npu_{m['v']}_linux-{m['arch']}.zip")
+        m = _FIRMWARE_RUN.match(file)
+        if m is not None and hdk and arch:
+            hdk_arch = "x86-64" if arch in ("x86_64", "x86-64") else arch
+            return self.download(f"Ascend-hdk-{m['chip']}-npu_{hdk.lower()}_linux-{hdk_arch}.zip")
+        return None
 
     def digest_gap(self, file: str) -> str | None:
         """Why no vendor digest is known for installer ``file`` (None when one is): which vendor
@@ -777,6 +797,27 @@ class Matrix:
             if len(releases) > 1
             else f"ascend-deployer {releases[0]}"
         )
+        drv = _DRIVER_RUN.match(file)
+        if drv is not None:
+            bundle = f"Ascend-hdk-{drv['chip']}-npu_{drv['v']}_linux-{drv['arch']}.zip"
+            hdks = sorted(
+                {
+                    d.version
+                    for d in self.downloads
+                    if d.component == "hdk" and d.file.startswith(f"Ascend-hdk-{drv['chip']}-npu_")
+                },
+                key=_drv,
+            )
+            said = (
+                f"HDK {hdks[0]} … {hdks[-1]} for {drv['chip']}, not {drv['v']}"
+                if hdks
+                else f"no {drv['chip']} HDK bundle"
+            )
+            return (
+                f"no vendor manifest lists {file} or the HDK bundle {bundle} that carries it: the matrix "
+                f"holds the download manifests (NPU_*.json) of {held}, which list {said}; a later "
+                "ascend-deployer that lists it settles it (cannenv matrix refresh --from DIR --write)"
+            )
         info = classify(file) or {}
         comp = str(info.get("component", ""))
         label = {"cann": "CANN toolkit", "ops": "ops/kernels", "nnal": "NNAL"}.get(comp, comp)
@@ -933,6 +974,12 @@ class Matrix:
         for s in self.stacks:
             out.extend(f"stack {s.id}: {p}" for p in self.stack_problems(s))
         return out
+
+
+_DRIVER_RUN = re.compile(
+    r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-driver_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86-64)\.run$"
+)
+_FIRMWARE_RUN = re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-firmware_(?P<v>[^_]+)\.run$")
 
 
 def _covering_range(items: Sequence[str]) -> str:

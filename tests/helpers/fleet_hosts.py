@@ -178,6 +178,7 @@ def start_fleet(
     *,
     label: str = "cannenv-fleet-test",
     prefix: str = "cannenv-fleet",
+    docker_args: tuple[str, ...] = (),
 ) -> Fleet:
     """Start one container per spec, wait for every sshd, write an inventory; stop the ``stopped`` ones."""
     ensure_host_image()
@@ -199,6 +200,7 @@ def start_fleet(
                 "host",
                 "--label",
                 label,
+                *docker_args,
                 HOST_IMAGE,
                 "sh",
                 "-c",

@@ -249,7 +249,25 @@ WITH_DIGEST = {
     "310p-cann8.2.rc1-torch2.6.0-py3.11": {"cann", "ops"},
     "a2-cann9.1.0-torch2.12.0-py3.11": set(),
     "a3-cann9.1.0-torch2.12.0-py3.11": set(),
+    "950-atlas-350-cann9.1.0-torch2.10.0-py3.11": set(),  # no release lists CANN 9.1.0 or a 950 package
+    "a2-cann9.2.0-torch2.10.0-py3.11": set(),  # nor CANN 9.2.0
+    "a3-cann9.2.0-torch2.10.0-py3.11": set(),
 }
+
+# The driver .run of each shipped stack comes out of the vendor's HDK bundle zip
+# (Ascend-hdk-<chip>-npu_<hdk>_linux-<arch>.zip), whose sha256 ascend-deployer's NPU_<hdk>.json gives.
+# Those still without a vendor digest, and why (a change here is a change of the data):
+NO_DRIVER_DIGEST = {
+    # HDK 25.5.1 (the CANN 8.5.0 release note's text): the manifests list NPU_25.5.0 only
+    "a2-cann8.5.0-torch2.7.1-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
+    "a2-cann8.5.0-torch2.8.0-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
+    "a2-cann9.0.0-torch2.9.0-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
+    "a2-cann9.0.0-torch2.8.0-py3.12": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
+    # HDK 26.2.RC1 (CANN 9.2.0): newer than every ascend-deployer release (26.0.0 stops at 26.0.RC1)
+    "a2-cann9.2.0-torch2.10.0-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 26.2.rc1",
+}
+# Stacks whose driver names no installer file (the vendor's A3 and 950 HDK file names are not in our
+# sources), so there is nothing to pin: a3-*, 950-atlas-350-*.
 
 
 def test_every_shipped_stack_lists_its_installers_with_a_vendor_digest() -> None:
@@ -297,7 +315,26 @@ def test_every_installer_of_a_shipped_stack_without_a_vendor_digest_is_one_no_ma
                 else:
                     assert matrix._cann(comp.version) > matrix._cann(newest_cann), art.file
                     assert f"… {newest_cann}, not {comp.version}" in gap
-    assert gaps == 19 * 2 + 2 * 2 * 2  # NNAL of 19 stacks × 2 arches; toolkit + ops of the two 9.1.0 stacks
+    # NNAL of 19 stacks × 2 arches; toolkit + ops of the 9.1.0 and 9.2.0 stacks (5) × 2 arches
+    assert gaps == 19 * 2 + 5 * 2 * 2
+
+
+def test_every_shipped_driver_has_the_vendor_hdk_zip_digest_or_says_why_not() -> None:
+    m = matrix.load()
+    missing: dict[str, str] = {}
+    for s in m.stacks:
+        comp = s.components.get("driver")
+        for arch, art in comp.artifacts.items() if comp else ():
+            zipped = m.vendor_archive(art.file)
+            if zipped is not None:
+                assert zipped.component == "hdk" and zipped.file.endswith(".zip") and zipped.arch == arch
+                assert any(src.startswith("DEPLOYER-") for src in zipped.sources)
+                assert zipped.note and "NPU_" in zipped.note
+                continue
+            gap = m.digest_gap(art.file)
+            assert gap is not None and "HDK bundle" in gap
+            missing[s.id] = gap.split("which list ", 1)[1].split(";", 1)[0]
+    assert missing == NO_DRIVER_DIGEST
 
 
 def test_image_lock_of_a_shipped_stack_from_vendor_zips_needs_no_allow_unpinned(
