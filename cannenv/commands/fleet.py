@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cannenv.facts import Facts
-    from cannenv.fleet.report import FleetReport, Judge, Router
+    from cannenv.fleet.report import FleetReport, JobResult, Judge, Router
     from cannenv.report import Finding, StackChoice
 
     F = TypeVar("F", bound=Callable[..., object])
@@ -227,6 +227,20 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
 )
 @click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
 @click.option(
+    "--job",
+    "job_specs",
+    multiple=True,
+    metavar="NAME=A,B|GROUP",
+    help="Also judge these nodes (or this inventory group, with --inventory) as one multi-node job "
+    "(`fleet job`, docs/multinode.md); a job that is not ready fails the report. Repeatable.",
+)
+@click.option(
+    "--logs",
+    "logs_dir",
+    metavar="DIR",
+    help="Also group nodes by the error their log explains: DIR/<node>.log or DIR/<node>/ (docs/explain.md).",
+)
+@click.option(
     "--since",
     metavar="WHEN",
     help="Also show what changed when since WHEN (ISO date/time or 90m, 12h, 7d, 2w), from the "
@@ -249,6 +263,8 @@ def report_cmd(
     node_metrics_dir: str | None = None,
     driver_policy: str = "accepted",
     since: str | None = None,
+    logs_dir: str | None = None,
+    job_specs: tuple[str, ...] = (),
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -283,6 +299,8 @@ def report_cmd(
         driver_policy=driver_policy,
     )
     report = report_collection(directory, default, router=router)
+    if job_specs:
+        report = report.model_copy(update={"jobs": _jobs(directory, job_specs, inventory)})
     if prometheus_file:
         import time
 
@@ -293,7 +311,12 @@ def report_cmd(
             for key in {(f.id, f.severity) for f in node.findings if f.status in ("fail", "error")}:
                 failing[key] = failing.get(key, 0) + 1
         counts = {k: v for k, v in report.summary.items() if k != "nodes"}
-        atomic_write_text(prometheus_file, render_fleet(counts, failing, timestamp=time.time()))
+        text = render_fleet(counts, failing, timestamp=time.time())
+        if report.jobs:
+            from cannenv.prometheus import render_jobs
+
+            text += render_jobs(report.jobs, timestamp=time.time())
+        atomic_write_text(prometheus_file, text)
     if node_metrics_dir:
         _write_node_metrics(report, node_metrics_dir)
     if junit_file:
@@ -309,8 +332,19 @@ def report_cmd(
         from cannenv.fleet.history import history_since
 
         history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
+    explained = None
+    if logs_dir:
+        from cannenv.explain import group_by_error
+
+        explained = group_by_error(report.nodes, logs_dir)
     if as_json:
         text = report.to_json(indent=None if not details else 2, details=details)
+        if explained is not None:
+            import json
+
+            data = json.loads(text)
+            data["explained"] = explained
+            text = json.dumps(data, indent=None if not details else 2)
         if history is not None:
             import json
 
@@ -323,11 +357,30 @@ def report_cmd(
         click.echo(text)
     else:
         click.echo(render_text(report), nl=False)
+        if explained is not None:
+            from cannenv.explain import render_groups
+
+            click.echo(render_groups(explained), nl=False)
         if history is not None and since_at is not None:
             from cannenv.fleet.history import render_history
 
             click.echo(render_history(history, since_at), nl=False)
     return report.exit_code(strict=strict)
+
+
+def _jobs(directory: str, specs: tuple[str, ...], inventory: str | None) -> tuple[JobResult, ...]:
+    """Each ``--job`` judged as one (cannenv.fleet.job)."""
+    from cannenv.fleet.job import job_result, parse_job_spec, select_nodes
+
+    out = []
+    for spec in specs:
+        name, names = parse_job_spec(spec)
+        if names is None:
+            nodes, errors = select_nodes(directory, group=name, inventory=inventory)
+        else:
+            nodes, errors = select_nodes(directory, nodes=names)
+        out.append(job_result(name, nodes, errors))
+    return tuple(out)
 
 
 def _write_node_metrics(report: FleetReport, directory: str) -> None:
@@ -367,6 +420,11 @@ def render_text(report: FleetReport) -> str:
         lines.append(f"      nodes: {', '.join(g.nodes)}")
     for n in report.nodes:
         lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
+    for j in report.jobs:
+        lines.append(
+            f"job {j.name} ({len(j.nodes)} nodes): {j.status}"
+            + (f" (failing: {', '.join(j.failing)}; `cannenv fleet job` shows why)" if j.failing else "")
+        )
     from cannenv import sanitize
 
     return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls

@@ -33,6 +33,9 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False))
 
 
+WEIGHT_DTYPES = ["bf16", "fp16", "fp32", "int8", "int4", "fp8", "w8a8"]
+
+
 def _source_options(f: Any) -> Any:
     f = click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A config.json file.")(
         f
@@ -250,32 +253,61 @@ def _hbm(
     return mem.hbm_mib << 20, name, mem.sources
 
 
+def _scheme(cfg: ModelConfig, dtype: str | None) -> tuple[Any, list[str]]:
+    """The weight format to plan: --dtype, else the checkpoint's quantization, else its torch_dtype."""
+    from cannenv.model import quant
+
+    notes: list[str] = []
+    own = quant.from_config(cfg.raw, cfg.origin)
+    if dtype is not None:
+        if own is not None and dtype != own.name:
+            notes.append(f"--dtype {dtype} replaces the checkpoint's own {own.name} weights")
+        return quant.DTYPES[dtype], notes
+    if own is not None:
+        notes.append(f"weights as the checkpoint stores them: {own.name} ({own.source})")
+        return own, notes
+    name = quant.config_dtype(cfg.raw) or "bf16"
+    notes.append(
+        f"weights in {name}"
+        + (
+            " (the config's torch_dtype)"
+            if quant.config_dtype(cfg.raw)
+            else " (no torch_dtype in the config)"
+        )
+    )
+    return quant.DTYPES[name], notes
+
+
 def _plan(
     cfg: ModelConfig,
-    dtype: str,
+    dtype: str | None,
     seq_len: int,
     batch: int,
     tp: int,
     hbm: tuple[int | None, str | None, tuple[str, ...]],
     kv_dtype: str | None,
     reserve_gib: float | None,
+    ep: int = 1,
 ) -> Plan:
     from cannenv.model import memory, trace
 
     _seq_warnings(cfg, seq_len)
-    shp = trace.shape(cfg)
+    scheme, notes = _scheme(cfg, dtype)
+    shp = trace.shape(cfg, skip=scheme.skip)
     reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
     return memory.plan(
         shp,
-        dtype=dtype,
+        dtype=scheme,
         batch=batch,
         seq_len=seq_len,
         tp=tp,
+        ep=ep,
         hbm=hbm[0],
         device=hbm[1],
         hbm_source=hbm[2],
         kv_dtype=kv_dtype,
         reserve=reserve,
+        notes=tuple(notes),
     )
 
 
@@ -349,6 +381,14 @@ def _memory_options(f: Any) -> Any:
     f = click.option("--family", help="SoC family (a2, a3, ...).")(f)
     f = click.option("--soc", help="SoC, e.g. Ascend910B3.")(f)
     f = click.option(
+        "--ep",
+        type=click.IntRange(1, 1024),
+        default=1,
+        show_default=True,
+        help="Expert-parallel degree: routed experts distributed whole across this many devices "
+        "(default: experts sharded across the TP ranks).",
+    )(f)
+    f = click.option(
         "--tp", type=click.IntRange(1, 64), default=1, show_default=True, help="Tensor-parallel degree."
     )(f)
     f = click.option("--batch", type=click.IntRange(1), default=1, show_default=True)(f)
@@ -361,10 +401,9 @@ def _memory_options(f: Any) -> Any:
 @_memory_options
 @click.option(
     "--dtype",
-    type=click.Choice(["bf16", "fp16", "int8", "int4"]),
-    default="bf16",
-    show_default=True,
-    help="Weights (int8/int4: weight-only quantisation with scales).",
+    type=click.Choice(WEIGHT_DTYPES),
+    help="Weights (int8/int4: weight-only with scales; fp8: 128x128 blocks; w8a8: msmodelslim int8)."
+    " Default: the checkpoint's quantization_config, else its torch_dtype.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.memory/1).")
 def memory(
@@ -373,12 +412,13 @@ def memory(
     seq_len: int,
     batch: int,
     tp: int,
+    ep: int,
     soc: str | None,
     family: str | None,
     hbm_gib: float | None,
     kv_dtype: str | None,
     reserve_gib: float | None,
-    dtype: str,
+    dtype: str | None,
     as_json: bool,
 ) -> None:
     """Memory plan: weights, KV cache, prefill activations and reserve against the HBM per device.
@@ -394,6 +434,7 @@ def memory(
         _hbm(soc, family, hbm_gib),
         kv_dtype,
         reserve_gib,
+        ep,
     )
     if as_json:
         _echo_json(p.to_json())
@@ -428,7 +469,9 @@ def _detected_soc() -> str | None:
     help="A stack of the matrix: its torch_npu (downloaded into the cache) and its SoC family.",
 )
 @click.option(
-    "--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True
+    "--dtype",
+    type=click.Choice(WEIGHT_DTYPES),
+    help="Weights; default: the checkpoint's quantization_config, else its torch_dtype.",
 )
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
@@ -438,6 +481,7 @@ def check(
     seq_len: int,
     batch: int,
     tp: int,
+    ep: int,
     soc: str | None,
     family: str | None,
     hbm_gib: float | None,
@@ -445,7 +489,7 @@ def check(
     reserve_gib: float | None,
     torch_npu: str | None,
     stack_id: str | None,
-    dtype: str,
+    dtype: str | None,
     strict: bool,
     as_json: bool,
 ) -> None:
@@ -475,9 +519,9 @@ def check(
                 "no NPU detected here to plan memory for",
                 hint="pass --soc (e.g. Ascend910B3), --family or --hbm-gib",
             )
-    op_dtype = dtype if dtype in ("bf16", "fp16") else "bf16"
+    p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib, ep)
+    op_dtype = p.dtype if p.dtype in ("bf16", "fp16") else "bf16"
     cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python)
-    p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
         cov.verdict
     ]

@@ -23,7 +23,8 @@ Each round the agent (:func:`judge_node`, then :func:`apply_labels`) patches its
 
 * labels ``cannenv.io/stack`` (the stack judged against), ``cannenv.io/status``
   (``compliant`` / ``drifting`` / ``failing``), ``cannenv.io/certificate`` (``sha256-`` + 40 hex
-  digits of the certificate file, or ``none``);
+  digits of the certificate file, or ``none``), and the versions the device plugin does not label:
+  ``cannenv.io/cann``, ``cannenv.io/nnal``, ``cannenv.io/torch-npu``, ``cannenv.io/ops-chips``;
 * annotations ``cannenv.io/failing-checks`` (the ids of the checks that failed, comma-separated,
   or ``none``), ``cannenv.io/certificate-digest``, ``cannenv.io/role`` and ``cannenv.io/last-run``.
 
@@ -47,6 +48,9 @@ from cannenv import values
 from cannenv.errors import ExternalError, InputError
 
 LABEL_PREFIX = "cannenv.io/"
+STACK_LABELS = (("cann", "cann"), ("nnal", "nnal"), ("torch-npu", "torch_npu"))
+"""``cannenv.io/<key>`` labels from the doctor report's host block: the versions the Ascend device
+plugin does not label (it labels the driver: ``huawei.com/driver.version``)."""
 NFD_ASCEND_LABEL = "feature.node.kubernetes.io/pci-1200_19e5.present"
 """What a default Node Feature Discovery sets on a node with a PCI device of class 12 (processing
 accelerator) and vendor 0x19e5 (Huawei): ``deviceLabelFields: [class, vendor]``, research notes
@@ -361,10 +365,15 @@ def node_labels(report: Mapping[str, Any], certificate_digest: str | None = None
             else certificate_digest
         )
         cert = f"sha256-{hexdigest[:40]}"
+    host = report.get("host") or {}
+    ops = host.get("ops_chips")
     return {
         f"{LABEL_PREFIX}stack": label_value(stack),
         f"{LABEL_PREFIX}status": node_status(findings),
         f"{LABEL_PREFIX}certificate": cert,
+        # what the device plugin's labels lack (docs/multinode.md): the software stack's versions
+        **{f"{LABEL_PREFIX}{key}": label_value(host.get(field)) for key, field in STACK_LABELS},
+        f"{LABEL_PREFIX}ops-chips": label_value("_".join(ops) if isinstance(ops, list) else None),
     }
 
 

@@ -108,6 +108,20 @@ class Group(_Value):
     nodes: tuple[str, ...] = ()
 
 
+class JobResult(_Value):
+    """A multi-node job's nodes judged as one (``fleet report --job``; cannenv.fleet.job)."""
+
+    name: str
+    nodes: tuple[str, ...] = ()
+    status: Literal["ready", "not-ready"] = "ready"
+    failing: tuple[str, ...] = ()
+    """Ids of the job checks that failed or errored."""
+    findings: tuple[Finding, ...] = ()
+    """The job's findings that are not a pass."""
+    converge: dict[str, list[str]] = Field(default_factory=dict)
+    """Per node, the version changes that converge the job."""
+
+
 class FleetReport(_Value):
     """What ``cannenv fleet report --json`` prints (documented in docs/fleet.md)."""
 
@@ -120,6 +134,8 @@ class FleetReport(_Value):
     """Check ids in the order the doctor runs them (columns of the HTML grid)."""
     nodes: tuple[NodeResult, ...] = ()
     groups: tuple[Group, ...] = ()
+    jobs: tuple[JobResult, ...] = ()
+    """Multi-node jobs judged as one (``--job``); a job that is not ready fails the report."""
 
     def exit_code(self, *, strict: bool = False) -> int:
         """The report's exit code (docs/fleet.md, "Report"), first that applies:
@@ -128,14 +144,16 @@ class FleetReport(_Value):
           newer schema): the monitoring itself is blind there;
         * 6 (external step failed) when no node has facts at all (every host unreachable: the
           collection failed);
-        * 1 when any node fails (with ``strict`` also when one drifts, is unreachable or untargeted);
+        * 1 when any node fails (with ``strict`` also when one drifts, is unreachable or untargeted),
+          or a job given with ``--job`` is not ready;
         * 0 otherwise."""
         if any(n.collect_status == "invalid-facts" for n in self.nodes):
             return int(ExitCode.BAD_INPUT)
         if self.nodes and all(n.status == "unreachable" for n in self.nodes):
             return int(ExitCode.EXTERNAL_FAILURE)
         bad = {"failing"} | ({"drifting", "unreachable", "untargeted"} if strict else set())
-        return int(ExitCode.CHECKS_FAILED) if any(n.status in bad for n in self.nodes) else int(ExitCode.OK)
+        failed = any(n.status in bad for n in self.nodes) or any(j.status != "ready" for j in self.jobs)
+        return int(ExitCode.CHECKS_FAILED) if failed else int(ExitCode.OK)
 
     def to_json(self, *, indent: int | None = 2, details: bool = False) -> str:
         """The JSON report; per-node findings only with ``details`` (the groups hold them once)."""
