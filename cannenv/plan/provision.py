@@ -211,32 +211,39 @@ def classify(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def render_report(report: ProvisionReport) -> str:
+    """The operator's view; every value from a host (names, reasons, the installer's own output) is
+    one terminal line (:func:`cannenv.sanitize.line`): no escape sequence, no line of its own."""
+    from cannenv.sanitize import line as _l
+
     lines = [
-        f"provision -> stack {report.stack or '?'}" + (" (--check: nothing changed)" if report.check else ""),
+        f"provision -> stack {_l(report.stack or '?')}"
+        + (" (--check: nothing changed)" if report.check else ""),
     ]
-    width = max((len(h.name) for h in report.hosts), default=4)
+    width = max((len(_l(h.name)) for h in report.hosts), default=4)
     for h in report.hosts:
         n = len(h.plan.actions) if h.plan else 0
         if h.status == "planned":
             head = f"{n} step{'s' if n != 1 else ''} to run"
         elif h.status == "failed" and h.failed_step:
-            head = f"failed at step {h.failed_step} ({h.failed_component}): {h.reason}"
+            head = f"failed at step {h.failed_step} ({_l(h.failed_component)}): {_l(h.reason)}"
         else:
-            head = h.status + (f": {h.reason}" if h.reason else "")
-        lines.append(f"  {h.name:<{width}}  {head}")
+            head = h.status + (f": {_l(h.reason)}" if h.reason else "")
+        lines.append(f"  {_l(h.name):<{width}}  {head}")
         if report.check and h.plan and h.plan.actions:
             for s in h.plan.actions:
-                lines.append(f"  {'':<{width}}    {s.index}. {s.component} {s.action}: {s.summary}")
+                lines.append(
+                    f"  {'':<{width}}    {s.index}. {_l(s.component)} {_l(s.action)}: {_l(s.summary)}"
+                )
         for t in h.log_tail:
-            lines.append(f"  {'':<{width}}    | {t}")
+            lines.append(f"  {'':<{width}}    | {_l(t)}")
         for f in h.doctor_failures:
-            lines.append(f"  {'':<{width}}    doctor: {f}")
+            lines.append(f"  {'':<{width}}    doctor: {_l(f)}")
     counts: dict[str, int] = {}
     for h in report.hosts:
         counts[h.status] = counts.get(h.status, 0) + 1
     lines.append(", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no hosts")
     if report.out:
-        lines.append(f"facts before/after and report.json in {report.out}")
+        lines.append(f"facts before/after and report.json in {_l(report.out)}")
     return "\n".join(lines) + "\n"
 
 
@@ -527,7 +534,7 @@ def provision(
                 if name in stops:
                     outcomes[name] = replace(stops[name], steps_done=done)
                     continue
-                if not done and name not in seen:
+                if not done:
                     # the rollout stopped before this host's batch (canary or --max-fail)
                     outcomes[name] = replace(
                         base,

@@ -357,3 +357,17 @@ def test_saved_facts_decide_too(tmp_path: Path) -> None:
         "ops-package-missing-or-wrong",
         "confirmed",
     )
+
+
+def test_secrets_never_reach_any_output(tmp_path: Path) -> None:
+    log = tmp_path / "env-dump.log"
+    log.write_text(
+        "HF_TOKEN=hf_supersecretvalue123 HCCL_PASSWORD=p4ss error code is 561103\n"
+        "pip download https://alice:s3cret-pw@mirror.example/simple torch_npu: error code is 561103\n"
+    )
+    junit = tmp_path / "e.xml"
+    code, out = _run("--no-host", "--log", str(log), "--junit", str(junit))
+    _, js = _run("--no-host", "--log", str(log), "--json")
+    for text in (out, js, junit.read_text()):
+        assert "hf_supersecretvalue123" not in text and "p4ss" not in text and "s3cret-pw" not in text
+    assert code == 0 and "<redacted>" in out
