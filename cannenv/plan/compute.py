@@ -946,10 +946,23 @@ def _driver_requirement(matrix: Matrix, cann: str, family: str) -> Any:
 _RANK = {c: i for i, c in enumerate(ORDER)}
 _SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+/-]{0,250}$")
 _PEP668 = (
-    "import os, sys, sysconfig; "
-    "m = os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'); "
-    "bad = sys.prefix == sys.base_prefix and os.path.exists(m); "
-    "bad and print(sys.executable + ' is externally managed (PEP 668, ' + m + '): "
-    "pip refuses it; provision with --venv DIR or --python /path/to/venv/bin/python', file=sys.stderr); "
-    "sys.exit(3 if bad else 0)"
+    "import os, sys, sysconfig, configparser as c\n"
+    "m = os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')\n"
+    "ok = sys.prefix != sys.base_prefix or not os.path.exists(m)\n"
+    "ok = ok or os.environ.get('PIP_BREAK_SYSTEM_PACKAGES', '').lower() in ('1', 'true', 'yes', 'on')\n"
+    "h = os.path.expanduser('~')\n"
+    "for f in ('/etc/pip.conf', '/etc/xdg/pip/pip.conf', h + '/.config/pip/pip.conf',\n"
+    "          h + '/.pip/pip.conf'):\n"
+    "    p = c.ConfigParser()\n"
+    "    try: p.read(f)\n"
+    "    except c.Error: continue\n"
+    "    for s in ('global', 'install'):\n"
+    "        v = p.get(s, 'break-system-packages', fallback='')\n"
+    "        ok = ok or v.lower() in ('1', 'true', 'yes', 'on')\n"
+    "ok or print(sys.executable + ' is externally managed (PEP 668, ' + m + '): pip refuses it; '\n"
+    "    'provision with --venv DIR or --python /path/to/venv/bin/python', file=sys.stderr)\n"
+    "sys.exit(0 if ok else 3)\n"
 )
+"""The PEP 668 preflight: the interpreter pip will use accepts installs — a venv, no
+``EXTERNALLY-MANAGED`` marker, or the site allowed it (``break-system-packages`` in pip's
+configuration or ``PIP_BREAK_SYSTEM_PACKAGES``)."""

@@ -534,7 +534,7 @@ def provision(
                 if name in stops:
                     outcomes[name] = replace(stops[name], steps_done=done)
                     continue
-                if not done and name not in seen:
+                if not done:
                     # the rollout stopped before this host's batch (canary or --max-fail)
                     outcomes[name] = replace(
                         base,
