@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from cannenv.commands.options import DRIVER_POLICY, target_options
+from cannenv.commands.options import DRIVER_POLICY, MATRIX, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -147,11 +147,15 @@ def collect_cmd(
 
 
 def _judge(
-    stack_id: str | None, lock: str | None, check_ids: tuple[str, ...], driver_policy: str = "accepted"
+    stack_id: str | None,
+    lock: str | None,
+    check_ids: tuple[str, ...],
+    driver_policy: str = "accepted",
+    matrix_paths: tuple[str, ...] = (),
 ) -> Judge:
     from cannenv.fleet.report import judge_with_checks
 
-    return _only(judge_with_checks(stack_id, lock, driver_policy), check_ids)
+    return _only(judge_with_checks(stack_id, lock, driver_policy, matrix_paths), check_ids)
 
 
 def _router(
@@ -164,6 +168,7 @@ def _router(
     inventory: str | None,
     check_ids: tuple[str, ...],
     driver_policy: str,
+    matrix_paths: tuple[str, ...] = (),
 ) -> Router | None:
     """One target per node (:mod:`cannenv.fleet.targets`): None when no per-node target is given."""
     if not (target_items or targets_file):
@@ -179,6 +184,7 @@ def _router(
         default=default if (stack_id or lock_file) else None,
         wrap=lambda j: _only(j, check_ids),
         driver_policy=driver_policy,
+        matrix_paths=matrix_paths,
     )
 
 
@@ -246,6 +252,7 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     help="Also show what changed when since WHEN (ISO date/time or 90m, 12h, 7d, 2w), from the "
     "collections `fleet collect --out DIR` kept in DIR/history/.",
 )
+@MATRIX
 def report_cmd(
     directory: str,
     stack_id: str | None,
@@ -265,6 +272,7 @@ def report_cmd(
     since: str | None = None,
     logs_dir: str | None = None,
     job_specs: tuple[str, ...] = (),
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -287,7 +295,7 @@ def report_cmd(
 
         since_at = parse_since(since)
 
-    default = _judge(stack_id, lock_file, check_ids, driver_policy)
+    default = _judge(stack_id, lock_file, check_ids, driver_policy, matrix_paths)
     router = _router(
         default,
         stack_id=stack_id,
@@ -297,6 +305,7 @@ def report_cmd(
         inventory=inventory,
         check_ids=check_ids,
         driver_policy=driver_policy,
+        matrix_paths=matrix_paths,
     )
     report = report_collection(directory, default, router=router)
     if job_specs:
@@ -680,6 +689,7 @@ def collective_cmd(
 @target_options
 @click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
 @DRIVER_POLICY
+@MATRIX
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
 def diff_cmd(
     old_dir: str,
@@ -690,6 +700,7 @@ def diff_cmd(
     targets_file: str | None,
     inventory: str | None,
     driver_policy: str,
+    matrix_paths: tuple[str, ...],
     as_json: bool,
 ) -> int:
     """Show what changed between two collections: nodes upgraded, added, removed, new drift.
@@ -705,7 +716,7 @@ def diff_cmd(
     old, new = load_collection(old_dir), load_collection(new_dir)
     old_r = new_r = None
     if stack_id or lock_file or target_items or targets_file:
-        judge = _judge(stack_id, lock_file, (), driver_policy)
+        judge = _judge(stack_id, lock_file, (), driver_policy, matrix_paths)
         router = _router(
             judge,
             stack_id=stack_id,
@@ -715,6 +726,7 @@ def diff_cmd(
             inventory=inventory,
             check_ids=(),
             driver_policy=driver_policy,
+            matrix_paths=matrix_paths,
         )
         old_r = build_report(old, judge, source=old_dir, router=router)
         new_r = build_report(new, judge, source=new_dir, router=router)
@@ -813,6 +825,7 @@ def diff_cmd(
 )
 @click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
 @click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
+@MATRIX
 def k8s_manifest_cmd(
     image: str,
     stack_id: str | None,
@@ -831,8 +844,11 @@ def k8s_manifest_cmd(
     textfile_dir: str | None,
     certificate: str | None,
     as_json: bool,
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
-    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node."""
+    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node.
+
+    With --matrix the site matrix travels in the ConfigMap and every agent judges with it."""
     import json
 
     from cannenv import matrix
@@ -856,9 +872,16 @@ def k8s_manifest_cmd(
         load_lock_ids(lock_file)  # a lock it cannot read is refused here, not in every pod
         lock_text = records.read_text(lock_file, what="lock file", missing=NotFoundError)
     else:
-        m = matrix.load()
+        m = matrix.load(list(matrix_paths) or None)
         m.stack(str(stack_id))  # unknown id: NotFoundError with a did-you-mean hint
         digest = m.digest
+    site: list[tuple[str, str]] = []
+    if matrix_paths:
+        from cannenv import records
+        from cannenv.matrix.loader import matrix_files
+
+        matrix.load(list(matrix_paths))  # a site matrix that does not load is refused here
+        site = [(f.name, records.read_text(f, what="matrix file")) for f in matrix_files(matrix_paths)]
     objects = render_manifest(
         image,
         stack_id=stack_id,
@@ -877,6 +900,7 @@ def k8s_manifest_cmd(
         device_resource=device_resource,
         textfile_dir=textfile_dir,
         certificate=certificate,
+        matrix_files=site,
     )
     if as_json:
         click.echo(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
@@ -975,6 +999,7 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
 @_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
 @DRIVER_POLICY
+@MATRIX
 def k8s_agent_cmd(
     root: str,
     node: str,
@@ -991,6 +1016,7 @@ def k8s_agent_cmd(
     token_file: str | None,
     dry_run: bool,
     driver_policy: str = "accepted",
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     """The DaemonSet's container: judge this node, label it, write metrics; again every --interval."""
     import json
@@ -1016,6 +1042,7 @@ def k8s_agent_cmd(
                 certificate=certificate,
                 driver_policy=driver_policy,
                 role=role,
+                matrix_paths=matrix_paths,
             )
             if prometheus_file:
                 from cannenv.prometheus import render_node

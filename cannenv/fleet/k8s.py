@@ -61,6 +61,8 @@ HOST_ROOT = "/host"
 TARGET_DIR = "/etc/cannenv"
 READY_FILE = "/run/cannenv/ready"
 TEXTFILE_MOUNT = "/var/lib/cannenv/textfile"
+MATRIX_SUBDIR = "matrix"
+"""Where a site matrix given to ``k8s-manifest --matrix`` appears under TARGET_DIR in the pod."""
 ROLES = ("full", "hdk")
 """``full``: the node carries the whole stack. ``hdk``: only driver and firmware (CANN and torch live
 in the workloads' images): only what the node is meant to carry is judged."""
@@ -193,6 +195,7 @@ def render_manifest(
     extra_host_files: Sequence[str] = (),
     run_as_user: int = NOBODY,
     supplemental_groups: Sequence[int] = (),
+    matrix_files: Sequence[tuple[str, str]] = (),
 ) -> list[dict[str, Any]]:
     """The Kubernetes objects, as plain dicts (dump them as YAML or JSON).
 
@@ -202,6 +205,8 @@ def render_manifest(
     for devices; ``textfile_dir`` (a host directory, node_exporter's textfile collector) gets
     ``cannenv.prom`` each round. ``extra_host_paths``/``extra_host_files``: more node directories /
     files to read (read-only), e.g. ``/etc/Ascend`` or a venv; never credentials or the whole system.
+    ``matrix_files`` ((file name, text), in load order): a site matrix the agents judge with, sent in
+    the ConfigMap and read from ``/etc/cannenv/matrix``.
     """
     import yaml
 
@@ -271,6 +276,15 @@ def render_manifest(
         config["data"] = {"lock.json": lock_text}
     else:
         config["data"] = {"stack": str(stack_id), "matrix-digest": matrix_digest or ""}
+    projected = {key: key for key in config["data"]}
+    for i, (file_name, text) in enumerate(matrix_files):
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$", file_name):
+            raise InputError(f"--matrix file {file_name!r}: its name cannot be a ConfigMap key")
+        key = f"matrix.{i:02d}.{file_name}"
+        config["data"][key] = text
+        projected[key] = f"{MATRIX_SUBDIR}/{i:02d}-{file_name}"
+    if sum(len(v.encode()) for v in config["data"].values()) > 900 * 1024:
+        raise InputError("the target and the site matrix exceed what one ConfigMap holds (1 MiB)")
     ds = next(o for o in objects if o["kind"] == "DaemonSet")
     ds["spec"]["selector"]["matchLabels"] = dict(labels)
     ds["spec"]["template"]["metadata"]["labels"] = dict(labels)
@@ -297,6 +311,8 @@ def render_manifest(
         certificate=certificate,
         role=role,
     )
+    if matrix_files:
+        container["args"] += ["--matrix", f"{TARGET_DIR}/{MATRIX_SUBDIR}"]
     seen: set[str] = set()
     for m in mounts:
         if m["path"] in seen:
@@ -308,6 +324,8 @@ def render_manifest(
     for v in pod["volumes"]:
         if v["name"] == "target":
             v["configMap"]["name"] = f"{name}-target"
+            if matrix_files:
+                v["configMap"]["items"] = [{"key": k, "path": path} for k, path in projected.items()]
     if device_resource:
         dev_name, sep, count = device_resource.partition("=")
         if (
@@ -428,6 +446,7 @@ def judge_node(
     now: float | None = None,
     role: str = "full",
     driver_policy: str = "accepted",
+    matrix_paths: Sequence[str] = (),
 ) -> tuple[Any, dict[str, Any] | None]:
     """One round of the agent: gather the node under ``root``, judge it, and the patch to apply.
 
@@ -448,7 +467,7 @@ def judge_node(
     from cannenv.gather import gather
     from cannenv.report import Report
 
-    matrix = matrix_mod.load()
+    matrix = matrix_mod.load(list(matrix_paths) or None)
     if matrix_digest and matrix.digest != matrix_digest:
         raise InputError(
             f"the target names matrix {matrix_digest}, this cannenv carries {matrix.digest}",
