@@ -16,8 +16,8 @@ on one core (the scan is single-threaded):
     python benchmarks/bench_explain.py [--mb 100] [--naive-mb 10] [--repeat 3]
 
 Target: the 100 MB log explained in < 1 s on one core. Measured (2-core machine shared by 8 engineers,
-load average 6.1, median of 5): cannenv 1.27 s, naive Python 163 s (128x), grep -F 1.73 s (1.36x);
-more in docs/explain.md.
+load average 8.3, median of 5): cannenv 0.42 s of CPU (1.54 s wall: the process got about a third
+of a core), naive Python 171 s (111x), grep -F 1.43 s wall (0.93x); more in docs/explain.md.
 """
 
 from __future__ import annotations
@@ -75,14 +75,15 @@ def build_log(path: Path, mb: int) -> int:
     return path.stat().st_size
 
 
-def run_cannenv(path: Path) -> tuple[float, str]:
+def run_cannenv(path: Path) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of this process, first cause)."""
     from cannenv.explain import inputs, judge, signatures
 
     table = signatures.shipped()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = inputs.scan(table, logs=[str(path)])
     ex = judge.explain(table, result)
-    return time.perf_counter() - t0, ex.causes[0].id if ex.causes else "-"
+    return time.perf_counter() - t0, time.process_time() - c0, ex.causes[0].id if ex.causes else "-"
 
 
 def run_naive(path: Path, limit: int) -> tuple[float, int, int]:
@@ -138,10 +139,12 @@ def main() -> int:
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
         times = []
+        cpu = []
         top = "-"
         for _ in range(args.repeat):
-            t, top = run_cannenv(log)
+            t, c, top = run_cannenv(log)
             times.append(t)
+            cpu.append(c)
         tracemalloc.start()
         run_cannenv(log)
         _, peak = tracemalloc.get_traced_memory()
@@ -149,7 +152,7 @@ def main() -> int:
         med = statistics.median(times)
         print(
             f"cannenv explain: median {med:.3f} s, best {min(times):.3f} s (x{args.repeat});"
-            f" first cause {top};"
+            f" CPU median {statistics.median(cpu):.3f} s; first cause {top};"
             f" peak traced memory {peak / 2**20:.1f} MiB"
         )
         t_naive, read, _ = run_naive(log, args.naive_mb * 1_000_000)
@@ -161,7 +164,10 @@ def main() -> int:
         t_grep = run_grep(log)
         if t_grep is not None:
             print(f"grep -F -c -f <anchors> (counts lines only): {t_grep:.3f} s; ratio {t_grep / med:.2f}x")
-        print("target < 1 s on one core:", "met" if med < 1.0 else "NOT met")
+        verdict = (
+            "met" if med < 1.0 else ("met in CPU time only" if statistics.median(cpu) < 1.0 else "NOT met")
+        )
+        print("target < 1 s on one core:", verdict)
     return 0
 
 

@@ -164,3 +164,27 @@ def render_job(job: str, report: Report, *, timestamp: float) -> str:
             ),
         ]
     )
+
+
+def render_jobs(jobs: Iterable[Any], *, timestamp: float) -> str:
+    """``fleet report --job``: each job's verdict (``cannenv_fleet_job_ready{job}``)."""
+    items = list(jobs)
+    return "".join(
+        [
+            _family(
+                "cannenv_fleet_job_ready",
+                "gauge",
+                "1 when a multi-node job's nodes agree on what HCCL needs, else 0 (fleet report --job).",
+                (
+                    ({"job": j.name, "nodes": str(len(j.nodes))}, 1.0 if j.status == "ready" else 0.0)
+                    for j in items
+                ),
+            ),
+            _family(
+                "cannenv_fleet_job_failing_checks",
+                "gauge",
+                "Job checks that failed, per job.",
+                (({"job": j.name}, float(len(j.failing))) for j in items),
+            ),
+        ]
+    )

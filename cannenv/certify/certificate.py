@@ -349,13 +349,13 @@ def verify_text(text: str, *, public_key: Any | None = None, source: str = "<cer
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    try:
-        env = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Verification(ok=False, problems=(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})",))
-    except (RecursionError, ValueError) as exc:  # nested too deep; an integer past the digit limit
-        reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
-        return Verification(ok=False, problems=(f"{source}: not a cannenv certificate ({reason})",))
+    from cannenv import records
+    from cannenv.errors import InputError
+
+    try:  # the one bounded JSON reader: depth, integer digits, NaN, lone surrogates
+        env = records.parse_json(text, source=source)
+    except InputError as exc:
+        return Verification(ok=False, problems=(f"not a cannenv certificate: {exc.message}",))
     if not isinstance(env, dict) or set(env) != {"certificate", "sha256", "signature"}:
         return Verification(
             ok=False,

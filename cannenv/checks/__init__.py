@@ -31,6 +31,9 @@ class Target:
     no_devices: str | None = None
     """When set, the reason device checks are not judged (an image build, a CI runner without an
     NPU): they report ``skip`` with it, never ``pass`` and never ``fail``."""
+    driver_policy: str = "accepted"
+    """What satisfies the stack's driver pin (:mod:`cannenv.checks.policy`): ``accepted`` — the pin or
+    a driver the vendor accepts for the stack's CANN; ``pinned`` — the pin only."""
     no_software: str | None = None
     """When set, the reason the host's own CANN, NNAL and Python stack are not judged (a node that
     carries only the HDK, driver and firmware: CANN and torch live in the workloads' images). The
@@ -192,10 +195,20 @@ def link_causes(findings: list[Finding]) -> list[Finding]:
     check run alone with ``--check`` has no cause to point to)."""
     from dataclasses import replace
 
-    causes = {f.id for f in findings if f.status in ("fail", "warn", "error")}
-    return [
-        f if f.caused_by is None or f.caused_by in causes else replace(f, caused_by=None) for f in findings
-    ]
+    causes = {f.id: f for f in findings if f.status in ("fail", "warn", "error")}
+    out = []
+    for f in findings:
+        if f.caused_by is None:
+            out.append(f)
+        elif f.caused_by not in causes:
+            out.append(replace(f, caused_by=None))
+        elif f.remedy and causes[f.caused_by].remedy and f.status in ("fail", "warn"):
+            # one root cause, one remedy: a consequence never names a second, possibly contradicting
+            # fix (firmware told to go down while the driver goes up; two NNAL versions)
+            out.append(replace(f, remedy=f"fixed by {f.caused_by}'s remedy"))
+        else:
+            out.append(f)
+    return out
 
 
 _REGISTRY: tuple[Check, ...] = _registry()

@@ -39,6 +39,16 @@ def _driver_installed(facts: Facts, target: Target) -> list[Finding]:
                 "error", f"{drv.path} exists but gives no driver version (see probe-files)", subject=drv.path
             )
         ]
+    if driver_v(drv.version) is None:
+        # a version that is not one (``99.9.9 garbage``) says nothing about the driver: never a pass
+        return [
+            c.finding(
+                "error",
+                f"{drv.path}: {drv.version[:80]!r} is not a driver version (see probe-files for the line)",
+                "re-create the file with its installer (reinstall the Ascend HDK driver)",
+                subject=drv.path,
+            )
+        ]
     return [c.finding("pass", f"driver {drv.version} ({drv.path})")]
 
 
@@ -106,7 +116,10 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
                 c.finding(
                     "warn",
                     f"driver {drv} with {where}: {v.statement}{srcs}; what would settle it: {v.settle}",
-                    f"install the recommended Ascend HDK ({rec}) for {where}",
+                    f"nothing to install: driver {drv} is the HDK recommended elsewhere ({rec}); "
+                    f"confirm it in {v.settle}"
+                    if _same_driver(drv, rec)
+                    else f"install the recommended Ascend HDK ({rec}) for {where}",
                 )
             )
         return out
@@ -143,6 +156,13 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
             )
         ]
     return [c.finding("skip", f"{why}; and the install files carry no compatibility list")]
+
+
+def _same_driver(drv: str, rec: str) -> bool:
+    """The installed driver is the recommended HDK (never tell a node to install what it has)."""
+    from cannenv.checks._util import pinned_matches
+
+    return any(pinned_matches("driver", r.strip(), drv) for r in rec.split(","))
 
 
 def _driver_cann_in_images(facts: Facts, target: Target, drv: str, cann: str) -> list[Finding]:

@@ -74,9 +74,26 @@ def load_lock_ids(path: str) -> tuple[str, str | None, bool]:
 
 
 def choose_target(
+    facts: Facts,
+    matrix: Matrix | None,
+    *,
+    stack_id: str | None = None,
+    lock: str | None = None,
+    driver_policy: str = "accepted",
+) -> Target:
+    """Pick the stack to judge against and say why. Raises NotFoundError for an unknown --stack id.
+
+    ``driver_policy``: what satisfies the stack's driver (:mod:`cannenv.checks.policy`)."""
+    from dataclasses import replace
+
+    if driver_policy not in ("accepted", "pinned"):
+        raise InputError(f"--driver-policy {driver_policy!r}: expected accepted or pinned")
+    return replace(_choose(facts, matrix, stack_id=stack_id, lock=lock), driver_policy=driver_policy)
+
+
+def _choose(
     facts: Facts, matrix: Matrix | None, *, stack_id: str | None = None, lock: str | None = None
 ) -> Target:
-    """Pick the stack to judge against and say why. Raises NotFoundError for an unknown --stack id."""
     fam, fam_src = facts.devices.family, facts.devices.family_source
     if matrix is None:
         return Target(None, None, StackChoice(how="none", reason="no matrix loaded"), fam, fam_src)
@@ -281,23 +298,30 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
     explicit = target.choice.how in ("option", "lock")
     have = installed_versions(facts)
     out: list[Finding] = []
-    if facts.devices.family and facts.devices.family != stack.family:
+    from cannenv.checks import policy
+
+    mismatch = policy.hardware_mismatch(facts, stack)
+    if mismatch is not None:
+        fam = facts.devices.family
         out.append(
             c.finding(
                 "fail",
-                f"stack {stack.id} is for {family_title(stack.family)}, this host has "
-                f"{family_title(facts.devices.family)} ({facts.devices.family_source})",
-                f"pick a stack for this hardware: `cannenv matrix list --family {facts.devices.family}`",
+                mismatch,
+                f"pick a stack for this hardware: `cannenv matrix list --family {fam}`"
+                if fam
+                else "pick a stack for this hardware: `cannenv matrix list`",
                 subject="family",
             )
         )
     for key in COMPARED:
-        want = stack.version(key)
+        want = policy.wanted(facts, target, key)
         if want is None:
             continue
         got = have.get(key)
         if got is not None and pinned_matches(key, want, got):
             continue
+        if key == "driver" and policy.driver_satisfies(target, got)[0]:
+            continue  # the one notion of compliant: the planner leaves such a driver too
         if key not in DEVICE_KEYS and target.no_software:
             # the node carries only the HDK: this component lives in the workloads' images
             detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_software}"
@@ -308,12 +332,32 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
             detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_devices}"
             out.append(c.finding("skip", detail, subject=key, scope="device"))
             continue
+        cause = _cause(key, got, explicit)
+        if policy.kept(facts, target, key, got, want):
+            # a chosen target moves nothing that is installed: no remedy that would (never downward)
+            later = policy.newer(key, got, want)
+            detail = (
+                f"{key}: {got} installed, "
+                + (f"newer than {want} in" if later else f"{want} in")
+                + f" the nearest stack {stack.id}; kept (a target the doctor chose moves nothing)"
+            )
+            remedy = (
+                "keep it"
+                if later
+                else f"to move to {want}, name the target: `cannenv plan --stack {stack.id}`"
+            )
+            out.append(c.finding("warn", detail, remedy, subject=key, caused_by=cause))
+            continue
         status: Status = "fail" if explicit else "warn"
         detail = f"{key}: stack {stack.id} pins {want}, " + (f"installed {got}" if got else "not installed")
+        if want != stack.version(key):
+            detail = (
+                f"{key}: {want} (the installed CANN's; stack {stack.id} pins {stack.version(key)} "
+                f"with CANN {stack.version('cann')}), " + (f"installed {got}" if got else "not installed")
+            )
         remedy = _REMEDY.get(key, "install {v}").format(
             v=want, file=installer_file(target, facts.os.arch, key, want)
         )
-        cause = _cause(key, got, explicit)
         out.append(c.finding(status, detail, remedy, subject=key, caused_by=cause))
     if not any(f.status != "skip" for f in out):
         out.append(c.finding("pass", f"installed versions match stack {stack.id}"))

@@ -469,10 +469,10 @@ def verify_cmd(file: str, pub: str | None, as_json: bool) -> int:
             if v.signed
             else "unsigned: digest intact, but anyone could have rewritten it (sign with --sign-key)"
         )
-        click.echo(f"ok: {file}: sha256 {v.sha256}, {how}")
+        click.echo(f"ok: {_line(file)}: sha256 {v.sha256}, {_line(how)}")
         click.echo(
-            f"outcome {v.certificate.outcome}; "
-            f"certified: {', '.join(v.certificate.certified_stages) or 'nothing'}"
+            f"outcome {_line(v.certificate.outcome)}; "
+            f"certified: {', '.join(_line(s) for s in v.certificate.certified_stages) or 'nothing'}"
         )
     return 0
 
@@ -519,29 +519,38 @@ def diff_cmd(a: str, b: str, include_volatile: bool, as_json: bool) -> int:
         click.echo(f"\ndetails ({len(details)}):")
         click.echo(f"{'field':<{width}}  A  →  B")
         for d in details:
-            extra = f"  [{d.change}]" if d.change else ""
-            click.echo(f"{d.path:<{width}}  {_short(d.a)}  →  {_short(d.b)}{extra}")
+            extra = f"  [{_line(d.change)}]" if d.change else ""
+            click.echo(f"{_line(d.path):<{width}}  {_short(d.a)}  →  {_short(d.b)}{extra}")
     return 0
 
 
 def _render_stage_summary(summary: dict[str, Any]) -> str:
-    lines = [f"outcome: {summary['outcome'][0]}  →  {summary['outcome'][1]}"]
+    lines = [f"outcome: {_line(summary['outcome'][0])}  →  {_line(summary['outcome'][1])}"]
     for key, label in (("only_in_a", "only in A"), ("only_in_b", "only in B")):
-        ids = summary[key]
+        ids = [_line(i) for i in summary[key]]
         lines.append(f"stages {label} ({len(ids)}): {', '.join(ids) if ids else '-'}")
     changed = summary["changed"]
     lines.append(
         f"stages changed ({len(changed)}): "
-        + (", ".join(f"{sid} {x} → {y}" for sid, (x, y) in changed.items()) if changed else "-")
+        + (
+            ", ".join(f"{_line(sid)} {_line(x)} → {_line(y)}" for sid, (x, y) in changed.items())
+            if changed
+            else "-"
+        )
     )
-    lines.append(
-        f"stages with other differences ({len(summary['differ'])}): {', '.join(summary['differ']) or '-'}"
-    )
+    differ = [_line(i) for i in summary["differ"]]
+    lines.append(f"stages with other differences ({len(differ)}): {', '.join(differ) or '-'}")
     return "\n".join(lines)
 
 
+def _line(value: object) -> str:
+    from cannenv.sanitize import line
+
+    return line(value)
+
+
 def _short(v: Any) -> str:
-    text = json.dumps(v, default=str) if not isinstance(v, str) else v
+    text = json.dumps(v, default=str) if not isinstance(v, str) else _line(v)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -607,19 +616,21 @@ def replay_cmd(
     if as_json:
         click.echo(json.dumps(replay.to_json(), indent=2))
         return 0
-    certified = ", ".join(cert.certified_stages) or "nothing"
-    click.echo(f"replay of {file}: outcome {cert.outcome}, certified {certified}")
-    stack = replay.stack_id or "none"
+    # a certificate is hostile input (an unsigned one is self-consistent, not trusted): every value
+    # it carries is one terminal line, so it can neither fake an install line nor send escapes
+    certified = ", ".join(_line(s) for s in cert.certified_stages) or "nothing"
+    click.echo(f"replay of {_line(file)}: outcome {_line(cert.outcome)}, certified {certified}")
+    stack = _line(replay.stack_id or "none")
     if replay.how:
-        stack += f" ({replay.how}: {replay.reason})"
-    click.echo(f"stack: {stack}; architecture: {replay.arch or '?'}")
+        stack += f" ({_line(replay.how)}: {_line(replay.reason)})"
+    click.echo(f"stack: {stack}; architecture: {_line(replay.arch or '?')}")
     click.echo("install, in this order:")
     for i, step in enumerate(replay.steps, 1):
-        click.echo(f"  {i}. {step.line()}")
+        click.echo(f"  {i}. {_line(step.line())}")
     if not replay.steps:
         click.echo("  (nothing recorded to install)")
     for note in replay.notes:
-        click.echo(f"note: {note}")
+        click.echo(f"note: {_line(note)}")
     return 0
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 import click
 
 from cannenv.commands.options import (
+    DRIVER_POLICY,
     HCCN_OUTPUT,
     MATRIX,
     MULTINODE,
@@ -93,6 +94,14 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
     help="Also write Prometheus metrics to FILE (node_exporter textfile format, written atomically; "
     "e.g. /var/lib/prometheus/node-exporter/cannenv.prom).",
 )
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    metavar="FILE|DIR|-",
+    help="Explain the errors in this log (or plog folder, or - for stdin) on this host: their causes "
+    "join the findings, under the check that confirms them (docs/explain.md). Repeatable.",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option(
     "--no-devices",
@@ -111,6 +120,7 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 @click.option(
     "--shell", "as_shell", is_flag=True, help="With --plan: print it as a script to review (never run)."
 )
+@DRIVER_POLICY
 @_gc_paused
 def doctor(
     root: str,
@@ -136,6 +146,8 @@ def doctor(
     prometheus_file: str | None = None,
     hccn_output: str | None = None,
     multinode: bool = False,
+    driver_policy: str = "accepted",
+    logs: tuple[str, ...] = (),
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -178,7 +190,7 @@ def doctor(
         if stack_id or lock_file or matrix_paths:
             raise
         m = None
-    target = choose_target(facts, m, stack_id=stack_id, lock=lock_file)
+    target = choose_target(facts, m, stack_id=stack_id, lock=lock_file, driver_policy=driver_policy)
     if m is None:
         from cannenv.report import StackChoice
 
@@ -194,6 +206,10 @@ def doctor(
     if show_plan:
         return print_plan(facts, target, as_json=as_json, as_shell=as_shell, verbose=verbose)
     findings = checks.run(facts, target, selected)
+    if logs:
+        from cannenv.explain import log_findings
+
+        findings = findings + log_findings(logs, facts, findings, root)
     report = Report.build(
         findings, host=host_summary(facts), stack=target.choice, cannenv_version=__version__
     )

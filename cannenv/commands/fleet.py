@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
+from cannenv.commands.options import DRIVER_POLICY, MATRIX, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cannenv.facts import Facts
-    from cannenv.fleet.report import FleetReport, Judge
+    from cannenv.fleet.report import FleetReport, JobResult, Judge, Router
     from cannenv.report import Finding, StackChoice
 
     F = TypeVar("F", bound=Callable[..., object])
@@ -145,10 +146,46 @@ def collect_cmd(
     return code
 
 
-def _judge(stack_id: str | None, lock: str | None, check_ids: tuple[str, ...]) -> Judge:
+def _judge(
+    stack_id: str | None,
+    lock: str | None,
+    check_ids: tuple[str, ...],
+    driver_policy: str = "accepted",
+    matrix_paths: tuple[str, ...] = (),
+) -> Judge:
     from cannenv.fleet.report import judge_with_checks
 
-    return _only(judge_with_checks(stack_id, lock), check_ids)
+    return _only(judge_with_checks(stack_id, lock, driver_policy, matrix_paths), check_ids)
+
+
+def _router(
+    default: Judge,
+    *,
+    stack_id: str | None,
+    lock_file: str | None,
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
+    check_ids: tuple[str, ...],
+    driver_policy: str,
+    matrix_paths: tuple[str, ...] = (),
+) -> Router | None:
+    """One target per node (:mod:`cannenv.fleet.targets`): None when no per-node target is given."""
+    if not (target_items or targets_file):
+        return None
+    from cannenv.fleet._doctor import make_router
+    from cannenv.fleet.targets import target_map
+
+    tmap = target_map(target_items=target_items, targets_file=targets_file, inventory=inventory)
+    return make_router(
+        tmap.families,
+        tmap.groups,
+        tmap.node_groups,
+        default=default if (stack_id or lock_file) else None,
+        wrap=lambda j: _only(j, check_ids),
+        driver_policy=driver_policy,
+        matrix_paths=matrix_paths,
+    )
 
 
 def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
@@ -174,20 +211,8 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
 @click.option(
     "--check", "check_ids", multiple=True, metavar="ID", help="Only these checks (repeatable or a,b)."
 )
-@click.option(
-    "--target",
-    "target_items",
-    multiple=True,
-    metavar="FAMILY=ID,...",
-    help="Per-family targets (stack id or lock file), e.g. a2=ID,310p=LOCK; nodes of other families are "
-    "reported untargeted unless --stack/--lock gives a default.",
-)
-@click.option(
-    "--targets",
-    "targets_file",
-    metavar="FILE",
-    help="YAML: families: {a2: ID} and groups: {INVENTORY_GROUP: ID or LOCK} (groups need --inventory).",
-)
+@target_options
+@DRIVER_POLICY
 @click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
 @click.option("--json", "as_json", is_flag=True, help="Print the fleet report as JSON (compact).")
 @click.option("--details", is_flag=True, help="With --json: every finding of every node, too.")
@@ -208,11 +233,26 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
 )
 @click.option("--strict", is_flag=True, help="Drifting, unreachable and untargeted nodes also fail.")
 @click.option(
+    "--job",
+    "job_specs",
+    multiple=True,
+    metavar="NAME=A,B|GROUP",
+    help="Also judge these nodes (or this inventory group, with --inventory) as one multi-node job "
+    "(`fleet job`, docs/multinode.md); a job that is not ready fails the report. Repeatable.",
+)
+@click.option(
+    "--logs",
+    "logs_dir",
+    metavar="DIR",
+    help="Also group nodes by the error their log explains: DIR/<node>.log or DIR/<node>/ (docs/explain.md).",
+)
+@click.option(
     "--since",
     metavar="WHEN",
     help="Also show what changed when since WHEN (ISO date/time or 90m, 12h, 7d, 2w), from the "
     "collections `fleet collect --out DIR` kept in DIR/history/.",
 )
+@MATRIX
 def report_cmd(
     directory: str,
     stack_id: str | None,
@@ -228,7 +268,11 @@ def report_cmd(
     prometheus_file: str | None,
     strict: bool,
     node_metrics_dir: str | None = None,
+    driver_policy: str = "accepted",
     since: str | None = None,
+    logs_dir: str | None = None,
+    job_specs: tuple[str, ...] = (),
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -251,23 +295,21 @@ def report_cmd(
 
         since_at = parse_since(since)
 
-    router = None
-    default = _judge(stack_id, lock_file, check_ids)
-    if target_items or targets_file:
-        from cannenv.fleet._doctor import inventory_groups, load_target_file, make_router, parse_targets
-
-        families, groups = load_target_file(targets_file) if targets_file else ({}, {})
-        families.update(parse_targets(target_items))
-        if groups and not inventory:
-            raise InputError("the targets file maps inventory groups: give --inventory INVENTORY too")
-        router = make_router(
-            families,
-            groups,
-            inventory_groups(inventory) if inventory else {},
-            default=default if (stack_id or lock_file) else None,
-            wrap=lambda j: _only(j, check_ids),
-        )
+    default = _judge(stack_id, lock_file, check_ids, driver_policy, matrix_paths)
+    router = _router(
+        default,
+        stack_id=stack_id,
+        lock_file=lock_file,
+        target_items=target_items,
+        targets_file=targets_file,
+        inventory=inventory,
+        check_ids=check_ids,
+        driver_policy=driver_policy,
+        matrix_paths=matrix_paths,
+    )
     report = report_collection(directory, default, router=router)
+    if job_specs:
+        report = report.model_copy(update={"jobs": _jobs(directory, job_specs, inventory)})
     if prometheus_file:
         import time
 
@@ -278,7 +320,12 @@ def report_cmd(
             for key in {(f.id, f.severity) for f in node.findings if f.status in ("fail", "error")}:
                 failing[key] = failing.get(key, 0) + 1
         counts = {k: v for k, v in report.summary.items() if k != "nodes"}
-        atomic_write_text(prometheus_file, render_fleet(counts, failing, timestamp=time.time()))
+        text = render_fleet(counts, failing, timestamp=time.time())
+        if report.jobs:
+            from cannenv.prometheus import render_jobs
+
+            text += render_jobs(report.jobs, timestamp=time.time())
+        atomic_write_text(prometheus_file, text)
     if node_metrics_dir:
         _write_node_metrics(report, node_metrics_dir)
     if junit_file:
@@ -294,8 +341,19 @@ def report_cmd(
         from cannenv.fleet.history import history_since
 
         history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
+    explained = None
+    if logs_dir:
+        from cannenv.explain import group_by_error
+
+        explained = group_by_error(report.nodes, logs_dir)
     if as_json:
         text = report.to_json(indent=None if not details else 2, details=details)
+        if explained is not None:
+            import json
+
+            data = json.loads(text)
+            data["explained"] = explained
+            text = json.dumps(data, indent=None if not details else 2)
         if history is not None:
             import json
 
@@ -308,11 +366,30 @@ def report_cmd(
         click.echo(text)
     else:
         click.echo(render_text(report), nl=False)
+        if explained is not None:
+            from cannenv.explain import render_groups
+
+            click.echo(render_groups(explained), nl=False)
         if history is not None and since_at is not None:
             from cannenv.fleet.history import render_history
 
             click.echo(render_history(history, since_at), nl=False)
     return report.exit_code(strict=strict)
+
+
+def _jobs(directory: str, specs: tuple[str, ...], inventory: str | None) -> tuple[JobResult, ...]:
+    """Each ``--job`` judged as one (cannenv.fleet.job)."""
+    from cannenv.fleet.job import job_result, parse_job_spec, select_nodes
+
+    out = []
+    for spec in specs:
+        name, names = parse_job_spec(spec)
+        if names is None:
+            nodes, errors = select_nodes(directory, group=name, inventory=inventory)
+        else:
+            nodes, errors = select_nodes(directory, nodes=names)
+        out.append(job_result(name, nodes, errors))
+    return tuple(out)
 
 
 def _write_node_metrics(report: FleetReport, directory: str) -> None:
@@ -352,6 +429,11 @@ def render_text(report: FleetReport) -> str:
         lines.append(f"      nodes: {', '.join(g.nodes)}")
     for n in report.nodes:
         lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
+    for j in report.jobs:
+        lines.append(
+            f"job {j.name} ({len(j.nodes)} nodes): {j.status}"
+            + (f" (failing: {', '.join(j.failing)}; `cannenv fleet job` shows why)" if j.failing else "")
+        )
     from cannenv import sanitize
 
     return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls
@@ -604,11 +686,27 @@ def collective_cmd(
     "--stack", "stack_id", metavar="ID", help="Also judge both against this stack (new drift, fixed)."
 )
 @click.option("--lock", "lock_file", metavar="FILE", help="Also judge both against this lock file's stack.")
+@target_options
+@click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
+@DRIVER_POLICY
+@MATRIX
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
-def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | None, as_json: bool) -> int:
+def diff_cmd(
+    old_dir: str,
+    new_dir: str,
+    stack_id: str | None,
+    lock_file: str | None,
+    target_items: tuple[str, ...],
+    targets_file: str | None,
+    inventory: str | None,
+    driver_policy: str,
+    matrix_paths: tuple[str, ...],
+    as_json: bool,
+) -> int:
     """Show what changed between two collections: nodes upgraded, added, removed, new drift.
 
-    Without --stack/--lock only versions and reachability are compared.
+    Without --stack/--lock/--target(s) only versions and reachability are compared; with them each
+    node is judged against its own target (per family or inventory group) in both collections.
     """
     from cannenv.fleet.collection import load_collection
     from cannenv.fleet.diff import diff_collections
@@ -617,9 +715,21 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
 
     old, new = load_collection(old_dir), load_collection(new_dir)
     old_r = new_r = None
-    if stack_id or lock_file:
-        judge = _judge(stack_id, lock_file, ())
-        old_r, new_r = build_report(old, judge, source=old_dir), build_report(new, judge, source=new_dir)
+    if stack_id or lock_file or target_items or targets_file:
+        judge = _judge(stack_id, lock_file, (), driver_policy, matrix_paths)
+        router = _router(
+            judge,
+            stack_id=stack_id,
+            lock_file=lock_file,
+            target_items=target_items,
+            targets_file=targets_file,
+            inventory=inventory,
+            check_ids=(),
+            driver_policy=driver_policy,
+            matrix_paths=matrix_paths,
+        )
+        old_r = build_report(old, judge, source=old_dir, router=router)
+        new_r = build_report(new, judge, source=new_dir, router=router)
     result = diff_collections(old, new, old_report=old_r, new_report=new_r)
     click.echo(result.to_json() if as_json else diff_text(result), nl=not as_json)
     return 0
@@ -715,6 +825,7 @@ def diff_cmd(old_dir: str, new_dir: str, stack_id: str | None, lock_file: str | 
 )
 @click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
 @click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
+@MATRIX
 def k8s_manifest_cmd(
     image: str,
     stack_id: str | None,
@@ -733,8 +844,11 @@ def k8s_manifest_cmd(
     textfile_dir: str | None,
     certificate: str | None,
     as_json: bool,
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
-    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node."""
+    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node.
+
+    With --matrix the site matrix travels in the ConfigMap and every agent judges with it."""
     import json
 
     from cannenv import matrix
@@ -758,9 +872,16 @@ def k8s_manifest_cmd(
         load_lock_ids(lock_file)  # a lock it cannot read is refused here, not in every pod
         lock_text = records.read_text(lock_file, what="lock file", missing=NotFoundError)
     else:
-        m = matrix.load()
+        m = matrix.load(list(matrix_paths) or None)
         m.stack(str(stack_id))  # unknown id: NotFoundError with a did-you-mean hint
         digest = m.digest
+    site: list[tuple[str, str]] = []
+    if matrix_paths:
+        from cannenv import records
+        from cannenv.matrix.loader import matrix_files
+
+        matrix.load(list(matrix_paths))  # a site matrix that does not load is refused here
+        site = [(f.name, records.read_text(f, what="matrix file")) for f in matrix_files(matrix_paths)]
     objects = render_manifest(
         image,
         stack_id=stack_id,
@@ -779,6 +900,7 @@ def k8s_manifest_cmd(
         device_resource=device_resource,
         textfile_dir=textfile_dir,
         certificate=certificate,
+        matrix_files=site,
     )
     if as_json:
         click.echo(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
@@ -876,6 +998,8 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
 @click.option("--prometheus", "prometheus_file", metavar="FILE", help="Write node metrics here each round.")
 @_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
+@DRIVER_POLICY
+@MATRIX
 def k8s_agent_cmd(
     root: str,
     node: str,
@@ -891,6 +1015,8 @@ def k8s_agent_cmd(
     api: str | None,
     token_file: str | None,
     dry_run: bool,
+    driver_policy: str = "accepted",
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     """The DaemonSet's container: judge this node, label it, write metrics; again every --interval."""
     import json
@@ -914,7 +1040,9 @@ def k8s_agent_cmd(
                 lock=lock_file,
                 matrix_digest=matrix_digest,
                 certificate=certificate,
+                driver_policy=driver_policy,
                 role=role,
+                matrix_paths=matrix_paths,
             )
             if prometheus_file:
                 from cannenv.prometheus import render_node

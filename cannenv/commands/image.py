@@ -17,6 +17,7 @@ from cannenv.errors import ChecksFailed, InputError
 if TYPE_CHECKING:
     from cannenv.engine import Engine
     from cannenv.image import BuildContext, ImageSpec, VerifiedInstaller
+    from cannenv.lock import LockedRequirement
 
 DEFAULT_REPOSITORY = "cannenv/stack"
 
@@ -108,6 +109,8 @@ def _prepare(
     as_root: bool,
     base_image_digest: str | None = None,
     extract_dir: Path | None = None,
+    resolve: bool = False,
+    python_pins: tuple[LockedRequirement, ...] | None = None,
 ) -> _Prepared:
     from cannenv import matrix
     from cannenv.artifacts import build_cannenv_wheel, source_checkout, verify_installers
@@ -125,6 +128,12 @@ def _prepare(
         else ()
     )
     wheels = scan_wheelhouse(wheelhouse) if wheelhouse else None
+    if wheels is None and python_pins is None and resolve:
+        from cannenv.image.pins import resolve_cann_python
+        from cannenv.image.spec import os_profile, python_settings
+
+        glibc = os_profile(os_id).get("glibc")
+        python_pins = resolve_cann_python(spec, glibc=glibc, index=str(python_settings()["index"]))
     cw = None
     if cannenv_wheel is not None:
         cw = wheel_from_file(cannenv_wheel)
@@ -140,6 +149,7 @@ def _prepare(
         gid=gid,
         root=as_root,
         base_image_digest=base_image_digest,
+        python_pins=python_pins if wheels is None else None,
     )
     return _Prepared(spec, render(spec, options), verified)
 
@@ -208,18 +218,24 @@ def render_cmd(stack_id: str, out: Path | None, **kw: Any) -> int:
     return 0
 
 
-def _check_base(engine: Engine, base: str, arch: str, allow_tag: bool) -> str | None:
-    """Refuse a bare tag (unless allowed) and a base of another architecture; the base's image id."""
+def _refuse_tag(base: str, allow_tag: bool, what: str) -> None:
+    """A base image named by a bare tag is refused (exit 5) unless --allow-tag."""
     from cannenv.errors import IntegrityError
-    from cannenv.image.spec import OCI_ARCH
 
     if "@" not in base and not allow_tag:
         raise IntegrityError(
             f"the base image {base} is a tag, not a digest: a tag can name other bytes tomorrow, so the "
-            "build would not be reproducible",
+            f"{what} would not be reproducible",
             hint="pin it: push the base to your registry (`cannenv image push BASE --to REGISTRY/REPO`) "
             "and give --base-image REGISTRY/REPO@sha256:<digest>; or pass --allow-tag (the lock notes it)",
         )
+
+
+def _check_base(engine: Engine, base: str, arch: str, allow_tag: bool) -> str | None:
+    """Refuse a bare tag (unless allowed) and a base of another architecture; the base's image id."""
+    from cannenv.image.spec import OCI_ARCH
+
+    _refuse_tag(base, allow_tag, "build")
     if not engine.exists(base):
         if "@" not in base:
             return None  # the builder pulls it (and fails clearly if it cannot)
@@ -333,6 +349,12 @@ def build_cmd(
     locked = load_lock(locked_path) if locked_path is not None else None
     if locked is not None and any(i.component == "nnal" for i in locked.installers):
         kw["with_nnal"] = True  # the lock's choice; a --with-nnal the lock lacks is a difference below
+    if locked is not None:
+        from cannenv.image.pins import base_group
+
+        pinned = base_group(locked.python_requirements)
+        if pinned and all(r.version and r.hashes and r.source != "wheelhouse" for r in pinned):
+            kw["python_pins"] = pinned  # what `image lock` pinned, not what the index serves today
     engine = Engine.connect()  # fail fast, before hashing GBs of installers
     with tempfile.TemporaryDirectory(prefix="cannenv-build-") as tmp:
         prep = _prepare(stack_id, wheel_dir=Path(tmp) / "wheel", extract_dir=Path(tmp) / "unzipped", **kw)
@@ -416,8 +438,26 @@ def build_cmd(
     default=None,
     help="Record this built image's id (needs the engine).",
 )
+@click.option(
+    "--allow-tag",
+    is_flag=True,
+    help="Accept a base image given by tag instead of digest (the lock notes it).",
+)
+@click.option(
+    "--no-resolve",
+    is_flag=True,
+    help="Do not ask the index for the versions and hashes of CANN's Python requirements (without "
+    "--wheelhouse they then stay unpinned, and the lock's notes name them).",
+)
 def lock_cmd(
-    stack_id: str, out: Path, check_only: bool, update: bool, image_ref: str | None, **kw: Any
+    stack_id: str,
+    out: Path,
+    check_only: bool,
+    update: bool,
+    image_ref: str | None,
+    allow_tag: bool,
+    no_resolve: bool,
+    **kw: Any,
 ) -> int:
     """Write, check or update the lock file of STACK_ID (every input and its digest).
 
@@ -432,7 +472,10 @@ def lock_cmd(
     from cannenv.lock import load_lock, write_lock
 
     with tempfile.TemporaryDirectory(prefix="cannenv-lock-") as tmp:
-        prep = _prepare(stack_id, wheel_dir=Path(tmp), extract_dir=Path(tmp) / "unzipped", **kw)
+        prep = _prepare(
+            stack_id, wheel_dir=Path(tmp), extract_dir=Path(tmp) / "unzipped", resolve=not no_resolve, **kw
+        )
+    _refuse_tag(prep.ctx.base_image, allow_tag, "lock")
     image_id = tag = None
     if image_ref is not None:
         from cannenv.engine import Engine
@@ -538,9 +581,11 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
     if stack and res.exit_code == ExitCode.NOT_FOUND:
         # built from a matrix file the image's cannenv does not ship: judge against the best match
         res = engine.run(tag, argv)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
+    from cannenv import records
+
+    try:  # printed inside the image: bounded like any other record
+        report = records.parse_json(res.stdout, source=f"the report of {tag}")
+    except InputError:
         raise ExternalError(
             f"`{' '.join(argv)}` in {tag} printed no JSON (exit {res.exit_code})",
             hint=(res.stderr or res.stdout).strip()[-1500:] or None,
@@ -607,12 +652,18 @@ def push_cmd(image_ref: str, target: str, lock_path: Path | None) -> int:
     """
     from cannenv.engine import Engine
     from cannenv.errors import IntegrityError
-    from cannenv.image import check_image_ref
+    from cannenv.image.spec import IMAGE_REF
     from cannenv.lock import load_lock, write_lock
+    from cannenv.sanitize import line
 
-    check_image_ref(target, "--to")
     if "@" in target:
         raise InputError("--to takes a repository (and tag), not a digest")
+    if IMAGE_REF.fullmatch(target) is None:
+        raise InputError(
+            f"--to {line(target)!r} is not a registry repository",
+            hint="expected REGISTRY/REPO[:TAG] in the OCI reference grammar, e.g. "
+            "127.0.0.1:5000/team/cann:8.5 (lower-case path components; a tag of letters, digits, . _ -)",
+        )
     repo, tag = _split_repo(target)
     engine = Engine.connect()
     info = engine.inspect(image_ref)

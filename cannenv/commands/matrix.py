@@ -24,9 +24,43 @@ if TYPE_CHECKING:
 
 
 def _console() -> Console:
+    """Rich output for matrix data, which may come from anyone's matrix or an importer's artefact:
+    markup is off (``[link=…]`` or ``[/x]`` in a manifest is text, never a hyperlink or a
+    MarkupError) and every string printed or put in a table has its control characters made
+    visible (:func:`cannenv.sanitize.text`). Styled labels go through :func:`_say`."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+    from cannenv.sanitize import text
+
+    class _DataConsole(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            super().print(*(text(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    return _DataConsole(
+        file=sys.stdout, markup=False, highlight=False, width=None if sys.stdout.isatty() else 160
+    )
+
+
+def _say(con: Console, style: str, label: str, rest: str) -> None:
+    """``label`` in ``style``, then data as plain text (never markup)."""
+    from rich.text import Text
+
+    from cannenv.sanitize import text
+
+    con.print(Text.assemble((label, style), " " + text(rest)))
+
+
+def _text(value: str) -> str:
+    from cannenv.sanitize import text
+
+    return text(value)
+
+
+def _row(table: Any, *cells: str) -> None:
+    """A table row of data: each cell plain text with its control characters made visible."""
+    from cannenv.sanitize import text
+
+    table.add_row(*(text(c) for c in cells))
 
 
 def _matrix(ctx: click.Context) -> Matrix:
@@ -112,7 +146,8 @@ def list_cmd(
     for col in ("id", "status", "arches", "driver", "cann", "torch", "torch_npu", "python"):
         table.add_column(col)
     for s in stacks:
-        table.add_row(
+        _row(
+            table,
             s.id,
             s.status,
             ",".join(s.arches),
@@ -162,9 +197,11 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     from cannenv.soc import family_title
 
     con = _console()
-    con.print(
-        f"[bold]{s.id}[/]  {family_title(s.family)} · {', '.join(s.arches)} · "
-        f"{', '.join(s.os) or '-'} · {s.status}"
+    _say(
+        con,
+        "bold",
+        s.id,
+        f" {family_title(s.family)} · {', '.join(s.arches)} · {', '.join(s.os) or '-'} · {s.status}",
     )
     table = Table()
     for col in ("component", "version", "package", "files (sha256)", "sources"):
@@ -182,10 +219,10 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
         files = "\n".join(
             f"{arch}: {a.file} ({digest(a.file, a.sha256)})" for arch, a in comp.artifacts.items()
         )
-        table.add_row(key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
+        _row(table, key, comp.version, comp.package or "-", files or "-", ", ".join(comp.sources))
     con.print(table)
     for gap in dict.fromkeys(gaps.values()):
-        con.print(f"[yellow]no vendor sha256:[/] {gap}")
+        _say(con, "yellow", "no vendor sha256:", gap)
     if req:
         con.print(f"driver requirement: {req.range} ({req.evidence}; {', '.join(req.sources)}) — {req.note}")
     if s.note:
@@ -194,7 +231,7 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     for note in m.stack_notes(s):
         con.print(f"support policy: {note}")
     for p in problems:
-        con.print(f"[red]rule broken:[/] {p}")
+        _say(con, "red", "rule broken:", p)
     return 0
 
 
@@ -432,7 +469,8 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
         for col in ("torch_npu", "torch", "CANN", "branch", "status", "evidence", "sources"):
             t.add_column(col)
         for r in result["torch_npu"]:
-            t.add_row(
+            _row(
+                t,
                 r.get("label") or r["torch_npu"],
                 r["torch"],
                 r["cann"],
@@ -497,7 +535,8 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
             t.add_column(col)
         for r in rows:
             v = r["verdict"]
-            t.add_row(
+            _row(
+                t,
                 r["cann"],
                 r["family"],
                 r.get("product") or "",
@@ -511,7 +550,7 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
 
 def _render_verdict(con: Console, v: dict[str, Any]) -> None:
     colour = {"recommended": "green", "compatible": "green", "incompatible": "red"}.get(v["level"], "yellow")
-    con.print(f"[{colour}]{v['level']}[/]: {v['subject']}: {v['statement']} [{', '.join(v['sources'])}]")
+    _say(con, colour, f"{v['level']}:", f"{v['subject']}: {v['statement']} [{', '.join(v['sources'])}]")
     if v.get("recommended"):
         con.print(f"  recommended instead: {v['recommended']}")
     if v.get("settle"):
@@ -582,7 +621,8 @@ def _render_resolution(res: Resolution) -> None:
         ):
             t.add_column(col)
         for c in res.candidates:
-            t.add_row(
+            _row(
+                t,
                 c.id,
                 "yes" if c.listed else "rules",
                 c.status,
@@ -595,8 +635,11 @@ def _render_resolution(res: Resolution) -> None:
             )
         con.print(t)
         return
-    con.print(
-        "[red]no valid stack[/] for " + ", ".join(f"{k} {v}" for k, v in {**res.want, **res.keep}.items())
+    _say(
+        con,
+        "red",
+        "no valid stack",
+        "for " + ", ".join(f"{k} {v}" for k, v in {**res.want, **res.keep}.items()),
     )
     for b in res.blockers:
         con.print(f"blocked: {b}")
@@ -652,15 +695,15 @@ def import_torch_npu(path: Path, merge: Path | None, as_json: bool) -> int:
         return 0
     from rich.table import Table
 
-    t = Table(title=f"{table.source_title}: {len(table.rows)} rows")
+    t = Table(title=_text(f"{table.source_title}: {len(table.rows)} rows"))
     for col in ("CANN", "PyTorch", "torch_npu", "branch", "as written"):
         t.add_column(col)
     for r in table.rows:
-        t.add_row(r.cann, r.torch, r.torch_npu, r.branch or "-", r.raw_torch_npu)
+        _row(t, r.cann, r.torch, r.torch_npu, r.branch or "-", r.raw_torch_npu)
     con = _console()
     con.print(t)
     for w in table.warnings:
-        con.print(f"[yellow]warning:[/] {w}")
+        _say(con, "yellow", "warning:", w)
     if merge is not None:
         con.print(f"added {len(added)} row(s) to {merge}")
     return 0
@@ -725,7 +768,7 @@ def import_deployer(paths: tuple[Path, ...], as_json: bool, write_to: Path | Non
                 label = "requires HDK" if f.kind == "hdk" else "goes with CANN"
                 con.print(f"  {f.key[0]} {label} {f.key[1]}  [{f.provenance.path}]")
         for w in imp.warnings:
-            con.print(f"[yellow]warning:[/] {w}")
+            _say(con, "yellow", "warning:", w)
     if write_to is not None:
         con.print(f"wrote {write_to}")
     return 0
@@ -831,7 +874,8 @@ def _render_refresh(r: Any, written: list[str]) -> None:
     for col in ("source", "imported", "same", "added", "changed", "conflict (recorded)"):
         t.add_column(col)
     for label, c in r.counts().items():
-        t.add_row(
+        _row(
+            t,
             label,
             str(c["imported"]),
             str(c["same"]),
@@ -847,7 +891,7 @@ def _render_refresh(r: Any, written: list[str]) -> None:
         rec = " (both recorded)" if c.status == "conflict" and c.recorded else ""
         con.print(f"{mark} {c.kind} {c.key}: {c.detail}{rec}  [{c.source}]")
     for w in r.warnings:
-        con.print(f"[yellow]note:[/] {w}")
+        _say(con, "yellow", "note:", w)
     if r.kept:
         con.print(
             f"kept: ascend-deployer {', '.join(r.kept)} (recorded before, not in --from: their facts stay)"

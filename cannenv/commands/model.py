@@ -33,6 +33,9 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False))
 
 
+WEIGHT_DTYPES = ["bf16", "fp16", "fp32", "int8", "int4", "fp8", "w8a8"]
+
+
 def _source_options(f: Any) -> Any:
     f = click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A config.json file.")(
         f
@@ -102,16 +105,56 @@ def _coverage(
 
     reg = registry.resolve(torch_npu, python=python)
     tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
-    return coverage.classify(tr, reg)
+    return coverage.classify(_stack_kernels(tr, reg), reg)
+
+
+def _stack_kernels(tr: Any, reg: Any) -> Any:
+    """Reclassify the traced operators with the dispatch table of the torch ``reg`` requires."""
+    from dataclasses import replace
+
+    from cannenv.errors import CannenvError
+    from cannenv.model import stack_torch
+
+    installed = tr.torch.split("+")[0]
+    want = reg.torch
+    label = f"torch_npu {reg.version or reg.origin}"
+    if want is None:
+        _warn(
+            f"{label} names no torch it requires (no Requires-Dist in its METADATA): operators are "
+            f"classified with the installed torch {tr.torch}, which may not be the stack's"
+        )
+        return tr
+    if want == installed:
+        return replace(tr, kernels_from=f"torch {tr.torch} (the torch {label} requires)")
+    try:
+        table, wheel = stack_torch.table_for(want)
+    except CannenvError as exc:
+        _warn(
+            f"{label} requires torch {want}, the trace ran on torch {tr.torch}; its operator table could "
+            f"not be read ({exc.message}): operators classified with torch {installed}, not the stack's"
+        )
+        return tr
+    _warn(
+        f"traced with torch {tr.torch}; {label} requires torch {want}: operators reclassified with torch "
+        f"{want}'s native_functions.yaml"
+    )
+    kernels = {**tr.kernels, **stack_torch.kernels(table, tr.kernels)}
+    return replace(tr, kernels=kernels, kernels_from=f"torch {want} native_functions.yaml ({wheel})")
 
 
 def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     reg = cov.registry
     console.print(
-        f"[bold]{cov.trace.model}[/bold] ({cov.trace.config}) · steps: {', '.join(cov.trace.steps)} · "
-        f"torch_npu {reg.version or '?'} ({reg.origin}, {len(reg.ops)} operators)"
+        f"[bold]{escape(cov.trace.model)}[/bold] ({escape(cov.trace.config)}) · steps: "
+        f"{', '.join(cov.trace.steps)} · torch_npu {escape(reg.version or '?')} ({escape(reg.origin)}, "
+        f"{len(reg.ops)} operators)"
+    )
+    console.print(
+        f"traced with torch {escape(cov.trace.torch)}, transformers {escape(cov.trace.transformers or '-')};"
+        f" kernels from {escape(cov.trace.kernels_from)}"
     )
     table = Table(show_lines=False)
     for col in ("operator", "dtypes", "count", "class", "effect", "module", "why / rewrite"):
@@ -126,28 +169,28 @@ def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) ->
         if v.rewrite:
             why += f"\nrewrite: {v.rewrite}"
         table.add_row(
-            row.record.op,
-            ",".join(row.record.dtypes) or "-",
+            escape(row.record.op),
+            escape(",".join(row.record.dtypes) or "-"),
             str(row.record.count),
             f"[{style[v.klass]}]{v.klass}[/]",
             f"[{style[v.effect]}]{v.effect}[/]",
-            row.record.modules[0] if row.record.modules else "",
-            why,
+            escape(row.record.modules[0] if row.record.modules else ""),
+            escape(why),
         )
     console.print(table)
     if cov.fusions:
         console.print("[bold]Fused-operator opportunities[/bold]")
         for f in cov.fusions:
             avail = "in this torch_npu" if f.available else "[yellow]not in this torch_npu[/]"
-            console.print(f"  {f.id}: {f.target} ({avail}) at {', '.join(f.modules)}")
-            console.print(f"    replaces {f.replaces}")
-            console.print(f"    when: {f.conditions}  [dim](source: {f.source})[/dim]")
+            console.print(f"  {escape(f.id)}: {escape(f.target)} ({avail}) at {escape(', '.join(f.modules))}")
+            console.print(f"    replaces {escape(f.replaces)}")
+            console.print(f"    when: {escape(f.conditions)}  [dim](source: {escape(f.source)})[/dim]")
     for note in cov.trace.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}")
     verdict = {
         "ready": "[green]every operator runs on the NPU[/]",
-        "fallbacks": "[yellow]runs with CPU fallbacks:[/] " + ", ".join(cov.fallbacks),
-        "unsupported": "[red]not runnable: unsupported operators:[/] " + ", ".join(cov.unsupported),
+        "fallbacks": "[yellow]runs with CPU fallbacks:[/] " + escape(", ".join(cov.fallbacks)),
+        "unsupported": "[red]not runnable: unsupported operators:[/] " + escape(", ".join(cov.unsupported)),
     }[cov.verdict]
     console.print(verdict)
 
@@ -250,32 +293,61 @@ def _hbm(
     return mem.hbm_mib << 20, name, mem.sources
 
 
+def _scheme(cfg: ModelConfig, dtype: str | None) -> tuple[Any, list[str]]:
+    """The weight format to plan: --dtype, else the checkpoint's quantization, else its torch_dtype."""
+    from cannenv.model import quant
+
+    notes: list[str] = []
+    own = quant.from_config(cfg.raw, cfg.origin)
+    if dtype is not None:
+        if own is not None and dtype != own.name:
+            notes.append(f"--dtype {dtype} replaces the checkpoint's own {own.name} weights")
+        return quant.DTYPES[dtype], notes
+    if own is not None:
+        notes.append(f"weights as the checkpoint stores them: {own.name} ({own.source})")
+        return own, notes
+    name = quant.config_dtype(cfg.raw) or "bf16"
+    notes.append(
+        f"weights in {name}"
+        + (
+            " (the config's torch_dtype)"
+            if quant.config_dtype(cfg.raw)
+            else " (no torch_dtype in the config)"
+        )
+    )
+    return quant.DTYPES[name], notes
+
+
 def _plan(
     cfg: ModelConfig,
-    dtype: str,
+    dtype: str | None,
     seq_len: int,
     batch: int,
     tp: int,
     hbm: tuple[int | None, str | None, tuple[str, ...]],
     kv_dtype: str | None,
     reserve_gib: float | None,
+    ep: int = 1,
 ) -> Plan:
     from cannenv.model import memory, trace
 
     _seq_warnings(cfg, seq_len)
-    shp = trace.shape(cfg)
+    scheme, notes = _scheme(cfg, dtype)
+    shp = trace.shape(cfg, skip=scheme.skip)
     reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
     return memory.plan(
         shp,
-        dtype=dtype,
+        dtype=scheme,
         batch=batch,
         seq_len=seq_len,
         tp=tp,
+        ep=ep,
         hbm=hbm[0],
         device=hbm[1],
         hbm_source=hbm[2],
         kv_dtype=kv_dtype,
         reserve=reserve,
+        notes=tuple(notes),
     )
 
 
@@ -284,11 +356,12 @@ def _gib(n: float | None) -> str:
 
 
 def render_plan(p: Plan, console: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     s = p.shape
     console.print(
-        f"[bold]{s.model}[/bold]: {s.params:,} parameters"
+        f"[bold]{escape(s.model)}[/bold]: {s.params:,} parameters"
         f" ({'tied' if s.tied else 'untied'} embeddings) · attention {', '.join(s.attention_kinds)}"
         f" · {len(s.layers)} layers"
     )
@@ -320,7 +393,7 @@ def render_plan(p: Plan, console: Console) -> None:
         )
     console.print(table)
     for note in s.notes + p.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}")
     if p.hbm is not None:
         at = p.at_tp
         verdict = "[green]fits[/]" if at.fits else "[red]does not fit[/]"
@@ -349,6 +422,14 @@ def _memory_options(f: Any) -> Any:
     f = click.option("--family", help="SoC family (a2, a3, ...).")(f)
     f = click.option("--soc", help="SoC, e.g. Ascend910B3.")(f)
     f = click.option(
+        "--ep",
+        type=click.IntRange(1, 1024),
+        default=1,
+        show_default=True,
+        help="Expert-parallel degree: routed experts distributed whole across this many devices "
+        "(default: experts sharded across the TP ranks).",
+    )(f)
+    f = click.option(
         "--tp", type=click.IntRange(1, 64), default=1, show_default=True, help="Tensor-parallel degree."
     )(f)
     f = click.option("--batch", type=click.IntRange(1), default=1, show_default=True)(f)
@@ -361,10 +442,9 @@ def _memory_options(f: Any) -> Any:
 @_memory_options
 @click.option(
     "--dtype",
-    type=click.Choice(["bf16", "fp16", "int8", "int4"]),
-    default="bf16",
-    show_default=True,
-    help="Weights (int8/int4: weight-only quantisation with scales).",
+    type=click.Choice(WEIGHT_DTYPES),
+    help="Weights (int8/int4: weight-only with scales; fp8: 128x128 blocks; w8a8: msmodelslim int8)."
+    " Default: the checkpoint's quantization_config, else its torch_dtype.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.memory/1).")
 def memory(
@@ -373,12 +453,13 @@ def memory(
     seq_len: int,
     batch: int,
     tp: int,
+    ep: int,
     soc: str | None,
     family: str | None,
     hbm_gib: float | None,
     kv_dtype: str | None,
     reserve_gib: float | None,
-    dtype: str,
+    dtype: str | None,
     as_json: bool,
 ) -> None:
     """Memory plan: weights, KV cache, prefill activations and reserve against the HBM per device.
@@ -394,6 +475,7 @@ def memory(
         _hbm(soc, family, hbm_gib),
         kv_dtype,
         reserve_gib,
+        ep,
     )
     if as_json:
         _echo_json(p.to_json())
@@ -428,7 +510,9 @@ def _detected_soc() -> str | None:
     help="A stack of the matrix: its torch_npu (downloaded into the cache) and its SoC family.",
 )
 @click.option(
-    "--dtype", type=click.Choice(["bf16", "fp16", "int8", "int4"]), default="bf16", show_default=True
+    "--dtype",
+    type=click.Choice(WEIGHT_DTYPES),
+    help="Weights; default: the checkpoint's quantization_config, else its torch_dtype.",
 )
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
@@ -438,6 +522,7 @@ def check(
     seq_len: int,
     batch: int,
     tp: int,
+    ep: int,
     soc: str | None,
     family: str | None,
     hbm_gib: float | None,
@@ -445,7 +530,7 @@ def check(
     reserve_gib: float | None,
     torch_npu: str | None,
     stack_id: str | None,
-    dtype: str,
+    dtype: str | None,
     strict: bool,
     as_json: bool,
 ) -> None:
@@ -475,9 +560,9 @@ def check(
                 "no NPU detected here to plan memory for",
                 hint="pass --soc (e.g. Ascend910B3), --family or --hbm-gib",
             )
-    op_dtype = dtype if dtype in ("bf16", "fp16") else "bf16"
+    p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib, ep)
+    op_dtype = p.dtype if p.dtype in ("bf16", "fp16") else "bf16"
     cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python)
-    p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
         cov.verdict
     ]

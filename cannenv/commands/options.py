@@ -125,3 +125,37 @@ def echo_plan(plan: Plan, *, as_json: bool, as_shell: bool, verbose: bool) -> in
     else:
         click.echo(render_text(plan, verbose=verbose), nl=False)
     return 0 if plan.empty else 1
+
+
+DRIVER_POLICY = click.option(
+    "--driver-policy",
+    type=click.Choice(["accepted", "pinned"]),
+    default="accepted",
+    show_default=True,
+    help="What satisfies the stack's driver: 'accepted' — its pin or a driver the vendor accepts for "
+    "its CANN on this family (left in place by plans); 'pinned' — its pin only (docs/provision.md).",
+)
+"""``--driver-policy``: the one notion of compliant (:mod:`cannenv.checks.policy`), shared by
+``doctor``, ``plan``, ``provision``, ``fleet report``/``diff`` and the k8s agent."""
+
+_TARGET = click.option(
+    "--target",
+    "target_items",
+    multiple=True,
+    metavar="FAMILY=ID,...",
+    help="Per-family targets (stack id or lock file), e.g. a2=ID,310p=LOCK; --stack/--lock is the "
+    "default for other families.",
+)
+_TARGETS = click.option(
+    "--targets",
+    "targets_file",
+    metavar="FILE",
+    help="YAML: families: {a2: ID} and groups: {INVENTORY_GROUP: ID or LOCK} (groups need --inventory).",
+)
+
+
+def target_options(fn: F) -> F:
+    """--target FAMILY=ID,... and --targets FILE: one target per node (:mod:`cannenv.fleet.targets`)."""
+    for option in (_TARGETS, _TARGET):
+        fn = option(fn)
+    return fn

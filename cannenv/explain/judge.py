@@ -54,6 +54,8 @@ class CauseVerdict:
     remedy: str | None
     sources: tuple[Source, ...]
     version_problem: bool
+    confirmed_by: tuple[str, ...] = ()
+    """The doctor checks whose failing findings confirmed it (the root cause to group under)."""
 
 
 @dataclass(frozen=True)
@@ -189,12 +191,17 @@ def _verdict(
     statuses: list[CauseStatus] = []
     basis: list[str] = []
     remedy: str | None = None
-    if facts is not None and findings is not None:
-        if sc.when is not None:
-            st, why = judge_condition(sc.when, facts)
-            statuses.append(st)
-            basis.append(why)
+    confirmed_by: tuple[str, ...] = ()
+    if facts is not None and sc.when is not None:
+        st, why = judge_condition(sc.when, facts)
+        statuses.append(st)
+        basis.append(why)
+    if findings is not None:
         st_c, basis_c, remedy = judge_checks(checks, findings)
+        if st_c == "confirmed":
+            confirmed_by = tuple(
+                dict.fromkeys(c for c in checks for f in findings.get(c, ()) if f.status == "fail")
+            )
         if st_c is not None:
             statuses.append(st_c)
             basis += basis_c
@@ -220,6 +227,7 @@ def _verdict(
         remedy=None if status == "ruled-out" else chosen_remedy,
         sources=tuple(table.sources[s] for s in sc.sources),
         version_problem=cause.version_problem,
+        confirmed_by=confirmed_by if status == "confirmed" else (),
     )
 
 

@@ -105,10 +105,9 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
         out.append("")
         out.append(f"signature {L(m.id)}: {L(m.title)} (raised by {L(m.component)})")
         for e in m.evidence:
-            more = f"  (×{e.count} lines)" if e.count > len(e.lines) else ""
             out += [f"  > {L(x)}" for x in e.lines]
-            if more:
-                out.append(f"   {more.strip()}")
+            if e.lines and e.count > len(e.lines):
+                out.append(f"    (and {e.count - len(e.lines)} more lines like these)")
     out.append("")
     out.append("causes, most likely first:")
     for i, c in enumerate(ex.causes, 1):

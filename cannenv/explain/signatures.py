@@ -210,11 +210,9 @@ class Condition:
     at_least: str | None
 
     def describe(self) -> str:
-        return (
-            f"{self.component} below {self.below}"
-            if self.below
-            else f"{self.component} {self.at_least} or newer"
-        )
+        if self.below:
+            return f"{self.component} is below {self.below}"
+        return f"{self.component} is {self.at_least} or newer"
 
 
 @dataclass(frozen=True)

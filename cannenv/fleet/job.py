@@ -21,11 +21,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cannenv.checks import Check, Target
 from cannenv.checks.multinode import MOUNT_REMEDY, hccl_env_problems, subnet_of, valid_ip
 from cannenv.facts import Facts
 from cannenv.report import Finding, Severity
+
+if TYPE_CHECKING:
+    from cannenv.fleet.report import JobResult
 
 SAME_HCCL_VARS = (
     "HCCL_CONNECT_TIMEOUT",
@@ -602,3 +606,36 @@ def select_nodes(
             message = exc.message if isinstance(exc, InputError) else str(exc)
             errors.append(JOB_COLLECT.finding("error", f"{name}: {message}", subject=name))
     return out, errors
+
+
+def job_result(name: str, nodes: Sequence[JobNode], errors: Sequence[Finding] = ()) -> JobResult:
+    """One job's verdict for the fleet report (``fleet report --job``)."""
+    from cannenv.fleet.report import JobResult
+
+    findings, plan = judge_job(nodes)
+    shown = [f for f in [*errors, *findings] if f.status != "pass"]
+    failing = tuple(dict.fromkeys(f.id for f in shown if f.status in ("fail", "error")))
+    return JobResult(
+        name=name,
+        nodes=tuple([n.name for n in nodes] + [f.subject for f in errors if f.subject]),
+        status="not-ready" if failing else "ready",
+        failing=failing,
+        findings=tuple(shown),
+        converge=plan,
+    )
+
+
+def parse_job_spec(spec: str) -> tuple[str, list[str] | None]:
+    """``NAME=a,b,c`` (the nodes named) or ``GROUP`` (an inventory group): (name, nodes or None)."""
+    from cannenv.errors import InputError
+
+    name, sep, rest = spec.partition("=")
+    name = name.strip()
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$", name):
+        raise InputError(f"--job {spec!r}: a job name is letters, digits and ._- (NAME=a,b or GROUP)")
+    if not sep:
+        return name, None
+    nodes = [n.strip() for n in rest.split(",") if n.strip()]
+    if not nodes:
+        raise InputError(f"--job {spec!r}: name the job's nodes after '='")
+    return name, nodes

@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from cannenv import sanitize
 from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
-from cannenv.fleet._doctor import node_family as node_family
 from cannenv.fleet.collection import Collection, load_collection
+from cannenv.fleet.targets import node_family as node_family
 from cannenv.report import Finding, StackChoice
 
 FLEET_REPORT_SCHEMA_VERSION = 2
@@ -108,6 +108,20 @@ class Group(_Value):
     nodes: tuple[str, ...] = ()
 
 
+class JobResult(_Value):
+    """A multi-node job's nodes judged as one (``fleet report --job``; cannenv.fleet.job)."""
+
+    name: str
+    nodes: tuple[str, ...] = ()
+    status: Literal["ready", "not-ready"] = "ready"
+    failing: tuple[str, ...] = ()
+    """Ids of the job checks that failed or errored."""
+    findings: tuple[Finding, ...] = ()
+    """The job's findings that are not a pass."""
+    converge: dict[str, list[str]] = Field(default_factory=dict)
+    """Per node, the version changes that converge the job."""
+
+
 class FleetReport(_Value):
     """What ``cannenv fleet report --json`` prints (documented in docs/fleet.md)."""
 
@@ -120,6 +134,8 @@ class FleetReport(_Value):
     """Check ids in the order the doctor runs them (columns of the HTML grid)."""
     nodes: tuple[NodeResult, ...] = ()
     groups: tuple[Group, ...] = ()
+    jobs: tuple[JobResult, ...] = ()
+    """Multi-node jobs judged as one (``--job``); a job that is not ready fails the report."""
 
     def exit_code(self, *, strict: bool = False) -> int:
         """The report's exit code (docs/fleet.md, "Report"), first that applies:
@@ -128,14 +144,16 @@ class FleetReport(_Value):
           newer schema): the monitoring itself is blind there;
         * 6 (external step failed) when no node has facts at all (every host unreachable: the
           collection failed);
-        * 1 when any node fails (with ``strict`` also when one drifts, is unreachable or untargeted);
+        * 1 when any node fails (with ``strict`` also when one drifts, is unreachable or untargeted),
+          or a job given with ``--job`` is not ready;
         * 0 otherwise."""
         if any(n.collect_status == "invalid-facts" for n in self.nodes):
             return int(ExitCode.BAD_INPUT)
         if self.nodes and all(n.status == "unreachable" for n in self.nodes):
             return int(ExitCode.EXTERNAL_FAILURE)
         bad = {"failing"} | ({"drifting", "unreachable", "untargeted"} if strict else set())
-        return int(ExitCode.CHECKS_FAILED) if any(n.status in bad for n in self.nodes) else int(ExitCode.OK)
+        failed = any(n.status in bad for n in self.nodes) or any(j.status != "ready" for j in self.jobs)
+        return int(ExitCode.CHECKS_FAILED) if failed else int(ExitCode.OK)
 
     def to_json(self, *, indent: int | None = 2, details: bool = False) -> str:
         """The JSON report; per-node findings only with ``details`` (the groups hold them once)."""
@@ -160,11 +178,19 @@ def _counts(findings: Iterable[Finding]) -> dict[str, int]:
     return counts
 
 
-def judge_with_checks(stack_id: str | None = None, lock: str | Path | None = None) -> Judge:
-    """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor."""
+def judge_with_checks(
+    stack_id: str | None = None,
+    lock: str | Path | None = None,
+    driver_policy: str = "accepted",
+    matrix_paths: Sequence[str] = (),
+) -> Judge:
+    """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor
+    (from the site matrix ``matrix_paths`` when given)."""
     from cannenv.fleet._doctor import make_judge
 
-    judge: Judge = make_judge(stack_id=stack_id, lock=lock)
+    judge: Judge = make_judge(
+        stack_id=stack_id, lock=lock, driver_policy=driver_policy, matrix_paths=matrix_paths
+    )
     return judge
 
 

@@ -42,14 +42,20 @@ def lock_for(
         for i in installers
         if not i.pinned
     ]
-    unpinned_py = sorted(r.name for r in ctx.requirements if not r.hashes)
-    if unpinned_py:
+    versionless = sorted(r.name for r in ctx.requirements if not r.version)
+    if versionless:
         notes.append(
-            f"installed from indexes without hashes: {', '.join(unpinned_py)} "
-            "(give --wheelhouse for hash-pinned Python inputs)"
+            f"installed from indexes without a version or hash: {', '.join(versionless)} "
+            "(`image lock` without --no-resolve pins them; --wheelhouse pins every Python input)"
+        )
+    unhashed = sorted(r.name for r in ctx.requirements if r.version and not r.hashes)
+    if unhashed:
+        notes.append(
+            f"installed from indexes by version, without hashes, with their dependencies: "
+            f"{', '.join(unhashed)} (give --wheelhouse for hash-pinned Python inputs)"
         )
     if "@" not in ctx.base_image:
-        notes.append(f"base image {ctx.base_image} is a tag, not a digest (built with --allow-tag)")
+        notes.append(f"base image {ctx.base_image} is a tag, not a digest (accepted with --allow-tag)")
     return Lock(
         stack_id=spec.stack_id,
         matrix_digest=spec.matrix_digest,

@@ -170,8 +170,12 @@ def python_groups(
     wheels_in: tuple[Wheel, ...] | None,
     cannenv_wheel: Wheel | None,
     cannenv_version: str,
+    base_pins: tuple[LockedRequirement, ...] | None = None,
 ) -> tuple[PythonGroup, ...]:
-    """Python install layers, in :data:`GROUP_ORDER` (base, torch, cannenv, torch_npu)."""
+    """Python install layers, in :data:`GROUP_ORDER` (base, torch, cannenv, torch_npu).
+
+    ``base_pins`` (index mode): CANN's Python requirements and their dependencies, each with its
+    version and hash (:mod:`cannenv.image.pins`): the first layer installs exactly those."""
     settings = python_settings()
     groups: list[PythonGroup] = []
     if wheels_in is not None:
@@ -188,8 +192,12 @@ def python_groups(
         return tuple(groups)
     pins = cann_python_pins(spec.cann)
     index = str(settings["index"])
-    base = tuple(LockedRequirement(name=n, version=v or "", source=index) for n, v in pins.requirements)
-    groups.append(PythonGroup("base", f"--no-cache-dir --index-url {index}", base))
+    if base_pins:
+        args = f"--no-cache-dir --no-deps --require-hashes --index-url {index}"
+        groups.append(PythonGroup("base", args, tuple(sorted(base_pins, key=lambda r: r.name))))
+    else:
+        base = tuple(LockedRequirement(name=n, version=v or "", source=index) for n, v in pins.requirements)
+        groups.append(PythonGroup("base", f"--no-cache-dir --index-url {index}", base))
     if spec.torch:
         groups.append(_index_group("torch", "torch", spec.torch, settings["torch_index"]))
     if cannenv_wheel is not None:

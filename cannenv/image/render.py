@@ -64,6 +64,7 @@ class RenderOptions:
     gid: int = DEFAULT_GID
     root: bool = False  # run as root instead (explicit)
     base_image_digest: str | None = None  # the registry digest the base resolves to, when known
+    python_pins: tuple[LockedRequirement, ...] | None = None  # image/pins.py: CANN's Python deps, hashed
 
 
 @dataclass(frozen=True)
@@ -330,7 +331,7 @@ def render(spec: ImageSpec, options: RenderOptions) -> BuildContext:
         raise InputError(f"stack {spec.stack_id} names no CANN toolkit installer; an image needs one")
 
     groups: tuple[PythonGroup, ...] = python_groups(
-        spec, options.wheels, options.cannenv_wheel, cannenv_version
+        spec, options.wheels, options.cannenv_wheel, cannenv_version, options.python_pins
     )
     files: dict[str, bytes] = {}
     for g in groups:

@@ -18,6 +18,9 @@ from cannenv.errors import InputError
 MAX_MEMBER = 8 << 20
 """The largest member read from an artefact (the biggest real manifest is ~60 KB)."""
 MAX_MEMBERS = 20000
+MAX_TOTAL = 256 << 20
+"""All the bytes read from one artefact together (an importer reads a few manifests): a wheel of
+hundreds of members just under :data:`MAX_MEMBER` each is refused, not read whole."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class Artefact:
         self.sha256 = sha256_file(path) if self.is_zip else ""
         self._zip: zipfile.ZipFile | None = None
         self._names: list[str] = []
+        self._read_total = 0
         if self.is_zip:
             from cannenv.records import open_zip
 
@@ -103,18 +107,29 @@ class Artefact:
     def read(self, name: str) -> bytes:
         if name not in self._names or ".." in PurePosixPath(name).parts:
             raise InputError(f"{self.path}: no member {name!r}")
+        from cannenv import records
+
         if self._zip is not None:
             info = self._zip.getinfo(name)
             if info.file_size > MAX_MEMBER:
                 raise InputError(f"{self.path}:{name}: {info.file_size} bytes, more than {MAX_MEMBER} read")
-            with self._zip.open(info) as fh:
-                data = fh.read(MAX_MEMBER + 1)
+            self._spend(name, info.file_size)
+            data = records.read_zip_member(self._zip, info, MAX_MEMBER, source=str(self.path))
         else:
-            with (self.path / name).open("rb") as fh:
-                data = fh.read(MAX_MEMBER + 1)
-        if len(data) > MAX_MEMBER:
-            raise InputError(f"{self.path}:{name}: more than {MAX_MEMBER} bytes")
+            data = records.read_bytes(
+                self.path / name, what="artefact member", max_bytes=MAX_MEMBER, nofollow=True
+            )
+            self._spend(name, len(data))
         return data
+
+    def _spend(self, name: str, size: int) -> None:
+        self._read_total += size
+        if self._read_total > MAX_TOTAL:
+            raise InputError(
+                f"{self.path}:{name}: reading it would take more than {MAX_TOTAL} bytes from this "
+                "artefact in all; an importer reads a few small manifests",
+                hint="is this the vendor's artefact?",
+            )
 
     def member_sha256(self, name: str) -> str:
         return hashlib.sha256(self.read(name)).hexdigest()

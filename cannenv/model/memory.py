@@ -11,13 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cannenv.errors import InputError
+from cannenv.model.quant import DTYPES, Scheme
 
-Dtype = Literal["bf16", "fp16", "int8", "int4", "fp32"]
-WEIGHT_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int8": 1.0, "int4": 0.5}
-INT4_GROUP = 128
-"""W4A16 quantisation group along the input dimension (one scale + one offset per group)"""
-SCALE_BYTES = 2
-"""each quantisation scale and offset is stored as fp16/bf16"""
 GIB = 1 << 30
 IDLE_RESERVED_MIB = 3419
 """largest HBM in use on an idle device in the npu-smi outputs the SoC data cites"""
@@ -25,6 +20,7 @@ RUNTIME_WORKSPACE_MIB = 1024
 """allowance for the runtime's own workspace (fused-operator and HCCL buffers, allocator slack):
 a stated assumption"""
 TP_CANDIDATES = (1, 2, 4, 8, 16)
+KV_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int8": 1.0}
 
 AttnKind = Literal["mha", "gqa", "mqa", "mla", "ssm", "none"]
 
@@ -42,6 +38,27 @@ class Layer:
     """SSM: elements of the per-sequence state (conv + ssm), independent of the sequence length"""
 
 
+Role = Literal["attention", "mlp", "expert", "shared_expert", "router", "embedding", "head", "norm", "other"]
+Split = Literal["tp", "kv", "expert", "replicated"]
+QUANTISED_ROLES = ("attention", "mlp", "expert", "shared_expert")
+"""roles whose weight matrices a quantisation scheme quantises"""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Parameters of one role that are split the same way across devices (summed over the model)."""
+
+    role: Role
+    split: Split
+    """tp: divided by the TP degree (column/row-parallel, vocab-parallel); kv: K/V projections,
+    divided by TP but replicated once TP exceeds the KV heads; expert: divided by TP, or distributed
+    by EP; replicated: whole on every device"""
+    params: int
+    matrices: tuple[tuple[int, int, int], ...] = ()
+    """(out, in, count): the weight matrices a scheme quantises (empty: the group stays 16-bit)"""
+    kv_heads: int = 0
+
+
 @dataclass(frozen=True)
 class Shape:
     """What the memory plan needs to know about a model (plain numbers)."""
@@ -49,20 +66,22 @@ class Shape:
     model: str
     params: int
     """unique parameters (tied weights counted once)"""
-    linear_params: int
-    """parameters of nn.Linear weights in the layers (what weight quantisation applies to)"""
-    linear_out_features: int
-    """sum of out_features of those Linear layers (one scale/offset per output channel in int8)"""
-    embedding_params: int
     tied: bool
     hidden: int
     heads: int
     intermediate: int
+    """activation width of the MLP per token (MoE: experts per token x the expert width)"""
     vocab: int
     layers: tuple[Layer, ...]
     cross_attention: tuple[Layer, ...] = ()
     """encoder-decoder: cross-attention layers, cached over the encoder length"""
     notes: tuple[str, ...] = ()
+    weights: tuple[Weights, ...] = ()
+    """every parameter by role and split (sums to ``params``)"""
+    experts: int = 0
+    """routed experts per MoE layer (0: dense)"""
+    eager_layers: int = 0
+    """layers whose attention runs eager (materialises the seq x seq scores)"""
 
     @property
     def attention_kinds(self) -> tuple[str, ...]:
@@ -70,20 +89,46 @@ class Shape:
             sorted({lay.kind + (f"+window{lay.window}" if lay.window else "") for lay in self.layers})
         )
 
+    @property
+    def linear_params(self) -> int:
+        """parameters of the weight matrices a scheme quantises"""
+        return sum(o * i * n for w in self.weights for o, i, n in w.matrices)
 
-def weight_bytes(s: Shape, dtype: str) -> int:
-    """All weight bytes in ``dtype`` (quantised dtypes keep embeddings, norms, biases at 16 bit)."""
-    if dtype in ("fp32", "bf16", "fp16"):
-        return int(s.params * WEIGHT_BYTES[dtype])
-    rest = s.params - s.linear_params
-    q = s.linear_params * WEIGHT_BYTES[dtype]
-    if dtype == "int8":
-        scales = s.linear_out_features * 2 * SCALE_BYTES
-    elif dtype == "int4":
-        scales = math.ceil(s.linear_params / INT4_GROUP) * 2 * SCALE_BYTES
-    else:
-        raise InputError(f"unknown dtype {dtype!r}")
-    return int(rest * 2 + q + scales)
+    @property
+    def embedding_params(self) -> int:
+        return sum(w.params for w in self.weights if w.role == "embedding")
+
+    def by_role(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for w in self.weights:
+            out[w.role] = out.get(w.role, 0) + w.params
+        return out
+
+
+def scheme_of(dtype: str | Scheme) -> Scheme:
+    if isinstance(dtype, Scheme):
+        return dtype
+    if dtype not in DTYPES:
+        raise InputError(f"unknown dtype {dtype!r}", hint="one of " + ", ".join(DTYPES))
+    return DTYPES[dtype]
+
+
+def group_bytes(w: Weights, sch: Scheme) -> float:
+    """Bytes of one weight group in scheme ``sch``."""
+    if not w.matrices or not sch.quantised:
+        return w.params * sch.dense_bytes
+    in_matrices = 0
+    total = 0.0
+    for out, inp, n in w.matrices:
+        total += n * sch.matrix_bytes(out, inp)
+        in_matrices += n * out * inp
+    return total + (w.params - in_matrices) * 2.0
+
+
+def weight_bytes(s: Shape, dtype: str | Scheme) -> int:
+    """All weight bytes in ``dtype`` (quantised schemes keep embeddings, norms, biases at 16 bit)."""
+    sch = scheme_of(dtype)
+    return int(sum(group_bytes(w, sch) for w in s.weights))
 
 
 def _kv_width(lay: Layer, tp: int, kv_bytes: float) -> float:
@@ -113,7 +158,12 @@ def kv_cache_bytes(s: Shape, batch: int, seq: int, kv_bytes: float, tp: int = 1)
 
 
 def activation_bytes(s: Shape, batch: int, seq: int, act_bytes: float, tp: int = 1) -> int:
-    """Prefill activation peak per device (fused attention: no seq x seq score matrix)."""
+    """Prefill activation peak per device.
+
+    Fused attention (SDPA / npu_fusion_attention) never materialises the seq x seq scores; a layer
+    whose attention runs eager (soft-capping, ``attn_implementation: eager``) holds them, with the
+    fp32 softmax beside them: ``b * heads/tp * s * s * (act_bytes + 4 + act_bytes)``.
+    """
     tokens = batch * seq
     kv_heads = max((lay.kv_heads for lay in s.layers if lay.kv_heads), default=0)
     head_dim = max((lay.head_dim for lay in s.layers if lay.head_dim), default=s.hidden // max(s.heads, 1))
@@ -121,17 +171,29 @@ def activation_bytes(s: Shape, batch: int, seq: int, act_bytes: float, tp: int =
     mlp = 2 * math.ceil(s.intermediate / tp)
     per_token = (2 * s.hidden + max(qkv, mlp)) * act_bytes
     logits = batch * math.ceil(s.vocab / tp) * 4  # the last position's logits, in fp32
-    return int(tokens * per_token + logits)
+    scores = 0.0
+    if s.eager_layers:
+        scores = batch * math.ceil(s.heads / tp) * seq * seq * (2 * act_bytes + 4)
+    return int(tokens * per_token + logits + scores)
 
 
-def _weights_per_device(s: Shape, dtype: str, tp: int) -> int:
-    # Linear layers and the (vocab-parallel) embedding and head are split across ranks; norms and
-    # biases (the rest) are small and replicated.
-    total = weight_bytes(s, dtype)
-    head = 0 if s.tied else s.embedding_params
-    split_params = s.linear_params + s.embedding_params + head
-    replicated = max(s.params - split_params, 0) * 2
-    return int((total - replicated) / tp + replicated)
+def _weights_per_device(s: Shape, dtype: str | Scheme, tp: int, ep: int = 1) -> int:
+    # Megatron/vLLM: column/row-parallel linears and the vocab-parallel embedding and head split
+    # across TP ranks; K/V projections split by KV head (replicated once TP exceeds them); experts
+    # split across TP ranks, or distributed whole by expert parallelism; routers, norms replicated.
+    sch = scheme_of(dtype)
+    total = 0.0
+    for w in s.weights:
+        b = group_bytes(w, sch)
+        if w.split == "tp":
+            total += b / tp
+        elif w.split == "kv":
+            total += b * math.ceil(w.kv_heads / tp) / w.kv_heads if w.kv_heads else b / tp
+        elif w.split == "expert":
+            total += b / (ep if ep > 1 else tp)
+        else:
+            total += b
+    return int(total)
 
 
 @dataclass(frozen=True)
@@ -166,6 +228,7 @@ class Plan:
     per_tp: tuple[DevicePlan, ...]
     min_tp: int | None
     notes: tuple[str, ...] = field(default=())
+    ep: int = 1
 
     def to_json(self) -> dict[str, Any]:
         def dev(p: DevicePlan) -> dict[str, Any]:
@@ -190,6 +253,8 @@ class Plan:
             "attention": list(s.attention_kinds),
             "layers": len(s.layers),
             "dtype": self.dtype,
+            "ep": self.ep,
+            "parameters_by_role": s.by_role(),
             "kv_dtype": self.kv_dtype,
             "batch": self.batch,
             "seq_len": self.seq_len,
@@ -209,7 +274,7 @@ class Plan:
 
 def _device(
     s: Shape,
-    dtype: str,
+    dtype: Scheme,
     kv_b: float,
     act_b: float,
     batch: int,
@@ -217,8 +282,9 @@ def _device(
     tp: int,
     hbm: int | None,
     reserve: int,
+    ep: int = 1,
 ) -> DevicePlan:
-    w = _weights_per_device(s, dtype, tp)
+    w = _weights_per_device(s, dtype, tp, ep)
     kv = kv_cache_bytes(s, batch, seq, kv_b, tp)
     act = activation_bytes(s, batch, seq, act_b, tp)
     total = w + kv + act + reserve
@@ -227,7 +293,7 @@ def _device(
         free = hbm - w - reserve - activation_bytes(s, 1, 0, act_b, tp)
         per_token = kv_bytes_per_token(s, kv_b, tp) + (
             activation_bytes(s, 1, 1, act_b, tp) - activation_bytes(s, 1, 0, act_b, tp)
-        )
+        )  # eager scores grow with s^2: this linear bound is then optimistic (said in the notes)
         max_tokens = max(int(free // per_token), 0) if per_token > 0 and free > 0 else 0
     return DevicePlan(tp, w, kv, act, reserve, total, hbm, None if hbm is None else total <= hbm, max_tokens)
 
@@ -235,38 +301,45 @@ def _device(
 def plan(
     s: Shape,
     *,
-    dtype: str,
+    dtype: str | Scheme,
     batch: int,
     seq_len: int,
     tp: int = 1,
+    ep: int = 1,
     hbm: int | None = None,
     device: str | None = None,
     hbm_source: tuple[str, ...] = (),
     kv_dtype: str | None = None,
     reserve: int | None = None,
+    notes: tuple[str, ...] = (),
 ) -> Plan:
-    if dtype not in WEIGHT_BYTES:
-        raise InputError(f"--dtype {dtype!r}: one of " + ", ".join(WEIGHT_BYTES))
-    if batch < 1 or seq_len < 1 or tp < 1:
-        raise InputError("--batch, --seq-len and --tp must be at least 1")
+    sch = scheme_of(dtype)
+    if batch < 1 or seq_len < 1 or tp < 1 or ep < 1:
+        raise InputError("--batch, --seq-len, --tp and --ep must be at least 1")
     if s.heads and s.heads % tp:
         raise InputError(f"--tp {tp} does not divide the model's {s.heads} attention heads")
+    if ep > 1 and (not s.experts or s.experts % ep):
+        raise InputError(
+            f"--ep {ep} does not divide the model's {s.experts} routed experts"
+            if s.experts
+            else f"--ep {ep}: the model has no routed experts"
+        )
     # weight-only quantisation keeps activations and the KV cache in 16 bit
-    kv_dtype = kv_dtype or (dtype if dtype in ("bf16", "fp16", "fp32") else "bf16")
-    kv_b = WEIGHT_BYTES[kv_dtype]
-    act_b = WEIGHT_BYTES[dtype] if dtype in ("bf16", "fp16", "fp32") else 2.0
+    kv_dtype = kv_dtype or (sch.name if sch.name in ("bf16", "fp16", "fp32") else "bf16")
+    kv_b = KV_BYTES[kv_dtype]
+    act_b = sch.dense_bytes
     res = reserve if reserve is not None else (IDLE_RESERVED_MIB + RUNTIME_WORKSPACE_MIB) << 20
     candidates = [t for t in TP_CANDIDATES if not s.heads or s.heads % t == 0]
-    per_tp = tuple(_device(s, dtype, kv_b, act_b, batch, seq_len, t, hbm, res) for t in candidates)
-    at = _device(s, dtype, kv_b, act_b, batch, seq_len, tp, hbm, res)
+    per_tp = tuple(_device(s, sch, kv_b, act_b, batch, seq_len, t, hbm, res, ep) for t in candidates)
+    at = _device(s, sch, kv_b, act_b, batch, seq_len, tp, hbm, res, ep)
     min_tp = next((p.tp for p in per_tp if p.fits), None) if hbm is not None else None
     return Plan(
         s,
-        dtype,
+        sch.name,
         kv_dtype,
         batch,
         seq_len,
-        weight_bytes(s, dtype),
+        weight_bytes(s, sch),
         kv_bytes_per_token(s, kv_b),
         kv_cache_bytes(s, batch, seq_len, kv_b),
         device,
@@ -276,4 +349,6 @@ def plan(
         at,
         per_tp,
         min_tp,
+        notes,
+        ep,
     )

@@ -39,6 +39,10 @@ MAX_YAML_BYTES = 16 << 20
 """largest operator yaml we read (2.13.0's by_codegen file is 0.25 MB)"""
 MAX_METADATA_BYTES = 4 << 20
 MAX_ZIP_MEMBERS = 200_000
+MAX_READ_MEMBERS = 16
+"""operator yaml files + METADATA read from one build (a real one has 2-3 of them)"""
+MAX_READ_BYTES = 48 << 20
+"""all the bytes read from one build together (a real one: under 1 MB)"""
 VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((\.post|rc|\.dev)[0-9]+)?$")
 """a torch_npu release version as PyPI spells it (2.1.0.post8, 2.7.1, 2.13.0)"""
 
@@ -56,6 +60,8 @@ class Registry:
     files: tuple[str, ...]
     ops: Mapping[str, tuple[str, ...]]
     """operator -> the yaml sections that register it"""
+    torch: str | None = None
+    """the torch release this build requires (its METADATA ``Requires-Dist: torch==V``)"""
 
     def sections(self, op: str) -> tuple[str, ...] | None:
         """Sections registering ``op`` (``aten::mm``, ``aten::add.Tensor``, ``npu::npu_rms_norm``)."""
@@ -149,15 +155,19 @@ def from_wheel(path: Path) -> Registry:
         infos = zf.infolist()
         texts: dict[str, str] = {}
         version = None
+        torch_req = None
+        wanted = [i for i in infos if YAML_RE.match(i.filename) or re.match(_METADATA_RE, i.filename)]
+        _within_budget(path, len(wanted), sum(i.file_size for i in wanted))
         try:
-            for info in infos:
+            for info in wanted:
                 name = info.filename
                 if YAML_RE.match(name):
                     texts[PurePosixPath(name).name] = _read_member(zf, info, MAX_YAML_BYTES, path)
-                elif re.match(r"^torch_npu-[^/]+\.dist-info/METADATA$", name):
+                else:
                     meta = _read_member(zf, info, MAX_METADATA_BYTES, path)
                     m = re.search(r"^Version:\s*(\S+)\s*$", meta, re.MULTILINE)
                     version = m.group(1) if m else None
+                    torch_req = required_torch(meta)
         except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, NotImplementedError, zlib.error) as exc:
             raise InputError(f"{path}: damaged wheel member ({exc})") from None
     if not texts:
@@ -165,7 +175,25 @@ def from_wheel(path: Path) -> Registry:
             f"{path} holds no {YAML_DIR}/npu_native_functions*.yaml",
             hint="pass a torch_npu wheel (pip download --no-deps torch-npu==VERSION)",
         )
-    return Registry(version, str(path), tuple(sorted(texts)), parse_yaml(texts))
+    return Registry(version, str(path), tuple(sorted(texts)), parse_yaml(texts), torch_req)
+
+
+_METADATA_RE = r"^torch_npu-[^/]+\.dist-info/METADATA$"
+
+
+def _within_budget(origin: Path, members: int, size: int) -> None:
+    """InputError when one build would make cannenv read more files or bytes than a real one has
+    (300 operator yaml members of 15 MiB each is a 4 GiB read from a 4 MB wheel)."""
+    if members > MAX_READ_MEMBERS:
+        raise InputError(
+            f"{origin}: {members} operator yaml/METADATA files; a torch_npu build has a few, "
+            f"cannenv reads at most {MAX_READ_MEMBERS}"
+        )
+    if size > MAX_READ_BYTES:
+        raise InputError(
+            f"{origin}: its operator yaml/METADATA files declare {size} bytes together; "
+            f"cannenv reads at most {MAX_READ_BYTES} from one build"
+        )
 
 
 def _read_regular(path: Path, root: Path, limit: int) -> str:
@@ -188,17 +216,32 @@ def from_dir(path: Path, version: str | None = None) -> Registry:
             hint="pass the torch_npu package folder, the site-packages folder holding it, or a wheel",
         )
     texts: dict[str, str] = {}
-    for entry in sorted(aten.iterdir()):
-        if re.match(r"^npu_native_functions[A-Za-z0-9_]*\.yaml$", entry.name):
-            texts[entry.name] = _read_regular(entry, root, MAX_YAML_BYTES)
+    entries = [
+        e for e in sorted(aten.iterdir()) if re.match(r"^npu_native_functions[A-Za-z0-9_]*\.yaml$", e.name)
+    ]
+    _within_budget(aten, len(entries), 0)
+    total = 0
+    for entry in entries:
+        texts[entry.name] = _read_regular(entry, root, MAX_YAML_BYTES)
+        total += len(texts[entry.name])
+        _within_budget(aten, len(entries), total)
     if not texts:
         raise InputError(f"{aten} holds no npu_native_functions*.yaml")
-    if version is None:
-        site = Path(os.path.realpath(pkg.parent))
-        for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
-            m = re.search(r"^Version:\s*(\S+)\s*$", _read_regular(meta, site, MAX_METADATA_BYTES), re.M)
+    torch_req = None
+    site = Path(os.path.realpath(pkg.parent))
+    for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
+        text = _read_regular(meta, site, MAX_METADATA_BYTES)
+        m = re.search(r"^Version:\s*(\S+)\s*$", text, re.M)
+        if version is None:
             version = m.group(1) if m else None
-    return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts))
+        torch_req = required_torch(text)
+    return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts), torch_req)
+
+
+def required_torch(metadata: str) -> str | None:
+    """``Requires-Dist: torch==2.8.0+cpu`` / ``torch==2.13.0.*`` -> ``2.8.0`` / ``2.13.0``."""
+    m = re.search(r"^Requires-Dist:\s*torch\s*==\s*([0-9]+(?:\.[0-9]+){1,2})", metadata, re.M | re.I)
+    return m.group(1) if m else None
 
 
 def installed() -> Registry | None:

@@ -447,8 +447,20 @@ def record_model(model: nn.Module, origin: str, *, batch: int = 1, seq_len: int 
         modules = tuple(m or "(model)" for m, _ in acc.modules.most_common(MAX_MODULES))
         parts = tuple(sorted(acc.parts)) or (name,)
         ops.append(OpRecord(name, dts, acc.count, modules, parts, tuple(s for s in ran if s in acc.steps)))
+    from cannenv.model.env import version
+
     return Trace(
-        type(model).__name__, origin, tuple(ran), tuple(ops), kernels, decomps, tuple(notes), partial
+        type(model).__name__,
+        origin,
+        tuple(ran),
+        tuple(ops),
+        kernels,
+        decomps,
+        tuple(notes),
+        partial,
+        torch=torch.__version__,
+        transformers=version("transformers") or "",
+        kernels_from=f"the installed torch {torch.__version__}",
     )
 
 
@@ -524,13 +536,123 @@ def _get(cfg: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
-    """A :class:`cannenv.model.memory.Shape`, parameters counted exactly on the meta model."""
+_ATTN = {
+    "self_attn",
+    "attn",
+    "attention",
+    "self_attention",
+    "cross_attn",
+    "encdecattention",
+    "crossattention",
+    "mixer",
+}
+_MLP = {"mlp", "feed_forward", "ffn", "densereludense", "intermediate", "output"}
+_REPLICATED_ATTN = ("kv_a_proj_with_mqa", "q_a_proj")
+"""MLA's down-projections: ReplicatedLinear in vLLM's DeepSeek-V2/V3 (small, every rank holds them)"""
+
+
+def _role(path: tuple[str, ...], module: nn.Module, param: torch.Tensor, experts_child: bool) -> str:
+    low = [p.lower() for p in path]
+    leaf = low[-1] if low else ""
+    kind = type(module).__name__.lower()
+    if "norm" in kind or "norm" in leaf or leaf.startswith("ln"):
+        return "norm"
+    if any("shared_expert" in p for p in low):
+        return "router" if leaf == "shared_expert_gate" else "shared_expert"
+    if "experts" in low or kind.endswith("experts"):
+        return "expert"
+    if "router" in kind or "router" in leaf or "moegate" in kind or (leaf == "gate" and experts_child):
+        return "router"
+    if any(p in _ATTN for p in low):
+        return "attention"
+    if any(p in _MLP or p.startswith("mlp") for p in low):
+        return "mlp"
+    return "other"
+
+
+def _weights(model: nn.Module, skip: tuple[str, ...], kv_heads: int) -> tuple[Any, ...]:
+    """Every parameter (tied ones once) by role and TP split; matrices a scheme may quantise."""
+    from cannenv.model.memory import QUANTISED_ROLES, Weights
+
+    anymodel: Any = model
+    emb = anymodel.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    head = anymodel.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    emb_w = getattr(emb, "weight", None)
+    head_w = getattr(head, "weight", None)
+    modules = dict(model.named_modules())
+    seen: set[int] = set()
+    groups: dict[tuple[str, str, bool], dict[str, Any]] = {}
+    for name, p in model.named_parameters():  # unique: a tied weight appears once
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        mod_path, _, pname = name.rpartition(".")
+        module = modules.get(mod_path, model)
+        path = tuple(mod_path.split(".")) if mod_path else ()
+        parent = modules.get(mod_path.rpartition(".")[0]) if mod_path else None
+        experts_child = parent is not None and hasattr(parent, "experts")
+        if p is emb_w or isinstance(module, nn.Embedding):
+            role = "embedding"
+        elif p is head_w:
+            role = "head"
+        else:
+            role = _role(path, module, p, experts_child)
+        leaf = path[-1] if path else ""
+        if role in ("embedding", "head"):
+            split = "tp"
+        elif role == "expert":
+            split = "expert"
+        elif role in ("attention", "mlp", "shared_expert") and p.dim() >= 2 and leaf not in _REPLICATED_ATTN:
+            split = "kv" if role == "attention" and leaf in ("k_proj", "v_proj") else "tp"
+        else:
+            split = "replicated"
+        skipped = any(s and (s in mod_path.split(".") or mod_path.endswith(s) or s in mod_path) for s in skip)
+        matrix = role in QUANTISED_ROLES and p.dim() in (2, 3) and pname != "bias" and not skipped
+        g = groups.setdefault((role, split, matrix), {"params": 0, "shapes": Counter()})
+        g["params"] += p.numel()
+        if matrix:
+            shp = tuple(int(x) for x in p.shape)
+            if type(module).__name__ == "Conv1D":  # GPT-2: a linear with an [in, out] weight
+                g["shapes"][(shp[1], shp[0])] += 1
+            elif len(shp) == 3:  # fused experts [E, out, in] (transformers 5)
+                g["shapes"][(shp[1], shp[2])] += shp[0]
+            else:
+                g["shapes"][(shp[0], shp[1])] += 1
+    return tuple(
+        Weights(
+            role,  # type: ignore[arg-type]
+            split,  # type: ignore[arg-type]
+            g["params"],
+            tuple(sorted((o, i, n) for (o, i), n in g["shapes"].items())),
+            kv_heads if split == "kv" else 0,
+        )
+        for (role, split, _), g in sorted(groups.items())
+    )
+
+
+def _eager_layers(hf: Any, n_layers: int) -> tuple[int, str | None]:
+    """Layers whose attention runs eager, and why (None: every layer fused)."""
+    impl = getattr(hf, "_attn_implementation", None) or getattr(hf, "attn_implementation", None)
+    cap = _get(hf, "attn_logit_softcapping")
+    if impl == "eager":
+        return n_layers, "attn_implementation is eager"
+    if cap:
+        return n_layers, (
+            f"attn_logit_softcapping {cap}: the fused kernels (SDPA, npu_fusion_attention) cannot soft-cap"
+            " the scores, so transformers runs attention eager"
+        )
+    return 0, None
+
+
+def shape(cfg: ModelConfig, model: nn.Module | None = None, *, skip: tuple[str, ...] = ()) -> Any:
+    """A :class:`cannenv.model.memory.Shape`, parameters counted exactly on the meta model.
+
+    ``skip``: modules the checkpoint's quantization keeps unquantised (its ignore list).
+    """
     from cannenv.model.memory import AttnKind, Layer, Shape
 
     model = model if model is not None else build(cfg, torch.bfloat16)
     params = sum(p.numel() for p in model.parameters())  # unique: tied weights once
-    linear = [m for m in model.modules() if isinstance(m, nn.Linear)]
     anymodel: Any = model
     emb: Any = (
         anymodel.get_input_embeddings()
@@ -543,19 +665,6 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
         else getattr(model, "lm_head", None)
     )
     tied = emb is not None and head is not None and head.weight is emb.weight
-    # The output head is an nn.Linear but stays 16-bit under weight-only quantisation; when tied
-    # it *is* the embedding. Either way it is not one of the layers' linear weights.
-    is_head = isinstance(head, nn.Linear)
-    layer_linears = [m for m in linear if not (is_head and m is head)]
-    linear_params = sum(m.weight.numel() for m in layer_linears)
-    linear_out = sum(m.out_features for m in layer_linears)
-    # GPT-2 style models use transformers' Conv1D: a linear layer with a [in, out] weight
-    for m in model.modules():
-        weight: Any = getattr(m, "weight", None)
-        if type(m).__name__ == "Conv1D" and isinstance(weight, torch.Tensor) and weight.dim() == 2:
-            linear_params += weight.numel()
-            linear_out += int(weight.shape[1])
-    emb_params = emb.weight.numel() if emb is not None else 0
     hf = getattr(model, "config", None) or cfg.raw
     if cfg.tiny is not None:
         t = cfg.tiny
@@ -570,16 +679,14 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
     else:
         hidden = int(_get(hf, "hidden_size", "d_model", "n_embd", default=0))
         heads = int(_get(hf, "num_attention_heads", "num_heads", "n_head", default=0) or 0)
-        inter = int(
-            _get(hf, "intermediate_size", "d_ff", "n_inner", "moe_intermediate_size", default=4 * hidden)
-            or 4 * hidden
-        )
+        inter = int(_get(hf, "intermediate_size", "d_ff", "n_inner", default=4 * hidden) or 4 * hidden)
         vocab = int(_get(hf, "vocab_size", default=0))
         n_layers = int(
             _get(hf, "num_decoder_layers", "num_hidden_layers", "num_layers", "n_layer", default=0)
         )
         kv_heads = int(_get(hf, "num_key_value_heads", "num_kv_heads", default=heads) or heads)
         head_dim = int(_get(hf, "head_dim", "d_kv", default=(hidden // heads) if heads else 0) or 0)
+    weights = _weights(model, skip, kv_heads)
     notes: list[str] = []
     model_type = cfg.model_type
     layers: list[Layer] = []
@@ -607,31 +714,34 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
         layers = [Layer("none")] * n_layers
         notes.append("encoder: no KV cache")
     else:
-        types = _get(hf, "layer_types")
-        window = _get(hf, "sliding_window")
-        use_sw = _get(hf, "use_sliding_window", default=True)
-        for i in range(n_layers):
-            sliding = False
-            if isinstance(types, (list, tuple)) and i < len(types):
-                sliding = "sliding" in str(types[i])
-            elif window and use_sw and model_type in ("mistral", "mixtral"):
-                sliding = True
-            layers.append(Layer(kind, kv_heads, head_dim, int(window) if sliding and window else None))
+        layers = _attention_layers(hf, cfg, n_layers, kind, kv_heads, head_dim, notes)
         if _get(hf, "is_encoder_decoder", default=False):
             cross = [Layer(kind, kv_heads, head_dim)] * n_layers
             notes.append(
                 "encoder-decoder: cross-attention K/V cached over the encoder length (taken = seq_len)"
             )
-    experts = int(_get(hf, "num_experts_per_tok", default=0) or 0) if cfg.tiny is None else 0
-    if experts:
-        inter *= experts
-        notes.append(f"MoE: activations counted for {experts} routed experts per token")
+    experts = 0
+    if cfg.tiny is None:
+        experts = int(_get(hf, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0)
+        top_k = int(_get(hf, "num_experts_per_tok", "num_experts_per_token", default=0) or 0)
+        if experts and top_k:
+            moe_i = int(_get(hf, "moe_intermediate_size", default=0) or 0) or inter
+            shared = int(_get(hf, "shared_expert_intermediate_size", default=0) or 0)
+            shared += int(_get(hf, "n_shared_experts", default=0) or 0) * moe_i
+            dense_layers = int(_get(hf, "first_k_dense_replace", default=0) or 0)
+            moe_width = top_k * moe_i + shared
+            inter = max(moe_width, inter if dense_layers else 0)
+            notes.append(
+                f"MoE: {experts} experts, activations counted for {top_k} routed x {moe_i}"
+                + (f" + shared {shared}" if shared else "")
+                + " per token"
+            )
+    eager, why = _eager_layers(hf, len(layers)) if cfg.tiny is None and heads else (0, None)
+    if why:
+        notes.append(f"eager attention: {why}; activations include the seq x seq scores")
     return Shape(
         type(model).__name__,
         params,
-        linear_params,
-        linear_out,
-        emb_params,
         tied,
         hidden,
         heads,
@@ -640,4 +750,38 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None) -> Any:
         tuple(layers),
         tuple(cross),
         tuple(notes),
+        weights,
+        experts,
+        eager,
     )
+
+
+def _attention_layers(
+    hf: Any, cfg: ModelConfig, n_layers: int, kind: Any, kv_heads: int, head_dim: int, notes: list[str]
+) -> list[Any]:
+    """Per layer: full or sliding-window attention, from whatever the config sets.
+
+    ``layer_types`` decides where present (Gemma-2/3, Qwen3 hybrids); else a ``sliding_window``
+    applies to every layer unless ``use_sliding_window`` is false (Qwen2/Qwen3: then only layers
+    from ``max_window_layers`` on would slide) - Mistral, Mixtral, Phi-3 (2047) all set it.
+    """
+    from cannenv.model.memory import Layer
+
+    types = _get(hf, "layer_types")
+    window = _get(hf, "sliding_window")
+    use_sw = _get(hf, "use_sliding_window", default=True)
+    max_window_layers = _get(hf, "max_window_layers")
+    layers = []
+    for i in range(n_layers):
+        if isinstance(types, (list, tuple)) and i < len(types):
+            sliding = "sliding" in str(types[i])
+        elif not window or use_sw is False:
+            sliding = False
+        elif isinstance(max_window_layers, int) and "use_sliding_window" in cfg.raw:
+            sliding = i >= max_window_layers
+        else:
+            sliding = True
+        layers.append(Layer(kind, kv_heads, head_dim, int(window) if sliding and window else None))
+    if window and any(lay.window for lay in layers):
+        notes.append(f"sliding window {window}: those layers cache at most {window} tokens")
+    return layers

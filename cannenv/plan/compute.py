@@ -20,6 +20,7 @@ Decisions an engineer would make by hand, made the same way here:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -106,7 +107,9 @@ def _installer(
     package = comp.package if comp is not None else None
     if arch is None:
         return None, package, f"{key}: the host's architecture is unknown, so the installer file is too"
-    art = stack.artifact(key, arch)
+    # the stack's own artifact only for the stack's own version (a chosen target may follow the
+    # installed CANN's line instead: then the matrix names that version's file)
+    art = stack.artifact(key, arch) if stack.version(key) == version else None
     file = art.file if art is not None else None
     if file is None and matrix is not None:
         from cannenv.errors import CannenvError
@@ -192,6 +195,20 @@ def _chip_tag(family: str) -> str | None:
         return None
 
 
+_DIGESTED = ("os", "driver", "firmware", "install_record", "cann", "devices", "container", "python", "env")
+
+
+def facts_digest(facts: Facts) -> str:
+    """``sha256:<hex>`` of what a plan reads from the facts (not when or by whom they were collected)."""
+    import hashlib
+
+    from cannenv.values import dump
+
+    doc = dump(facts)
+    body = json.dumps({k: doc.get(k) for k in _DIGESTED}, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
 def compute_plan(
     facts: Facts,
     target: Target,
@@ -199,12 +216,49 @@ def compute_plan(
     cann_policy: CannPolicy = "side-by-side",
     offline: bool = False,
     hdk: HdkPolicy = "auto",
+    python: str | None = None,
+    venv: str | None = None,
 ) -> Plan:
     """The ordered steps that turn the host of ``facts`` into ``target.stack``.
 
     ``offline``: the Python packages step installs wheels from ``$CANNENV_ARTIFACTS`` with
     ``--no-index`` (what ``cannenv provision`` runs) instead of from the package index.
+    ``python``: the interpreter (or venv, created when missing) the Python packages go into — on
+    PEP 668 hosts (Debian 12, Ubuntu 24.04) the system interpreter refuses ``pip install``.
     """
+    from dataclasses import replace
+
+    if python and venv:
+        from cannenv.errors import InputError
+
+        raise InputError("give either --python or --venv, not both")
+    for what, path in (("--python", python), ("--venv", venv)):
+        if path is not None and (not path.startswith("/") or not _SAFE_PATH.match(path)):
+            from cannenv.errors import InputError
+
+            raise InputError(f"{what} {path!r}: expected an absolute path of letters, digits and ._+-/")
+    plan = _compute(
+        facts, target, cann_policy=cann_policy, offline=offline, hdk=hdk, python=python, venv=venv
+    )
+    return replace(
+        plan,
+        facts_digest=facts_digest(facts),
+        driver_policy="pinned" if target.driver_policy == "pinned" else "accepted",
+        python=python,
+        venv=venv,
+    )
+
+
+def _compute(
+    facts: Facts,
+    target: Target,
+    *,
+    cann_policy: CannPolicy,
+    offline: bool,
+    hdk: HdkPolicy,
+    python: str | None,
+    venv: str | None,
+) -> Plan:
     stack = target.stack
     if stack is None:
         return Plan(
@@ -216,7 +270,24 @@ def compute_plan(
             offline=offline,
             problems=(f"no target stack: {target.choice.reason or 'none chosen'}",),
         )
+    from cannenv.checks.policy import hardware_mismatch
+
+    mismatch = hardware_mismatch(facts, stack)
+    if mismatch is not None:
+        return Plan(
+            host=facts.hostname,
+            stack=stack.id,
+            target_reason=target.choice.reason,
+            family=target.family,
+            arch=facts.os.arch,
+            cann_policy=cann_policy,
+            offline=offline,
+            problems=(mismatch,),
+            refused=True,
+        )
     b = _Builder(facts, target, stack, cann_policy, offline, hdk)
+    b.python_override = f"{venv}/bin/python" if venv else python
+    b.venv = venv
     b.build()
     return Plan(
         host=facts.hostname,
@@ -228,7 +299,8 @@ def compute_plan(
         offline=offline,
         steps=b.numbered(),
         problems=tuple(b.problems),
-        notes=(f"driver and firmware not planned: {b.hdk_skip} (--hdk plans them)",) if b.hdk_skip else (),
+        notes=((f"driver and firmware not planned: {b.hdk_skip} (--hdk plans them)",) if b.hdk_skip else ())
+        + tuple(b.notes),
     )
 
 
@@ -254,9 +326,15 @@ class _Builder:
         self.steps: list[Step] = []
         self.problems: list[str] = []
         self.base: str = installer_rules()["base"]
-        self.cann_want = stack.version("cann")
+        from cannenv.checks import policy as compliance
+
+        self.explicit = compliance.explicit(target)
+        self.cann_want = compliance.cann_line(facts, target)
+        self.notes: list[str] = []
         self.cann_changes = False
         self.driver_changes = False
+        self.python_override: str | None = None
+        self.venv: str | None = None
 
     # -- helpers -------------------------------------------------------------------------------
     def add(self, step: Step) -> None:
@@ -341,19 +419,32 @@ class _Builder:
                 version_from=have,
                 version_to=want,
             )
-        if have is not None and self.cann_want and self.matrix is not None:
-            req = _driver_requirement(self.matrix, self.cann_want, self.family)
-            if req is not None and req.accepts(have):
-                return Step(
-                    index=0,
-                    component="driver",
-                    action="leave",
-                    summary=f"driver {have} is accepted for CANN {self.cann_want} on {self.family} "
-                    f"(needs {req.range}); the stack's {want} is not required",
-                    version_from=have,
-                    version_to=have,
-                    sources=req.sources,
-                )
+        from cannenv.checks import policy
+
+        ok, why, req_sources = policy.driver_satisfies(self.target, have)
+        if have is not None and ok:
+            return Step(
+                index=0,
+                component="driver",
+                action="leave",
+                summary=why,
+                version_from=have,
+                version_to=have,
+                sources=req_sources,
+            )
+        if policy.kept(self.facts, self.target, "driver", have, want):
+            self.notes.append(
+                f"driver {have} differs from the chosen stack's {want} ({why}): a target the doctor chose "
+                f"moves nothing installed; name it to plan the driver (--stack {self.stack.id})"
+            )
+            return Step(
+                index=0,
+                component="driver",
+                action="leave",
+                summary=f"driver {have} kept: the target was chosen, not named",
+                version_from=have,
+                version_to=have,
+            )
         action = _change(have, want, "driver")
         inst, package = self.installer("driver", want)
         flags, srcs = _flags("driver", "install" if action == "install" else "upgrade")
@@ -379,6 +470,22 @@ class _Builder:
         )
 
     def firmware(self) -> None:
+        self.firmware_step()
+        driver = next((s for s in self.steps if s.component == "driver"), None)
+        replaced = driver is not None and driver.acts and driver.version_from is not None
+        if replaced and not any(s.component == "reboot" for s in self.steps):
+            self.add(
+                Step(
+                    index=0,
+                    component="reboot",
+                    action="reboot",
+                    summary="restart the host: the driver was replaced and the running kernel keeps the old "
+                    "driver's modules loaded until a restart",
+                    reboot=True,
+                )
+            )
+
+    def firmware_step(self) -> None:
         want = self.stack.version("firmware")
         have = self.facts.firmware.version if self.facts.firmware else None
         if want is None or self.hdk_skip:
@@ -510,8 +617,18 @@ class _Builder:
             )
         )
 
+    def kept(self, key: str, have: str | None, want: str | None) -> bool:
+        from cannenv.checks.policy import kept
+
+        return kept(self.facts, self.target, key, have, want)
+
+    def wanted(self, key: str) -> str | None:
+        from cannenv.checks.policy import wanted
+
+        return wanted(self.facts, self.target, key)
+
     def ops(self) -> None:
-        want = self.stack.version("ops")
+        want = self.wanted("ops")
         if want is None:
             self.add(
                 Step(
@@ -579,7 +696,7 @@ class _Builder:
         return set_env_path(cann, self.base)
 
     def nnal(self) -> None:
-        want = self.stack.version("nnal")
+        want = self.wanted("nnal")
         if want is None:
             m = self.target.matrix
             left_out = m is not None and m.stack(self.stack.id).version("nnal") is not None  # by a lock
@@ -592,6 +709,11 @@ class _Builder:
             return
         nn = self.facts.cann.nnal
         have = nn.version if nn else None
+        if have is not None and self.kept("nnal", have, want) and not _same_cann(have, want):
+            self.notes.append(
+                f"NNAL {have} kept (the chosen stack's line is {want}); name a target to move it"
+            )
+            want = have
         if have is not None and _same_cann(have, want):
             self.add(
                 Step(
@@ -632,7 +754,11 @@ class _Builder:
         if want is None:
             self.add(Step(index=0, component="python", action="leave", summary="the stack pins no Python"))
             return
-        if py.version and same_python_line(want, py.version):
+        if py.version and (same_python_line(want, py.version) or self.kept("python", py.version, want)):
+            if not same_python_line(want, py.version):
+                self.notes.append(
+                    f"Python {py.version} kept (the chosen stack's line is {want}); name a target to move it"
+                )
             self.add(
                 Step(
                     index=0,
@@ -667,12 +793,17 @@ class _Builder:
                 continue
             got = pkgs.get(dist)
             got = got.split("+")[0] if got else None
+            if not _matches(key, v, got) and self.kept(key, got, v):
+                self.notes.append(f"{dist} {got} kept (the chosen stack pins {v}); name a target to move it")
+                continue
             if not _matches(key, v, got):
                 want.append(f"{dist}=={v}")
                 have.append(f"{dist} {got or 'absent'}")
         return want, have
 
     def python_interpreter(self) -> str:
+        if self.python_override:
+            return self.python_override
         py = self.facts.python
         if py.source == "interpreter" and py.interpreter:
             return py.interpreter
@@ -766,6 +897,24 @@ class _Builder:
         verify = tuple(
             Verify(fact=f"python.packages.{w.split('==')[0]}", expect=w.split("==")[1]) for w in want
         )
+        preflight: list[str] = []
+        if self.venv:
+            venv = _q(self.venv)
+            # pip comes from the wheel provision ships (PYTHONPATH), so the venv needs no ensurepip
+            bare = "--without-pip " if self.offline else ""
+            make = f"[ -x {venv}/bin/python ] || python3 -m venv {bare}"
+            lines = (make + venv, *lines)
+            preflight.append(
+                f"[ -x {venv}/bin/python ] || python3 -c 'import venv' "
+                "|| { echo 'python3 has no venv module (Debian/Ubuntu: apt install python3-venv)' >&2; "
+                "exit 1; }"
+            )
+        else:
+            preflight.append(
+                f"command -v {_q(py)} >/dev/null "
+                f"|| {{ echo {_q(py + ': no such interpreter')} >&2; exit 1; }}"
+            )
+            preflight.append(f"{_q(py)} -c {_q(_PEP668)}")
         self.add(
             Step(
                 index=0,
@@ -774,7 +923,11 @@ class _Builder:
                 summary=f"pip install {' '.join(want)} (now: {', '.join(have)}); torch is the CPU build",
                 version_to=" ".join(want),
                 commands=lines,
-                preconditions=(f"{py} has pip",),
+                preconditions=(
+                    f"{py} has pip",
+                    f"{py} is not externally managed (PEP 668): else --python or --venv",
+                ),
+                preflight=tuple(preflight),
                 verify=verify,
                 sources=self.sources("torch_npu") + self.sources("torch"),
             )
@@ -791,3 +944,25 @@ def _driver_requirement(matrix: Matrix, cann: str, family: str) -> Any:
 
 
 _RANK = {c: i for i, c in enumerate(ORDER)}
+_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+/-]{0,250}$")
+_PEP668 = (
+    "import os, sys, sysconfig, configparser as c\n"
+    "m = os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')\n"
+    "ok = sys.prefix != sys.base_prefix or not os.path.exists(m)\n"
+    "ok = ok or os.environ.get('PIP_BREAK_SYSTEM_PACKAGES', '').lower() in ('1', 'true', 'yes', 'on')\n"
+    "h = os.path.expanduser('~')\n"
+    "for f in ('/etc/pip.conf', '/etc/xdg/pip/pip.conf', h + '/.config/pip/pip.conf',\n"
+    "          h + '/.pip/pip.conf'):\n"
+    "    p = c.ConfigParser()\n"
+    "    try: p.read(f)\n"
+    "    except c.Error: continue\n"
+    "    for s in ('global', 'install'):\n"
+    "        v = p.get(s, 'break-system-packages', fallback='')\n"
+    "        ok = ok or v.lower() in ('1', 'true', 'yes', 'on')\n"
+    "ok or print(sys.executable + ' is externally managed (PEP 668, ' + m + '): pip refuses it; '\n"
+    "    'provision with --venv DIR or --python /path/to/venv/bin/python', file=sys.stderr)\n"
+    "sys.exit(0 if ok else 3)\n"
+)
+"""The PEP 668 preflight: the interpreter pip will use accepts installs — a venv, no
+``EXTERNALLY-MANAGED`` marker, or the site allowed it (``break-system-packages`` in pip's
+configuration or ``PIP_BREAK_SYSTEM_PACKAGES``)."""

@@ -72,6 +72,9 @@ class Step:
     """Shell lines run in order by bash with ``set -eu`` as root; ``$CANNENV_ARTIFACTS`` is the
     folder holding the installers on the host. Empty for ``leave`` and manual steps."""
     preconditions: tuple[str, ...] = ()
+    preflight: tuple[str, ...] = ()
+    """Shell lines that check this step's preconditions without changing anything: ``provision`` runs
+    every step's preflight on every host before any step runs anywhere."""
     reboot: bool = False
     """The host must restart after this step before the next one runs."""
     manual: bool = False
@@ -102,6 +105,18 @@ class Plan:
     """What the plan could not settle (no installer name known, no arch, ...)."""
     notes: tuple[str, ...] = ()
     """What the plan deliberately left out, and why (e.g. the driver inside a container)."""
+    refused: bool = False
+    """The target does not fit this node's hardware (another family or architecture): nothing is
+    planned, ``problems`` says why."""
+    driver_policy: Literal["accepted", "pinned"] = "accepted"
+    """What satisfies the stack's driver pin (:mod:`cannenv.checks.policy`)."""
+    facts_digest: str | None = None
+    """sha256 of the facts the plan was computed from (what the plan reads; collection time, host name
+    and probe notes left out): ``provision --plan`` refuses a host whose facts moved since."""
+    python: str | None = None
+    """The interpreter the Python packages step installs into (``--python``; default: the facts')."""
+    venv: str | None = None
+    """``--venv DIR``: the Python packages go into this virtual environment (created when missing)."""
 
     @property
     def actions(self) -> tuple[Step, ...]:

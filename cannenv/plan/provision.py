@@ -29,11 +29,22 @@ from cannenv.values import to_json, value
 if TYPE_CHECKING:
     from cannenv.checks import Target
     from cannenv.facts import Facts
+    from cannenv.fleet.targets import TargetMap
     from cannenv.matrix import Matrix
     from cannenv.plan.compute import CannPolicy, HdkPolicy
 
 HostStatus = Literal[
-    "done", "nothing-to-do", "failed", "reboot-required", "planned", "not-collected", "doctor-fails"
+    "done",
+    "nothing-to-do",
+    "failed",
+    "reboot-required",
+    "planned",
+    "not-collected",
+    "doctor-fails",
+    "refused",
+    "untargeted",
+    "facts-moved",
+    "not-run",
 ]
 _MSG = re.compile(r"cannenv-provision: (?P<code>[a-z-]+): step (?P<step>\d+): (?P<reason>.*)", re.DOTALL)
 _DONE = re.compile(r"cannenv-provision: done: step (?P<step>\d+)")
@@ -158,6 +169,7 @@ def role_steps(
                 "action": s.action,
                 "summary": s.summary,
                 "commands": list(s.commands),
+                "preflight": list(s.preflight),
                 "reboot": s.action == "reboot",
                 # the pinned digest when there is one; else this machine's copy's (wheels, --allow-unpinned)
                 "files": [{"name": n, "sha256": sha or sha256_file(artifacts / n)} for n, sha in files],
@@ -199,42 +211,107 @@ def classify(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def render_report(report: ProvisionReport) -> str:
+    """The operator's view; every value from a host (names, reasons, the installer's own output) is
+    one terminal line (:func:`cannenv.sanitize.line`): no escape sequence, no line of its own."""
+    from cannenv.sanitize import line as _l
+
     lines = [
-        f"provision -> stack {report.stack or '?'}" + (" (--check: nothing changed)" if report.check else ""),
+        f"provision -> stack {_l(report.stack or '?')}"
+        + (" (--check: nothing changed)" if report.check else ""),
     ]
-    width = max((len(h.name) for h in report.hosts), default=4)
+    width = max((len(_l(h.name)) for h in report.hosts), default=4)
     for h in report.hosts:
         n = len(h.plan.actions) if h.plan else 0
         if h.status == "planned":
             head = f"{n} step{'s' if n != 1 else ''} to run"
         elif h.status == "failed" and h.failed_step:
-            head = f"failed at step {h.failed_step} ({h.failed_component}): {h.reason}"
+            head = f"failed at step {h.failed_step} ({_l(h.failed_component)}): {_l(h.reason)}"
         else:
-            head = h.status + (f": {h.reason}" if h.reason else "")
-        lines.append(f"  {h.name:<{width}}  {head}")
+            head = h.status + (f": {_l(h.reason)}" if h.reason else "")
+        lines.append(f"  {_l(h.name):<{width}}  {head}")
         if report.check and h.plan and h.plan.actions:
             for s in h.plan.actions:
-                lines.append(f"  {'':<{width}}    {s.index}. {s.component} {s.action}: {s.summary}")
+                lines.append(
+                    f"  {'':<{width}}    {s.index}. {_l(s.component)} {_l(s.action)}: {_l(s.summary)}"
+                )
         for t in h.log_tail:
-            lines.append(f"  {'':<{width}}    | {t}")
+            lines.append(f"  {'':<{width}}    | {_l(t)}")
         for f in h.doctor_failures:
-            lines.append(f"  {'':<{width}}    doctor: {f}")
+            lines.append(f"  {'':<{width}}    doctor: {_l(f)}")
     counts: dict[str, int] = {}
     for h in report.hosts:
         counts[h.status] = counts.get(h.status, 0) + 1
     lines.append(", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no hosts")
     if report.out:
-        lines.append(f"facts before/after and report.json in {report.out}")
+        lines.append(f"facts before/after and report.json in {_l(report.out)}")
     return "\n".join(lines) + "\n"
 
 
 # -- the run ---------------------------------------------------------------------------------------
 
 
-def _targets(facts: Facts, m: Matrix, stack_id: str | None, lock_file: str | None) -> Target:
+def _target(
+    name: str, facts: Facts, m: Matrix, targets: TargetMap, driver_policy: str
+) -> tuple[Target | None, str]:
+    """This node's target from the one target map (group, family, default), or why it has none."""
     from cannenv.checks.stack import choose_target
 
-    return choose_target(facts, m, stack_id=stack_id, lock=lock_file)
+    spec, how = targets.route(name, facts)
+    if spec is None:
+        return None, how
+    return choose_target(facts, m, stack_id=spec.stack_id, lock=spec.lock, driver_policy=driver_policy), how
+
+
+def parse_serial(text: str | None, *, canary: bool) -> list[int | str] | None:
+    """``--serial N|P%`` (and ``--canary``: one host first) as Ansible's play ``serial`` list."""
+    if text is None:
+        return [1, "100%"] if canary else None
+    m = re.fullmatch(r"([1-9][0-9]{0,5})(%?)", text.strip())
+    if m is None or (m.group(2) and int(m.group(1)) > 100):
+        raise InputError(f"--serial {text!r}: expected a number of hosts (5) or a percentage (25%)")
+    batch: int | str = f"{m.group(1)}%" if m.group(2) else int(m.group(1))
+    return [1, batch] if canary else [batch]
+
+
+def parse_percent(text: str | None, what: str) -> int | None:
+    if text is None:
+        return None
+    m = re.fullmatch(r"([0-9]{1,3})%?", text.strip())
+    if m is None or int(m.group(1)) > 100:
+        raise InputError(f"{what} {text!r}: expected a percentage 0..100 (e.g. 10%)")
+    return int(m.group(1))
+
+
+def load_plans(path: str | Path) -> dict[str, Plan]:
+    """``plan --out``'s file: one plan, or ``{"plans": [...]}``, keyed by host (inventory name)."""
+    import json
+
+    from cannenv import records
+
+    text = records.read_text(str(path), what="plan file", missing=NotFoundError)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise InputError(
+            f"--plan {path}: not JSON: {exc}", hint="write it with `cannenv plan --out`"
+        ) from None
+    docs = doc.get("plans") if isinstance(doc, dict) and "plans" in doc else [doc]
+    if not isinstance(docs, list) or not docs:
+        raise InputError(f"--plan {path}: field 'plans': expected a list of plans")
+    out: dict[str, Plan] = {}
+    for i, d in enumerate(docs):
+        plan = Plan.from_json(json.dumps(d), source=f"{path} plans[{i}]")
+        if not plan.host:
+            raise InputError(f"--plan {path}: plans[{i}]: field 'host' is missing (the inventory name)")
+        if plan.facts_digest is None:
+            raise InputError(
+                f"--plan {path}: plans[{i}] ({plan.host}): field 'facts_digest' is missing",
+                hint="write the plan with this cannenv: `cannenv plan --facts DIR --offline --out FILE`",
+            )
+        if plan.host in out:
+            raise InputError(f"--plan {path}: host {plan.host!r} has two plans")
+        out[plan.host] = plan
+    return out
 
 
 def _load_facts(folder: Path) -> tuple[dict[str, Facts], dict[str, str]]:
@@ -265,9 +342,14 @@ def provision(
     artifacts: str | Path,
     stack_id: str | None = None,
     lock_file: str | None = None,
+    targets: TargetMap | None = None,
+    plans: Mapping[str, Plan] | None = None,
+    driver_policy: str = "accepted",
     matrix_paths: Sequence[str] = (),
     cann_policy: CannPolicy = "side-by-side",
     hdk: HdkPolicy = "auto",
+    python: str | None = None,
+    venv: str | None = None,
     check: bool = False,
     limit: str | None = None,
     forks: int = 5,
@@ -276,11 +358,22 @@ def provision(
     out: str | Path | None = None,
     step_timeout: int = 1800,
     connect_timeout: int = 10,
+    serial: list[int | str] | None = None,
+    max_fail: int | None = None,
+    cordon: str | None = None,
+    uncordon: str | None = None,
 ) -> ProvisionReport:
+    """Collect, plan (or take ``plans``, made by ``plan --out``), preflight, run, judge.
+
+    ``targets``: one target per node (:mod:`cannenv.fleet.targets`); ``stack_id``/``lock_file`` are
+    its default. A node whose hardware does not fit its target is ``refused``; one no target applies
+    to is ``untargeted``; with ``plans``, one whose facts moved since its plan is ``facts-moved``.
+    """
     from cannenv import matrix as matrix_mod
     from cannenv.fleet.collect import collect
+    from cannenv.fleet.targets import TargetMap, TargetSpec
     from cannenv.fsutil import atomic_write_text
-    from cannenv.plan.compute import compute_plan
+    from cannenv.plan.compute import compute_plan, facts_digest
 
     art = Path(artifacts)
     if not Path(inventory).is_file():
@@ -292,9 +385,34 @@ def provision(
         )
     if forks < 1:
         raise InputError(f"--forks {forks}: expected 1 or more")
+    if stack_id and lock_file:
+        raise InputError("give either --stack or --lock, not both")
+    if targets is None:
+        default = (
+            TargetSpec(stack_id=stack_id) if stack_id else TargetSpec(lock=lock_file) if lock_file else None
+        )
+        targets = TargetMap(default=default)
+    elif targets.default is None and (stack_id or lock_file):
+        targets = replace(targets, default=TargetSpec(stack_id=stack_id, lock=lock_file))
+    if plans is None and not targets.per_node and targets.default is None:
+        raise InputError("give the target: --stack ID, --lock FILE, --target FAMILY=ID or --plan FILE")
     m = matrix_mod.load(list(matrix_paths) or None)
-    if stack_id:
-        m.stack(stack_id)  # an unknown id fails before any host is touched
+    from cannenv.checks.stack import choose_target
+    from cannenv.facts import Facts as _Facts
+
+    for spec in targets.specs():  # an unknown id or a bad lock fails before any host is touched
+        choose_target(_Facts(), m, stack_id=spec.stack_id, lock=spec.lock)
+    for plan in (plans or {}).values():
+        if plan.stack:
+            m.stack(plan.stack)
+        if not plan.offline and any(s.component == "python-packages" for s in plan.actions):
+            raise InputError(
+                f"--plan: the plan for {plan.host} installs Python packages from the index",
+                hint="provision installs wheels from --artifacts: "
+                "write the plan with `cannenv plan --offline`",
+            )
+    if plans is not None and limit is None:
+        limit = ":".join(sorted(plans))
     from cannenv.fleet.collect import import_ansible_runner
 
     ansible_runner = import_ansible_runner()
@@ -309,15 +427,47 @@ def provision(
         outcomes: dict[str, HostOutcome] = {
             name: HostOutcome(name=name, status="not-collected", reason=why) for name, why in missing.items()
         }
-        targets: dict[str, Target] = {}
+        host_targets: dict[str, Target] = {}
         runs: dict[str, list[dict[str, Any]]] = {}
         stops: dict[str, HostOutcome] = {}
-        stack_seen: str | None = stack_id
+        stacks_seen: set[str] = set()
         for name, f in sorted(facts.items()):
-            target = _targets(f, m, stack_id, lock_file)
-            targets[name] = target
-            stack_seen = stack_seen or (target.stack.id if target.stack else None)
-            plan = compute_plan(f, target, cann_policy=cann_policy, offline=True, hdk=hdk)
+            if plans is not None:
+                given = plans.get(name)
+                if given is None:
+                    outcomes[name] = HostOutcome(
+                        name=name, status="untargeted", reason="no plan for this host"
+                    )
+                    continue
+                if given.facts_digest != facts_digest(f):
+                    outcomes[name] = HostOutcome(
+                        name=name,
+                        status="facts-moved",
+                        reason="its facts moved since the plan was made "
+                        f"(plan {str(given.facts_digest)[:19]}…, now {facts_digest(f)[:19]}…): "
+                        "plan again and review",
+                        plan=given,
+                    )
+                    continue
+                target = choose_target(f, m, stack_id=given.stack, driver_policy=given.driver_policy)
+                plan = given
+            else:
+                chosen, how = _target(name, f, m, targets, driver_policy)
+                if chosen is None:
+                    outcomes[name] = HostOutcome(name=name, status="untargeted", reason=how)
+                    continue
+                target = chosen
+                plan = compute_plan(
+                    f, target, cann_policy=cann_policy, offline=True, hdk=hdk, python=python, venv=venv
+                )
+            host_targets[name] = target
+            if plan.stack:
+                stacks_seen.add(plan.stack)
+            if plan.refused:
+                outcomes[name] = HostOutcome(
+                    name=name, status="refused", reason="; ".join(plan.problems), plan=plan
+                )
+                continue
             if plan.empty:
                 outcomes[name] = HostOutcome(name=name, status="nothing-to-do", plan=plan)
                 continue
@@ -348,6 +498,10 @@ def provision(
                 reboot=reboot,
                 step_timeout=step_timeout,
                 connect_timeout=connect_timeout,
+                serial=serial,
+                max_fail=max_fail,
+                cordon=cordon,
+                uncordon=uncordon,
             )
             seen = classify(events)
             after = work / "after"
@@ -380,21 +534,41 @@ def provision(
                 if name in stops:
                     outcomes[name] = replace(stops[name], steps_done=done)
                     continue
+                if not done:
+                    # the rollout stopped before this host's batch (canary or --max-fail)
+                    outcomes[name] = replace(
+                        base,
+                        status="not-run",
+                        reason="no step ran here: the rollout stopped first (a preflight failed on "
+                        "a host, the canary failed, or --max-fail was passed)",
+                    )
+                    continue
                 f2 = after_facts.get(name)
                 if f2 is None:
                     outcomes[name] = replace(
                         base, status="failed", reason=f"facts after the run: {after_missing.get(name, '?')}"
                     )
                     continue
-                t2 = _targets(f2, m, stack_seen if not lock_file else None, lock_file)
+                t1 = host_targets[name]
+                t2 = choose_target(
+                    f2,
+                    m,
+                    stack_id=t1.stack.id if t1.stack is not None and t1.choice.how != "lock" else None,
+                    lock=_lock_of(name, f2, targets) if t1.choice.how == "lock" else None,
+                    driver_policy=driver_policy if plans is None else t1.driver_policy,
+                )
                 fails = _doctor(f2, t2)
-                remaining = len(compute_plan(f2, t2, cann_policy=cann_policy, offline=True, hdk=hdk).actions)
+                remaining = len(
+                    compute_plan(
+                        f2, t2, cann_policy=cann_policy, offline=True, hdk=hdk, python=python, venv=venv
+                    ).actions
+                )
                 status: HostStatus = "done" if not fails else "doctor-fails"
                 outcomes[name] = replace(
                     base, status=status, doctor_failures=tuple(fails), remaining=remaining
                 )
         report = ProvisionReport(
-            stack=stack_seen,
+            stack=", ".join(sorted(stacks_seen)) or None,
             check=check,
             out=str(keep) if keep else "",
             hosts=tuple(outcomes[n] for n in sorted(outcomes)),
@@ -402,6 +576,11 @@ def provision(
         if keep is not None:
             atomic_write_text(keep / "report.json", report.to_json())
         return report
+
+
+def _lock_of(name: str, facts: Facts, targets: TargetMap) -> str | None:
+    spec, _ = targets.route(name, facts)
+    return spec.lock if spec is not None else None
 
 
 def _component(plan: Plan | None, index: int | None) -> str | None:
@@ -424,8 +603,21 @@ def _run_playbook(
     reboot: bool,
     step_timeout: int,
     connect_timeout: int,
+    serial: list[int | str] | None = None,
+    max_fail: int | None = None,
+    cordon: str | None = None,
+    uncordon: str | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> list[Mapping[str, Any]]:
     from cannenv.fleet.collect import run_playbook
+
+    rollout: dict[str, Any] = {"cannenv_serial": serial or ["100%"]}
+    if max_fail is not None:
+        rollout["cannenv_max_fail"] = int(max_fail)
+    if cordon:
+        rollout["cannenv_cordon"] = cordon
+    if uncordon:
+        rollout["cannenv_uncordon"] = uncordon
 
     return run_playbook(
         ansible_runner,
@@ -439,6 +631,8 @@ def _run_playbook(
             "cannenv_step_artifacts": str(artifacts.resolve()),
             "cannenv_step_reboot": bool(reboot),
             "cannenv_step_timeout": int(step_timeout),
+            **rollout,
+            **dict(extra or {}),
         },
         connect_timeout=connect_timeout,
     )

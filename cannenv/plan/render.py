@@ -8,42 +8,44 @@ from cannenv.sanitize import shell_word as _q
 
 
 def _digest(sha: str | None) -> str:
-    return f"sha256 {sha}" if sha else "sha256 NOT PINNED (verify the download yourself)"
+    return f"sha256 {_c(sha)}" if sha else "sha256 NOT PINNED (verify the download yourself)"
 
 
 def render_text(plan: Plan, *, verbose: bool = False) -> str:
-    """The human view: the target, then every step that does something, with what to check after."""
+    """The human view: the target, then every step that does something, with what to check after.
+    Every value is one terminal line (:func:`cannenv.sanitize.line`): a host's or a matrix's text
+    can neither start a line of its own nor carry an escape sequence."""
     out = [
-        f"plan for {plan.host or 'this host'}: stack {plan.stack or '-'}"
-        + (f" ({plan.family}, {plan.arch})" if plan.family or plan.arch else ""),
+        f"plan for {_c(plan.host or 'this host')}: stack {_c(plan.stack or '-')}"
+        + (f" ({_c(plan.family)}, {_c(plan.arch)})" if plan.family or plan.arch else ""),
     ]
     if plan.target_reason:
-        out.append(f"  target: {plan.target_reason}")
-    out.append(f"  other CANN versions: {plan.cann_policy}")
+        out.append(f"  target: {_c(plan.target_reason)}")
+    out.append(f"  other CANN versions: {_c(plan.cann_policy)}")
     for p in plan.problems:
-        out.append(f"  problem: {p}")
+        out.append(f"  problem: {_c(p)}")
     for note in plan.notes:
-        out.append(f"  note: {note}")
+        out.append(f"  note: {_c(note)}")
     if plan.empty:
         out.append("nothing to do: the host already has the stack")
         return "\n".join(out) + "\n"
     for s in plan.steps:
         if not s.acts:
             if verbose:
-                out.append(f"   -  {s.component:<15} leave    {s.summary}")
+                out.append(f"   -  {_c(s.component):<15} leave    {_c(s.summary)}")
             continue
-        out.append(f"  {s.index:>2}. {s.component:<15} {s.action:<8} {s.summary}")
+        out.append(f"  {s.index:>2}. {_c(s.component):<15} {_c(s.action):<8} {_c(s.summary)}")
         for inst in s.installers:
-            inner = f" (holds {inst.run_file})" if inst.run_file else ""
-            out.append(f"        file   {inst.file}{inner}  {_digest(inst.sha256)}")
+            inner = f" (holds {_c(inst.run_file)})" if inst.run_file else ""
+            out.append(f"        file   {_c(inst.file)}{inner}  {_digest(inst.sha256)}")
         for pre in s.preconditions:
-            out.append(f"        needs  {pre}")
+            out.append(f"        needs  {_c(pre)}")
         for line in s.commands:
-            out.append(f"        run    {line}")
+            out.append(f"        run    {_c(line)}")
         if s.manual:
             out.append("        MANUAL a person must do this step")
         for v in s.verify:
-            out.append(f"        check  {v.fact} = {v.expect}")
+            out.append(f"        check  {_c(v.fact)} = {_c(v.expect)}")
         if s.reboot and s.action != "reboot":
             out.append("        then   reboot")
     n = len(plan.actions)

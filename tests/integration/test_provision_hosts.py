@@ -8,8 +8,8 @@ versions (CANN 8.5.0 in ``.zip`` packages, HDK 25.5.1, firmware 7.7.0.1.231, tor
 torch_npu 2.8.0.post2 stand-ins) judged by the shipped matrix's rules.
 
 The tests run in file order and share the hosts: --check first, then the tampered host, then the
-run that stops for the firmware's reboot, a real restart of the containers, the run that finishes,
-and a last run that has nothing to do.
+run that stops for the firmware's (and the replaced driver's) reboot, a real restart of the
+containers, the run that finishes, and a last run that has nothing to do.
 """
 
 from __future__ import annotations
@@ -166,13 +166,15 @@ def test_first_run_upgrades_the_old_host_and_stops_the_bare_ones_for_the_reboot(
     for name in ("bare", "failing"):  # driver and firmware installed; the firmware needs a reboot
         assert by[name]["status"] == "reboot-required", by[name]
         assert by[name]["steps_done"] == [1, 2, 3]
-    # the old host (driver 24.1.rc1, firmware 7.7.0.1.231, CANN 8.2.RC1): driver first, then the new
-    # toolkit beside the old one, its ops, NNAL with the toolkit sourced, Python packages, environment
+    # the old host (driver 24.1.rc1, firmware 7.7.0.1.231, CANN 8.2.RC1): the driver first, and a
+    # restart (the replaced driver's kernel modules stay loaded until then; the firmware is already
+    # the stack's, so no firmware step brings one); the new toolkit and the rest after it
     old = by["old"]
     steps = [s for s in old["plan"]["steps"] if s["action"] != "leave"]
     assert [(s["component"], s["action"]) for s in steps] == [
         ("account", "install"),
         ("driver", "upgrade"),
+        ("reboot", "reboot"),
         ("cann", "upgrade"),
         ("ops", "install"),
         ("nnal", "install"),
@@ -180,29 +182,33 @@ def test_first_run_upgrades_the_old_host_and_stops_the_bare_ones_for_the_reboot(
         ("environment", "install"),
     ]
     assert "--upgrade" in steps[1]["commands"][0]
-    assert "8.2.RC1 stays side by side" in steps[2]["summary"]
-    assert old["status"] == "done", old
-    assert old["steps_done"] == [1, 2, 3, 4, 5, 6, 7]
-    assert old["doctor_failures"] == [] and old["remaining"] == 0
-
+    assert "8.2.RC1 stays side by side" in steps[3]["summary"]
+    assert old["status"] == "reboot-required", old
+    assert old["steps_done"] == [1, 2]
     after = saved(fleet, "run-1/after")["old"]
-    assert sorted(i["version"] for i in after["cann"]["installs"]) == ["8.2.RC1", "8.5.0"]  # side by side
-    assert after["cann"]["links"]["/usr/local/Ascend/ascend-toolkit/latest"] == "/usr/local/Ascend/cann-8.5.0"
     assert after["driver"]["version"] == "25.5.1" and after["firmware"]["version"] == "7.7.0.1.231"
-    assert after["python"]["packages"]["torch-npu"] == "2.8.0.post2"
 
 
 def test_after_a_reboot_the_run_finishes_and_a_failing_host_stops(fleet: Fleet, art: Artifacts) -> None:
     for h in fleet.hosts:
-        if h.spec.name in ("bare", "failing"):
+        if h.spec.name in ("bare", "failing", "old"):
             docker("restart", "-t", "1", h.container)
     for h in fleet.hosts:
-        if h.spec.name in ("bare", "failing"):
+        if h.spec.name in ("bare", "failing", "old"):
             wait_ssh(h.port)
     code, report = provision(fleet, art, "run-2", "--limit", "bare:old:failing", "--forks", "3")
     assert code == 1  # the failing host
     by = hosts(report)
-    assert by["old"]["status"] == "nothing-to-do", by["old"]  # provisioned once: nothing the second time
+    old = by["old"]  # the driver is in place: the new toolkit beside the old one, and the rest
+    old_steps = [(s["component"], s["action"]) for s in old["plan"]["steps"] if s["action"] != "leave"]
+    assert old_steps == [
+        ("cann", "upgrade"),
+        ("ops", "install"),
+        ("nnal", "install"),
+        ("python-packages", "install"),
+        ("environment", "install"),
+    ]
+    assert old["status"] == "done" and old["doctor_failures"] == [] and old["remaining"] == 0, old
     assert by["bare"]["status"] == "done", by["bare"]
     assert by["bare"]["doctor_failures"] == [] and by["bare"]["remaining"] == 0
     bare_steps = [s["component"] for s in by["bare"]["plan"]["steps"] if s["action"] != "leave"]
@@ -213,6 +219,10 @@ def test_after_a_reboot_the_run_finishes_and_a_failing_host_stops(fleet: Fleet, 
     assert any("fixture failure half way" in line for line in fail["log_tail"]), fail
 
     after = saved(fleet, "run-2/after")
+    assert sorted(i["version"] for i in after["old"]["cann"]["installs"]) == ["8.2.RC1", "8.5.0"]
+    links = after["old"]["cann"]["links"]
+    assert links["/usr/local/Ascend/ascend-toolkit/latest"] == "/usr/local/Ascend/cann-8.5.0"
+    assert after["old"]["python"]["packages"]["torch-npu"] == "2.8.0.post2"
     assert after["bare"]["python"]["packages"]["torch-npu"] == "2.8.0.post2"
     assert after["failing"]["python"]["packages"].get("torch-npu") is None
     doctor = cannenv(

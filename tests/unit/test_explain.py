@@ -282,3 +282,92 @@ def test_docs_list_every_signature_from_the_data() -> None:
     assert section == render_signature_doc(TABLE), "regenerate: python -m cannenv.explain.render"
     for sig in TABLE.signatures:
         assert f"`{sig.id}`" in section
+
+
+# --- where users already are: doctor --log, fleet report --logs ------------------------------------
+def _facts_json(tmp_path: Path, tree: hosts.HostTree, name: str) -> Path:
+    env = tmp_path / f"{name}.env"
+    env.write_text("".join(f"{k}={v}\n" for k, v in tree.env.items()))
+    r = CliRunner().invoke(
+        cli, ["facts", "--json", "--root", str(tree.root), "--env-file", str(env)], standalone_mode=False
+    )
+    assert r.exception is None, r.output
+    out = tmp_path / "collection" / f"{name}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(r.output)
+    return out
+
+
+def test_doctor_log_adds_the_explained_cause_under_its_root_cause(tmp_path: Path) -> None:
+    t = hosts.kernels_wrong(tmp_path / "h")
+    env = tmp_path / "host.env"
+    env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: call aclnnInplaceZero failed, error code is 561103\n")
+    r = CliRunner().invoke(
+        cli,
+        ["doctor", "--json", "--root", str(t.root), "--env-file", str(env), "--log", str(log)],
+        standalone_mode=False,
+    )
+    assert r.exception is None, r.output
+    doc = json.loads(r.output)
+    explained = [f for f in doc["findings"] if f["id"] == "explained-error"]
+    assert explained[0]["subject"] == "ops-package-missing-or-wrong" and explained[0]["status"] == "fail"
+    assert explained[0]["caused_by"] == "toolkit-ops"
+    log.write_text("KeyError: 'model.layers.0'\n")
+    r = CliRunner().invoke(
+        cli,
+        ["doctor", "--json", "--root", str(t.root), "--env-file", str(env), "--log", str(log)],
+        standalone_mode=False,
+    )
+    doc = json.loads(r.output)
+    assert [f["status"] for f in doc["findings"] if f["id"] == "explained-error"] == ["skip"]
+
+
+def test_fleet_report_groups_nodes_by_explained_error(tmp_path: Path) -> None:
+    _facts_json(tmp_path, hosts.kernels_wrong(tmp_path / "n1"), "node1")
+    _facts_json(tmp_path, hosts.kernels_wrong(tmp_path / "n2"), "node2")
+    _facts_json(tmp_path, hosts.a2_cann85_new(tmp_path / "n3"), "node3")
+    logs = tmp_path / "logs"
+    (logs / "node2").mkdir(parents=True)
+    (logs / "node1.log").write_text("error code is 561103\n")
+    (logs / "node2" / "plog-1.log").write_text("[ERROR] call aclnnAdd failed, error code is 561103\n")
+    (logs / "node3.log").write_text("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    r = CliRunner().invoke(
+        cli,
+        ["fleet", "report", str(tmp_path / "collection"), "--logs", str(logs), "--json"],
+        standalone_mode=False,
+    )
+    assert r.exception is None, r.output
+    groups = json.loads(r.output)["explained"]
+    assert groups[0] == {
+        "signature": "ops-561103",
+        "cause": "ops-package-missing-or-wrong",
+        "status": "confirmed",
+        "nodes": ["node1", "node2"],
+    }
+    assert groups[1]["cause"] == "oom" and groups[1]["nodes"] == ["node3"]
+
+
+def test_saved_facts_decide_too(tmp_path: Path) -> None:
+    facts = _facts_json(tmp_path, hosts.kernels_wrong(tmp_path / "h"), "node")
+    doc = _json("--facts", str(facts), "EZ9999: Parse dynamic kernel config fail.")
+    assert doc["host"]["source"] == "facts" and doc["exit_code"] == 1
+    assert (doc["causes"][0]["id"], doc["causes"][0]["status"]) == (
+        "ops-package-missing-or-wrong",
+        "confirmed",
+    )
+
+
+def test_secrets_never_reach_any_output(tmp_path: Path) -> None:
+    log = tmp_path / "env-dump.log"
+    log.write_text(
+        "HF_TOKEN=hf_supersecretvalue123 HCCL_PASSWORD=p4ss error code is 561103\n"
+        "pip download https://alice:s3cret-pw@mirror.example/simple torch_npu: error code is 561103\n"
+    )
+    junit = tmp_path / "e.xml"
+    code, out = _run("--no-host", "--log", str(log), "--junit", str(junit))
+    _, js = _run("--no-host", "--log", str(log), "--json")
+    for text in (out, js, junit.read_text()):
+        assert "hf_supersecretvalue123" not in text and "p4ss" not in text and "s3cret-pw" not in text
+    assert code == 0 and "<redacted>" in out

@@ -302,6 +302,10 @@ def test_node_labels() -> None:
         "cannenv.io/stack": "a2-cann8.2.rc1-torch2.6.0-py3.11",
         "cannenv.io/status": "drifting",
         "cannenv.io/certificate": "sha256-" + ("ab" * 20),
+        "cannenv.io/cann": "none",
+        "cannenv.io/nnal": "none",
+        "cannenv.io/torch-npu": "none",
+        "cannenv.io/ops-chips": "none",
     }
     for v in labels.values():
         assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?", v)

@@ -198,3 +198,46 @@ def test_cli_job_clean_exits_0_and_unknown_node_exits_3(a2_clean: Path) -> None:
     assert cannenv("fleet", "job", str(a2_clean)).returncode == 0
     res = cannenv("fleet", "job", str(a2_clean), "--nodes", "node-a,node-x")
     assert res.returncode == 3 and "node-x" in res.stderr
+
+
+# ------------------------------------------------------------------ in the fleet report
+
+
+def test_fleet_report_judges_each_job_group(a2_planted: Path, a2_clean: Path, tmp_path: Path) -> None:
+    html, prom = tmp_path / "fleet.html", tmp_path / "fleet.prom"
+    checks = "driver-installed"  # the per-node part is not what this test is about
+    res = cannenv(
+        "fleet", "report", str(a2_planted), "--check", checks, "--json", "--html", str(html),
+        "--prometheus", str(prom), "--job", "train=node-a,node-b", "--job", "infer=node-a,node-c",
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    jobs = {j["name"]: j for j in json.loads(res.stdout)["jobs"]}
+    assert jobs["train"]["status"] == "not-ready" and set(jobs["train"]["failing"]) == {
+        "job-device-ip",
+        "job-tls",
+    }
+    assert (
+        "job-cann" in jobs["infer"]["failing"]
+        and jobs["infer"]["converge"]["node-c"][0] == "CANN 8.3.RC2 -> 8.5.0"
+    )
+    page = html.read_text()
+    assert 'data-job="train"' in page and "192.168.1.8 on node-a:0, node-b:0" in page
+    text = prom.read_text()
+    assert 'cannenv_fleet_job_ready{job="train",nodes="2"} 0' in text
+    ok = cannenv("fleet", "report", str(a2_clean), "--check", checks, "--job", "all=node-a,node-b,node-c")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "job all (3 nodes): ready" in ok.stdout
+
+
+def test_job_by_inventory_group(a2_planted: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ansible")
+    inv = tmp_path / "inventory.ini"
+    inv.write_text("[train]\nnode-a\nnode-c\n[infer]\nnode-b\n")
+    res = cannenv("fleet", "job", str(a2_planted), "--group", "train", "--inventory", str(inv), "--json")
+    report = json.loads(res.stdout)
+    assert report["host"]["job"] == "train" and report["host"]["nodes"] == ["node-a", "node-c"]
+    assert res.returncode == 1 and "node-c" in report["host"]["converge"]
+    assert cannenv("fleet", "job", str(a2_planted), "--group", "train").returncode == 2  # needs --inventory
+    assert (
+        cannenv("fleet", "job", str(a2_planted), "--group", "none", "--inventory", str(inv)).returncode == 3
+    )

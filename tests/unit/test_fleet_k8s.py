@@ -227,6 +227,10 @@ def test_the_container_command_labels_a_host_tree(manifest: list[dict[str, Any]]
         "cannenv.io/stack": STACK,
         "cannenv.io/status": "failing",
         "cannenv.io/certificate": "none",
+        "cannenv.io/cann": "8.2.RC1",
+        "cannenv.io/nnal": "none",
+        "cannenv.io/torch-npu": "none",
+        "cannenv.io/ops-chips": "910b",
     }
     notes = patch["metadata"]["annotations"]
     failing = notes["cannenv.io/failing-checks"].split(",")

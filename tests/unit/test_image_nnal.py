@@ -112,7 +112,8 @@ def refused(r: Result) -> bool:
 
 def lock_args(test_matrix: Path, downloaded: Path, tmp_path: Path) -> list[str]:
     wheel = standin_wheel(tmp_path / "w", "cannenv", "0.1.0", "cannenv_standin")
-    return ["image", "lock", *image_args(SHIPPED, test_matrix, downloaded, wheel)]
+    # --no-resolve: offline (the Python pins are test_image_pinned.py's)
+    return ["image", "lock", *image_args(SHIPPED, test_matrix, downloaded, wheel), "--no-resolve"]
 
 
 def test_image_lock_of_a_shipped_stack_needs_no_allow_unpinned_and_records_no_nnal(

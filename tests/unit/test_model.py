@@ -328,14 +328,11 @@ def test_kv_cache_per_attention_kind(traces: dict[str, coverage.Trace]) -> None:
     gemma2 = trace.shape(config.load(config=str(CONFIGS / "gemma2.json")))
     assert [lay.window for lay in gemma2.layers] == [8, None, 8, None]
     assert memory.kv_cache_bytes(gemma2, 1, 100, 2) == (2 * 8 + 2 * 100) * 2 * 2 * 16 * 2
-    mla = memory.Shape("mla", 1, 0, 0, 0, False, 64, 4, 128, 128, (memory.Layer("mla", latent=512 + 64),) * 3)
+    mla = memory.Shape("mla", 1, False, 64, 4, 128, 128, (memory.Layer("mla", latent=512 + 64),) * 3)
     assert memory.kv_bytes_per_token(mla, 2, tp=1) == memory.kv_bytes_per_token(mla, 2, tp=4) == 3 * 576 * 2
     layered = memory.Shape(
         "gemma2-like",
         1,
-        0,
-        0,
-        0,
         False,
         64,
         4,

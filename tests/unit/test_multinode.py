@@ -313,3 +313,40 @@ def test_doctor_multinode_on_a_tree(tmp_path: Path) -> None:
     assert [f.status for f in checks.run(facts, Target(multinode=True), checks.select(["hccn-conf"]))] == [
         "pass"
     ]
+
+
+# ------------------------------------------------------------------ hostile inputs (docs/security.md)
+
+
+def test_fifo_and_oversized_hccn_conf_are_issues_not_hangs(tmp_path: Path) -> None:
+    import os
+
+    tree = a2_cann85_new(tmp_path / "t")
+    os.mkfifo(tree.root / "etc/hccn.conf")
+    facts = gather(str(tree.root), None, None, (), None, 5.0)
+    assert facts.multinode.hccn_conf == {}
+    assert [i.kind for i in facts.issues if i.probe == "multinode"] == ["not-a-file"]
+    (tree.root / "etc/hccn.conf").unlink()
+    with (tree.root / "etc/hccn.conf").open("wb") as fh:
+        fh.truncate(hccn.MAX_CONF_BYTES + 1)  # sparse: costs nothing, refused by size
+    facts = gather(str(tree.root), None, None, (), None, 5.0)
+    assert [i.kind for i in facts.issues if i.probe == "multinode"] == ["oversized"]
+
+
+def test_hccn_output_fifo_is_bad_input(tmp_path: Path) -> None:
+    import os
+
+    out = tmp_path / "captures"
+    out.mkdir()
+    os.mkfifo(out / "0.txt")
+    res = cannenv("facts", "--json", "--hccn-output", str(out))
+    assert res.returncode == 2, res.stderr
+
+
+def test_hccn_conf_link_out_of_the_root_stays_inside(tmp_path: Path) -> None:
+    tree = a2_cann85_new(tmp_path / "t")
+    secret = tmp_path / "secret.conf"
+    secret.write_text("address_0=10.9.9.9\n")
+    (tree.root / "etc/hccn.conf").symlink_to(secret)  # absolute: resolved inside the root, so absent
+    facts = gather(str(tree.root), None, None, (), None, 5.0)
+    assert facts.multinode.hccn_conf == {} and facts.multinode.hccn_conf_path is None

@@ -125,12 +125,12 @@ def test_bare_host_to_a_stack_gets_everything_in_vendor_order(m: matrix_mod.Matr
 
 
 def test_a3_cann83_upgrade_keeps_83_side_by_side_and_moves_latest(m: matrix_mod.Matrix) -> None:
-    plan, target = plan_of("a3-cann8.3", m)
+    plan, target = plan_of("a3-cann8.3", m, stack="a3-cann8.5.0-torch2.7.1-py3.11")  # a named target
     assert plan.stack == "a3-cann8.5.0-torch2.7.1-py3.11"
     expected = [("cann", "upgrade"), ("ops", "install"), ("nnal", "install"), ("python-packages", "upgrade")]
     expected.append(("environment", "install"))
     if not driver_accepted(m, target, "25.2.1"):
-        expected.insert(0, ("driver", "upgrade"))
+        expected[:0] = [("driver", "upgrade"), ("reboot", "reboot")]
     assert acts(plan) == expected
     assert "8.3.RC2 stays side by side" in step(plan, "cann").summary
     assert step(plan, "ops").installers[0].file == "Ascend-cann-A3-ops_8.5.0_linux-aarch64.zip"
@@ -138,7 +138,7 @@ def test_a3_cann83_upgrade_keeps_83_side_by_side_and_moves_latest(m: matrix_mod.
 
 
 def test_a3_cann83_replace_removes_the_old_cann_after_the_new_one(m: matrix_mod.Matrix) -> None:
-    plan, _ = plan_of("a3-cann8.3", m, cann_policy="replace")
+    plan, _ = plan_of("a3-cann8.3", m, stack="a3-cann8.5.0-torch2.7.1-py3.11", cann_policy="replace")
     order = [(s.component, s.action) for s in plan.actions]
     assert order.index(("cann", "upgrade")) < order.index(("cann", "remove"))
     rm = next(s for s in plan.actions if s.action == "remove")
@@ -152,12 +152,13 @@ def test_a3_cann83_replace_removes_the_old_cann_after_the_new_one(m: matrix_mod.
 
 
 def _old_layout_case(name: str, m: matrix_mod.Matrix, *, env_selected: bool = True) -> Plan:
-    plan, target = plan_of(name, m)
-    assert plan.stack == "a2-cann8.3.rc1-torch2.7.1-py3.11"  # the doctor's nearest stack
+    # the doctor's nearest stack, named: a downgrade needs an explicit target (issue 22 §4)
+    plan, target = plan_of(name, m, stack="a2-cann8.3.rc1-torch2.7.1-py3.11")
+    assert plan.stack == "a2-cann8.3.rc1-torch2.7.1-py3.11"
     expected = [("cann", "downgrade"), ("ops", "install"), ("nnal", "install"), ("environment", "install")]
     facts = facts_of(name)
     if not facts.container.in_container and not driver_accepted(m, target, facts.driver.version or ""):  # type: ignore[union-attr]
-        expected.insert(0, ("driver", "upgrade"))
+        expected[:0] = [("driver", "upgrade"), ("reboot", "reboot")]
     assert acts(plan) == expected
     cann = step(plan, "cann")
     assert cann.installers[0].file == "Ascend-cann-toolkit_8.3.RC1_linux-aarch64.zip"
@@ -212,7 +213,8 @@ def test_broken_container_no_mounts_never_installs_a_driver_in_the_container(m: 
 def test_broken_driver_too_old_upgrades_the_driver_first(m: matrix_mod.Matrix) -> None:
     plan, _ = plan_of("broken-driver-too-old", m)
     assert plan.stack == "a2-cann8.2.rc1-torch2.6.0-py3.11"
-    assert acts(plan) == [("driver", "upgrade"), ("nnal", "install")]
+    # the firmware is already the stack's; the replaced driver's kernel modules need a restart
+    assert acts(plan) == [("driver", "upgrade"), ("reboot", "reboot"), ("nnal", "install")]
     drv = step(plan, "driver")
     assert drv.version_from == "24.1.rc2.2" and drv.version_to == "25.0.rc1.1"
     # the driver .run comes out of the vendor's HDK bundle zip, pinned by ascend-deployer's NPU_*.json
@@ -351,10 +353,16 @@ def test_torch_280_with_torch_npu_290_gets_one_consistent_plan(m: matrix_mod.Mat
 
     HostTree(tmp_path).os_release().python_stack("2.8.0", "2.9.0")
     facts = collect(Host(tmp_path, {}, True, 5.0), python=None, site_packages=())
-    target = choose_target(facts, m)
-    assert target.stack is not None
+    chosen = choose_target(facts, m)
+    assert chosen.stack is not None
+    # a chosen target never moves the newer torch_npu down (issue 22 §4); a named one plans one fix
+    assert not [a for a in acts(compute_plan(facts, chosen, hdk="no")) if a[0] == "python-packages"] or (
+        chosen.stack.version("torch_npu") == "2.9.0"
+    )
+    target = choose_target(facts, m, stack_id=chosen.stack.id)
     plan = compute_plan(facts, target, hdk="no")
     stack = target.stack
+    assert stack is not None
     pins = {f"torch=={stack.version('torch')}", f"torch-npu=={stack.version('torch_npu')}"}
     named = {w for s in plan.actions for line in s.commands for w in line.split() if "==" in w}
     assert named and named <= pins  # every pip pin is the one target's, never a mix of two stacks
@@ -528,7 +536,7 @@ def test_provision_bad_input_is_exit_2_before_any_host_is_touched(tmp_path: Path
     inv = tmp_path / "inv.ini"
     inv.write_text("h ansible_host=127.0.0.1\n")
     code, out = _cli("provision", "-i", str(inv), "--artifacts", str(tmp_path))
-    assert code == 2 and "--stack ID or --lock FILE" in out
+    assert code == 2 and "--stack ID, --lock FILE" in out
     code, out = _cli("provision", "-i", str(inv), "--stack", "x", "--artifacts", str(tmp_path / "nope"))
     assert code == 2 and "is not a directory" in out
     code, out = _cli(

@@ -1,0 +1,161 @@
+"""What satisfies a stack: the one notion of "compliant" the planner, the doctor, ``fleet report``
+and the Kubernetes labels all call, so a node that ran its plan is green in every view.
+
+* **The driver** (``--driver-policy``): ``accepted`` (default) — the installed driver satisfies the
+  stack when it is the stack's pin *or* the vendor recommends / states it compatible for the stack's
+  CANN on this family (:meth:`cannenv.matrix.Matrix.driver_requirement`); the planner leaves such a
+  driver in place (no downgrade of a working driver for a pin), so the doctor must pass it too.
+  ``pinned`` — only the stack's own driver build satisfies it; the planner then moves the driver
+  (and the firmware with it) to the pin.
+* **No downgrade without an explicit target**: a target the doctor *chose* (best match / nearest
+  stack, not ``--stack``/``--lock``/a per-node ``--target``) never moves an installed component
+  downward and never moves the installed CANN: the CANN-bound components (toolkit, ops, NNAL)
+  follow the CANN that is installed, so the remedies say "NNAL 8.3.RC2" for an 8.3.RC2 toolkit,
+  never the nearest stack's 8.3.RC1; pins the stack makes for another CANN (driver, torch_npu) are
+  left too. Missing pieces and later releases of the installed line are still planned.
+* **One target per node**: a stack built for another product family (or architecture) than the node's
+  hardware is refused with the reason (:func:`hardware_mismatch`), never planned.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cannenv.compat import Literal
+
+if TYPE_CHECKING:
+    from cannenv.checks import Target
+    from cannenv.facts import Facts
+    from cannenv.matrix import Stack
+
+DriverPolicy = Literal["accepted", "pinned"]
+DRIVER_POLICIES: tuple[str, ...] = ("accepted", "pinned")
+CANN_BOUND = ("cann", "ops", "nnal")
+
+
+def explicit(target: Target) -> bool:
+    """The target was named (``--stack``, ``--lock``, a per-node ``--target``), not chosen."""
+    return target.choice.how in ("option", "lock")
+
+
+def driver_satisfies(target: Target, have: str | None) -> tuple[bool, str, tuple[str, ...]]:
+    """(satisfied, why, sources): does the installed driver ``have`` satisfy ``target.stack``?"""
+    from cannenv.checks._util import pinned_matches
+
+    stack = target.stack
+    want = stack.version("driver") if stack is not None else None
+    if want is None:
+        return True, "the stack pins no driver", ()
+    if have is None:
+        return False, "no driver installed", ()
+    if pinned_matches("driver", want, have):
+        return True, f"driver {have} is the stack's", ()
+    if target.driver_policy == "pinned":
+        return False, f"the stack pins driver {want} (--driver-policy pinned)", ()
+    cann = stack.version("cann") if stack is not None else None
+    family = target.family or (stack.family if stack is not None else None)
+    if target.matrix is None or cann is None or family is None:
+        return False, f"the stack pins driver {want}", ()
+    from cannenv.errors import CannenvError
+
+    try:
+        req = target.matrix.driver_requirement(cann, family)
+    except CannenvError:
+        req = None
+    if req is not None and req.accepts(have):
+        return (
+            True,
+            f"driver {have} is accepted for CANN {cann} on {family} (needs {req.range}); "
+            f"the stack's {want} is not required (--driver-policy accepted)",
+            tuple(req.sources),
+        )
+    return False, f"driver {have} is not accepted for CANN {cann} on {family}", ()
+
+
+def _newer(key: str, have: str, want: str) -> bool:
+    from cannenv.checks._util import cann_v, driver_v, pep_v
+
+    parse = cann_v if key in CANN_BOUND else driver_v if key in ("driver", "firmware") else pep_v
+    a, b = parse(have), parse(want)
+    try:
+        return a is not None and b is not None and bool(a > b)
+    except TypeError:
+        return False
+
+
+def kept(facts: Facts, target: Target, key: str, have: str | None, want: str | None) -> bool:
+    """An installed component the plan leaves although it differs from ``want``: only a named target
+    moves it downward, and a chosen one never moves it to pins made for another CANN than the one
+    installed (missing pieces and later releases of the installed line are still planned)."""
+    if explicit(target) or have is None or want is None:
+        return False
+    if newer(key, have, want):
+        return True  # never "fixed" downward without a named target
+    if key in CANN_BOUND:
+        return False  # ``wanted`` already follows the installed CANN
+    stack = target.stack
+    line, stack_cann = cann_line(facts, target), stack.version("cann") if stack is not None else None
+    from cannenv.checks._util import same_cann
+
+    return line is not None and stack_cann is not None and not same_cann(line, stack_cann)
+
+
+def newer(key: str, have: str | None, want: str | None) -> bool:
+    """``have`` is a later release than ``want`` (in the component's own version grammar)."""
+    return have is not None and want is not None and _newer(key, have, want)
+
+
+def cann_line(facts: Facts, target: Target) -> str | None:
+    """The CANN the toolkit, ops and NNAL follow: the stack's, or — for a chosen target — the CANN
+    that is installed and active (never moved without a named target)."""
+    stack = target.stack
+    want = stack.version("cann") if stack is not None else None
+    if explicit(target):
+        return want
+    inst = facts.cann.active_install()
+    if inst is not None and inst.version:
+        return inst.version
+    return want
+
+
+def wanted(facts: Facts, target: Target, key: str) -> str | None:
+    """The version of ``key`` this node must carry under ``target`` (None: the stack pins none)."""
+    stack = target.stack
+    if stack is None:
+        return None
+    want = stack.version(key)
+    if want is None or key not in CANN_BOUND or explicit(target):
+        return want
+    line = cann_line(facts, target)
+    from cannenv.checks._util import same_cann
+
+    if line is None or same_cann(line, stack.version("cann")):
+        return want
+    return line  # the stack's ops / NNAL release follow its CANN; the installed CANN's follow it
+
+
+def hardware_mismatch(facts: Facts, stack: Stack) -> str | None:
+    """Why ``stack`` cannot go on this node's hardware (None: it fits, or the hardware is unknown).
+
+    The family comes from the devices, else from the chip of the installed ops/kernels package; the
+    architecture from the OS."""
+    from cannenv.checks._util import family_title
+
+    fam, src = facts.devices.family, facts.devices.family_source
+    if fam is None:
+        from cannenv.layout import family_of_chip
+
+        chips = sorted({ch for i in facts.cann.installs for p in i.ops for ch in p.chips})
+        fams = sorted({f for f in (family_of_chip(c) for c in chips) if f})
+        if len(fams) == 1:
+            fam, src = fams[0], f"its ops/kernels package is built for {', '.join(chips)}"
+    if fam is not None and fam != stack.family:
+        return (
+            f"stack {stack.id} is for {family_title(stack.family)}, this node is "
+            f"{family_title(fam)} ({src or 'devices'}): refused, another chip's driver and ops would not run "
+            f"here (pick a stack of that family: `cannenv matrix list --family {fam}`)"
+        )
+    arch = facts.os.arch
+    if arch is not None and stack.arches and arch not in stack.arches:
+        return f"stack {stack.id} is built for {', '.join(stack.arches)}, this node is {arch}: refused"
+    return None

@@ -1,0 +1,251 @@
+"""A mixed fleet end to end (issue 22): an Atlas A2, an A3 and a 310P host as SSH containers, each
+with its shipped stack (matrices/stacks.yaml) as its own target, real Ansible over real SSH.
+
+FIXTURES: the hosts' driver files and replayed ``npu-smi`` output (tests/data/npu_smi/SOURCES.md),
+and the CANN toolkit and ops/kernels laid down by the fixture installers
+(tests/fixtures/cann_installer: named like the vendor's files, not CANN) before the test; provision
+then adds what each stack still needs (NNAL from a fixture installer, stand-in torch/torch_npu
+wheels, the environment). The shipped stacks pin the vendor's toolkit digests, so the toolkit is
+never provisioned here — it is installed first, as a host image would carry it.
+
+Shown: a family mismatch refused (one --stack for all), `plan --out` reviewed then run by
+`provision --plan` in a canary rollout, a plan refused once the host's facts moved, and after the run
+every node green in `doctor`, `fleet report` (per-family targets) and `k8s-agent --dry-run`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from helpers.fleet_hosts import Fleet, HostSpec, docker, engine_problem, start_fleet
+from helpers.hosts import (
+    DRIVER_25_0_RC1_1,
+    FIRMWARE_7_7,
+    NPU_SMI_DATA,
+    NPU_SMI_SCRIPT,
+    driver_like_25_3,
+)
+from helpers.provision import PIP_CONF, _pip_wheel
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cann_installer"
+sys.path.insert(0, str(FIXTURES))
+from fixture_stack import standin_wheel  # noqa: E402
+from make_fixture_installer import make_installers  # noqa: E402
+
+if TYPE_CHECKING:
+    from cannenv.engine import Engine
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+A2 = "a2-cann8.5.0-torch2.8.0-py3.11"
+A3 = "a3-cann8.5.0-torch2.7.1-py3.11"
+P310 = "310p-cann8.2.rc1-torch2.6.0-py3.11"
+TARGETS = f"a2={A2},a3={A3},310p={P310}"
+# host -> (npu-smi capture, driver version.info, CANN preinstalled, ops chip, target)
+HOSTS: dict[str, tuple[str, str, str, str, str]] = {
+    "a2": ("a2", driver_like_25_3("25.5.1"), "8.5.0", "910b", A2),
+    "a3": ("a3", driver_like_25_3("25.5.1"), "8.5.0", "a3", A3),
+    "p310": ("310p", DRIVER_25_0_RC1_1, "8.2.RC1", "310p", P310),
+}
+
+
+def _spec(name: str) -> HostSpec:
+    smi, driver, *_ = HOSTS[name]
+    files = {
+        "/etc/pip.conf": PIP_CONF,
+        "/usr/local/Ascend/driver/version.info": driver,
+        "/usr/local/Ascend/firmware/version.info": FIRMWARE_7_7,
+        "/usr/local/bin/npu-smi": NPU_SMI_SCRIPT,
+        "/usr/local/bin/info.txt": (NPU_SMI_DATA / f"{smi}_info.txt").read_text(),
+        # for the k8s agent's --root copy: a tree carries the captured output here (docs/doctor.md)
+        "/var/lib/cannenv/npu-smi-info.txt": (NPU_SMI_DATA / f"{smi}_info.txt").read_text(),
+    }
+    board = NPU_SMI_DATA / f"{smi}_board.txt"
+    if board.exists():
+        files["/usr/local/bin/board.txt"] = board.read_text()
+        files["/var/lib/cannenv/npu-smi-board.txt"] = board.read_text()
+    return HostSpec(name, bare=True, extra=files)
+
+
+def cannenv(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cannenv", *args], capture_output=True, text=True, timeout=900, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def fleet(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    problem = engine_problem()
+    if problem:
+        pytest.skip(f"provision hosts need Docker, ssh and ansible-runner: {problem}")
+    work = tmp_path_factory.mktemp("mixed")
+    running = start_fleet(
+        work, tuple(_spec(n) for n in HOSTS), label="cannenv-mixed-test", prefix="cannenv-mix"
+    )
+    try:
+        for h in running.hosts:
+            _, _, cann, chip, _ = HOSTS[h.spec.name]
+            pre = work / f"pre-{h.spec.name}"
+            inst = make_installers(pre, cann, chip, "x86_64", components=("toolkit", "kernels"))
+            subprocess.run(["docker", "cp", str(pre), f"{h.container}:/tmp/pre"], check=True, timeout=120)
+            script = (
+                "set -e; chmod 0755 /usr/local/bin/npu-smi; "
+                "getent group HwHiAiUser >/dev/null || groupadd HwHiAiUser; "
+                "id HwHiAiUser >/dev/null 2>&1 || useradd -g HwHiAiUser -m HwHiAiUser -s /bin/bash; "
+                f"bash /tmp/pre/{inst['toolkit'].path.name} --install --install-for-all --quiet; "
+                f"bash /tmp/pre/{inst['kernels'].path.name} --install --install-for-all --quiet; "
+                "rm -rf /tmp/pre"
+            )
+            docker("exec", h.container, "bash", "-c", script, timeout=300)
+        yield running
+    finally:
+        running.remove()
+
+
+@pytest.fixture(scope="module")
+def artifacts(fleet: Fleet) -> Path:
+    folder = fleet.work / "artifacts"
+    for cann in ("8.5.0", "8.2.RC1"):
+        make_installers(folder, cann, "910b", "x86_64", components=("nnal",))
+    for torch, npu in (("2.8.0", "2.8.0.post2"), ("2.7.1", "2.7.1.post2"), ("2.6.0", "2.6.0")):
+        standin_wheel(folder, "torch", torch, "torch")
+        standin_wheel(folder, "torch-npu", npu, "torch_npu")
+    _pip_wheel(folder)
+    return folder
+
+
+def _json(proc: subprocess.CompletedProcess[str]) -> Any:
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_one_stack_for_a_mixed_fleet_refuses_the_other_families(fleet: Fleet, artifacts: Path) -> None:
+    proc = cannenv(
+        "provision",
+        "-i",
+        str(fleet.inventory),
+        "--stack",
+        A2,
+        "--artifacts",
+        str(artifacts),
+        "--check",
+        "--json",
+    )
+    assert proc.returncode == 1, proc.stderr
+    by = {h["name"]: h for h in _json(proc)["hosts"]}
+    assert by["a2"]["status"] == "planned", by["a2"]
+    for name, fam in (("a3", "Atlas A3"), ("p310", "310P")):
+        assert by[name]["status"] == "refused" and fam in by[name]["reason"], by[name]
+        assert not [s for s in by[name]["plan"]["steps"] if s["action"] != "leave"]
+
+
+def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
+    fleet: Fleet, artifacts: Path
+) -> None:
+    from cannenv import checks
+
+    work = fleet.work
+    collected = work / "collected"
+    proc = cannenv("fleet", "collect", "-i", str(fleet.inventory), "--out", str(collected))
+    assert proc.returncode == 0, proc.stderr
+    plan_file = work / "plan.json"
+    proc = cannenv(
+        "plan", "--facts", str(collected), "--target", TARGETS, "--offline", "--out", str(plan_file)
+    )
+    assert proc.returncode == 1, proc.stderr
+    plans = {p["host"]: p for p in json.loads(plan_file.read_text())["plans"]}
+    assert {h: p["stack"] for h, p in plans.items()} == {h: v[4] for h, v in HOSTS.items()}
+    for p in plans.values():  # what each stack still needs; the toolkit and ops are in place
+        assert [s["component"] for s in p["steps"] if s["action"] != "leave"] == [
+            "nnal",
+            "python-packages",
+            "environment",
+        ], p
+
+    out = work / "run"
+    proc = cannenv(
+        "provision",
+        "-i",
+        str(fleet.inventory),
+        "--plan",
+        str(plan_file),
+        "--artifacts",
+        str(artifacts),
+        "--allow-unpinned",  # NNAL has no published digest: the host checks this machine's copy
+        "--canary",
+        "--serial",
+        "50%",
+        "--max-fail",
+        "0%",
+        "--out",
+        str(out),
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    by = {h["name"]: h for h in _json(proc)["hosts"]}
+    for name in HOSTS:
+        assert by[name]["status"] == "done" and by[name]["remaining"] == 0, by[name]
+
+    # the reviewed plan is stale now: provision --plan refuses it instead of running it again
+    proc = cannenv(
+        "provision",
+        "-i",
+        str(fleet.inventory),
+        "--plan",
+        str(plan_file),
+        "--artifacts",
+        str(artifacts),
+        "--json",
+    )
+    assert proc.returncode == 1
+    assert {h["status"] for h in _json(proc)["hosts"]} == {"facts-moved"}
+
+    after = out / "after"
+    for name, (_, _, _, _, stack) in HOSTS.items():
+        doctor = cannenv("doctor", "--facts", str(after / f"{name}.json"), "--stack", stack, "--no-devices")
+        assert doctor.returncode == 0, doctor.stdout
+    software = ",".join(c.id for c in checks.all_checks() if c.scope == "software")
+    report = cannenv("fleet", "report", str(after), "--target", TARGETS, "--check", software, "--json")
+    assert report.returncode == 0, report.stdout + report.stderr
+    nodes = {n["name"]: n for n in _json(report)["nodes"]}
+    for name, (_, _, _, _, stack) in HOSTS.items():
+        assert nodes[name]["stack"] == stack and nodes[name]["status"] == "compliant", nodes[name]
+
+    # the DaemonSet's agent, on a copy of each host's tree (as its read-only hostPath mounts see it)
+    for h in fleet.hosts:
+        name = h.spec.name
+        tree = work / f"agent-{name}"
+        for path in ("/usr/local/Ascend", "/etc", "/var/lib/cannenv", "/usr/local/lib/python3.11"):
+            (tree / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(
+                ["docker", "cp", "-L", f"{h.container}:{path}", str(tree / path.lstrip("/"))],
+                check=False,
+                timeout=120,
+            )
+        for dev in ("davinci0", "davinci_manager", "devmm_svm", "hisi_hdc"):  # FIXTURE device stand-ins
+            (tree / "dev").mkdir(exist_ok=True)
+            (tree / "dev" / dev).write_text("")
+        agent = cannenv(
+            "fleet",
+            "k8s-agent",
+            "--root",
+            str(tree),
+            "--node",
+            name,
+            "--stack",
+            HOSTS[name][4],
+            "--once",
+            "--dry-run",
+        )
+        assert agent.returncode == 0, agent.stdout + agent.stderr
+        patch = json.loads(agent.stdout.splitlines()[-1])
+        labels = patch["metadata"]["labels"]
+        assert labels["cannenv.io/status"] == "compliant", (name, patch)
