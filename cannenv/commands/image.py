@@ -581,9 +581,11 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
     if stack and res.exit_code == ExitCode.NOT_FOUND:
         # built from a matrix file the image's cannenv does not ship: judge against the best match
         res = engine.run(tag, argv)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
+    from cannenv import records
+
+    try:  # printed inside the image: bounded like any other record
+        report = records.parse_json(res.stdout, source=f"the report of {tag}")
+    except InputError:
         raise ExternalError(
             f"`{' '.join(argv)}` in {tag} printed no JSON (exit {res.exit_code})",
             hint=(res.stderr or res.stdout).strip()[-1500:] or None,
@@ -650,12 +652,18 @@ def push_cmd(image_ref: str, target: str, lock_path: Path | None) -> int:
     """
     from cannenv.engine import Engine
     from cannenv.errors import IntegrityError
-    from cannenv.image import check_image_ref
+    from cannenv.image.spec import IMAGE_REF
     from cannenv.lock import load_lock, write_lock
+    from cannenv.sanitize import line
 
-    check_image_ref(target, "--to")
     if "@" in target:
         raise InputError("--to takes a repository (and tag), not a digest")
+    if IMAGE_REF.fullmatch(target) is None:
+        raise InputError(
+            f"--to {line(target)!r} is not a registry repository",
+            hint="expected REGISTRY/REPO[:TAG] in the OCI reference grammar, e.g. "
+            "127.0.0.1:5000/team/cann:8.5 (lower-case path components; a tag of letters, digits, . _ -)",
+        )
     repo, tag = _split_repo(target)
     engine = Engine.connect()
     info = engine.inspect(image_ref)

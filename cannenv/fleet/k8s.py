@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,7 @@ _FORBIDDEN_HOST_PATHS = re.compile(
     r"|^/root(/|$)|^/proc(/|$)"
 )
 _LABEL_VALUE_BAD = re.compile(r"[^A-Za-z0-9._-]+")
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 _IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _QUALIFIED = re.compile(
@@ -233,9 +234,15 @@ def render_manifest(
         if path is not None and (not path.startswith("/") or not _SAFE_ARG.match(path) or ".." in path):
             raise InputError(f"{what} {path!r}: expected an absolute host path without '..'")
     selector = dict(node_selector or {})
-    for key in selector:
-        if not _QUALIFIED.match(key):
+    for key, val in selector.items():
+        if not _QUALIFIED.fullmatch(key):
             raise InputError(f"--node-selector {key!r}: not a label key")
+        if not _LABEL_VALUE.fullmatch(val):
+            raise InputError(
+                f"--node-selector {key}={val!r}: not a label value",
+                hint="Kubernetes label values are empty or at most 63 characters of [A-Za-z0-9._-], "
+                "beginning and ending with a letter or digit",
+            )
     mounts = host_paths(role)
     for extra, kind, what in [
         *((p, "Directory", "--host-path") for p in extra_host_paths),
@@ -542,12 +549,59 @@ def apply_labels(
             "Content-Type": "application/strategic-merge-patch+json",
         },
     )
-    try:
+
+    def call() -> None:
         with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
-            resp.read()
+            _read_bounded(resp, url)
+
+    try:
+        _within(timeout, call, f"PATCH {url}")
     except urllib.error.HTTPError as exc:
         raise ExternalError(
             f"PATCH {url}: HTTP {exc.code} {exc.reason}", hint="check the ClusterRole"
         ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise ExternalError(f"PATCH {url}: {exc}") from None
+
+
+MAX_API_REPLY = 1 << 20
+"""The most bytes of an API server's reply read (a node object is a few KB)."""
+
+
+def _read_bounded(resp: Any, url: str) -> bytes:
+    """The reply body, at most :data:`MAX_API_REPLY` bytes (an endless body is an ExternalError)."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = resp.read1(64 << 10)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > MAX_API_REPLY:
+            raise ExternalError(
+                f"PATCH {url}: the reply is larger than {MAX_API_REPLY} bytes; not read further"
+            )
+        chunks.append(chunk)
+
+
+def _within(seconds: float, fn: Callable[[], None], what: str) -> None:
+    """Run ``fn`` with a deadline on the whole of it: a server that answers one byte a second never
+    trips a per-read socket timeout, so the request runs in a daemon thread that is abandoned
+    (ExternalError) once ``seconds`` pass. Exceptions of ``fn`` are raised here."""
+    import threading
+
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="cannenv-api-request", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise ExternalError(f"{what}: no complete reply within {seconds:g} s (the request is abandoned)")
+    if outcome:
+        raise outcome[0]

@@ -263,12 +263,16 @@ def write(r: Refresh, matrix_dir: Path) -> list[str]:
     texts: dict[str, str] = {}
     if r.deployer:
         # releases recorded before and absent from --from are kept, with every fact they stated
+        from cannenv import records
+
         current = matrix_dir / DEPLOYER_FILE
         fresh = {d.version for d in r.deployer}
         kept = (
             [
                 d
-                for d in deployer.recorded_releases(json.loads(current.read_text(encoding="utf-8")))
+                for d in deployer.recorded_releases(
+                    records.parse_json(records.read_text(current, what="matrix file"), source=str(current))
+                )
                 if d.version not in fresh
             ]
             if current.is_file()
