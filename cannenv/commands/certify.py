@@ -84,6 +84,13 @@ def _common(fn: Any) -> Any:
                 show_default=True,
                 help="Seconds each device run may take before it counts as a hang.",
             ),
+            click.option(
+                "--matrix",
+                "matrix_paths",
+                multiple=True,
+                metavar="PATH",
+                help="Matrix files/dirs (default: shipped): a site matrix the --stack comes from.",
+            ),
         )
     ):
         fn = deco(fn)
@@ -301,6 +308,7 @@ def _execute(
     model_dir: str | None,
     profile: bool,
     seed: int,
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     from cannenv.certify import certificate as certmod
     from cannenv.certify import runner, setup
@@ -320,7 +328,7 @@ def _execute(
     if stack_id is not None:
         from cannenv.matrix import load
 
-        load().stack(stack_id)
+        load(list(matrix_paths) or None).stack(stack_id)
     if lock is not None:
         from cannenv.lock import load_lock
 
@@ -337,6 +345,7 @@ def _execute(
         timeout_s=timeout_s,
         no_devices=no_devices,
         lock=lock,
+        matrix_paths=tuple(matrix_paths),
     )
     plans = runner.plan(options, cast("Scope", scope))
 
