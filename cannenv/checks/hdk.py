@@ -39,6 +39,16 @@ def _driver_installed(facts: Facts, target: Target) -> list[Finding]:
                 "error", f"{drv.path} exists but gives no driver version (see probe-files)", subject=drv.path
             )
         ]
+    if driver_v(drv.version) is None:
+        # a version that is not one (``99.9.9 garbage``) says nothing about the driver: never a pass
+        return [
+            c.finding(
+                "error",
+                f"{drv.path}: {drv.version[:80]!r} is not a driver version (see probe-files for the line)",
+                "re-create the file with its installer (reinstall the Ascend HDK driver)",
+                subject=drv.path,
+            )
+        ]
     return [c.finding("pass", f"driver {drv.version} ({drv.path})")]
 
 

@@ -105,16 +105,56 @@ def _coverage(
 
     reg = registry.resolve(torch_npu, python=python)
     tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
-    return coverage.classify(tr, reg)
+    return coverage.classify(_stack_kernels(tr, reg), reg)
+
+
+def _stack_kernels(tr: Any, reg: Any) -> Any:
+    """Reclassify the traced operators with the dispatch table of the torch ``reg`` requires."""
+    from dataclasses import replace
+
+    from cannenv.errors import CannenvError
+    from cannenv.model import stack_torch
+
+    installed = tr.torch.split("+")[0]
+    want = reg.torch
+    label = f"torch_npu {reg.version or reg.origin}"
+    if want is None:
+        _warn(
+            f"{label} names no torch it requires (no Requires-Dist in its METADATA): operators are "
+            f"classified with the installed torch {tr.torch}, which may not be the stack's"
+        )
+        return tr
+    if want == installed:
+        return replace(tr, kernels_from=f"torch {tr.torch} (the torch {label} requires)")
+    try:
+        table, wheel = stack_torch.table_for(want)
+    except CannenvError as exc:
+        _warn(
+            f"{label} requires torch {want}, the trace ran on torch {tr.torch}; its operator table could "
+            f"not be read ({exc.message}): operators classified with torch {installed}, not the stack's"
+        )
+        return tr
+    _warn(
+        f"traced with torch {tr.torch}; {label} requires torch {want}: operators reclassified with torch "
+        f"{want}'s native_functions.yaml"
+    )
+    kernels = {**tr.kernels, **stack_torch.kernels(table, tr.kernels)}
+    return replace(tr, kernels=kernels, kernels_from=f"torch {want} native_functions.yaml ({wheel})")
 
 
 def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     reg = cov.registry
     console.print(
-        f"[bold]{cov.trace.model}[/bold] ({cov.trace.config}) · steps: {', '.join(cov.trace.steps)} · "
-        f"torch_npu {reg.version or '?'} ({reg.origin}, {len(reg.ops)} operators)"
+        f"[bold]{escape(cov.trace.model)}[/bold] ({escape(cov.trace.config)}) · steps: "
+        f"{', '.join(cov.trace.steps)} · torch_npu {escape(reg.version or '?')} ({escape(reg.origin)}, "
+        f"{len(reg.ops)} operators)"
+    )
+    console.print(
+        f"traced with torch {escape(cov.trace.torch)}, transformers {escape(cov.trace.transformers or '-')};"
+        f" kernels from {escape(cov.trace.kernels_from)}"
     )
     table = Table(show_lines=False)
     for col in ("operator", "dtypes", "count", "class", "effect", "module", "why / rewrite"):
@@ -129,28 +169,28 @@ def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) ->
         if v.rewrite:
             why += f"\nrewrite: {v.rewrite}"
         table.add_row(
-            row.record.op,
-            ",".join(row.record.dtypes) or "-",
+            escape(row.record.op),
+            escape(",".join(row.record.dtypes) or "-"),
             str(row.record.count),
             f"[{style[v.klass]}]{v.klass}[/]",
             f"[{style[v.effect]}]{v.effect}[/]",
-            row.record.modules[0] if row.record.modules else "",
-            why,
+            escape(row.record.modules[0] if row.record.modules else ""),
+            escape(why),
         )
     console.print(table)
     if cov.fusions:
         console.print("[bold]Fused-operator opportunities[/bold]")
         for f in cov.fusions:
             avail = "in this torch_npu" if f.available else "[yellow]not in this torch_npu[/]"
-            console.print(f"  {f.id}: {f.target} ({avail}) at {', '.join(f.modules)}")
-            console.print(f"    replaces {f.replaces}")
-            console.print(f"    when: {f.conditions}  [dim](source: {f.source})[/dim]")
+            console.print(f"  {escape(f.id)}: {escape(f.target)} ({avail}) at {escape(', '.join(f.modules))}")
+            console.print(f"    replaces {escape(f.replaces)}")
+            console.print(f"    when: {escape(f.conditions)}  [dim](source: {escape(f.source)})[/dim]")
     for note in cov.trace.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}")
     verdict = {
         "ready": "[green]every operator runs on the NPU[/]",
-        "fallbacks": "[yellow]runs with CPU fallbacks:[/] " + ", ".join(cov.fallbacks),
-        "unsupported": "[red]not runnable: unsupported operators:[/] " + ", ".join(cov.unsupported),
+        "fallbacks": "[yellow]runs with CPU fallbacks:[/] " + escape(", ".join(cov.fallbacks)),
+        "unsupported": "[red]not runnable: unsupported operators:[/] " + escape(", ".join(cov.unsupported)),
     }[cov.verdict]
     console.print(verdict)
 
@@ -316,11 +356,12 @@ def _gib(n: float | None) -> str:
 
 
 def render_plan(p: Plan, console: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     s = p.shape
     console.print(
-        f"[bold]{s.model}[/bold]: {s.params:,} parameters"
+        f"[bold]{escape(s.model)}[/bold]: {s.params:,} parameters"
         f" ({'tied' if s.tied else 'untied'} embeddings) · attention {', '.join(s.attention_kinds)}"
         f" · {len(s.layers)} layers"
     )
@@ -352,7 +393,7 @@ def render_plan(p: Plan, console: Console) -> None:
         )
     console.print(table)
     for note in s.notes + p.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}")
     if p.hbm is not None:
         at = p.at_tp
         verdict = "[green]fits[/]" if at.fits else "[red]does not fit[/]"
@@ -475,6 +516,9 @@ def _detected_soc() -> str | None:
 )
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
+@click.option(
+    "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
+)
 def check(
     model_dir: str | None,
     config_file: str | None,
@@ -492,6 +536,7 @@ def check(
     dtype: str | None,
     strict: bool,
     as_json: bool,
+    matrix_paths: tuple[str, ...] = (),
 ) -> None:
     """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
     (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise
@@ -504,7 +549,7 @@ def check(
     if stack_id is not None:
         from cannenv import matrix
 
-        stack = matrix.load().stack(stack_id)
+        stack = matrix.load(list(matrix_paths) or None).stack(stack_id)
         pinned = stack.components.get("torch_npu")
         if torch_npu is None and pinned is not None:
             torch_npu = pinned.version

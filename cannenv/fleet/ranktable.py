@@ -193,6 +193,17 @@ def check_table(doc: Any, nodes: Sequence[JobNode] = ()) -> list[Finding]:
         found.add(SCHEMA, "fail", "a rank table is a JSON object")
         return found.items
     version = doc.get("version")
+    if version is None and "group_list" in doc:
+        found.add(
+            SCHEMA,
+            "warn",
+            "a template-2 table (group_list, no version): kept by the vendor only for compatibility on "
+            "Atlas training series (rank_table_config_910.md); not checked further",
+            "write the recommended v1.0 form: `cannenv fleet ranktable FACTS_DIR --out FILE`",
+        )
+        for check in CHECKS[1:]:
+            found.add(check, "skip", "a template-2 table is not checked")
+        return found.items
     if version in ("1.0", "1.2"):
         _check_v1(doc, str(version), nodes, found)
     elif version == "2.0":

@@ -121,10 +121,11 @@ def classify(filename: str) -> dict[str, Any] | None:
 
 
 def _json(art: Artefact, name: str) -> Any:
-    try:
-        return json.loads(art.read(name).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{art.path}:{name}: not valid JSON ({exc})") from None
+    from cannenv import records
+
+    data = art.read(name)
+    text = records.decode_utf8(data, source=f"{art.path}:{name}")
+    return records.parse_json(text, source=f"{art.path}:{name}")
 
 
 def _version_of(art: Artefact) -> str:

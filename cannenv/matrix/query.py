@@ -155,7 +155,15 @@ class Matrix:
             if python and not self.python_ok(row.torch, python):
                 continue
             out.append(row)
-        return out
+        # a downstream row that restates a pairing another source states adds nothing to the answer
+        stated = {
+            (_pep(r.torch_npu), _pep(r.torch), _cann(r.cann)) for r in out if r.evidence != "downstream"
+        }
+        return [
+            r
+            for r in out
+            if r.evidence != "downstream" or (_pep(r.torch_npu), _pep(r.torch), _cann(r.cann)) not in stated
+        ]
 
     def cann_versions(self) -> list[str]:
         vals = {r.cann for r in self.torch_npu} | {c for r in self.hdk for c in r.cann}

@@ -63,6 +63,11 @@ class Trace:
     notes: tuple[str, ...] = ()
     partial: tuple[str, ...] = ()
     """composite operators whose kernel read tensor values on the way: parts traced up to there"""
+    torch: str = ""
+    """the torch that ran the trace"""
+    transformers: str = ""
+    kernels_from: str = ""
+    """whose dispatch table ``kernels`` holds (the installed torch, or a stack's native_functions.yaml)"""
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,11 @@ class Coverage:
                 for f in self.fusions
             ],
             "notes": list(self.trace.notes),
+            "traced_with": {
+                "torch": self.trace.torch,
+                "transformers": self.trace.transformers,
+                "kernels_from": self.trace.kernels_from,
+            },
         }
 
 

@@ -60,6 +60,8 @@ class Registry:
     files: tuple[str, ...]
     ops: Mapping[str, tuple[str, ...]]
     """operator -> the yaml sections that register it"""
+    torch: str | None = None
+    """the torch release this build requires (its METADATA ``Requires-Dist: torch==V``)"""
 
     def sections(self, op: str) -> tuple[str, ...] | None:
         """Sections registering ``op`` (``aten::mm``, ``aten::add.Tensor``, ``npu::npu_rms_norm``)."""
@@ -153,6 +155,7 @@ def from_wheel(path: Path) -> Registry:
         infos = zf.infolist()
         texts: dict[str, str] = {}
         version = None
+        torch_req = None
         wanted = [i for i in infos if YAML_RE.match(i.filename) or re.match(_METADATA_RE, i.filename)]
         _within_budget(path, len(wanted), sum(i.file_size for i in wanted))
         try:
@@ -164,6 +167,7 @@ def from_wheel(path: Path) -> Registry:
                     meta = _read_member(zf, info, MAX_METADATA_BYTES, path)
                     m = re.search(r"^Version:\s*(\S+)\s*$", meta, re.MULTILINE)
                     version = m.group(1) if m else None
+                    torch_req = required_torch(meta)
         except (zipfile.BadZipFile, OSError, RuntimeError, EOFError, NotImplementedError, zlib.error) as exc:
             raise InputError(f"{path}: damaged wheel member ({exc})") from None
     if not texts:
@@ -171,7 +175,7 @@ def from_wheel(path: Path) -> Registry:
             f"{path} holds no {YAML_DIR}/npu_native_functions*.yaml",
             hint="pass a torch_npu wheel (pip download --no-deps torch-npu==VERSION)",
         )
-    return Registry(version, str(path), tuple(sorted(texts)), parse_yaml(texts))
+    return Registry(version, str(path), tuple(sorted(texts)), parse_yaml(texts), torch_req)
 
 
 _METADATA_RE = r"^torch_npu-[^/]+\.dist-info/METADATA$"
@@ -223,12 +227,21 @@ def from_dir(path: Path, version: str | None = None) -> Registry:
         _within_budget(aten, len(entries), total)
     if not texts:
         raise InputError(f"{aten} holds no npu_native_functions*.yaml")
-    if version is None:
-        site = Path(os.path.realpath(pkg.parent))
-        for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
-            m = re.search(r"^Version:\s*(\S+)\s*$", _read_regular(meta, site, MAX_METADATA_BYTES), re.M)
+    torch_req = None
+    site = Path(os.path.realpath(pkg.parent))
+    for meta in sorted(pkg.parent.glob("torch_npu-*.dist-info/METADATA")):
+        text = _read_regular(meta, site, MAX_METADATA_BYTES)
+        m = re.search(r"^Version:\s*(\S+)\s*$", text, re.M)
+        if version is None:
             version = m.group(1) if m else None
-    return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts))
+        torch_req = required_torch(text)
+    return Registry(version, str(pkg), tuple(sorted(texts)), parse_yaml(texts), torch_req)
+
+
+def required_torch(metadata: str) -> str | None:
+    """``Requires-Dist: torch==2.8.0+cpu`` / ``torch==2.13.0.*`` -> ``2.8.0`` / ``2.13.0``."""
+    m = re.search(r"^Requires-Dist:\s*torch\s*==\s*([0-9]+(?:\.[0-9]+){1,2})", metadata, re.M | re.I)
+    return m.group(1) if m else None
 
 
 def installed() -> Registry | None:

@@ -447,8 +447,20 @@ def record_model(model: nn.Module, origin: str, *, batch: int = 1, seq_len: int 
         modules = tuple(m or "(model)" for m, _ in acc.modules.most_common(MAX_MODULES))
         parts = tuple(sorted(acc.parts)) or (name,)
         ops.append(OpRecord(name, dts, acc.count, modules, parts, tuple(s for s in ran if s in acc.steps)))
+    from cannenv.model.env import version
+
     return Trace(
-        type(model).__name__, origin, tuple(ran), tuple(ops), kernels, decomps, tuple(notes), partial
+        type(model).__name__,
+        origin,
+        tuple(ran),
+        tuple(ops),
+        kernels,
+        decomps,
+        tuple(notes),
+        partial,
+        torch=torch.__version__,
+        transformers=version("transformers") or "",
+        kernels_from=f"the installed torch {torch.__version__}",
     )
 
 

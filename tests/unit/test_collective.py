@@ -69,7 +69,8 @@ def test_hccl_without_an_npu_is_a_skip_with_the_reason() -> None:
 def _inventory(tmp_path: Path, extra: str = "") -> Path:
     inv = tmp_path / "inventory.ini"
     lines = ["[job]"] + [
-        f"n{i} ansible_connection=local ansible_python_interpreter={sys.executable}" for i in range(3)
+        f"n{i} ansible_host=127.0.0.1 ansible_connection=local ansible_python_interpreter={sys.executable}"
+        for i in range(3)
     ]
     inv.write_text("\n".join(lines) + "\n" + extra)
     return inv
@@ -79,7 +80,7 @@ def _inventory(tmp_path: Path, extra: str = "") -> Path:
 def test_ansible_starts_the_ranks_on_every_host_gloo(tmp_path: Path) -> None:
     res = cannenv(
         "fleet", "collective", "-i", str(_inventory(tmp_path)), "--backend", "gloo",
-        "--master-addr", "127.0.0.1", "--master-port", str(_free_port()), "--python", sys.executable,
+        "--master-port", str(_free_port()), "--python", sys.executable,  # master: n0's ansible_host
         "--size-mb", "0.5", "--iters", "2", "--json",
     )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr

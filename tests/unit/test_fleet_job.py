@@ -227,3 +227,17 @@ def test_fleet_report_judges_each_job_group(a2_planted: Path, a2_clean: Path, tm
     ok = cannenv("fleet", "report", str(a2_clean), "--check", checks, "--job", "all=node-a,node-b,node-c")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "job all (3 nodes): ready" in ok.stdout
+
+
+def test_job_by_inventory_group(a2_planted: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ansible")
+    inv = tmp_path / "inventory.ini"
+    inv.write_text("[train]\nnode-a\nnode-c\n[infer]\nnode-b\n")
+    res = cannenv("fleet", "job", str(a2_planted), "--group", "train", "--inventory", str(inv), "--json")
+    report = json.loads(res.stdout)
+    assert report["host"]["job"] == "train" and report["host"]["nodes"] == ["node-a", "node-c"]
+    assert res.returncode == 1 and "node-c" in report["host"]["converge"]
+    assert cannenv("fleet", "job", str(a2_planted), "--group", "train").returncode == 2  # needs --inventory
+    assert (
+        cannenv("fleet", "job", str(a2_planted), "--group", "none", "--inventory", str(inv)).returncode == 3
+    )

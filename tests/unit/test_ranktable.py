@@ -17,7 +17,9 @@ from tests.helpers.cli import cannenv
 from tests.helpers.multinode import Dev, NodeSpec, a2_devices, a3_devices, collect_job
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "ranktable"
-VENDOR_TABLES = sorted(p.name for p in DATA.glob("*_example*.json") if "topo" not in p.name)
+VENDOR_TABLES = sorted(
+    p.name for p in DATA.glob("*_example*.json") if "topo" not in p.name and "template2" not in p.name
+)
 
 
 def _failing(findings: list[Any]) -> dict[str, str]:
@@ -28,6 +30,14 @@ def _failing(findings: list[Any]) -> dict[str, str]:
 def test_vendor_examples_pass_the_check(name: str) -> None:
     doc = json.loads((DATA / name).read_text())
     assert _failing(check_table(doc)) == {}
+
+
+def test_template_2_is_a_warning_not_a_failure() -> None:
+    doc = json.loads((DATA / "910_template2_example1.json").read_text())
+    findings = check_table(doc)
+    assert _failing(findings) == {}
+    [warn] = [f for f in findings if f.status == "warn"]
+    assert warn.id == "ranktable-schema" and "template-2" in warn.detail
 
 
 def test_vendor_examples_cover_every_version() -> None:
