@@ -549,3 +549,36 @@ def test_a_node_of_another_family_is_left_to_its_own_target(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert "not labelled: n1 is a 310p node" in proc.stdout and "{" not in proc.stdout
     assert (tmp_path / "ready").is_file()
+
+
+def test_one_manifest_with_a_target_per_family_renders_a_daemonset_per_family(tmp_path: Path) -> None:
+    """`--target a2=ID,310p=ID` (i22a's target parser): one DaemonSet per family, NAME-FAMILY, with
+    nothing shared; a stack of another family for a family key is refused, never rendered."""
+    kv = pytest.importorskip("kubernetes_validate")
+    p310 = "310p-cann8.2.rc1-torch2.6.0-py3.11"
+    proc = _cli(
+        "fleet",
+        "k8s-manifest",
+        "--image",
+        "img:1",
+        "--target",
+        f"a2={STACK},310p={p310}",
+        "--role",
+        "hdk",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    objects = json.loads(proc.stdout)["items"]
+    for obj in objects:
+        kv.validate(obj, K8S_VERSION, strict=True)
+    daemonsets = {o["metadata"]["name"]: o for o in objects if o["kind"] == "DaemonSet"}
+    assert set(daemonsets) == {"cannenv-doctor-a2", "cannenv-doctor-310p"}
+    keys = [(o["kind"], o["metadata"]["name"]) for o in objects]
+    assert len(keys) == len(set(keys)) == 14
+    for name, ds in daemonsets.items():
+        args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert args[args.index("--stack") + 1] == (STACK if name.endswith("a2") else p310)
+    wrong = _cli("fleet", "k8s-manifest", "--image", "img:1", "--target", f"310p={STACK}")
+    assert wrong.returncode == 2 and "is for a2, not 310p" in wrong.stderr
+    both = _cli("fleet", "k8s-manifest", "--image", "img:1", "--target", f"a2={STACK}", "--stack", STACK)
+    assert both.returncode == 2
