@@ -321,9 +321,14 @@ def _load_facts(folder: Path) -> tuple[dict[str, Facts], dict[str, str]]:
     col = load_collection(folder)
     facts: dict[str, Facts] = {}
     missing: dict[str, str] = {}
+    from cannenv.sanitize import is_plain_file_name
+
     for h in col.hosts:
-        if h.status == "collected" and h.facts_file:
-            facts[h.name] = replace(Facts.load(folder / h.facts_file), hostname=h.name)
+        if h.status == "collected" and h.facts_file and is_plain_file_name(h.facts_file):
+            try:  # one host's hostile facts ({{ … }}, a lone surrogate) stop that host, not the run
+                facts[h.name] = replace(Facts.load(folder / h.facts_file), hostname=h.name)
+            except InputError as exc:
+                missing[h.name] = f"invalid-facts: {exc.message}"
         else:
             missing[h.name] = f"{h.status}: {h.reason}"
     return facts, missing
