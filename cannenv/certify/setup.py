@@ -61,7 +61,7 @@ def stack_info(ctx: RunContext) -> StackInfo:
     """The target the run was judged against (the doctor stage's choice), with its full pins."""
     from cannenv.matrix import load
 
-    matrix = load()
+    matrix = load(list(ctx.options.matrix_paths) or None)
     lock: dict[str, Any] | None = None
     if ctx.options.lock:
         from cannenv.lock import load_lock

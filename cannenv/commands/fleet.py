@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from cannenv.commands.options import DRIVER_POLICY, MATRIX, target_options
+from cannenv.commands.options import DRIVER_POLICY, MATRIX, ROLE, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -152,10 +152,11 @@ def _judge(
     check_ids: tuple[str, ...],
     driver_policy: str = "accepted",
     matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> Judge:
     from cannenv.fleet.report import judge_with_checks
 
-    return _only(judge_with_checks(stack_id, lock, driver_policy, matrix_paths), check_ids)
+    return _only(judge_with_checks(stack_id, lock, driver_policy, matrix_paths, role), check_ids)
 
 
 def _router(
@@ -169,6 +170,7 @@ def _router(
     check_ids: tuple[str, ...],
     driver_policy: str,
     matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> Router | None:
     """One target per node (:mod:`cannenv.fleet.targets`): None when no per-node target is given."""
     if not (target_items or targets_file):
@@ -185,6 +187,7 @@ def _router(
         wrap=lambda j: _only(j, check_ids),
         driver_policy=driver_policy,
         matrix_paths=matrix_paths,
+        role=role,
     )
 
 
@@ -253,6 +256,7 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     "collections `fleet collect --out DIR` kept in DIR/history/.",
 )
 @MATRIX
+@ROLE
 def report_cmd(
     directory: str,
     stack_id: str | None,
@@ -273,6 +277,7 @@ def report_cmd(
     logs_dir: str | None = None,
     job_specs: tuple[str, ...] = (),
     matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -295,7 +300,7 @@ def report_cmd(
 
         since_at = parse_since(since)
 
-    default = _judge(stack_id, lock_file, check_ids, driver_policy, matrix_paths)
+    default = _judge(stack_id, lock_file, check_ids, driver_policy, matrix_paths, role)
     router = _router(
         default,
         stack_id=stack_id,
@@ -306,6 +311,7 @@ def report_cmd(
         check_ids=check_ids,
         driver_policy=driver_policy,
         matrix_paths=matrix_paths,
+        role=role,
     )
     report = report_collection(directory, default, router=router)
     if job_specs:
@@ -827,6 +833,7 @@ def diff_cmd(
 @click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
 @click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
 @MATRIX
+@target_options
 def k8s_manifest_cmd(
     image: str,
     stack_id: str | None,
@@ -846,10 +853,14 @@ def k8s_manifest_cmd(
     certificate: str | None,
     as_json: bool,
     matrix_paths: tuple[str, ...] = (),
+    target_items: tuple[str, ...] = (),
+    targets_file: str | None = None,
 ) -> int:
     """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node.
 
-    With --matrix the site matrix travels in the ConfigMap and every agent judges with it."""
+    With --target a2=ID,310p=LOCK (or --targets FILE) one DaemonSet per family, NAME-FAMILY: each
+    agent labels only the nodes of its family. With --matrix the site matrix travels in the
+    ConfigMap and every agent judges with it."""
     import json
 
     from cannenv import matrix
@@ -861,21 +872,28 @@ def k8s_manifest_cmd(
         if not sep or not key:
             raise InputError(f"--node-selector {item!r}: expected KEY=VALUE")
         node_selector[key] = value
-    if bool(stack_id) == bool(lock_file):
-        raise InputError("give the target as --lock FILE or --stack ID (one of them)")
-    lock_text = None
-    digest = None
-    if lock_file:
-        from cannenv import records
-        from cannenv.checks.stack import load_lock_ids
-        from cannenv.errors import NotFoundError
+    per_family: list[tuple[str, str | None, str | None, str | None]] = []  # name, stack, lock, family
+    if target_items or targets_file:
+        from cannenv.fleet.targets import spec_of, target_map
 
-        load_lock_ids(lock_file)  # a lock it cannot read is refused here, not in every pod
-        lock_text = records.read_text(lock_file, what="lock file", missing=NotFoundError)
+        if stack_id or lock_file:
+            raise InputError(
+                "give the targets as --target/--targets or one target as --stack/--lock, not both",
+                hint="a default target would judge the other families' nodes too; name each family",
+            )
+        tmap = target_map(target_items=target_items, targets_file=targets_file, node_groups={})
+        if tmap.groups:
+            raise InputError(
+                "inventory groups have no meaning in a cluster: the DaemonSets take families only",
+                hint="map families (families: {a2: ID}); select nodes with --node-selector",
+            )
+        for family, text in sorted(tmap.families.items()):
+            spec = spec_of(text)
+            per_family.append((f"{name}-{family}", spec.stack_id, spec.lock, family))
+    elif bool(stack_id) == bool(lock_file):
+        raise InputError("give the target as --lock FILE or --stack ID (one of them), or --target FAMILY=…")
     else:
-        m = matrix.load(list(matrix_paths) or None)
-        m.stack(str(stack_id))  # unknown id: NotFoundError with a did-you-mean hint
-        digest = m.digest
+        per_family.append((name, stack_id, lock_file, None))
     site: list[tuple[str, str]] = []
     if matrix_paths:
         from cannenv import records
@@ -883,26 +901,48 @@ def k8s_manifest_cmd(
 
         matrix.load(list(matrix_paths))  # a site matrix that does not load is refused here
         site = [(f.name, records.read_text(f, what="matrix file")) for f in matrix_files(matrix_paths)]
-    objects = render_manifest(
-        image,
-        stack_id=stack_id,
-        lock_text=lock_text,
-        matrix_digest=digest,
-        name=name,
-        namespace=namespace,
-        role=role,
-        extra_host_paths=host_dirs,
-        extra_host_files=host_files,
-        run_as_user=run_as_user,
-        supplemental_groups=groups,
-        interval=interval,
-        node_selector=node_selector or None,
-        tolerations=tolerations,
-        device_resource=device_resource,
-        textfile_dir=textfile_dir,
-        certificate=certificate,
-        matrix_files=site,
-    )
+    objects = []
+    for object_name, one_stack, one_lock, for_family in per_family:
+        lock_text = None
+        digest = None
+        m = matrix.load(list(matrix_paths) or None)
+        if one_lock:
+            from cannenv import records
+            from cannenv.checks.stack import load_lock_ids
+            from cannenv.errors import NotFoundError
+
+            locked_id = load_lock_ids(one_lock)[0]  # a lock it cannot read is refused here, not in every pod
+            lock_text = records.read_text(one_lock, what="lock file", missing=NotFoundError)
+            stack = m.stack(locked_id)
+        else:
+            stack = m.stack(str(one_stack))  # unknown id: NotFoundError with a did-you-mean hint
+            digest = m.digest
+        if for_family is not None and stack.family != for_family:
+            raise InputError(
+                f"--target {for_family}={one_lock or one_stack}: stack {stack.id} is for "
+                f"{stack.family}, not {for_family}",
+                hint=f"pick a stack for {for_family}: `cannenv matrix list --family {for_family}`",
+            )
+        objects += render_manifest(
+            image,
+            stack_id=one_stack,
+            lock_text=lock_text,
+            matrix_digest=digest,
+            name=object_name,
+            namespace=namespace,
+            role=role,
+            extra_host_paths=host_dirs,
+            extra_host_files=host_files,
+            run_as_user=run_as_user,
+            supplemental_groups=groups,
+            interval=interval,
+            node_selector=node_selector or None,
+            tolerations=tolerations,
+            device_resource=device_resource,
+            textfile_dir=textfile_dir,
+            certificate=certificate,
+            matrix_files=site,
+        )
     if as_json:
         click.echo(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
     else:

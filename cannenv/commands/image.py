@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cannenv import sanitize
 from cannenv.errors import ChecksFailed, InputError
 
 if TYPE_CHECKING:
@@ -288,9 +289,9 @@ class _Progress:
         elif ev.kind == "cached":
             self.console.print("  [green]cached[/]", markup=True)
         elif ev.kind == "error":
-            self.console.print(Text(ev.text, style="red"))
+            self.console.print(Text(sanitize.text(ev.text), style="red"))
         else:
-            self.console.print(f"  {ev.text}", markup=False, soft_wrap=True)
+            self.console.print(f"  {sanitize.text(ev.text)}", markup=False, soft_wrap=True)
 
     def finish(self) -> str:
         self._close_stage()
@@ -615,10 +616,12 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
             f"{tag} ({record.architecture}): {len(outcome.software)} software checks, "
             f"{len(outcome.device)} device checks" + (f", lock {lock_path}" if lock_path else "")
         )
-        for p in problems:
-            click.echo(f"  problem: {p}")
+        from cannenv.sanitize import line
+
+        for p in problems:  # from the image's labels and files: one sanitised line each
+            click.echo(f"  problem: {line(p)}")
         for n in outcome.notes:
-            click.echo(f"  note: {n}")
+            click.echo(f"  note: {line(n)}")
         click.echo("verified" if ok else "NOT verified")
     if not ok:
         raise ChecksFailed(f"image {tag} failed verification ({len(problems)} problems)")

@@ -103,3 +103,13 @@ def test_the_daemonset_carries_the_site_matrix_and_its_agent_judges_with_it(
     shipped = [a for a in argv if a not in ("--matrix", str(etc / "matrix"))]
     bad = _cli("fleet", "k8s-agent", *shipped, "--once", "--dry-run")
     assert bad.returncode == 6 and "matrix" in bad.stderr
+
+
+def test_certify_takes_its_stack_from_a_site_matrix(site: Path, tmp_path: Path) -> None:
+    tree = build_tree(HostSpec("n1"), tmp_path / "tree")
+    base = ["certify", "--level", "1", "--stack", SITE, "--root", str(tree), "--no-devices", "--json"]
+    assert _cli(*base).returncode == 3  # the shipped matrix has no such stack
+    proc = _cli(*base, "--matrix", str(site))
+    assert proc.returncode in (0, 1), proc.stderr
+    cert = json.loads(proc.stdout)["certificate"]
+    assert cert["stack"]["id"] == SITE, cert["stack"]
