@@ -634,13 +634,13 @@ def _eager_layers(hf: Any, n_layers: int) -> tuple[int, str | None]:
     """Layers whose attention runs eager, and why (None: every layer fused)."""
     impl = getattr(hf, "_attn_implementation", None) or getattr(hf, "attn_implementation", None)
     cap = _get(hf, "attn_logit_softcapping")
-    if impl == "eager":
-        return n_layers, "attn_implementation is eager"
     if cap:
         return n_layers, (
             f"attn_logit_softcapping {cap}: the fused kernels (SDPA, npu_fusion_attention) cannot soft-cap"
             " the scores, so transformers runs attention eager"
         )
+    if impl == "eager":
+        return n_layers, "attn_implementation is eager"
     return 0, None
 
 
