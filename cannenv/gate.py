@@ -14,7 +14,6 @@ NVIDIA's ``NVIDIA_REQUIRE_CUDA``: without it, a too-old driver shows up much lat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -221,8 +220,16 @@ def read_gate_inputs(host: Host, *, required: str | None = None) -> GateInputs:
     if required is None and env.get(ENV_REQUIRE):
         required, source = env[ENV_REQUIRE], f"${ENV_REQUIRE}"
     if host.is_file(IMAGE_INFO):
+        from cannenv import records
+
         try:  # bounded, regular files only, resolved inside the root (cannenv/host.py)
-            data = json.loads(host.read_bytes(IMAGE_INFO, MAX_GATE_FILE).decode("utf-8"))
+            data = records.parse_json(
+                host.read_bytes(IMAGE_INFO, MAX_GATE_FILE).decode("utf-8"), source=IMAGE_INFO
+            )
+        except InputError as exc:
+            raise InputError(
+                exc.message, hint=f"rebuild the image with `cannenv image build`, or set {ENV_DISABLE}=1"
+            ) from None
         except (OSError, ValueError, RecursionError) as exc:
             raise InputError(
                 f"{IMAGE_INFO} is not readable JSON: {exc}",

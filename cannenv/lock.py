@@ -24,6 +24,22 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
+_REQ_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?$")
+"""A distribution name as PEP 508 spells it: it becomes a package URL (``pkg:pypi/NAME@VERSION``)."""
+_REQ_VERSION = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63})?$")
+"""Empty: not pinned (a requirement taken from the index as it stood)."""
+_PINNED_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:-]{0,254}@sha256:[0-9a-f]{64}$")
+"""``REPO@sha256:<64 hex>``: a pushed image by its digest, never a tag that can move."""
+
+
+def _check_file_name(value: str | None) -> str | None:
+    from cannenv.sanitize import is_plain_file_name
+
+    if value is not None and not is_plain_file_name(value):
+        raise ValueError(f"expected a plain file name, got {value!r}")
+    return value
+
+
 def _check_sha256(value: str) -> str:
     if not _SHA256.match(value):
         raise ValueError(f"expected 64 lower-case hex digits (a sha256), got {value!r}")
@@ -57,6 +73,11 @@ class LockedInstaller(BaseModel):
     def _archive_sha(cls, value: str | None) -> str | None:
         return None if value is None else _check_sha256(value)
 
+    @field_validator("file", "archive")
+    @classmethod
+    def _file(cls, value: str | None) -> str | None:
+        return _check_file_name(value)
+
 
 class LockedRequirement(BaseModel):
     """One Python distribution installed into the image, with the hashes pip enforced."""
@@ -67,6 +88,20 @@ class LockedRequirement(BaseModel):
     version: str
     hashes: tuple[str, ...] = ()  # "sha256:<hex>"; empty when installed from an index without hashes
     source: str  # "wheelhouse" | an index URL
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _REQ_NAME.match(value):
+            raise ValueError(f"expected a distribution name (letters, digits, . _ -), got {value!r}")
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not _REQ_VERSION.match(value):
+            raise ValueError(f"expected a version such as 2.8.0 or 2.8.0.post2, got {value!r}")
+        return value
 
     @field_validator("hashes")
     @classmethod
@@ -100,6 +135,20 @@ class Lock(BaseModel):
     image_id: str | None = None  # "sha256:…" of the built image; None until built
     image_digest: str | None = None  # "REPO@sha256:…" once pushed (`cannenv image push`)
     notes: tuple[str, ...] = Field(default=(), description="warnings recorded at lock time")
+
+    @field_validator("image_digest")
+    @classmethod
+    def _image_digest(cls, value: str | None) -> str | None:
+        if value is not None and not _PINNED_REF.match(value):
+            raise ValueError(f"expected REPO@sha256:<64 hex digits> (a pushed image's digest), got {value!r}")
+        return value
+
+    @field_validator("base_image_digest", "base_image_id", "image_id")
+    @classmethod
+    def _digests(cls, value: str | None) -> str | None:
+        if value is not None and not _DIGEST.match(value):
+            raise ValueError(f"expected 'sha256:<64 hex digits>', got {value!r}")
+        return value
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"

@@ -193,6 +193,7 @@ class CannVersion(_Ordered):
     def parse(cls, text: str) -> CannVersion:
         if not isinstance(text, str):
             raise cls._fail(text)
+        _check_length(text)
         s = text.strip()
         m = _CANN_V2.match(s)
         if m:
@@ -280,6 +281,7 @@ class DriverVersion(_Ordered):
     def parse(cls, text: str) -> DriverVersion:
         if not isinstance(text, str):
             raise cls._fail(text)
+        _check_length(text)
         m = _DRIVER.match(text.strip())
         if not m:
             raise cls._fail(text)
@@ -337,6 +339,7 @@ class FirmwareVersion(_Ordered):
     def parse(cls, text: str) -> FirmwareVersion:
         if not isinstance(text, str):
             raise cls._fail(text)
+        _check_length(text)
         s = text.strip()
         if _FW_NUMERIC.match(s):
             parts = [int(p) for p in s.split(".")]
@@ -381,6 +384,19 @@ def _packaging_version() -> Any:
     return version
 
 
+MAX_VERSION_CHARS = 128
+"""The longest version text parsed (real ones have under 40 characters): a 5,000-digit "version"
+from a facts file or a tree is a VersionError, never Python's int-digits ValueError."""
+
+
+def _check_length(text: str) -> None:
+    if len(text) > MAX_VERSION_CHARS:
+        raise VersionError(
+            f"{text[:40]!r}... ({len(text)} characters) is not a version: "
+            f"at most {MAX_VERSION_CHARS} characters are parsed"
+        )
+
+
 def parse_pep440(text: str) -> Version:
     """A Python package version; raises :class:`VersionError` instead of returning junk."""
     if not isinstance(text, str):
@@ -388,6 +404,7 @@ def parse_pep440(text: str) -> Version:
             f"{text!r} is not a version string",
             hint="quote version numbers in YAML (python: '3.10', not python: 3.10)",
         )
+    _check_length(text)
     pv = _packaging_version()
     try:
         parsed: Version = pv.Version(text.strip())

@@ -41,6 +41,8 @@ class CertifyOptions(BaseModel):
     """``--no-devices`` / ``CANNENV_NO_DEVICES=1``: the doctor stage judges software only."""
     lock: str | None = None
     """``--lock FILE``: the stack (and the whole setup) comes from this lock file."""
+    matrix_paths: tuple[str, ...] = ()
+    """``--matrix PATH``: a site matrix instead of the shipped one."""
 
 
 def device_checks_off(options: CertifyOptions) -> str | None:
@@ -88,6 +90,7 @@ class RunContext:
             from cannenv.checks.stack import choose_target
             from cannenv.matrix import load
 
-            target = choose_target(facts, load(), stack_id=self.options.stack_id, lock=self.options.lock)
+            matrix = load(list(self.options.matrix_paths) or None)
+            target = choose_target(facts, matrix, stack_id=self.options.stack_id, lock=self.options.lock)
             self._target = replace(target, no_devices=device_checks_off(self.options))
         return self._target

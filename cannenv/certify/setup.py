@@ -61,7 +61,7 @@ def stack_info(ctx: RunContext) -> StackInfo:
     """The target the run was judged against (the doctor stage's choice), with its full pins."""
     from cannenv.matrix import load
 
-    matrix = load()
+    matrix = load(list(ctx.options.matrix_paths) or None)
     lock: dict[str, Any] | None = None
     if ctx.options.lock:
         from cannenv.lock import load_lock
@@ -150,9 +150,12 @@ def image_info(env: Any, host: Host) -> ImageInfo | None:
     labels: dict[str, str] = {}
     sources: list[str] = []
     if host.is_file(IMAGE_INFO):
+        from cannenv import records
+        from cannenv.errors import InputError
+
         try:  # bounded, regular files only, resolved inside the root (cannenv/host.py)
-            data = json.loads(host.read_bytes(IMAGE_INFO, 1 << 20).decode("utf-8"))
-        except (OSError, ValueError):
+            data = records.parse_json(host.read_bytes(IMAGE_INFO, 1 << 20).decode("utf-8"), source=IMAGE_INFO)
+        except (OSError, ValueError, InputError):
             data = None
         if isinstance(data, dict):
             sources.append(IMAGE_INFO)

@@ -9,7 +9,6 @@ here into skips before a worker is started.
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import sys
 from pathlib import Path
@@ -123,10 +122,15 @@ def interpret(res: CommandResult, result_path: Path, timeout_s: float) -> Worker
             details={"stderr_tail": tail},
         )
     result: dict[str, Any] | None = None
+    from cannenv import records
+    from cannenv.errors import InputError
+
     try:
-        loaded = json.loads(result_path.read_text(encoding="utf-8"))
+        loaded = records.parse_json(
+            records.read_text(result_path, what="worker result"), source=str(result_path)
+        )
         result = loaded if isinstance(loaded, dict) else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, InputError):
         result = None
     if result is None:
         how = (

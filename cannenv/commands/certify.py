@@ -84,6 +84,13 @@ def _common(fn: Any) -> Any:
                 show_default=True,
                 help="Seconds each device run may take before it counts as a hang.",
             ),
+            click.option(
+                "--matrix",
+                "matrix_paths",
+                multiple=True,
+                metavar="PATH",
+                help="Matrix files/dirs (default: shipped): a site matrix the --stack comes from.",
+            ),
         )
     ):
         fn = deco(fn)
@@ -252,10 +259,10 @@ def kernels_cmd(
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True))
     elif dry_run:
-        click.echo(render_plan(report.plan))
-        click.echo(report.summary)
+        click.echo(_text(render_plan(report.plan)))
+        click.echo(_line(report.summary))
     else:
-        click.echo(render_report(report, verbose=verbose))
+        click.echo(_text(render_report(report, verbose=verbose)))
     if dry_run or self_test:
         # A dry run runs nothing; the harness self-test certifies nothing either way: pass or fail.
         return 1 if report.status in ("fail", "error") else 0
@@ -301,6 +308,7 @@ def _execute(
     model_dir: str | None,
     profile: bool,
     seed: int,
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     from cannenv.certify import certificate as certmod
     from cannenv.certify import runner, setup
@@ -320,7 +328,7 @@ def _execute(
     if stack_id is not None:
         from cannenv.matrix import load
 
-        load().stack(stack_id)
+        load(list(matrix_paths) or None).stack(stack_id)
     if lock is not None:
         from cannenv.lock import load_lock
 
@@ -337,11 +345,12 @@ def _execute(
         timeout_s=timeout_s,
         no_devices=no_devices,
         lock=lock,
+        matrix_paths=tuple(matrix_paths),
     )
     plans = runner.plan(options, cast("Scope", scope))
 
     def echo(text: str) -> None:
-        click.echo(text, err=as_json)  # with --json, stdout carries only the certificate
+        click.echo(_text(text), err=as_json)  # with --json, stdout carries only the certificate
 
     echo(_render_plan(plans, options))
     started = certmod.now()
@@ -541,6 +550,13 @@ def _render_stage_summary(summary: dict[str, Any]) -> str:
     differ = [_line(i) for i in summary["differ"]]
     lines.append(f"stages with other differences ({len(differ)}): {', '.join(differ) or '-'}")
     return "\n".join(lines)
+
+
+def _text(value: object) -> str:
+    """Several terminal lines (a toolkit path from a tree, a compiler's output): escapes visible."""
+    from cannenv.sanitize import text
+
+    return text(value)
 
 
 def _line(value: object) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from cannenv.commands.options import DRIVER_POLICY, target_options
+from cannenv.commands.options import DRIVER_POLICY, MATRIX, ROLE, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -147,11 +147,16 @@ def collect_cmd(
 
 
 def _judge(
-    stack_id: str | None, lock: str | None, check_ids: tuple[str, ...], driver_policy: str = "accepted"
+    stack_id: str | None,
+    lock: str | None,
+    check_ids: tuple[str, ...],
+    driver_policy: str = "accepted",
+    matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> Judge:
     from cannenv.fleet.report import judge_with_checks
 
-    return _only(judge_with_checks(stack_id, lock, driver_policy), check_ids)
+    return _only(judge_with_checks(stack_id, lock, driver_policy, matrix_paths, role), check_ids)
 
 
 def _router(
@@ -164,6 +169,8 @@ def _router(
     inventory: str | None,
     check_ids: tuple[str, ...],
     driver_policy: str,
+    matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> Router | None:
     """One target per node (:mod:`cannenv.fleet.targets`): None when no per-node target is given."""
     if not (target_items or targets_file):
@@ -179,6 +186,8 @@ def _router(
         default=default if (stack_id or lock_file) else None,
         wrap=lambda j: _only(j, check_ids),
         driver_policy=driver_policy,
+        matrix_paths=matrix_paths,
+        role=role,
     )
 
 
@@ -246,6 +255,8 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     help="Also show what changed when since WHEN (ISO date/time or 90m, 12h, 7d, 2w), from the "
     "collections `fleet collect --out DIR` kept in DIR/history/.",
 )
+@MATRIX
+@ROLE
 def report_cmd(
     directory: str,
     stack_id: str | None,
@@ -265,6 +276,8 @@ def report_cmd(
     since: str | None = None,
     logs_dir: str | None = None,
     job_specs: tuple[str, ...] = (),
+    matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -287,7 +300,7 @@ def report_cmd(
 
         since_at = parse_since(since)
 
-    default = _judge(stack_id, lock_file, check_ids, driver_policy)
+    default = _judge(stack_id, lock_file, check_ids, driver_policy, matrix_paths, role)
     router = _router(
         default,
         stack_id=stack_id,
@@ -297,6 +310,8 @@ def report_cmd(
         inventory=inventory,
         check_ids=check_ids,
         driver_policy=driver_policy,
+        matrix_paths=matrix_paths,
+        role=role,
     )
     report = report_collection(directory, default, router=router)
     if job_specs:
@@ -493,7 +508,8 @@ def job_cmd(
         from cannenv import sanitize
 
         table = render_table(report, color=False, width=None, verbose=verbose, plain=True).splitlines()
-        click.echo(sanitize.line(f"job {name}: {len(members)} node(s): {', '.join(members)}"))
+        title = f"job {name}" if job_name or group else "job"
+        click.echo(sanitize.line(f"{title}: {len(members)} node(s): {', '.join(members)}"))
         click.echo("\n".join(table[2:]))  # the doctor's host and stack lines say nothing of a job
         for node, changes in sorted(plan.items()):
             click.echo(sanitize.line(f"converge {node}: " + "; ".join(changes)))
@@ -680,6 +696,7 @@ def collective_cmd(
 @target_options
 @click.option("--inventory", metavar="INVENTORY", help="Ansible inventory: the groups of each node.")
 @DRIVER_POLICY
+@MATRIX
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
 def diff_cmd(
     old_dir: str,
@@ -690,6 +707,7 @@ def diff_cmd(
     targets_file: str | None,
     inventory: str | None,
     driver_policy: str,
+    matrix_paths: tuple[str, ...],
     as_json: bool,
 ) -> int:
     """Show what changed between two collections: nodes upgraded, added, removed, new drift.
@@ -705,7 +723,7 @@ def diff_cmd(
     old, new = load_collection(old_dir), load_collection(new_dir)
     old_r = new_r = None
     if stack_id or lock_file or target_items or targets_file:
-        judge = _judge(stack_id, lock_file, (), driver_policy)
+        judge = _judge(stack_id, lock_file, (), driver_policy, matrix_paths)
         router = _router(
             judge,
             stack_id=stack_id,
@@ -715,6 +733,7 @@ def diff_cmd(
             inventory=inventory,
             check_ids=(),
             driver_policy=driver_policy,
+            matrix_paths=matrix_paths,
         )
         old_r = build_report(old, judge, source=old_dir, router=router)
         new_r = build_report(new, judge, source=new_dir, router=router)
@@ -813,6 +832,8 @@ def diff_cmd(
 )
 @click.option("--certificate", metavar="PATH", help="Host path of the node's cannenv certificate file.")
 @click.option("--json", "as_json", is_flag=True, help="JSON (a v1 List) instead of YAML.")
+@MATRIX
+@target_options
 def k8s_manifest_cmd(
     image: str,
     stack_id: str | None,
@@ -831,8 +852,15 @@ def k8s_manifest_cmd(
     textfile_dir: str | None,
     certificate: str | None,
     as_json: bool,
+    matrix_paths: tuple[str, ...] = (),
+    target_items: tuple[str, ...] = (),
+    targets_file: str | None = None,
 ) -> int:
-    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node."""
+    """Render a DaemonSet (+ RBAC, + the target as a ConfigMap) that judges and labels every NPU node.
+
+    With --target a2=ID,310p=LOCK (or --targets FILE) one DaemonSet per family, NAME-FAMILY: each
+    agent labels only the nodes of its family. With --matrix the site matrix travels in the
+    ConfigMap and every agent judges with it."""
     import json
 
     from cannenv import matrix
@@ -844,40 +872,77 @@ def k8s_manifest_cmd(
         if not sep or not key:
             raise InputError(f"--node-selector {item!r}: expected KEY=VALUE")
         node_selector[key] = value
-    if bool(stack_id) == bool(lock_file):
-        raise InputError("give the target as --lock FILE or --stack ID (one of them)")
-    lock_text = None
-    digest = None
-    if lock_file:
-        from cannenv import records
-        from cannenv.checks.stack import load_lock_ids
-        from cannenv.errors import NotFoundError
+    per_family: list[tuple[str, str | None, str | None, str | None]] = []  # name, stack, lock, family
+    if target_items or targets_file:
+        from cannenv.fleet.targets import spec_of, target_map
 
-        load_lock_ids(lock_file)  # a lock it cannot read is refused here, not in every pod
-        lock_text = records.read_text(lock_file, what="lock file", missing=NotFoundError)
+        if stack_id or lock_file:
+            raise InputError(
+                "give the targets as --target/--targets or one target as --stack/--lock, not both",
+                hint="a default target would judge the other families' nodes too; name each family",
+            )
+        tmap = target_map(target_items=target_items, targets_file=targets_file, node_groups={})
+        if tmap.groups:
+            raise InputError(
+                "inventory groups have no meaning in a cluster: the DaemonSets take families only",
+                hint="map families (families: {a2: ID}); select nodes with --node-selector",
+            )
+        for family, text in sorted(tmap.families.items()):
+            spec = spec_of(text)
+            per_family.append((f"{name}-{family}", spec.stack_id, spec.lock, family))
+    elif bool(stack_id) == bool(lock_file):
+        raise InputError("give the target as --lock FILE or --stack ID (one of them), or --target FAMILY=…")
     else:
-        m = matrix.load()
-        m.stack(str(stack_id))  # unknown id: NotFoundError with a did-you-mean hint
-        digest = m.digest
-    objects = render_manifest(
-        image,
-        stack_id=stack_id,
-        lock_text=lock_text,
-        matrix_digest=digest,
-        name=name,
-        namespace=namespace,
-        role=role,
-        extra_host_paths=host_dirs,
-        extra_host_files=host_files,
-        run_as_user=run_as_user,
-        supplemental_groups=groups,
-        interval=interval,
-        node_selector=node_selector or None,
-        tolerations=tolerations,
-        device_resource=device_resource,
-        textfile_dir=textfile_dir,
-        certificate=certificate,
-    )
+        per_family.append((name, stack_id, lock_file, None))
+    site: list[tuple[str, str]] = []
+    if matrix_paths:
+        from cannenv import records
+        from cannenv.matrix.loader import matrix_files
+
+        matrix.load(list(matrix_paths))  # a site matrix that does not load is refused here
+        site = [(f.name, records.read_text(f, what="matrix file")) for f in matrix_files(matrix_paths)]
+    objects = []
+    for object_name, one_stack, one_lock, for_family in per_family:
+        lock_text = None
+        digest = None
+        m = matrix.load(list(matrix_paths) or None)
+        if one_lock:
+            from cannenv import records
+            from cannenv.checks.stack import load_lock_ids
+            from cannenv.errors import NotFoundError
+
+            locked_id = load_lock_ids(one_lock)[0]  # a lock it cannot read is refused here, not in every pod
+            lock_text = records.read_text(one_lock, what="lock file", missing=NotFoundError)
+            stack = m.stack(locked_id)
+        else:
+            stack = m.stack(str(one_stack))  # unknown id: NotFoundError with a did-you-mean hint
+            digest = m.digest
+        if for_family is not None and stack.family != for_family:
+            raise InputError(
+                f"--target {for_family}={one_lock or one_stack}: stack {stack.id} is for "
+                f"{stack.family}, not {for_family}",
+                hint=f"pick a stack for {for_family}: `cannenv matrix list --family {for_family}`",
+            )
+        objects += render_manifest(
+            image,
+            stack_id=one_stack,
+            lock_text=lock_text,
+            matrix_digest=digest,
+            name=object_name,
+            namespace=namespace,
+            role=role,
+            extra_host_paths=host_dirs,
+            extra_host_files=host_files,
+            run_as_user=run_as_user,
+            supplemental_groups=groups,
+            interval=interval,
+            node_selector=node_selector or None,
+            tolerations=tolerations,
+            device_resource=device_resource,
+            textfile_dir=textfile_dir,
+            certificate=certificate,
+            matrix_files=site,
+        )
     if as_json:
         click.echo(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
     else:
@@ -975,6 +1040,7 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
 @_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
 @DRIVER_POLICY
+@MATRIX
 def k8s_agent_cmd(
     root: str,
     node: str,
@@ -991,6 +1057,7 @@ def k8s_agent_cmd(
     token_file: str | None,
     dry_run: bool,
     driver_policy: str = "accepted",
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     """The DaemonSet's container: judge this node, label it, write metrics; again every --interval."""
     import json
@@ -1016,6 +1083,7 @@ def k8s_agent_cmd(
                 certificate=certificate,
                 driver_policy=driver_policy,
                 role=role,
+                matrix_paths=matrix_paths,
             )
             if prometheus_file:
                 from cannenv.prometheus import render_node

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cannenv import sanitize
 from cannenv.errors import ChecksFailed, InputError
 
 if TYPE_CHECKING:
@@ -288,9 +289,9 @@ class _Progress:
         elif ev.kind == "cached":
             self.console.print("  [green]cached[/]", markup=True)
         elif ev.kind == "error":
-            self.console.print(Text(ev.text, style="red"))
+            self.console.print(Text(sanitize.text(ev.text), style="red"))
         else:
-            self.console.print(f"  {ev.text}", markup=False, soft_wrap=True)
+            self.console.print(f"  {sanitize.text(ev.text)}", markup=False, soft_wrap=True)
 
     def finish(self) -> str:
         self._close_stage()
@@ -581,9 +582,11 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
     if stack and res.exit_code == ExitCode.NOT_FOUND:
         # built from a matrix file the image's cannenv does not ship: judge against the best match
         res = engine.run(tag, argv)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
+    from cannenv import records
+
+    try:  # printed inside the image: bounded like any other record
+        report = records.parse_json(res.stdout, source=f"the report of {tag}")
+    except InputError:
         raise ExternalError(
             f"`{' '.join(argv)}` in {tag} printed no JSON (exit {res.exit_code})",
             hint=(res.stderr or res.stdout).strip()[-1500:] or None,
@@ -613,10 +616,12 @@ def verify_cmd(tag: str, lock_path: Path | None, as_json: bool) -> int:
             f"{tag} ({record.architecture}): {len(outcome.software)} software checks, "
             f"{len(outcome.device)} device checks" + (f", lock {lock_path}" if lock_path else "")
         )
-        for p in problems:
-            click.echo(f"  problem: {p}")
+        from cannenv.sanitize import line
+
+        for p in problems:  # from the image's labels and files: one sanitised line each
+            click.echo(f"  problem: {line(p)}")
         for n in outcome.notes:
-            click.echo(f"  note: {n}")
+            click.echo(f"  note: {line(n)}")
         click.echo("verified" if ok else "NOT verified")
     if not ok:
         raise ChecksFailed(f"image {tag} failed verification ({len(problems)} problems)")
@@ -650,12 +655,18 @@ def push_cmd(image_ref: str, target: str, lock_path: Path | None) -> int:
     """
     from cannenv.engine import Engine
     from cannenv.errors import IntegrityError
-    from cannenv.image import check_image_ref
+    from cannenv.image.spec import IMAGE_REF
     from cannenv.lock import load_lock, write_lock
+    from cannenv.sanitize import line
 
-    check_image_ref(target, "--to")
     if "@" in target:
         raise InputError("--to takes a repository (and tag), not a digest")
+    if IMAGE_REF.fullmatch(target) is None:
+        raise InputError(
+            f"--to {line(target)!r} is not a registry repository",
+            hint="expected REGISTRY/REPO[:TAG] in the OCI reference grammar, e.g. "
+            "127.0.0.1:5000/team/cann:8.5 (lower-case path components; a tag of letters, digits, . _ -)",
+        )
     repo, tag = _split_repo(target)
     engine = Engine.connect()
     info = engine.inspect(image_ref)

@@ -601,6 +601,9 @@ def _detected_soc() -> str | None:
 )
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
+@click.option(
+    "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
+)
 def check(
     model_dir: str | None,
     config_file: str | None,
@@ -618,6 +621,7 @@ def check(
     dtype: str | None,
     strict: bool,
     as_json: bool,
+    matrix_paths: tuple[str, ...] = (),
 ) -> None:
     """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
     (fits at --tp or not), against this host's torch_npu and detected SoC unless told otherwise
@@ -630,7 +634,7 @@ def check(
     if stack_id is not None:
         from cannenv import matrix
 
-        stack = matrix.load().stack(stack_id)
+        stack = matrix.load(list(matrix_paths) or None).stack(stack_id)
         pinned = stack.components.get("torch_npu")
         if torch_npu is None and pinned is not None:
             torch_npu = pinned.version

@@ -6,7 +6,7 @@ unknown stack id fails before any node is judged (and 10,000 nodes do not re-rea
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cannenv.facts import Facts
@@ -24,9 +24,15 @@ __all__ = [
 
 
 def make_judge(
-    *, stack_id: str | None = None, lock: str | Path | None = None, driver_policy: str = "accepted"
+    *,
+    stack_id: str | None = None,
+    lock: str | Path | None = None,
+    driver_policy: str = "accepted",
+    matrix_paths: Sequence[str] = (),
+    role: str = "full",
 ) -> Callable[[Facts], tuple[list[Finding], StackChoice]]:
-    """A :data:`cannenv.fleet.report.Judge` running every doctor check against the chosen stack."""
+    """A :data:`cannenv.fleet.report.Judge` running every doctor check against the chosen stack
+    (of ``matrix_paths``, a site matrix, when given; else of the shipped matrix)."""
     from cannenv import checks
     from cannenv import matrix as matrix_mod
     from cannenv.checks.stack import choose_target
@@ -34,7 +40,7 @@ def make_judge(
 
     if stack_id and lock:
         raise InputError("give either --stack or --lock, not both")
-    matrix = matrix_mod.load()
+    matrix = matrix_mod.load(list(matrix_paths) or None)
     lock_arg = str(lock) if lock is not None else None
     # Resolve once (raises NotFoundError for an unknown id, InputError for a bad lock file).
     choose_target(Facts(), matrix, stack_id=stack_id, lock=lock_arg, driver_policy=driver_policy)
@@ -55,6 +61,8 @@ def make_judge(
             target = choose_target(
                 facts, matrix, stack_id=stack_id, lock=lock_arg, driver_policy=driver_policy
             )
+            if role == "hdk":
+                target = replace(target, no_software=checks.HDK_ONLY)
             hit = seen[key] = (tuple(checks.run(facts, target, selected)), target.choice)
         return list(hit[0]), hit[1]
 
@@ -72,6 +80,8 @@ def make_router(
         Callable[[Facts], tuple[list[Finding], StackChoice]],
     ] = lambda j: j,
     driver_policy: str = "accepted",
+    matrix_paths: Sequence[str] = (),
+    role: str = "full",
 ) -> Callable[[str, Facts], tuple[Callable[[Facts], tuple[list[Finding], StackChoice]] | None, str]]:
     """A :data:`cannenv.fleet.report.Router`: an inventory group's target first, then the family's,
     then ``default`` (--stack/--lock); a node none applies to gets None and the reason. Every target
@@ -82,7 +92,13 @@ def make_router(
     judges: dict[str, Callable[[Facts], tuple[list[Finding], StackChoice]]] = {}
     for spec in tmap.specs():
         judges[spec.text] = wrap(
-            make_judge(stack_id=spec.stack_id, lock=spec.lock, driver_policy=driver_policy)
+            make_judge(
+                stack_id=spec.stack_id,
+                lock=spec.lock,
+                driver_policy=driver_policy,
+                matrix_paths=matrix_paths,
+                role=role,
+            )
         )
 
     def route(

@@ -52,7 +52,10 @@ def keep_previous(out: Path, keep: int = DEFAULT_KEEP) -> Path | None:
     its files are removed, as before history existed); keep the newest ``keep`` snapshots. Returns
     the snapshot folder, or None."""
     old = load_collection(out)
-    files = [out / h.facts_file for h in old.hosts if h.facts_file]
+    from cannenv.sanitize import is_plain_file_name
+
+    # names come from the manifest: only plain names in the folder are moved or removed, never a path
+    files = [out / h.facts_file for h in old.hosts if h.facts_file and is_plain_file_name(h.facts_file)]
     if keep <= 0:
         for f in files:
             f.unlink(missing_ok=True)

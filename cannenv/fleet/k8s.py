@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,8 @@ HOST_ROOT = "/host"
 TARGET_DIR = "/etc/cannenv"
 READY_FILE = "/run/cannenv/ready"
 TEXTFILE_MOUNT = "/var/lib/cannenv/textfile"
+MATRIX_SUBDIR = "matrix"
+"""Where a site matrix given to ``k8s-manifest --matrix`` appears under TARGET_DIR in the pod."""
 ROLES = ("full", "hdk")
 """``full``: the node carries the whole stack. ``hdk``: only driver and firmware (CANN and torch live
 in the workloads' images): only what the node is meant to carry is judged."""
@@ -73,6 +75,7 @@ _FORBIDDEN_HOST_PATHS = re.compile(
     r"|^/root(/|$)|^/proc(/|$)"
 )
 _LABEL_VALUE_BAD = re.compile(r"[^A-Za-z0-9._-]+")
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 _IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _QUALIFIED = re.compile(
@@ -192,6 +195,7 @@ def render_manifest(
     extra_host_files: Sequence[str] = (),
     run_as_user: int = NOBODY,
     supplemental_groups: Sequence[int] = (),
+    matrix_files: Sequence[tuple[str, str]] = (),
 ) -> list[dict[str, Any]]:
     """The Kubernetes objects, as plain dicts (dump them as YAML or JSON).
 
@@ -201,6 +205,8 @@ def render_manifest(
     for devices; ``textfile_dir`` (a host directory, node_exporter's textfile collector) gets
     ``cannenv.prom`` each round. ``extra_host_paths``/``extra_host_files``: more node directories /
     files to read (read-only), e.g. ``/etc/Ascend`` or a venv; never credentials or the whole system.
+    ``matrix_files`` ((file name, text), in load order): a site matrix the agents judge with, sent in
+    the ConfigMap and read from ``/etc/cannenv/matrix``.
     """
     import yaml
 
@@ -228,9 +234,15 @@ def render_manifest(
         if path is not None and (not path.startswith("/") or not _SAFE_ARG.match(path) or ".." in path):
             raise InputError(f"{what} {path!r}: expected an absolute host path without '..'")
     selector = dict(node_selector or {})
-    for key in selector:
-        if not _QUALIFIED.match(key):
+    for key, val in selector.items():
+        if not _QUALIFIED.fullmatch(key):
             raise InputError(f"--node-selector {key!r}: not a label key")
+        if not _LABEL_VALUE.fullmatch(val):
+            raise InputError(
+                f"--node-selector {key}={val!r}: not a label value",
+                hint="Kubernetes label values are empty or at most 63 characters of [A-Za-z0-9._-], "
+                "beginning and ending with a letter or digit",
+            )
     mounts = host_paths(role)
     for extra, kind, what in [
         *((p, "Directory", "--host-path") for p in extra_host_paths),
@@ -264,6 +276,15 @@ def render_manifest(
         config["data"] = {"lock.json": lock_text}
     else:
         config["data"] = {"stack": str(stack_id), "matrix-digest": matrix_digest or ""}
+    projected = {key: key for key in config["data"]}
+    for i, (file_name, text) in enumerate(matrix_files):
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$", file_name):
+            raise InputError(f"--matrix file {file_name!r}: its name cannot be a ConfigMap key")
+        key = f"matrix.{i:02d}.{file_name}"
+        config["data"][key] = text
+        projected[key] = f"{MATRIX_SUBDIR}/{i:02d}-{file_name}"
+    if sum(len(v.encode()) for v in config["data"].values()) > 900 * 1024:
+        raise InputError("the target and the site matrix exceed what one ConfigMap holds (1 MiB)")
     ds = next(o for o in objects if o["kind"] == "DaemonSet")
     ds["spec"]["selector"]["matchLabels"] = dict(labels)
     ds["spec"]["template"]["metadata"]["labels"] = dict(labels)
@@ -290,6 +311,8 @@ def render_manifest(
         certificate=certificate,
         role=role,
     )
+    if matrix_files:
+        container["args"] += ["--matrix", f"{TARGET_DIR}/{MATRIX_SUBDIR}"]
     seen: set[str] = set()
     for m in mounts:
         if m["path"] in seen:
@@ -301,6 +324,8 @@ def render_manifest(
     for v in pod["volumes"]:
         if v["name"] == "target":
             v["configMap"]["name"] = f"{name}-target"
+            if matrix_files:
+                v["configMap"]["items"] = [{"key": k, "path": path} for k, path in projected.items()]
     if device_resource:
         dev_name, sep, count = device_resource.partition("=")
         if (
@@ -421,6 +446,7 @@ def judge_node(
     now: float | None = None,
     role: str = "full",
     driver_policy: str = "accepted",
+    matrix_paths: Sequence[str] = (),
 ) -> tuple[Any, dict[str, Any] | None]:
     """One round of the agent: gather the node under ``root``, judge it, and the patch to apply.
 
@@ -441,7 +467,7 @@ def judge_node(
     from cannenv.gather import gather
     from cannenv.report import Report
 
-    matrix = matrix_mod.load()
+    matrix = matrix_mod.load(list(matrix_paths) or None)
     if matrix_digest and matrix.digest != matrix_digest:
         raise InputError(
             f"the target names matrix {matrix_digest}, this cannenv carries {matrix.digest}",
@@ -453,11 +479,7 @@ def judge_node(
     facts = gather(root, None, None, (), None, 10.0)
     target = choose_target(facts, matrix, stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     if role == "hdk":
-        target = dataclasses.replace(
-            target,
-            no_software="the node carries only driver and firmware (--role hdk); CANN and "
-            "torch live in the workloads' images",
-        )
+        target = dataclasses.replace(target, no_software=checks.HDK_ONLY)
     node_checks = tuple(c for c in checks.all_checks() if c.id not in NODE_AGENT_SKIPS)
     findings = checks.run(facts, target, node_checks)
     report = Report.build(
@@ -523,12 +545,59 @@ def apply_labels(
             "Content-Type": "application/strategic-merge-patch+json",
         },
     )
-    try:
+
+    def call() -> None:
         with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
-            resp.read()
+            _read_bounded(resp, url)
+
+    try:
+        _within(timeout, call, f"PATCH {url}")
     except urllib.error.HTTPError as exc:
         raise ExternalError(
             f"PATCH {url}: HTTP {exc.code} {exc.reason}", hint="check the ClusterRole"
         ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise ExternalError(f"PATCH {url}: {exc}") from None
+
+
+MAX_API_REPLY = 1 << 20
+"""The most bytes of an API server's reply read (a node object is a few KB)."""
+
+
+def _read_bounded(resp: Any, url: str) -> bytes:
+    """The reply body, at most :data:`MAX_API_REPLY` bytes (an endless body is an ExternalError)."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = resp.read1(64 << 10)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > MAX_API_REPLY:
+            raise ExternalError(
+                f"PATCH {url}: the reply is larger than {MAX_API_REPLY} bytes; not read further"
+            )
+        chunks.append(chunk)
+
+
+def _within(seconds: float, fn: Callable[[], None], what: str) -> None:
+    """Run ``fn`` with a deadline on the whole of it: a server that answers one byte a second never
+    trips a per-read socket timeout, so the request runs in a daemon thread that is abandoned
+    (ExternalError) once ``seconds`` pass. Exceptions of ``fn`` are raised here."""
+    import threading
+
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="cannenv-api-request", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise ExternalError(f"{what}: no complete reply within {seconds:g} s (the request is abandoned)")
+    if outcome:
+        raise outcome[0]

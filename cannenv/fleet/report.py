@@ -179,12 +179,19 @@ def _counts(findings: Iterable[Finding]) -> dict[str, int]:
 
 
 def judge_with_checks(
-    stack_id: str | None = None, lock: str | Path | None = None, driver_policy: str = "accepted"
+    stack_id: str | None = None,
+    lock: str | Path | None = None,
+    driver_policy: str = "accepted",
+    matrix_paths: Sequence[str] = (),
+    role: str = "full",
 ) -> Judge:
-    """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor."""
+    """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor
+    (from the site matrix ``matrix_paths`` when given)."""
     from cannenv.fleet._doctor import make_judge
 
-    judge: Judge = make_judge(stack_id=stack_id, lock=lock, driver_policy=driver_policy)
+    judge: Judge = make_judge(
+        stack_id=stack_id, lock=lock, driver_policy=driver_policy, matrix_paths=matrix_paths, role=role
+    )
     return judge
 
 

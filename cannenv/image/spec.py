@@ -262,6 +262,23 @@ def spec_from_stack(
             file, sha, url = art.file, art.sha256, art.url
         else:
             file, sha, url = matrix.installer_file(key, version, stack.family, a, cann=cann).file, None, None
+        if file.endswith(".zip"):
+            # a (site) matrix that pins the vendor's .zip download itself, as `provision` installs
+            # it: the image installs the .run of the same name inside, verified through the zip
+            run = file[: -len(".zip")] + ".run"
+            installers.append(
+                InstallerRef(
+                    component=key,
+                    version=version,
+                    file=run,
+                    url=url,
+                    archive=file,
+                    archive_sha256=sha,
+                    archive_source=f"stack {stack.id} of the matrix" if sha else None,
+                    digest_gap=None if sha else matrix.digest_gap(run),
+                )
+            )
+            continue
         zipped = matrix.vendor_archive(file)
         if zipped is not None and zipped.file == file:  # the manifest lists the .run itself
             sha, url, zipped = sha or zipped.sha256, url or zipped.url, None

@@ -5,7 +5,6 @@ and against a lock (:func:`judge_record`). Pure: the command gathers, these judg
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -188,8 +187,11 @@ def judge_record(record: ImageRecord, lock: Lock | None = None) -> list[str]:
 def parse_image_info(text: str | None) -> Mapping[str, Any] | None:
     if text is None:
         return None
+    from cannenv import records
+    from cannenv.errors import InputError
+
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = records.parse_json(text, source="image info")
+    except InputError:
         return None
     return data if isinstance(data, Mapping) else None

@@ -11,7 +11,6 @@ left out (pip does not pick them).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,10 +65,10 @@ def fetch_listing(package: str, *, timeout: float = 30.0) -> bytes:
 
 def parse_listing(data: bytes, *, name: str = "listing") -> IndexImport:
     """Exact version sets per (Python, arch) from a JSON API document."""
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{name}: not the index's JSON document ({exc})", hint=INDEX_URL) from None
+    from cannenv import records
+
+    text = records.decode_utf8(data, source=name, hint=INDEX_URL)
+    doc = records.parse_json(text, source=name, hint=INDEX_URL)
     if not isinstance(doc, dict) or not isinstance(doc.get("releases"), dict):
         raise InputError(f"{name}: no 'releases' mapping", hint=f"expected the JSON of {INDEX_URL}")
     info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}

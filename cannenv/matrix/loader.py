@@ -339,8 +339,23 @@ def _read_doc(path: Path, raw: bytes | None = None) -> tuple[Any, str, list[Prob
     except (OSError, UnicodeDecodeError) as exc:
         return None, "", [Problem(str(path), None, None, "", f"cannot read file: {exc}")]
     try:
-        if path.suffix == ".json":
-            return json.loads(text), text, []
+        if path.suffix == ".json":  # the one bounded reader: depth, integer digits, NaN, surrogates
+            try:
+                return records.parse_json(text, source=str(path)), text, []
+            except InputError as exc:
+                line = re.match(r"^[^\n]*?:(\d+): not valid JSON \((.*), column", exc.message)
+                if line is not None:
+                    return (
+                        None,
+                        text,
+                        [Problem(str(path), int(line[1]), None, "", f"invalid JSON: {line[2]}")],
+                    )
+                reason = exc.message.removeprefix(f"{path}: ").removeprefix("not a record cannenv reads: ")
+                return (
+                    None,
+                    text,
+                    [Problem(str(path), None, None, "", f"not a matrix file cannenv reads: {reason}")],
+                )
         try:  # alias expansion bounded: a "billion laughs" file is a problem, not a hang
             return records.load_yaml(text, _strict_yaml_loader()), text, []
         except _DuplicateKey:  # reported beside any other problem of the file (the last key is kept)

@@ -155,7 +155,15 @@ class Matrix:
             if python and not self.python_ok(row.torch, python):
                 continue
             out.append(row)
-        return out
+        # a downstream row that restates a pairing another source states adds nothing to the answer
+        stated = {
+            (_pep(r.torch_npu), _pep(r.torch), _cann(r.cann)) for r in out if r.evidence != "downstream"
+        }
+        return [
+            r
+            for r in out
+            if r.evidence != "downstream" or (_pep(r.torch_npu), _pep(r.torch), _cann(r.cann)) not in stated
+        ]
 
     def cann_versions(self) -> list[str]:
         vals = {r.cann for r in self.torch_npu} | {c for r in self.hdk for c in r.cann}
@@ -537,7 +545,7 @@ class Matrix:
             for r in self.hdk_pairs(cann, family=family, product=product)
             if r.evidence == "validated" and r.families is None
         )
-        if not rows and not compat:
+        if not rows and not compat and not validated:
             return None
         chosen: tuple[HdkRow, ...] = ()
         if rows:
@@ -554,7 +562,7 @@ class Matrix:
         if product is None and len(lines) > 1:
             # HDKs of several products' own lines (25.7.RC1, 25.1.RC1) are not one numeric range
             rng, minimum = "*", None
-        evidence: Evidence = chosen[0].evidence if chosen else "declared"
+        evidence: Evidence = chosen[0].evidence if chosen else ("validated" if validated else "declared")
         notes = []
         if chosen:
             notes.append(f"{evidence}: {', '.join(drivers) or rng}")

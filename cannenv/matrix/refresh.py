@@ -4,7 +4,9 @@
 
 * the ascend-deployer wheel (``ascend_deployer-*.whl``) or its unpacked folder;
 * torch_npu wheels (``torch_npu-*.whl``): the "Ascend Auxiliary Software" table in METADATA;
-* package index listings (``*.json`` as served by ``https://pypi.org/pypi/<package>/json``).
+* package index listings (``*.json`` as served by ``https://pypi.org/pypi/<package>/json``);
+* vllm-ascend sdists (``vllm_ascend-*.tar.gz``): the stacks that project validated (evidence
+  ``downstream``, :mod:`cannenv.matrix.vllm_ascend`).
 
 Each imported fact is compared with the matrix and reported as ``same``, ``added`` (the matrix does
 not have it), ``changed`` (the matrix has another value for the same thing: a digest, a version
@@ -29,10 +31,12 @@ if TYPE_CHECKING:
     from cannenv.matrix.deployer import DeployerImport, Fact
     from cannenv.matrix.index import IndexImport
     from cannenv.matrix.query import Matrix
+    from cannenv.matrix.vllm_ascend import VllmAscendImport
     from cannenv.torch_npu_import import ImportedTable
 
 DEPLOYER_FILE = "deployer.json"
 INDEX_FILE = "index.json"
+VLLM_ASCEND_FILE = "vllm_ascend.json"
 STATUSES = ("added", "changed", "conflict", "same")
 
 
@@ -62,6 +66,7 @@ class Refresh:
     deployer: list[DeployerImport] = field(default_factory=list)
     listings: list[IndexImport] = field(default_factory=list)
     wheels: list[tuple[ImportedTable, Provenance]] = field(default_factory=list)
+    downstream: list[VllmAscendImport] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
@@ -99,7 +104,7 @@ class Refresh:
 
 def gather(folder: str | Path) -> Refresh:
     """Run the importers over ``folder`` (nothing is compared yet)."""
-    from cannenv.matrix import deployer, index
+    from cannenv.matrix import deployer, index, vllm_ascend
     from cannenv.matrix.artefact import sha256_file
     from cannenv.torch_npu_import import read_table
 
@@ -120,6 +125,8 @@ def gather(folder: str | Path) -> Refresh:
                 "torch-npu", table.package_version or "?", "*.dist-info/METADATA", sha256_file(entry)
             )
             out.wheels.append((table, prov))
+        elif vllm_ascend.is_sdist(entry) and entry.is_file():
+            out.downstream.append(vllm_ascend.read_sdist(entry))
         elif entry.suffix == ".json" and entry.is_file():
             try:
                 out.listings.append(index.read_listing(entry))
@@ -127,10 +134,11 @@ def gather(folder: str | Path) -> Refresh:
                 out.warnings.append(f"{name}: {exc.message}; skipped")
         elif entry.is_file() or entry.is_dir():
             out.warnings.append(f"{name}: not an artefact cannenv imports; skipped")
-    if not (out.deployer or out.wheels or out.listings):
+    if not (out.deployer or out.wheels or out.listings or out.downstream):
         raise InputError(
             f"{root} holds no artefact to import",
-            hint="put there: ascend_deployer-*.whl, torch_npu-*.whl, and index listings "
+            hint="put there: ascend_deployer-*.whl, torch_npu-*.whl, vllm_ascend-*.tar.gz, and index "
+            "listings "
             "(curl -o torch-npu.json https://pypi.org/pypi/torch-npu/json)",
         )
     return out
@@ -152,7 +160,57 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
     for table, prov in r.wheels:
         for row in table.rows:
             r.changes.append(_wheel_row_change(row.torch_npu, row.torch, row.cann, row.branch, prov, m))
+    for va in r.downstream:
+        r.warnings.extend(f"vllm-ascend {va.version}: {w}" for w in va.warnings)
+        for drow in va.rows:
+            r.changes.append(_downstream_change(drow.release, drow.torch_npu, drow.cann, drow.provenance, m))
+        for h in va.hdk:
+            r.changes.append(_downstream_hdk_change(h.release, h.cann, h.hdk, h.provenance, m))
     return r
+
+
+def _downstream_change(release: str, tnpu: str, cann: str, prov: Provenance, m: Matrix) -> Change:
+    """A pairing a downstream release validated, against the matrix: the same downstream statement
+    recorded -> same; else added, naming what the vendor's own rules say about the pairing."""
+    from cannenv.matrix.model import _cann, _pep
+
+    key = f"torch_npu {tnpu} + CANN {cann} (validated by vllm-ascend {release})"
+    have = [
+        r
+        for r in m.torch_npu
+        if r.evidence == "downstream"
+        and _pep(r.torch_npu) == _pep(tnpu)
+        and _cann(r.cann) == _cann(cann)
+        and any(s.startswith("VLLM-ASCEND-") for s in r.sources)
+    ]
+    if have:
+        return Change("same", "downstream", key, "", prov)
+    other = [
+        r
+        for r in m.torch_npu
+        if r.evidence != "downstream" and _pep(r.torch_npu) == _pep(tnpu) and _cann(r.cann) == _cann(cann)
+    ]
+    said = (
+        "also recorded: " + "; ".join(f"{r.evidence} [{', '.join(r.sources)}]" for r in other)
+        if other
+        else "no other row pairs it"
+    )
+    return Change("added", "downstream", key, said, prov)
+
+
+def _downstream_hdk_change(release: str, cann: str, hdk: str, prov: Provenance, m: Matrix) -> Change:
+    from cannenv.matrix.model import _cann, series_matches
+
+    key = f"CANN {cann} + HDK {hdk} (validated by vllm-ascend {release})"
+    have = [
+        r
+        for r in m.hdk
+        if r.evidence == "downstream"
+        and any(_cann(c) == _cann(cann) for c in r.cann)
+        and any(series_matches("driver", d, hdk) for d in r.driver)
+        and any(s.startswith("VLLM-ASCEND-") for s in r.sources)
+    ]
+    return Change("same" if have else "added", "downstream", key, "", prov)
 
 
 def _deployer_change(f: Fact, m: Matrix) -> Change:
@@ -263,12 +321,16 @@ def write(r: Refresh, matrix_dir: Path) -> list[str]:
     texts: dict[str, str] = {}
     if r.deployer:
         # releases recorded before and absent from --from are kept, with every fact they stated
+        from cannenv import records
+
         current = matrix_dir / DEPLOYER_FILE
         fresh = {d.version for d in r.deployer}
         kept = (
             [
                 d
-                for d in deployer.recorded_releases(json.loads(current.read_text(encoding="utf-8")))
+                for d in deployer.recorded_releases(
+                    records.parse_json(records.read_text(current, what="matrix file"), source=str(current))
+                )
                 if d.version not in fresh
             ]
             if current.is_file()
@@ -279,6 +341,15 @@ def write(r: Refresh, matrix_dir: Path) -> list[str]:
         texts[DEPLOYER_FILE] = _dump(
             deployer.matrix_doc([*r.deployer, *kept]),
             f"Generated by `cannenv matrix refresh --write` from ascend-deployer {', '.join(releases)}: "
+            "do not edit.",
+        )
+    if r.downstream:
+        from cannenv.matrix import vllm_ascend
+
+        versions = ", ".join(i.version for i in r.downstream)
+        texts[VLLM_ASCEND_FILE] = _dump(
+            vllm_ascend.matrix_doc(r.downstream),
+            f"Generated by `cannenv matrix refresh --write` from the vllm-ascend sdist(s) {versions}: "
             "do not edit.",
         )
     if r.listings:

@@ -48,6 +48,17 @@ def _is_driver_version(text: str) -> bool:
     return True
 
 
+def _line_of(text: str, value: str) -> str:
+    """``:N`` for the ``KEY=value`` line the version came from (``package_version`` first, as read)."""
+    lines = text.splitlines()
+    for wanted in ("package_version", "version", "driverversion"):
+        for n, raw in enumerate(lines, 1):
+            key, sep, rest = raw.partition("=")
+            if sep and key.strip().lower() == wanted and rest.strip() == value.strip():
+                return f":{n}"
+    return ""
+
+
 def probe(ctx: ProbeContext) -> dict[str, Any]:
     out: dict[str, Any] = {}
     text = read_text(ctx, "driver", DRIVER_INFO)
@@ -62,7 +73,8 @@ def probe(ctx: ProbeContext) -> dict[str, Any]:
                 "driver",
                 "malformed",
                 DRIVER_INFO,
-                f"{DRIVER_INFO}: {drv.version[:80]!r} is not a driver version (e.g. 25.3.rc1, 24.1.rc2.2)",
+                f"{DRIVER_INFO}{_line_of(text, drv.version)}: {drv.version[:80]!r} is not a driver version "
+                "(e.g. 25.3.rc1, 24.1.rc2.2)",
             )
         out["driver"] = replace(drv, lib64=exists(ctx, "/usr/local/Ascend/driver/lib64"))
     elif ctx.host.lexists(DRIVER_INFO):

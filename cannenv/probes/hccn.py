@@ -260,13 +260,15 @@ def _device(phy: int, conf: dict[str, str], output: tuple[str, list[str], str] |
 
 def _port_state(ctx: ProbeContext) -> tuple[str, str]:
     """Whether something listens on HCCL's default port 16666 (from /proc/net/tcp{,6})."""
-    seen = False
+    seen = 0
     for path in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             data = ctx.host.read_bytes(path, 16 << 20)
+        except FileNotFoundError:
+            continue  # no IPv6 (or no /proc in a tree): the other table decides
         except (OSError, ValueError):
-            continue
-        seen = True
+            return "unknown", f"{path} could not be read whole"  # never "free" from half the tables
+        seen += 1
         if HCCL_PORT in listening_ports(data.decode("ascii", "replace")):
             return "in-use", path
     return ("free", "/proc/net/tcp, /proc/net/tcp6") if seen else ("unknown", "")

@@ -15,7 +15,6 @@ itself fails (device-backend autoload, research §7). Instead:
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 import sys
@@ -253,9 +252,12 @@ def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
         msg = res.describe()
         ctx.issue("python", "command-timeout" if res.timed_out else "command-failed", python, msg)
         return PythonFacts(source="interpreter", interpreter=python, error=msg)
+    from cannenv.errors import InputError
+    from cannenv.records import parse_json
+
     try:
-        data = json.loads(res.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError) as exc:
+        data = parse_json(res.stdout.strip().splitlines()[-1], source=f"{python}'s answer")
+    except (InputError, IndexError) as exc:
         ctx.issue(
             "python", "malformed", python, f"{python}: unreadable answer from the metadata script: {exc}"
         )

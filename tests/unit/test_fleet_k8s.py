@@ -549,3 +549,56 @@ def test_a_node_of_another_family_is_left_to_its_own_target(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert "not labelled: n1 is a 310p node" in proc.stdout and "{" not in proc.stdout
     assert (tmp_path / "ready").is_file()
+
+
+def test_one_manifest_with_a_target_per_family_renders_a_daemonset_per_family(tmp_path: Path) -> None:
+    """`--target a2=ID,310p=ID` (i22a's target parser): one DaemonSet per family, NAME-FAMILY, with
+    nothing shared; a stack of another family for a family key is refused, never rendered."""
+    kv = pytest.importorskip("kubernetes_validate")
+    p310 = "310p-cann8.2.rc1-torch2.6.0-py3.11"
+    proc = _cli(
+        "fleet",
+        "k8s-manifest",
+        "--image",
+        "img:1",
+        "--target",
+        f"a2={STACK},310p={p310}",
+        "--role",
+        "hdk",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    objects = json.loads(proc.stdout)["items"]
+    for obj in objects:
+        kv.validate(obj, K8S_VERSION, strict=True)
+    daemonsets = {o["metadata"]["name"]: o for o in objects if o["kind"] == "DaemonSet"}
+    assert set(daemonsets) == {"cannenv-doctor-a2", "cannenv-doctor-310p"}
+    keys = [(o["kind"], o["metadata"]["name"]) for o in objects]
+    assert len(keys) == len(set(keys)) == 14
+    for name, ds in daemonsets.items():
+        args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert args[args.index("--stack") + 1] == (STACK if name.endswith("a2") else p310)
+    wrong = _cli("fleet", "k8s-manifest", "--image", "img:1", "--target", f"310p={STACK}")
+    assert wrong.returncode == 2 and "is for a2, not 310p" in wrong.stderr
+    both = _cli("fleet", "k8s-manifest", "--image", "img:1", "--target", f"a2={STACK}", "--stack", STACK)
+    assert both.returncode == 2
+
+
+def test_doctor_report_and_agent_agree_on_an_hdk_only_node(tmp_path: Path) -> None:
+    """One notion of what an HDK-only node must carry: `doctor --role hdk`, `fleet report --role hdk`
+    and the agent (above) all pass it; without the role all three fail it (no CANN toolkit)."""
+    from helpers.hosts import DRIVER_25_0_RC1_1
+
+    root = _hdk_node(tmp_path / "n", "a2", DRIVER_25_0_RC1_1)
+    assert _cli("doctor", "--root", str(root), "--stack", STACK).returncode == 1
+    doctor = _cli("doctor", "--root", str(root), "--stack", STACK, "--role", "hdk", "--json")
+    assert doctor.returncode == 0, doctor.stdout
+    skipped = {f["id"] for f in json.loads(doctor.stdout)["findings"] if f["status"] == "skip"}
+    assert {"cann-installs", "toolkit-ops", "torch-torch-npu"} <= skipped
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    (facts / "n.json").write_text(_cli("facts", "--json", "--root", str(root)).stdout)
+    report = _cli("fleet", "report", str(facts), "--stack", STACK, "--role", "hdk", "--json")
+    assert report.returncode == 0, report.stdout
+    assert json.loads(report.stdout)["summary"]["compliant"] == 1
+    assert _cli("fleet", "report", str(facts), "--stack", STACK).returncode == 1

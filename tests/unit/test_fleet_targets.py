@@ -425,3 +425,42 @@ def test_target_map_default_and_conflicting_groups() -> None:
     spec, how = tmap.route("n", Facts())
     assert spec is None and "different targets" in how
     assert tmap.route("other", Facts()) == (TargetSpec(stack_id=A2), "default target")
+
+
+@pytest.mark.skipif(shutil.which("ansible-playbook") is None, reason="needs ansible-core")
+def test_each_host_runs_its_own_steps_in_order_when_plans_differ(tmp_path: Path) -> None:
+    """Ansible merges identical includes of different hosts: a host whose step 1 differs from the
+    others' must still run it before the step 2 they share (found by the SSH-container test)."""
+    ansible_runner = pytest.importorskip("ansible_runner")
+    from cannenv.plan.provision import _run_playbook, classify
+
+    inv = tmp_path / "inv.ini"
+    inv.write_text(
+        "".join(
+            f"{h} ansible_connection=local ansible_python_interpreter={sys.executable} "
+            f"cannenv_step_dir={tmp_path}/{h}/work\n"
+            for h in ("n1", "n2")
+        )
+    )
+    shared = 'echo "$1" >> "$CANNENV_ARTIFACTS/../order"'
+    line = f"f() {{ {shared}; }}; f "
+    runs = {
+        "n1": [_step(1, line + "one-a"), _step(2, line + "two"), _step(3, line + "three")],
+        "n2": [_step(1, line + "one-b"), _step(2, line + "two"), _step(3, line + "three")],
+    }
+    events = _run_playbook(
+        ansible_runner,
+        inv,
+        runs,
+        tmp_path,
+        tmp_path / "runner",
+        forks=2,
+        reboot=False,
+        step_timeout=60,
+        connect_timeout=10,
+        extra={"cannenv_step_failed_marker": str(tmp_path / "failed-marker")},
+    )
+    seen = classify(events)
+    assert (tmp_path / "n1" / "order").read_text().split() == ["one-a", "two", "three"]
+    assert (tmp_path / "n2" / "order").read_text().split() == ["one-b", "two", "three"]
+    assert seen["n1"]["done"] == [1, 2, 3] and seen["n2"]["done"] == [1, 2, 3]

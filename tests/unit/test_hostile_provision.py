@@ -154,8 +154,13 @@ def _hostile_shell_plan(tmp_path: Path) -> Any:
     plan = compute_plan(f, target, cann_policy="replace", offline=True, hdk="auto")
     assert any(s.action == "remove" for s in plan.actions), plan.actions
     # the profile the environment step writes, moved into the test's folder
+    # a matrix url that ends its comment line (urls are free text in anyone's matrix)
     steps = tuple(
-        replace(s, commands=tuple(c.replace("/etc/profile.d/", f"{tmp_path}/") for c in s.commands))
+        replace(
+            s,
+            commands=tuple(c.replace("/etc/profile.d/", f"{tmp_path}/") for c in s.commands),
+            installers=tuple(replace(i, url="https://x.example/a\n: > PWN-url\n") for i in s.installers),
+        )
         for s in plan.steps
     )
     return replace(plan, steps=steps)
@@ -186,7 +191,7 @@ def test_plan_shell_runs_nothing_a_host_wrote(tmp_path: Path) -> None:
         check=False,
     )
     assert sorted(p.name for p in run.iterdir()) == [], proc.stdout + proc.stderr
-    assert "\x1b" not in script and "PWN-hostname" in script and "PWN-guard" in script
+    assert "\x1b" not in script and "PWN-hostname" in script and "PWN-url" in script
 
 
 def test_shell_word_round_trips_through_bash() -> None:
@@ -616,3 +621,195 @@ def test_importer_strings_are_never_rich_markup(tmp_path: Path) -> None:
         assert r.returncode == 0, r.stderr[-800:]
         assert cell.split("]")[0] + "]" in r.stdout
         assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+
+
+# -- item 10: the k8s agent and a hostile API server ------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["endless", "slow"])
+def test_k8s_label_bounds_the_api_servers_reply(tmp_path: Path, kind: str) -> None:
+    """Item 10: an endless body is read up to a bound, then refused (exit 6); a server sending one
+    byte a second is abandoned once the request's whole time is spent."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cannenv.errors import ExternalError
+    from cannenv.fleet.k8s import apply_labels
+
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_PATCH(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                while not stop.is_set():
+                    if kind == "endless":
+                        self.wfile.write(b" " * (1 << 16))
+                    else:
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(0.5)
+            except OSError:
+                pass
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(ExternalError, match="larger than" if kind == "endless" else "no complete reply"):
+            apply_labels(
+                "node-1",
+                {"metadata": {"labels": {}}},
+                api=f"http://127.0.0.1:{server.server_port}",
+                token="t",
+                timeout=3,
+            )
+    finally:
+        stop.set()
+        server.shutdown()
+
+
+# -- item 9: a driver version that is not one --------------------------------------------------------
+
+
+def test_a_driver_version_that_is_not_one_never_passes(tmp_path: Path) -> None:
+    """Item 9: ``Version=99.9.9 garbage``: ``driver-installed`` is an error (not a pass) and
+    ``probe-files`` names the file and the line."""
+    import json
+
+    from tests.helpers import hosts
+    from tests.helpers.cli import cannenv
+
+    tree = hosts.HostTree(tmp_path / "tree").driver(
+        hosts.DRIVER_25_3_RC1.replace("25.3.rc1", "99.9.9 garbage")
+    )
+    r = cannenv("doctor", "--root", str(tree.root), "--json")
+    findings = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+    assert findings["driver-installed"]["status"] == "error", findings["driver-installed"]
+    n = next(
+        i for i, ln in enumerate(hosts.DRIVER_25_3_RC1.splitlines(), 1) if ln.startswith("package_version=")
+    )
+    assert f"/usr/local/Ascend/driver/version.info:{n}: '99.9.9 garbage'" in findings["probe-files"]["detail"]
+
+
+# -- items 12 and 13: lock fields, image push --to, --node-selector ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        (("python_requirements", 0, "name"), "../../etc/passwd", "python_requirements.0.name"),
+        (("python_requirements", 0, "version"), "1.0/../../x", "python_requirements.0.version"),
+        (("image_digest",), "registry.example/team/cann@latest", "image_digest"),
+        (("image_digest",), "registry.example/team/cann:latest", "image_digest"),
+        (("installers", 0, "file"), "../secret.run", "installers.0.file"),
+    ],
+)
+def test_lock_fields_that_would_leave_their_place_are_bad_input(
+    tmp_path: Path, path: tuple[Any, ...], value: str, field: str
+) -> None:
+    """Item 12: a requirement name became ``pkg:pypi/../../…``; ``REPO@latest`` made
+    ``pull --locked`` fetch a moving tag. Both are refused when the lock is read (exit 2, the field)."""
+    import json
+
+    from cannenv.errors import InputError
+    from cannenv.lock import load_lock, write_lock
+    from tests.unit.test_lock import sample
+
+    good = write_lock(tmp_path / "good.json", sample(image_digest="r.example/t/c@sha256:" + "a" * 64))
+    assert load_lock(good).image_digest
+    doc = json.loads(good.read_text())
+    node = doc
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=field.replace(".", r"\.")):
+        load_lock(bad)
+
+
+def test_image_push_to_says_what_is_wrong_without_dockerfile_talk() -> None:
+    """Item 13: ``--to`` is a registry reference; no Dockerfile is involved."""
+    from tests.helpers.cli import cannenv
+
+    r = cannenv("image", "push", "img", "--to", "Bad Repo!:x")
+    assert r.returncode == 2, r.stderr
+    assert "not a registry repository" in r.stderr and "Dockerfile" not in r.stderr
+
+
+@pytest.mark.parametrize("value", ["a" * 64, "-x", "x y", "x/y", "ok."])
+def test_node_selector_values_follow_kubernetes_label_rules(value: str) -> None:
+    """Item 13: values Kubernetes would reject are refused before a manifest is written."""
+    from cannenv.errors import InputError
+    from cannenv.fleet.k8s import render_manifest
+
+    with pytest.raises(InputError, match="not a label value"):
+        render_manifest("img:1", stack_id="s1", node_selector={"node.kubernetes.io/npu": value})
+    render_manifest("img:1", stack_id="s1", node_selector={"node.kubernetes.io/npu": "910b.x_1"})
+
+
+# -- item 8: one bounded JSON reader everywhere -------------------------------------------------------
+
+_DEEP = "[" * 100_000 + "]" * 100_000
+_HUGE = '{"schema_version": 1, "n": ' + "9" * 5000 + "}"
+
+
+@pytest.mark.parametrize("body", [_DEEP, _HUGE], ids=["deep", "5000-digits"])
+def test_importer_json_is_read_by_the_bounded_reader(tmp_path: Path, body: str) -> None:
+    """Item 8: deployer manifests and index listings were plain ``json.loads`` (exit 70 on a
+    100,000-deep array or a 5,000-digit integer): bad input now, exit 2 naming the file."""
+    from tests.helpers.cli import cannenv
+
+    src = Path(__file__).resolve().parents[1] / "data" / "ascend_deployer_releases" / "6.0.0"
+    release = tmp_path / "release"
+    shutil.copytree(src, release)
+    (release / "ascend_deployer/downloader/software/CANN_8.0.0.json").write_text(body)
+    r = cannenv("matrix", "import-deployer", str(release))
+    assert r.returncode == 2 and "CANN_8.0.0.json" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    listing = tmp_path / "listing.json"
+    listing.write_text(body)
+    r = cannenv("matrix", "import-index", "--listing", str(listing))
+    assert r.returncode == 2 and "listing.json" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    matrix_json = tmp_path / "m.json"
+    matrix_json.write_text(body)
+    r = cannenv("matrix", "--matrix", str(matrix_json), "list")
+    assert r.returncode == 2 and "m.json" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_5000_digit_version_in_saved_facts_is_not_a_crash(tmp_path: Path) -> None:
+    """Item 8: versions are strings in JSON, so the reader lets them through; the version parser
+    refuses more than 128 characters (Python's int-digits limit made it exit 70)."""
+    from tests.helpers.cli import cannenv
+
+    big = "9" * 5000
+    p = _saved_facts(tmp_path, "big", driver__version=big, python__version="3." + big)
+    for args in (("doctor", "--facts", str(p)), ("plan", "--facts", str(p))):
+        r = cannenv(*args)
+        assert r.returncode in (1, 2) and "Traceback" not in r.stderr, (args, r.returncode, r.stderr[-600:])
+        assert "internal error" not in r.stderr
+
+
+def test_provision_stops_only_the_host_whose_facts_hold_a_template(tmp_path: Path) -> None:
+    """Item 1 at the fleet level: the refused facts make that host ``not-collected`` with the reason;
+    the other hosts are planned."""
+    from cannenv.fleet.collection import Collection, HostResult
+    from cannenv.plan.provision import _load_facts
+
+    folder = tmp_path / "before"
+    folder.mkdir()
+    _saved_facts(folder, "good")
+    _saved_facts(folder, "evil", driver__version=PWN % (tmp_path / "pwned"))
+    hosts_ = tuple(HostResult(name=n, status="collected", facts_file=f"{n}.json") for n in ("good", "evil"))
+    (folder / "collection.json").write_text(Collection(hosts=hosts_, root=folder).to_json())
+    facts, missing = _load_facts(folder)
+    assert set(facts) == {"good"} and "template marker" in missing["evil"]

@@ -147,3 +147,41 @@ def test_image_lock_of_a_shipped_stack_pins_every_python_requirement(
     txt = built.files["python/base/requirements.txt"].decode()
     assert f"numpy=={reqs['numpy'].version} --hash={reqs['numpy'].hashes[0]}" in txt
     assert "--no-deps --require-hashes" in built.dockerfile
+
+
+def test_image_lock_takes_a_site_matrix_that_pins_the_vendor_zip(tmp_path: Path) -> None:
+    """One site matrix for images and provisioning: its stack pins the vendor's .zip download (file
+    and sha256, as `provision` installs it); `image lock` installs the .run inside, verified through
+    the zip, and records both (TEST FIXTURES for the installers)."""
+    import shutil
+
+    import yaml
+    from click.testing import CliRunner
+    from fixture_stack import standin_wheel
+    from make_fixture_installer import make_installers
+    from shipped_matrix import as_the_vendor_serves, image_args
+
+    from cannenv.cli import cli
+    from cannenv.lock import load_lock
+    from cannenv.resources import matrices_dir
+
+    runs = make_installers(tmp_path / "runs", "8.5.0", installed_bytes=4096, padding_bytes=4096)
+    served = tmp_path / "artifacts"
+    served.mkdir()
+    downloads = as_the_vendor_serves(runs, served)
+    site = tmp_path / "site"
+    shutil.copytree(matrices_dir(), site)
+    doc = yaml.safe_load((site / "stacks.yaml").read_text())
+    (stack,) = [s for s in doc["stacks"] if s["id"] == SHIPPED]
+    for file, (component, sha256) in downloads.items():
+        stack["components"][component]["artifacts"]["x86_64"] = {"file": file, "sha256": sha256}
+    (site / "stacks.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    wheel = standin_wheel(tmp_path / "w", "cannenv", "0.1.0", "cannenv_standin")
+    args = image_args(SHIPPED, site, served, wheel)
+    r = CliRunner().invoke(cli, ["image", "lock", *args, "--no-resolve", "--out", str(tmp_path / "l.json")])
+    assert r.exit_code == 0, r.output
+    locked = {i.component: i for i in load_lock(tmp_path / "l.json").installers}
+    for file, (component, sha256) in downloads.items():
+        assert locked[component].pinned and locked[component].archive == file
+        assert locked[component].archive_sha256 == sha256
+        assert locked[component].file == file.removesuffix(".zip") + ".run"
