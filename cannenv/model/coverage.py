@@ -273,6 +273,7 @@ def _collect(clf: _Classifier, v: Verdict, fallbacks: set[str], unsupported: set
 
 def fusions(trace: Trace, registry: Registry) -> tuple[Fusion, ...]:
     """Fused-operator opportunities: a pattern's operators all called inside one module subtree."""
+
     def subtrees(step: str | None) -> dict[str, set[str]]:
         own: dict[str, set[str]] = {}
         for rec in trace.ops:
