@@ -195,6 +195,7 @@ def _chip_tag(family: str) -> str | None:
         return None
 
 
+_VOLATILE = frozenset({"duration_s", "collected_at"})
 _DIGESTED = ("os", "driver", "firmware", "install_record", "cann", "devices", "container", "python", "env")
 
 
@@ -204,8 +205,15 @@ def facts_digest(facts: Facts) -> str:
 
     from cannenv.values import dump
 
+    def steady(value: Any) -> Any:  # how long a probe took is not a fact about the host
+        if isinstance(value, dict):
+            return {k: steady(v) for k, v in value.items() if k not in _VOLATILE}
+        if isinstance(value, list):
+            return [steady(v) for v in value]
+        return value
+
     doc = dump(facts)
-    body = json.dumps({k: doc.get(k) for k in _DIGESTED}, sort_keys=True, separators=(",", ":"))
+    body = json.dumps({k: steady(doc.get(k)) for k in _DIGESTED}, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
