@@ -46,6 +46,10 @@ class Target:
 
 HDK_NODE_CHECKS = frozenset({"ascend-software", "probe-files", "os-user", "stack-match"})
 """Software-scoped checks that still judge a node that carries only the HDK (``Target.no_software``)."""
+HDK_ONLY = (
+    "the node carries only driver and firmware (--role hdk); CANN and torch live in the workloads' images"
+)
+"""The ``Target.no_software`` reason of ``--role hdk`` (doctor, fleet report, the DaemonSet's agent)."""
 
 
 CheckFn = Callable[[Facts, Target], list[Finding]]

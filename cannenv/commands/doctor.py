@@ -21,6 +21,7 @@ from cannenv.commands.options import (
     HCCN_OUTPUT,
     MATRIX,
     MULTINODE,
+    ROLE,
     ROOT,
     SMI_BOARD,
     SMI_OUTPUT,
@@ -121,6 +122,7 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
     "--shell", "as_shell", is_flag=True, help="With --plan: print it as a script to review (never run)."
 )
 @DRIVER_POLICY
+@ROLE
 @_gc_paused
 def doctor(
     root: str,
@@ -148,6 +150,7 @@ def doctor(
     multinode: bool = False,
     driver_policy: str = "accepted",
     logs: tuple[str, ...] = (),
+    role: str = "full",
 ) -> int:
     """Judge a host (or a tree, or saved facts) against the version matrix, with exact remedies.
 
@@ -201,6 +204,8 @@ def doctor(
         target = replace(target, multinode=True)
     if no_devices:
         target = replace(target, no_devices="--no-devices (software only: no NPU expected here)")
+    if role == "hdk":
+        target = replace(target, no_software=checks.HDK_ONLY)
     if as_shell and not show_plan:
         raise InputError("--shell goes with --plan: `cannenv doctor --plan --shell`")
     if show_plan:

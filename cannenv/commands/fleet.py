@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from cannenv.commands.options import DRIVER_POLICY, MATRIX, target_options
+from cannenv.commands.options import DRIVER_POLICY, MATRIX, ROLE, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -152,10 +152,11 @@ def _judge(
     check_ids: tuple[str, ...],
     driver_policy: str = "accepted",
     matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> Judge:
     from cannenv.fleet.report import judge_with_checks
 
-    return _only(judge_with_checks(stack_id, lock, driver_policy, matrix_paths), check_ids)
+    return _only(judge_with_checks(stack_id, lock, driver_policy, matrix_paths, role), check_ids)
 
 
 def _router(
@@ -169,6 +170,7 @@ def _router(
     check_ids: tuple[str, ...],
     driver_policy: str,
     matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> Router | None:
     """One target per node (:mod:`cannenv.fleet.targets`): None when no per-node target is given."""
     if not (target_items or targets_file):
@@ -185,6 +187,7 @@ def _router(
         wrap=lambda j: _only(j, check_ids),
         driver_policy=driver_policy,
         matrix_paths=matrix_paths,
+        role=role,
     )
 
 
@@ -253,6 +256,7 @@ def _only(judge: Judge, check_ids: tuple[str, ...]) -> Judge:
     "collections `fleet collect --out DIR` kept in DIR/history/.",
 )
 @MATRIX
+@ROLE
 def report_cmd(
     directory: str,
     stack_id: str | None,
@@ -273,6 +277,7 @@ def report_cmd(
     logs_dir: str | None = None,
     job_specs: tuple[str, ...] = (),
     matrix_paths: tuple[str, ...] = (),
+    role: str = "full",
 ) -> int:
     """Judge every facts file of DIR and group the findings by check, observed value and remedy.
 
@@ -295,7 +300,7 @@ def report_cmd(
 
         since_at = parse_since(since)
 
-    default = _judge(stack_id, lock_file, check_ids, driver_policy, matrix_paths)
+    default = _judge(stack_id, lock_file, check_ids, driver_policy, matrix_paths, role)
     router = _router(
         default,
         stack_id=stack_id,
@@ -306,6 +311,7 @@ def report_cmd(
         check_ids=check_ids,
         driver_policy=driver_policy,
         matrix_paths=matrix_paths,
+        role=role,
     )
     report = report_collection(directory, default, router=router)
     if job_specs:
@@ -502,7 +508,8 @@ def job_cmd(
         from cannenv import sanitize
 
         table = render_table(report, color=False, width=None, verbose=verbose, plain=True).splitlines()
-        click.echo(sanitize.line(f"job {name}: {len(members)} node(s): {', '.join(members)}"))
+        title = f"job {name}" if job_name or group else "job"
+        click.echo(sanitize.line(f"{title}: {len(members)} node(s): {', '.join(members)}"))
         click.echo("\n".join(table[2:]))  # the doctor's host and stack lines say nothing of a job
         for node, changes in sorted(plan.items()):
             click.echo(sanitize.line(f"converge {node}: " + "; ".join(changes)))

@@ -159,3 +159,14 @@ def target_options(fn: F) -> F:
     for option in (_TARGETS, _TARGET):
         fn = option(fn)
     return fn
+
+
+ROLE = click.option(
+    "--role",
+    type=click.Choice(["full", "hdk"]),
+    default="full",
+    show_default=True,
+    help="hdk: the node carries only driver and firmware (CANN and torch live in the images): only "
+    "those are judged, the driver against the target's CANN.",
+)
+"""``--role full|hdk`` (``doctor``, ``fleet report``, the DaemonSet): what a node is meant to carry."""

@@ -29,6 +29,7 @@ def make_judge(
     lock: str | Path | None = None,
     driver_policy: str = "accepted",
     matrix_paths: Sequence[str] = (),
+    role: str = "full",
 ) -> Callable[[Facts], tuple[list[Finding], StackChoice]]:
     """A :data:`cannenv.fleet.report.Judge` running every doctor check against the chosen stack
     (of ``matrix_paths``, a site matrix, when given; else of the shipped matrix)."""
@@ -60,6 +61,8 @@ def make_judge(
             target = choose_target(
                 facts, matrix, stack_id=stack_id, lock=lock_arg, driver_policy=driver_policy
             )
+            if role == "hdk":
+                target = replace(target, no_software=checks.HDK_ONLY)
             hit = seen[key] = (tuple(checks.run(facts, target, selected)), target.choice)
         return list(hit[0]), hit[1]
 
@@ -78,6 +81,7 @@ def make_router(
     ] = lambda j: j,
     driver_policy: str = "accepted",
     matrix_paths: Sequence[str] = (),
+    role: str = "full",
 ) -> Callable[[str, Facts], tuple[Callable[[Facts], tuple[list[Finding], StackChoice]] | None, str]]:
     """A :data:`cannenv.fleet.report.Router`: an inventory group's target first, then the family's,
     then ``default`` (--stack/--lock); a node none applies to gets None and the reason. Every target
@@ -89,7 +93,11 @@ def make_router(
     for spec in tmap.specs():
         judges[spec.text] = wrap(
             make_judge(
-                stack_id=spec.stack_id, lock=spec.lock, driver_policy=driver_policy, matrix_paths=matrix_paths
+                stack_id=spec.stack_id,
+                lock=spec.lock,
+                driver_policy=driver_policy,
+                matrix_paths=matrix_paths,
+                role=role,
             )
         )
 

@@ -479,11 +479,7 @@ def judge_node(
     facts = gather(root, None, None, (), None, 10.0)
     target = choose_target(facts, matrix, stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     if role == "hdk":
-        target = dataclasses.replace(
-            target,
-            no_software="the node carries only driver and firmware (--role hdk); CANN and "
-            "torch live in the workloads' images",
-        )
+        target = dataclasses.replace(target, no_software=checks.HDK_ONLY)
     node_checks = tuple(c for c in checks.all_checks() if c.id not in NODE_AGENT_SKIPS)
     findings = checks.run(facts, target, node_checks)
     report = Report.build(

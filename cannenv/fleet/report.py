@@ -183,13 +183,14 @@ def judge_with_checks(
     lock: str | Path | None = None,
     driver_policy: str = "accepted",
     matrix_paths: Sequence[str] = (),
+    role: str = "full",
 ) -> Judge:
     """The doctor's judge: every check of ``cannenv.checks`` against the stack chosen by the doctor
     (from the site matrix ``matrix_paths`` when given)."""
     from cannenv.fleet._doctor import make_judge
 
     judge: Judge = make_judge(
-        stack_id=stack_id, lock=lock, driver_policy=driver_policy, matrix_paths=matrix_paths
+        stack_id=stack_id, lock=lock, driver_policy=driver_policy, matrix_paths=matrix_paths, role=role
     )
     return judge
 

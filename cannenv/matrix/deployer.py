@@ -92,10 +92,22 @@ class DeployerImport:
     warnings: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """manifests of other software (MindSpore, MindIE images, DL, TensorFlow), not imported"""
+    internal_version: str | None = None
+    """what the wheel's own ``ascend_deployer/version.json`` says, where it contradicts ``version``"""
 
     @property
     def source_id(self) -> str:
         return f"DEPLOYER-{self.version}"
+
+    @property
+    def title(self) -> str:
+        said = (
+            f"; its ascend_deployer/version.json says {self.internal_version}: the package version is "
+            "recorded"
+            if self.internal_version
+            else ""
+        )
+        return f"ascend-deployer {self.version} download manifests (the vendor's offline installer){said}"
 
 
 def classify(filename: str) -> dict[str, Any] | None:
@@ -138,6 +150,27 @@ def _version_of(art: Artefact) -> str:
     return m[1] if m else "unknown"
 
 
+VERSION_JSON = "ascend_deployer/version.json"
+
+
+def _internal_version(art: Artefact) -> str | None:
+    """The ``version`` the wheel's own ``ascend_deployer/version.json`` states, if any."""
+    if VERSION_JSON not in set(art.names()):
+        return None
+    doc = _json(art, VERSION_JSON)
+    value = doc.get("version") if isinstance(doc, dict) else None
+    return str(value) if isinstance(value, (str, int, float)) else None
+
+
+def _same_pep440(a: str, b: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return a.strip().lower() == b.strip().lower()
+
+
 def read_deployer(path: str | Path) -> DeployerImport:
     """Every fact the ascend-deployer wheel (or its unpacked folder) states."""
     p = Path(path)
@@ -149,6 +182,13 @@ def read_deployer(path: str | Path) -> DeployerImport:
                 hint="`pip download --no-deps ascend-deployer -d DIR` and pass the .whl",
             )
         result = DeployerImport(_version_of(art), art.sha256)
+        said = _internal_version(art)
+        if said is not None and not _same_pep440(said, result.version):
+            result.internal_version = said
+            result.warnings.append(
+                f"{VERSION_JSON} says version {said}, the package is {result.version}: the package "
+                "version is recorded"
+            )
         hdk_chips: dict[str, set[str]] = {}
         cann_needs: list[tuple[str, str, Provenance]] = []
         for name in sorted(names):
@@ -259,7 +299,7 @@ def matrix_doc(imports: DeployerImport | list[DeployerImport]) -> dict[str, Any]
         "sources": [
             {
                 "id": imp.source_id,
-                "title": f"ascend-deployer {imp.version} download manifests (the vendor's offline installer)",
+                "title": imp.title,
                 "url": f"https://pypi.org/project/ascend-deployer/{imp.version}/",
                 "where": f"PyPI ascend-deployer {imp.version}, "
                 f"wheel sha256 {imp.sha256 or 'unpacked folder'}",
@@ -361,7 +401,10 @@ def recorded_releases(doc: dict[str, Any]) -> list[DeployerImport]:
         if not sid.startswith("DEPLOYER-"):
             continue
         m = _WHERE_SHA.search(str(src.get("where", "")))
-        out[sid] = DeployerImport(sid.removeprefix("DEPLOYER-"), m["sha"] if m else "")
+        said = re.search(r"version\.json says (\S+):", str(src.get("title", "")))
+        out[sid] = DeployerImport(
+            sid.removeprefix("DEPLOYER-"), m["sha"] if m else "", internal_version=said[1] if said else None
+        )
 
     def cite(row: dict[str, Any], kind: str, key: tuple[str, ...], value: dict[str, Any]) -> None:
         path = str(row.get("note") or "").split(":")[0].split(",")[0].split(";")[0].strip()

@@ -599,9 +599,28 @@ class _Builder:
                     sources=srcs + self.sources("cann"),
                 )
             )
+            self.combined_note(want)
         if self.policy == "replace":
             for old in others:
                 self.remove_cann(old, want)
+
+    def combined_note(self, want: str) -> None:
+        """Name the vendor's combined driver + toolkit package where its era has one, and why the
+        plan installs the separate packages instead (matrices/installers.yaml ``combined``)."""
+        if self.matrix is None or self.arch is None:
+            return
+        from cannenv.errors import CannenvError
+
+        try:
+            combined = self.matrix.installer_file("combined", want, self.family, self.arch)
+        except CannenvError:
+            return
+        self.notes.append(
+            f"CANN {want} also comes as the combined package {combined.file} (NPU driver + Toolkit) "
+            f"[{', '.join(combined.sources)}]: not used, as it cannot be upgraded with --upgrade and its "
+            "install flags are not in our sources; the driver and the toolkit are planned as separate "
+            "packages"
+        )
 
     def remove_cann(self, old: CannInstall, want: str) -> None:
         arch = old.arch or self.arch or "$(uname -m)"

@@ -106,6 +106,24 @@ def _wheel_key(name: str) -> tuple[str, str] | None:
     return re.sub(r"[-_.]+", "-", parts[0]).lower(), parts[1]
 
 
+_TOOLKIT = re.compile(r"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86_64)\.(run|zip)$")
+
+
+def _combined_hint(name: str, artifacts: Path) -> str:
+    """When the toolkit is missing but the vendor's combined package (``Ascend-cann_<v>_linux-<arch>.run``,
+    driver + toolkit, CANN 9.0.0 release note) is there: say that it is not a stand-in for it."""
+    m = _TOOLKIT.match(name)
+    if m is None:
+        return ""
+    combined = f"Ascend-cann_{m['v']}_linux-{m['arch']}.run"
+    if not (artifacts / combined).is_file():
+        return ""
+    return (
+        f"; {combined} there is the vendor's combined driver + toolkit package, which the plan does not "
+        "use (it cannot be upgraded with --upgrade): put the separate toolkit download beside it"
+    )
+
+
 def step_files(step: Step, artifacts: Path) -> tuple[list[tuple[str, str | None]], str | None]:
     """The files a step needs from ``--artifacts`` as (name, pinned sha256), or a reason it cannot run."""
     files: list[tuple[str, str | None]] = [(i.file, i.sha256) for i in step.installers]
@@ -126,7 +144,7 @@ def step_files(step: Step, artifacts: Path) -> tuple[list[tuple[str, str | None]
             return files, f"{name!r} is not a plain file name: refused (it would leave --artifacts)"
         path = artifacts / name
         if not path.is_file():
-            return files, f"{name} is not in --artifacts {artifacts}"
+            return files, f"{name} is not in --artifacts {artifacts}" + _combined_hint(name, artifacts)
         if not path.resolve().is_relative_to(root):
             return files, f"{name} in --artifacts {artifacts} is a link that leaves the folder: refused"
     return files, None
@@ -321,9 +339,14 @@ def _load_facts(folder: Path) -> tuple[dict[str, Facts], dict[str, str]]:
     col = load_collection(folder)
     facts: dict[str, Facts] = {}
     missing: dict[str, str] = {}
+    from cannenv.sanitize import is_plain_file_name
+
     for h in col.hosts:
-        if h.status == "collected" and h.facts_file:
-            facts[h.name] = replace(Facts.load(folder / h.facts_file), hostname=h.name)
+        if h.status == "collected" and h.facts_file and is_plain_file_name(h.facts_file):
+            try:  # one host's hostile facts ({{ … }}, a lone surrogate) stop that host, not the run
+                facts[h.name] = replace(Facts.load(folder / h.facts_file), hostname=h.name)
+            except InputError as exc:
+                missing[h.name] = f"invalid-facts: {exc.message}"
         else:
             missing[h.name] = f"{h.status}: {h.reason}"
     return facts, missing

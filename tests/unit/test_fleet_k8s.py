@@ -582,3 +582,23 @@ def test_one_manifest_with_a_target_per_family_renders_a_daemonset_per_family(tm
     assert wrong.returncode == 2 and "is for a2, not 310p" in wrong.stderr
     both = _cli("fleet", "k8s-manifest", "--image", "img:1", "--target", f"a2={STACK}", "--stack", STACK)
     assert both.returncode == 2
+
+
+def test_doctor_report_and_agent_agree_on_an_hdk_only_node(tmp_path: Path) -> None:
+    """One notion of what an HDK-only node must carry: `doctor --role hdk`, `fleet report --role hdk`
+    and the agent (above) all pass it; without the role all three fail it (no CANN toolkit)."""
+    from helpers.hosts import DRIVER_25_0_RC1_1
+
+    root = _hdk_node(tmp_path / "n", "a2", DRIVER_25_0_RC1_1)
+    assert _cli("doctor", "--root", str(root), "--stack", STACK).returncode == 1
+    doctor = _cli("doctor", "--root", str(root), "--stack", STACK, "--role", "hdk", "--json")
+    assert doctor.returncode == 0, doctor.stdout
+    skipped = {f["id"] for f in json.loads(doctor.stdout)["findings"] if f["status"] == "skip"}
+    assert {"cann-installs", "toolkit-ops", "torch-torch-npu"} <= skipped
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    (facts / "n.json").write_text(_cli("facts", "--json", "--root", str(root)).stdout)
+    report = _cli("fleet", "report", str(facts), "--stack", STACK, "--role", "hdk", "--json")
+    assert report.returncode == 0, report.stdout
+    assert json.loads(report.stdout)["summary"]["compliant"] == 1
+    assert _cli("fleet", "report", str(facts), "--stack", STACK).returncode == 1

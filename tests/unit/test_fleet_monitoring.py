@@ -196,3 +196,24 @@ def test_collect_exit_codes_and_history_with_real_ansible(tmp_path: Path) -> Non
     assert len(snapshots(out)) == 2 and (out / "here.json").is_file()
     manifests = [json.loads((p / "collection.json").read_text()) for p in snapshots(out)]
     assert [[h["name"] for h in m["hosts"]] for m in manifests] == [["down"], ["down", "here"]]
+
+
+def test_a_hostile_manifest_never_moves_or_removes_a_file_outside_the_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "precious.json"
+    outside.write_text("{}")
+    out = tmp_path / "facts"
+    out.mkdir()
+    (out / "n1.json").write_text(Facts().to_json())
+    hosts = (
+        HostResult(name="n1", status="collected", facts_file="n1.json"),
+        HostResult(name="up", status="collected", facts_file="../precious.json"),
+    )
+    (out / "collection.json").write_text(
+        Collection(finished_at="2026-11-30T08:00:00+00:00", hosts=hosts).to_json()
+    )
+    for keep in (1, 0):
+        keep_previous(out, keep=keep)
+        assert outside.read_text() == "{}"
+        (out / "collection.json").write_text(
+            Collection(finished_at="2026-12-01T08:00:00+00:00", hosts=hosts).to_json()
+        )

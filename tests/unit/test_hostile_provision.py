@@ -154,8 +154,13 @@ def _hostile_shell_plan(tmp_path: Path) -> Any:
     plan = compute_plan(f, target, cann_policy="replace", offline=True, hdk="auto")
     assert any(s.action == "remove" for s in plan.actions), plan.actions
     # the profile the environment step writes, moved into the test's folder
+    # a matrix url that ends its comment line (urls are free text in anyone's matrix)
     steps = tuple(
-        replace(s, commands=tuple(c.replace("/etc/profile.d/", f"{tmp_path}/") for c in s.commands))
+        replace(
+            s,
+            commands=tuple(c.replace("/etc/profile.d/", f"{tmp_path}/") for c in s.commands),
+            installers=tuple(replace(i, url="https://x.example/a\n: > PWN-url\n") for i in s.installers),
+        )
         for s in plan.steps
     )
     return replace(plan, steps=steps)
@@ -186,7 +191,7 @@ def test_plan_shell_runs_nothing_a_host_wrote(tmp_path: Path) -> None:
         check=False,
     )
     assert sorted(p.name for p in run.iterdir()) == [], proc.stdout + proc.stderr
-    assert "\x1b" not in script and "PWN-hostname" in script and "PWN-guard" in script
+    assert "\x1b" not in script and "PWN-hostname" in script and "PWN-url" in script
 
 
 def test_shell_word_round_trips_through_bash() -> None:
@@ -792,3 +797,19 @@ def test_a_5000_digit_version_in_saved_facts_is_not_a_crash(tmp_path: Path) -> N
         r = cannenv(*args)
         assert r.returncode in (1, 2) and "Traceback" not in r.stderr, (args, r.returncode, r.stderr[-600:])
         assert "internal error" not in r.stderr
+
+
+def test_provision_stops_only_the_host_whose_facts_hold_a_template(tmp_path: Path) -> None:
+    """Item 1 at the fleet level: the refused facts make that host ``not-collected`` with the reason;
+    the other hosts are planned."""
+    from cannenv.fleet.collection import Collection, HostResult
+    from cannenv.plan.provision import _load_facts
+
+    folder = tmp_path / "before"
+    folder.mkdir()
+    _saved_facts(folder, "good")
+    _saved_facts(folder, "evil", driver__version=PWN % (tmp_path / "pwned"))
+    hosts_ = tuple(HostResult(name=n, status="collected", facts_file=f"{n}.json") for n in ("good", "evil"))
+    (folder / "collection.json").write_text(Collection(hosts=hosts_, root=folder).to_json())
+    facts, missing = _load_facts(folder)
+    assert set(facts) == {"good"} and "template marker" in missing["evil"]

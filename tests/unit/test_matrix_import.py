@@ -389,9 +389,9 @@ def test_digest_gap_says_which_manifests_the_matrix_holds_and_what_they_cover() 
     m = matrix.load()
     assert m.digest_gap("Ascend-cann-toolkit_8.0.0_linux-x86_64.run") is None  # its .zip is listed
     nnal = m.digest_gap("Ascend-cann-nnal_8.5.0_linux-x86_64.run")
-    assert nnal is not None and "no NNAL package at all" in nnal and "ascend-deployer 6.0.0 … 26.0.0" in nnal
+    assert nnal is not None and "no NNAL package at all" in nnal and "ascend-deployer 5.0.6 … 26.0.0" in nnal
     kit = m.digest_gap("Ascend-cann-toolkit_9.1.0_linux-aarch64.run")
-    assert kit is not None and "CANN toolkit 8.0.RC1 … 9.0.0, not 9.1.0" in kit
+    assert kit is not None and "CANN toolkit 6.0.RC1 … 9.0.0, not 9.1.0" in kit
 
 
 def test_import_deployer_cli_merges_releases_into_one_file(tmp_path: Path) -> None:
@@ -418,3 +418,25 @@ def test_import_deployer_cli_merges_releases_into_one_file(tmp_path: Path) -> No
     assert (
         bad.returncode == 2 and "not an ascend-deployer wheel" in bad.stderr and "Traceback" not in bad.stderr
     )
+
+
+# ------------------------------------------------------------------ the oldest releases (issue 24 item 4)
+
+
+def test_the_oldest_releases_are_recorded_with_their_quirks() -> None:
+    """ascend-deployer 5.0.6 and 6.0rc3 (PyPI) carry CANN 6.0.1 … 8.0.RC3 and HDK 6.0.RC1 … 24.1.RC3
+    manifests (../shared/research/vendor-2026-12.md §1.4). 6.0rc3's NPU_24.1.RC3.json gives
+    `"sha256": ""` for six HDK zips: no digest, so none is recorded from it (later releases give
+    real ones); 5.0.6's ascend_deployer/version.json says 3.0.0 and 6.0.0 … 7.2rc1's say 6.0.RC2:
+    the package version is recorded and the source says so."""
+    m = matrix.load()
+    assert {"DEPLOYER-5.0.6", "DEPLOYER-6.0rc3"} <= set(m.sources)
+    assert m.download("Ascend-cann-toolkit_6.0.1_linux-aarch64.zip") is not None
+    assert "DEPLOYER-5.0.6" in m.download("Ascend-cann-toolkit_6.0.1_linux-aarch64.zip").sources  # type: ignore[union-attr]
+    for d in m.downloads_of("Ascend-hdk-910b-npu_24.1.rc3_linux-aarch64.zip"):
+        assert "DEPLOYER-6.0rc3" not in d.sources and len(d.sha256) == 64
+    assert "version.json says 3.0.0" in m.sources["DEPLOYER-5.0.6"].title
+    for v in ("6.0.0", "7.0rc1", "7.1rc1", "7.2rc1"):
+        assert "version.json says 6.0.RC2" in m.sources[f"DEPLOYER-{v}"].title
+    for v in ("6.0rc3", "7.3.0", "26.0.0"):
+        assert "version.json" not in m.sources[f"DEPLOYER-{v}"].title

@@ -603,3 +603,22 @@ def test_hdk_driver_comes_from_the_vendor_hdk_zip_pinned_by_the_vendor(
     ran = [s["component"] for s in steps]
     assert "driver" in ran and "cann" in ran and "ops" in ran and "nnal" not in ran, ran
     assert stop is not None and stop.failed_component == "nnal", stop
+
+
+def test_the_combined_package_is_known_and_not_used(m: matrix_mod.Matrix, tmp_path: Path) -> None:
+    """CANN 9.0.0 release note: the combined 合一包 Ascend-cann_<version>_linux-<arch>.run holds the NPU
+    driver and the Toolkit; instg_0030: it cannot be upgraded with --upgrade. The installers data names
+    it, the plan says why it installs the separate packages, provisioning says it is no stand-in."""
+    from cannenv.plan.provision import step_files
+
+    name = m.installer_file("combined", "9.1.0", "a2", "aarch64")
+    assert name.file == "Ascend-cann_9.1.0_linux-aarch64.run" and "RN-900" in name.sources
+    plan, _ = plan_of("bare-no-ascend", m, stack="a2-cann9.1.0-torch2.12.0-py3.11")
+    assert any("Ascend-cann_9.1.0_linux-aarch64.run" in n and "--upgrade" in n for n in plan.notes)
+    old, _ = plan_of("bare-no-ascend", m, stack="a2-cann8.5.0-torch2.8.0-py3.11")
+    assert not any("combined" in n for n in old.notes)  # no combined package before 9.0.0
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "Ascend-cann_9.1.0_linux-aarch64.run").write_text("FIXTURE\n")
+    _, why = step_files(step(plan, "cann"), art)
+    assert why is not None and "combined driver + toolkit package" in why

@@ -259,12 +259,12 @@ WITH_DIGEST = {
 # Those still without a vendor digest, and why (a change here is a change of the data):
 NO_DRIVER_DIGEST = {
     # HDK 25.5.1 (the CANN 8.5.0 release note's text): the manifests list NPU_25.5.0 only
-    "a2-cann8.5.0-torch2.7.1-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
-    "a2-cann8.5.0-torch2.8.0-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
-    "a2-cann9.0.0-torch2.9.0-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
-    "a2-cann9.0.0-torch2.8.0-py3.12": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 25.5.1",
+    "a2-cann8.5.0-torch2.7.1-py3.11": "HDK 23.0.rc2.2 … 26.0.rc1 for 910b, not 25.5.1",
+    "a2-cann8.5.0-torch2.8.0-py3.11": "HDK 23.0.rc2.2 … 26.0.rc1 for 910b, not 25.5.1",
+    "a2-cann9.0.0-torch2.9.0-py3.11": "HDK 23.0.rc2.2 … 26.0.rc1 for 910b, not 25.5.1",
+    "a2-cann9.0.0-torch2.8.0-py3.12": "HDK 23.0.rc2.2 … 26.0.rc1 for 910b, not 25.5.1",
     # HDK 26.2.RC1 (CANN 9.2.0): newer than every ascend-deployer release (26.0.0 stops at 26.0.RC1)
-    "a2-cann9.2.0-torch2.10.0-py3.11": "HDK 24.1.rc1 … 26.0.rc1 for 910b, not 26.2.rc1",
+    "a2-cann9.2.0-torch2.10.0-py3.11": "HDK 23.0.rc2.2 … 26.0.rc1 for 910b, not 26.2.rc1",
 }
 # Stacks whose driver names no installer file (the vendor's A3 and 950 HDK file names are not in our
 # sources), so there is nothing to pin: a3-*, 950-atlas-350-*.
