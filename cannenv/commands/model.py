@@ -130,7 +130,7 @@ def _fusions_for(cov: Coverage, cfg: ModelConfig, family: str | None) -> Coverag
         head_dim = hidden // heads
     for f in cov.fusions:
         why = None
-        if f.id == "attention":
+        if f.id in ("attention", "decode-attention"):
             if getattr(hf, "attn_logit_softcapping", None):
                 why = "it cannot soft-cap the scores (attn_logit_softcapping)"
             elif isinstance(head_dim, int) and head_dim % 16:
