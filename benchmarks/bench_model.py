@@ -173,12 +173,25 @@ def bench_cuda() -> None:
     )
 
 
+def bench_activations() -> None:
+    """Estimated vs measured prefill activation peak (CPU, fp32), SDPA and eager, dense and MoE."""
+    from tests.unit.test_model_activations import ratios
+
+    for seq in (256, 1024):
+        for name, impl, measured, estimate, ratio in ratios(seq):
+            print(
+                f"activations {name:10s} {impl:7s} s={seq:5d}: estimate {estimate / 2**20:7.2f} MiB,"
+                f" measured {measured / 2**20:7.2f} MiB, ratio {ratio:.2f}"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuda", action="store_true", help="also compare KV cache and peak on a CUDA GPU")
     args = ap.parse_args()
     bench_ops()
     bench_weights()
+    bench_activations()
     if args.cuda:
         bench_cuda()
 

@@ -43,3 +43,8 @@ def model_ops_file() -> Path:
 def model_config_rules_file() -> Path:
     """Sizes and keys `cannenv model` accepts in a config.json (shipped inside the package)."""
     return _PACKAGE_DIR / "model" / "config_rules.yaml"
+
+
+def model_chips_file() -> Path:
+    """What each SoC family computes, for `cannenv model` (shipped inside the package)."""
+    return _PACKAGE_DIR / "model" / "chips.yaml"

@@ -71,9 +71,8 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     family = target.family
     out: list[Finding] = []
     req = None
+    # the host's product (never the target stack's: a stack for the Atlas 350 does not make this host one)
     product = facts.devices.product if facts.devices.family == family else None
-    if target.stack is not None and target.stack.product:
-        product = target.stack.product
     if target.matrix is not None and family is not None and cann_v(cann) is not None:
         req = target.matrix.driver_requirement(cann, family, product)
     if req is not None and target.matrix is not None and family is not None and driver_v(drv) is not None:

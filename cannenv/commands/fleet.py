@@ -508,7 +508,8 @@ def job_cmd(
         from cannenv import sanitize
 
         table = render_table(report, color=False, width=None, verbose=verbose, plain=True).splitlines()
-        click.echo(sanitize.line(f"job {name}: {len(members)} node(s): {', '.join(members)}"))
+        title = f"job {name}" if job_name or group else "job"
+        click.echo(sanitize.line(f"{title}: {len(members)} node(s): {', '.join(members)}"))
         click.echo("\n".join(table[2:]))  # the doctor's host and stack lines say nothing of a job
         for node, changes in sorted(plan.items()):
             click.echo(sanitize.line(f"converge {node}: " + "; ".join(changes)))

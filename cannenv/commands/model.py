@@ -7,6 +7,7 @@ Core work lives in :mod:`cannenv.model`; this module gathers the options and ren
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -99,19 +100,52 @@ def model() -> None:
 
 
 def _coverage(
-    cfg: ModelConfig, torch_npu: str | None, dtype: str, seq_len: int, *, python: str | None = None
+    cfg: ModelConfig,
+    torch_npu: str | None,
+    dtype: str,
+    seq_len: int,
+    *,
+    python: str | None = None,
+    family: str | None = None,
 ) -> Coverage:
     from cannenv.model import coverage, registry, trace
 
     reg = registry.resolve(torch_npu, python=python)
     tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
-    return coverage.classify(_stack_kernels(tr, reg), reg)
+    return _fusions_for(coverage.classify(_stack_kernels(tr, reg), reg), cfg, family)
+
+
+def _fusions_for(cov: Coverage, cfg: ModelConfig, family: str | None) -> Coverage:
+    """Fused-operator suggestions only where their documented conditions hold for this model/chip."""
+    from cannenv import soc as socs
+    from cannenv.model import chips, trace
+
+    keep = []
+    chip = chips.of_family(family)
+    hf: Any = trace.hf_config(cfg) if cfg.tiny is None else None
+    heads = getattr(hf, "num_attention_heads", None)
+    hidden = getattr(hf, "hidden_size", None)
+    head_dim = getattr(hf, "head_dim", None)
+    if not isinstance(head_dim, int) and isinstance(hidden, int) and isinstance(heads, int) and heads:
+        head_dim = hidden // heads
+    for f in cov.fusions:
+        why = None
+        if f.id in ("attention", "decode-attention"):
+            if getattr(hf, "attn_logit_softcapping", None):
+                why = "it cannot soft-cap the scores (attn_logit_softcapping)"
+            elif isinstance(head_dim, int) and head_dim % 16:
+                why = f"head_dim {head_dim} is not a multiple of 16"
+            elif chip is not None and not chip.fused_attention:
+                why = f"{socs.family_title(str(family))} has no npu_fusion_attention (Atlas A2/A3 only)"
+        if why:
+            _warn(f"{f.target} not suggested: {why}")
+        else:
+            keep.append(f)
+    return replace(cov, fusions=tuple(keep))
 
 
 def _stack_kernels(tr: Any, reg: Any) -> Any:
     """Reclassify the traced operators with the dispatch table of the torch ``reg`` requires."""
-    from dataclasses import replace
-
     from cannenv.errors import CannenvError
     from cannenv.model import stack_torch
 
@@ -293,29 +327,78 @@ def _hbm(
     return mem.hbm_mib << 20, name, mem.sources
 
 
-def _scheme(cfg: ModelConfig, dtype: str | None) -> tuple[Any, list[str]]:
-    """The weight format to plan: --dtype, else the checkpoint's quantization, else its torch_dtype."""
-    from cannenv.model import quant
+def _family(soc: str | None, family: str | None, stack_family: str | None = None) -> str | None:
+    """The SoC family the plan is for; --soc, --family and --stack that disagree are refused."""
+    from cannenv import soc as socs
+
+    fam = socs.normalize_family(family) if family else None
+    if soc is not None:
+        of_soc = socs.soc_family(soc)
+        if fam is not None and of_soc != fam:
+            raise InputError(
+                f"--soc {soc} is a {socs.family_title(of_soc)} SoC, not {socs.family_title(fam)} (--family)"
+            )
+        fam = of_soc
+    if stack_family is not None and fam is not None and socs.normalize_family(stack_family) != fam:
+        raise InputError(
+            f"--stack is for {socs.family_title(stack_family)}, but --soc/--family say"
+            f" {socs.family_title(fam)}",
+            hint="a stack's torch_npu and CANN are built for its family: pick a stack of the SoC's family",
+        )
+    return fam or (socs.normalize_family(stack_family) if stack_family else None)
+
+
+def _scheme(cfg: ModelConfig, dtype: str | None, family: str | None = None) -> tuple[Any, list[str]]:
+    """The weight format to plan: --dtype, else the checkpoint's quantization, else its torch_dtype;
+    then what the chip computes (310P: fp16, no bf16; A2/A3/310P: no fp8 matmul)."""
+    from cannenv import soc as socs
+    from cannenv.model import chips, quant
 
     notes: list[str] = []
     own = quant.from_config(cfg.raw, cfg.origin)
     if dtype is not None:
         if own is not None and dtype != own.name:
             notes.append(f"--dtype {dtype} replaces the checkpoint's own {own.name} weights")
-        return quant.DTYPES[dtype], notes
-    if own is not None:
+        sch = quant.DTYPES[dtype]
+    elif own is not None:
         notes.append(f"weights as the checkpoint stores them: {own.name} ({own.source})")
-        return own, notes
-    name = quant.config_dtype(cfg.raw) or "bf16"
-    notes.append(
-        f"weights in {name}"
-        + (
+        sch = own
+    else:
+        name = quant.config_dtype(cfg.raw) or "bf16"
+        said = (
             " (the config's torch_dtype)"
             if quant.config_dtype(cfg.raw)
             else " (no torch_dtype in the config)"
         )
-    )
-    return quant.DTYPES[name], notes
+        notes.append(f"weights in {name}{said}")
+        sch = quant.DTYPES[name]
+    chip = chips.of_family(family)
+    if chip is None:
+        return sch, notes
+    title = socs.family_title(str(family))
+    if not sch.quantised and sch.name not in chip.dtypes:
+        if dtype is not None:
+            raise InputError(
+                f"--dtype {dtype}: {title} computes {', '.join(chip.dtypes)} ({chip.source})",
+                hint="plan with --dtype fp16" if "fp16" in chip.dtypes else None,
+            )
+        size = "same bytes" if sch.dense_bytes == 2 else "half the bytes"
+        notes.append(
+            f"{title} has no {sch.name}: the {sch.name} checkpoint runs in fp16 there ({size}; values"
+            " beyond fp16's range overflow: check the model's outputs)"
+        )
+        sch = quant.DTYPES["fp16"]
+    if sch.needs_fp8_matmul and not chip.fp8_matmul:
+        if dtype is not None:
+            raise InputError(
+                f"--dtype {dtype}: {title} has no fp8 matmul ({chip.source})",
+                hint="plan the converted weights: --dtype w8a8 (msmodelslim) or --dtype bf16 (dequantised)",
+            )
+        notes.append(
+            f"needs conversion: {title} has no fp8 matmul; the {sch.name} weights are dequantised to"
+            " bf16 at load (plan with --dtype bf16) or converted to W8A8 with msmodelslim (--dtype w8a8)"
+        )
+    return sch, notes
 
 
 def _plan(
@@ -328,11 +411,12 @@ def _plan(
     kv_dtype: str | None,
     reserve_gib: float | None,
     ep: int = 1,
+    family: str | None = None,
 ) -> Plan:
     from cannenv.model import memory, trace
 
     _seq_warnings(cfg, seq_len)
-    scheme, notes = _scheme(cfg, dtype)
+    scheme, notes = _scheme(cfg, dtype, family)
     shp = trace.shape(cfg, skip=scheme.skip)
     reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
     return memory.plan(
@@ -476,6 +560,7 @@ def memory(
         kv_dtype,
         reserve_gib,
         ep,
+        _family(soc, family),
     )
     if as_json:
         _echo_json(p.to_json())
@@ -489,13 +574,16 @@ def memory(
 # check
 
 
-def _detected_soc() -> str | None:
+def _detected_soc() -> tuple[str | None, int | None]:
+    """This host's SoC and the smallest device memory its npu-smi shows (MiB), where present."""
     from cannenv.host import Host
     from cannenv.probes import collect
 
     found = collect(Host(), only=("npu",))  # probes report a missing npu-smi as a fact, never raise
-    soc = getattr(getattr(found, "devices", None), "soc", None)
-    return str(soc) if soc else None
+    devices = getattr(found, "devices", None)
+    soc = getattr(devices, "soc", None)
+    sizes = [c.memory_mib for c in getattr(devices, "chips", ()) or () if getattr(c, "memory_mib", None)]
+    return (str(soc) if soc else None), (min(sizes) if sizes else None)
 
 
 @model.command("check")
@@ -555,21 +643,35 @@ def check(
             torch_npu = pinned.version
             py = stack.components.get("python")
             python = py.version if py is not None else None
+        stack_family: str | None = stack.family
         if soc is None and family is None and hbm_gib is None:
             family = stack.family
+    else:
+        stack_family = None
+    host_hbm: tuple[int | None, str | None, tuple[str, ...]] | None = None
     if soc is None and family is None and hbm_gib is None:
-        soc = _detected_soc()
+        soc, host_mib = _detected_soc()
         if soc is None:
             raise InputError(
                 "no NPU detected here to plan memory for",
                 hint="pass --soc (e.g. Ascend910B3), --family or --hbm-gib",
             )
-    p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib, ep)
+        if host_mib is not None:  # the host's own total, as its npu-smi shows it
+            host_hbm = (host_mib << 20, soc, ("npu-smi info on this host",))
+    fam = _family(soc, family, stack_family)
+    hbm = host_hbm or _hbm(soc, family, hbm_gib)
+    p = _plan(cfg, dtype, seq_len, batch, tp, hbm, kv_dtype, reserve_gib, ep, fam)
     op_dtype = p.dtype if p.dtype in ("bf16", "fp16") else "bf16"
-    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python)
+    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python, family=fam)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
         cov.verdict
     ]
+    scheme, _ = _scheme(cfg, dtype, fam)
+    if scheme.matmul_op and not cov.registry.sections(scheme.matmul_op):
+        ops_verdict = (
+            f"not runnable: the {scheme.name} weights need {scheme.matmul_op}, absent from this torch_npu"
+        )
+        cov = replace(cov, unsupported=(*cov.unsupported, scheme.matmul_op))
     fits = bool(p.at_tp.fits)
     mem = f"fits at TP {tp}" if fits else f"does not fit at TP {tp}"
     if not fits and p.min_tp:

@@ -75,6 +75,25 @@ def to_json(ex: Explanation) -> str:
     return json.dumps(to_dict(ex), indent=2, ensure_ascii=False)
 
 
+_VERSIONS = (
+    ("driver", "driver"),
+    ("cann", "CANN"),
+    ("nnal", "NNAL"),
+    ("npu", "NPU"),
+    ("torch", "torch"),
+    ("torch_npu", "torch_npu"),
+)
+
+
+def _host_versions(ex: Explanation) -> str:
+    """``: driver … · CANN … · torch_npu …``: the versions the causes were decided on (empty when none)."""
+    h = ex.host
+    parts = [f"{label} {h[k]}" for k, label in _VERSIONS if h.get(k)]
+    if h.get("in_container"):
+        parts.append("in a container")
+    return f": {' · '.join(parts)}" if parts else ""
+
+
 def render_text(ex: Explanation, *, verbose: bool = False) -> str:
     L = sanitize.line
     out: list[str] = [f"cannenv explain: {L(ex.verdict)}"]
@@ -83,7 +102,7 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
     out.append(f"input: {L(', '.join(scan.sources) or '-')} ({scan.bytes_read} bytes; examined {how})")
     for s in scan.skipped:
         out.append(f"  not read: {L(s)}")
-    out.append(f"host: {_HOST.get(ex.host_source, ex.host_source)}")
+    out.append(f"host: {_HOST.get(ex.host_source, ex.host_source)}{L(_host_versions(ex))}")
     if not ex.matches:
         out.append("")
         out.append("No known signature matches this text, so cannenv names no cause: nothing in it says")

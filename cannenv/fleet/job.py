@@ -69,7 +69,7 @@ def converge_on(values: Mapping[str, str | None]) -> str | None:
     return max((v for v, c in counts.items() if c == top), key=_natural)
 
 
-def _sides(values: Mapping[str, str | None]) -> str:
+def sides(values: Mapping[str, str | None]) -> str:
     by: dict[str, list[str]] = {}
     for node, v in values.items():
         by.setdefault(v if v is not None else "none", []).append(node)
@@ -117,9 +117,15 @@ _COMPONENTS: tuple[tuple[str, str, Severity, str], ...] = (
 )
 
 
+_PER_CHIP = frozenset({"ops", "hdk"})
+"""Components whose packages are per chip family (910b/a3/310p ops, each family's HDK): never
+converged from one family onto another."""
+
+
 def _version_checks(nodes: Sequence[JobNode]) -> tuple[list[Finding], dict[str, list[str]]]:
     """A finding per component and, per node, the changes that converge it (the job's one plan)."""
     table = {n.name: _versions(n.facts) for n in nodes}
+    mixed = len({n.facts.devices.family for n in nodes if n.facts.devices.family}) > 1
     findings: list[Finding] = []
     plan: dict[str, list[str]] = {}
     for key, label, severity, why in _COMPONENTS:
@@ -131,6 +137,17 @@ def _version_checks(nodes: Sequence[JobNode]) -> tuple[list[Finding], dict[str, 
         if len(set(values.values())) == 1:
             findings.append(check.finding("pass", f"{label} {next(iter(values.values()))} on every node"))
             continue
+        if mixed and key in _PER_CHIP:
+            findings.append(
+                check.finding(
+                    "fail",
+                    f"{label} differs across the job ({why}): {sides(values)}",
+                    f"{label} is per chip family: run the job on one family first (job-family), "
+                    "then converge its nodes",
+                    subject=label,
+                )
+            )
+            continue
         want = converge_on(values)
         off = [n for n, v in values.items() if v != want]
         for n in off:
@@ -141,7 +158,7 @@ def _version_checks(nodes: Sequence[JobNode]) -> tuple[list[Finding], dict[str, 
                 status="fail",
                 severity=severity,
                 title=check.title,
-                detail=f"{label} differs across the job ({why}): {_sides(values)}",
+                detail=f"{label} differs across the job ({why}): {sides(values)}",
                 remedy=f"converge on {label} {want} (held by {', '.join(n for n in values if n not in off)}):"
                 " "
                 f"change {', '.join(off)}",
@@ -298,7 +315,7 @@ def _tls(nodes: Sequence[JobNode]) -> list[Finding]:
     return [
         JOB_TLS.finding(
             "fail",
-            f"TLS differs between ranks (links time out, EI0006): {_sides(known)}",
+            f"TLS differs between ranks (links time out, EI0006): {sides(known)}",
             f"converge on TLS switch {want}: `hccn_tool -i ID -tls -s enable {want}` on every device of "
             f"{', '.join(off)}",
         )
@@ -358,12 +375,12 @@ def _superpod(nodes: Sequence[JobNode]) -> list[Finding]:
             if lid is not None:
                 by_logical.setdefault(lid, set()).add(node_pod[node])
         mixed = {lid: p for lid, p in by_logical.items() if len(p) > 1}
-        sides = _sides(dict(node_pod.items()))
+        pod_sides = sides(dict(node_pod.items()))
         if mixed:
             out.append(
                 JOB_SUPERPOD.finding(
                     "fail",
-                    f"ranks of different physical SuperPoDs ({sides}) in one HCCL_LOGIC_SUPERPOD_ID "
+                    f"ranks of different physical SuperPoDs ({pod_sides}) in one HCCL_LOGIC_SUPERPOD_ID "
                     f"({', '.join(sorted(mixed))}): link setup times out (EI0006)",
                     "a logical SuperPoD may only split a physical one: give each physical SuperPoD its own "
                     "HCCL_LOGIC_SUPERPOD_ID, or place the job in one SuperPoD",
@@ -374,7 +391,7 @@ def _superpod(nodes: Sequence[JobNode]) -> list[Finding]:
             out.append(
                 JOB_SUPERPOD.finding(
                     "warn",
-                    f"the job spans SuperPoDs ({sides}): it needs a v1.2 rank table listing each "
+                    f"the job spans SuperPoDs ({pod_sides}): it needs a v1.2 rank table listing each "
                     "(`cannenv fleet ranktable`), and traffic between them leaves the HCCS fabric",
                     "place the job in one SuperPoD, or use a rank table with super_pod_list",
                     subject="span",
@@ -394,7 +411,7 @@ def _hccl_env(nodes: Sequence[JobNode]) -> list[Finding]:
             out.append(
                 JOB_HCCL_ENV.finding(
                     "fail",
-                    f"{var} differs between ranks: {_sides(values)}",
+                    f"{var} differs between ranks: {sides(values)}",
                     f"export {var}={want} on every node" if want is not None else f"unset {var} everywhere",
                     subject=var,
                 )
@@ -452,7 +469,7 @@ def _families(nodes: Sequence[JobNode]) -> list[Finding]:
     if len({f for f in fams.values() if f}) > 1:
         return [
             JOB_FAMILY.finding(
-                "fail", f"one job across chip families: {_sides(fams)}", "run a job on one family"
+                "fail", f"one job across chip families: {sides(fams)}", "run a job on one family"
             )
         ]
     return [
@@ -586,15 +603,19 @@ def select_nodes(
         wanted = list(dict.fromkeys(nodes))
     else:
         wanted = known
+    missing = [name for name in wanted if collection.host(name) is None]
+    if missing:
+        names = ", ".join(map(repr, missing))
+        what = f"node {names} is" if len(missing) == 1 else f"nodes {names} are"
+        raise NotFoundError(
+            f"{what} not in {directory}",
+            hint=" ".join(filter(None, (did_you_mean(missing[0], known), f"known: {', '.join(known)}"))),
+        )
     out: list[JobNode] = []
     errors: list[Finding] = []
     for name in wanted:
         host = collection.host(name)
-        if host is None:
-            raise NotFoundError(
-                f"node {name!r} is not in {directory}",
-                hint=(did_you_mean(name, known) or "") + f" known: {', '.join(known)}",
-            )
+        assert host is not None  # missing ones were refused above
         if host.status != "collected" or host.facts_file is None:
             errors.append(
                 JOB_COLLECT.finding("error", f"{name}: no facts ({host.status}: {host.reason})", subject=name)

@@ -28,7 +28,6 @@ from cannenv.image.spec import (
     INSTALL_FLAGS,
     LABEL_KEY,
     SAFE_VERSION,
-    SET_ENV,
     ImageSpec,
     VerifiedInstaller,
     Wheel,
@@ -41,6 +40,7 @@ from cannenv.image.spec import (
     refuse,
     validate_spec,
 )
+from cannenv.layout import default_set_env
 from cannenv.lock import LockedInstaller, LockedRequirement
 
 LABEL_MATRIX_DIGEST = "cannenv.matrix-digest"
@@ -382,7 +382,7 @@ def render(spec: ImageSpec, options: RenderOptions) -> BuildContext:
         os_install=os_install,
         installers=installers,
         install_flags=INSTALL_FLAGS,
-        set_env=SET_ENV,
+        set_env=default_set_env(spec.cann),  # cann-<ver>/set_env.sh from 8.5: no ascend-toolkit/ path
         python_exe=python_exe,
         python=spec.python,
         venv=venv,

@@ -28,7 +28,6 @@ OCI_ARCH: dict[str, str] = {"x86_64": "amd64", "aarch64": "arm64"}
 Component = Literal["cann", "ops", "nnal"]
 COMPONENT_ORDER: tuple[Component, ...] = ("cann", "ops", "nnal")
 INSTALL_FLAGS = "--quiet --install --install-for-all"  # [CCI] Dockerfiles, versions.md §3.2
-SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"  # exists in both layouts (versions.md §3.3)
 
 # What may reach a Dockerfile. Anything else is refused before rendering.
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")

@@ -545,7 +545,7 @@ class Matrix:
             for r in self.hdk_pairs(cann, family=family, product=product)
             if r.evidence == "validated" and r.families is None
         )
-        if not rows and not compat:
+        if not rows and not compat and not validated:
             return None
         chosen: tuple[HdkRow, ...] = ()
         if rows:
@@ -562,7 +562,7 @@ class Matrix:
         if product is None and len(lines) > 1:
             # HDKs of several products' own lines (25.7.RC1, 25.1.RC1) are not one numeric range
             rng, minimum = "*", None
-        evidence: Evidence = chosen[0].evidence if chosen else "declared"
+        evidence: Evidence = chosen[0].evidence if chosen else ("validated" if validated else "declared")
         notes = []
         if chosen:
             notes.append(f"{evidence}: {', '.join(drivers) or rng}")

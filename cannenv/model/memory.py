@@ -82,6 +82,7 @@ class Shape:
     """routed experts per MoE layer (0: dense)"""
     eager_layers: int = 0
     """layers whose attention runs eager (materialises the seq x seq scores)"""
+    experts_per_token: int = 0
 
     @property
     def attention_kinds(self) -> tuple[str, ...]:
@@ -162,18 +163,22 @@ def activation_bytes(s: Shape, batch: int, seq: int, act_bytes: float, tp: int =
 
     Fused attention (SDPA / npu_fusion_attention) never materialises the seq x seq scores; a layer
     whose attention runs eager (soft-capping, ``attn_implementation: eager``) holds them, with the
-    fp32 softmax beside them: ``b * heads/tp * s * s * (act_bytes + 4 + act_bytes)``.
+    fp32 softmax beside them: ``b * heads/tp * s * s * (act_bytes + 4)``. Per token: the residual
+    stream, the normed input and the layer output (3h), the larger of the QKV output and the MLP's
+    gate, up and act(gate) (3i), and for MoE the tokens copied to and back from their experts
+    (2 k h). Checked against measured CPU peaks: tests/unit/test_model_activations.py.
     """
     tokens = batch * seq
     kv_heads = max((lay.kv_heads for lay in s.layers if lay.kv_heads), default=0)
     head_dim = max((lay.head_dim for lay in s.layers if lay.head_dim), default=s.hidden // max(s.heads, 1))
     qkv = (math.ceil(s.heads / tp) + 2 * math.ceil(kv_heads / tp)) * head_dim
-    mlp = 2 * math.ceil(s.intermediate / tp)
-    per_token = (2 * s.hidden + max(qkv, mlp)) * act_bytes
+    mlp = 3 * math.ceil(s.intermediate / tp)  # gate, up and act(gate) live together
+    routed = 2 * s.experts_per_token * s.hidden  # MoE: tokens copied per expert, and back
+    per_token = (3 * s.hidden + max(qkv, mlp) + routed) * act_bytes
     logits = batch * math.ceil(s.vocab / tp) * 4  # the last position's logits, in fp32
     scores = 0.0
-    if s.eager_layers:
-        scores = batch * math.ceil(s.heads / tp) * seq * seq * (2 * act_bytes + 4)
+    if s.eager_layers:  # scores in the activation dtype beside their fp32 softmax
+        scores = batch * math.ceil(s.heads / tp) * seq * seq * (act_bytes + 4)
     return int(tokens * per_token + logits + scores)
 
 

@@ -42,6 +42,8 @@ class Scheme:
     """module names the config keeps unquantised"""
     source: str = ""
     needs_fp8_matmul: bool = False
+    matmul_op: str | None = None
+    """the torch_npu operator the quantised matmul runs on (checked against the registry)"""
 
     @property
     def quantised(self) -> bool:
@@ -67,15 +69,23 @@ class Scheme:
         )
 
 
+WOQ_OP = "npu::npu_weight_quant_batchmatmul"
+"""weight-only quantised matmul (W8A16/W4A16: GPTQ, AWQ, int8/int4)"""
+QUANT_OP = "npu::npu_quant_matmul"
+"""int8 x int8 (W8A8) and, where the chip has it, fp8 matmul"""
 _SOURCE_WOQ = "torch_npu npu_weight_quant_batchmatmul: antiquant_scale (N,) or (ceil(K/group), N), fp16/bf16"
 DTYPES: dict[str, Scheme] = {
     "fp32": Scheme("fp32", 32, dense_bytes=4.0),
     "bf16": Scheme("bf16", 16),
     "fp16": Scheme("fp16", 16),
     # weight-only, per output channel, a 2-byte scale and offset each (W8A16)
-    "int8": Scheme("int8", 8, "channel", scale_bytes=2.0, zero_bytes=2.0, source=_SOURCE_WOQ),
+    "int8": Scheme(
+        "int8", 8, "channel", scale_bytes=2.0, zero_bytes=2.0, source=_SOURCE_WOQ, matmul_op=WOQ_OP
+    ),
     # weight-only, groups of 128 along the input, a 2-byte scale and offset each (W4A16)
-    "int4": Scheme("int4", 4, "group", 128, scale_bytes=2.0, zero_bytes=2.0, source=_SOURCE_WOQ),
+    "int4": Scheme(
+        "int4", 4, "group", 128, scale_bytes=2.0, zero_bytes=2.0, source=_SOURCE_WOQ, matmul_op=WOQ_OP
+    ),
     # fp8 e4m3 weights with fp32 scales per 128x128 block (DeepSeek-V3 / Qwen3-FP8 checkpoints)
     "fp8": Scheme(
         "fp8",
@@ -85,6 +95,7 @@ DTYPES: dict[str, Scheme] = {
         scale_bytes=4.0,
         activation="8",
         needs_fp8_matmul=True,
+        matmul_op=QUANT_OP,
         source="quantization_config fp8 weight_block_size [128, 128], weight_scale_inv fp32",
     ),
     # msmodelslim W8A8: int8 weight, per-channel fp32 deq_scale + int32 quant_bias, int8 activations
@@ -95,6 +106,7 @@ DTYPES: dict[str, Scheme] = {
         scale_bytes=4.0,
         per_out_bytes=4.0,
         activation="8",
+        matmul_op=QUANT_OP,
         source="msmodelslim W8A8: weight int8, deq_scale, quant_bias per output channel (npu_quant_matmul)",
     ),
 }
@@ -151,6 +163,7 @@ def from_config(raw: dict[str, Any], origin: str) -> Scheme | None:
             zero_bytes=zero,  # GPTQ and AWQ store packed zero points (qzeros) even when symmetric
             per_in_bytes=4.0 if method == "gptq" else 0.0,  # GPTQ's g_idx (int32 per input row)
             skip=skip,
+            matmul_op=WOQ_OP,
             source=f"quantization_config quant_method {method}: qweight {bits}-bit packed, fp16 scales and "
             "packed qzeros per group" + (", int32 g_idx per input row" if method == "gptq" else ""),
         )
@@ -174,6 +187,7 @@ def from_config(raw: dict[str, Any], origin: str) -> Scheme | None:
                 scale_bytes=4.0,
                 activation="8",
                 needs_fp8_matmul=True,
+                matmul_op=QUANT_OP,
                 skip=skip,
                 source="quantization_config fp8 weight_block_size: e4m3 weights, fp32 weight_scale_inv"
                 " per block",
@@ -185,6 +199,7 @@ def from_config(raw: dict[str, Any], origin: str) -> Scheme | None:
             scale_bytes=4.0,
             activation="8",
             needs_fp8_matmul=True,
+            matmul_op=QUANT_OP,
             skip=skip,
             source="quantization_config fp8 (per tensor): e4m3 weights, one fp32 scale per matrix",
         )
@@ -225,6 +240,7 @@ def _compressed_tensors(q: dict[str, Any], origin: str, skip: tuple[str, ...]) -
         zero_bytes=0.0 if w.get("symmetric", True) else 2.0,
         activation="8" if isinstance(acts, dict) and acts.get("num_bits") == 8 else "16",
         needs_fp8_matmul=kind == "float" and bits == 8,
+        matmul_op=QUANT_OP if isinstance(acts, dict) and acts.get("num_bits") == 8 else WOQ_OP,
         skip=skip,
         source=f"quantization_config compressed-tensors: {kind}{bits} weights, {strategy} scales",
     )

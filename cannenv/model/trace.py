@@ -634,13 +634,13 @@ def _eager_layers(hf: Any, n_layers: int) -> tuple[int, str | None]:
     """Layers whose attention runs eager, and why (None: every layer fused)."""
     impl = getattr(hf, "_attn_implementation", None) or getattr(hf, "attn_implementation", None)
     cap = _get(hf, "attn_logit_softcapping")
-    if impl == "eager":
-        return n_layers, "attn_implementation is eager"
     if cap:
         return n_layers, (
             f"attn_logit_softcapping {cap}: the fused kernels (SDPA, npu_fusion_attention) cannot soft-cap"
             " the scores, so transformers runs attention eager"
         )
+    if impl == "eager":
+        return n_layers, "attn_implementation is eager"
     return 0, None
 
 
@@ -720,7 +720,7 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None, *, skip: tuple[str, 
             notes.append(
                 "encoder-decoder: cross-attention K/V cached over the encoder length (taken = seq_len)"
             )
-    experts = 0
+    experts = top_k = 0
     if cfg.tiny is None:
         experts = int(_get(hf, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0)
         top_k = int(_get(hf, "num_experts_per_tok", "num_experts_per_token", default=0) or 0)
@@ -753,6 +753,7 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None, *, skip: tuple[str, 
         weights,
         experts,
         eager,
+        top_k if experts else 0,
     )
 
 

@@ -160,3 +160,47 @@ def test_a2_cann85_fixture_still_reads_the_toolkit_from_its_version_file(tmp_pat
     f = collect(Host(hosts.a2_cann85_new(tmp_path).root, {"HOME": "/root"}, True, 5.0))
     inst = f.cann.active_install()
     assert inst is not None and inst.version_source == "ascend_toolkit_install.info"
+
+
+def test_stack_rules_follow_the_window() -> None:
+    """`matrix lint` (and so image and plan inputs) judge a stack's ops by the same window."""
+    import dataclasses
+
+    m = load()
+    base = m.stack("a2-cann9.1.0-torch2.12.0-py3.11")
+
+    def with_ops(version: str) -> list[str]:
+        ops = dataclasses.replace(base.components["ops"], version=version, artifacts={})
+        s = dataclasses.replace(base, components={**base.components, "ops": ops})
+        return [p for p in m.stack_problems(s) if p.startswith("ops ")]
+
+    assert with_ops("8.5.0") == []  # the vendor's example: 9.1.0 Toolkit with 8.5.0 ops
+    (problem,) = with_ops("8.3.RC1")
+    assert "INSTG-UPGRADE-910" in problem and "lowest 8.5.0" in problem
+
+
+def test_950_host_is_judged_for_its_product(tmp_path: Path) -> None:
+    """An Atlas 350 (PCI 19e5:d806, subsystem 19e5:4003) on driver 25.7.rc1 with CANN 9.1.0: the
+    MindCluster 26.1.0 pairing decides, naming the product and how it was told."""
+    tree = HostTree(tmp_path).driver(hosts.driver_like_25_3("25.7.rc1"))
+    base = "/sys/bus/pci/devices/0000:01:00.0"
+    for name, value in (("vendor", "0x19e5"), ("device", "0xd806"), ("subsystem_vendor", "0x19e5")):
+        tree.write(f"{base}/{name}", value + "\n")
+    tree.write(f"{base}/subsystem_device", "0x4003\n")
+    _cann9(tree, "9.1.0", "9.1.0", "9.1.0")
+    f, fs = _judge(tree)
+    assert f.devices.family == "950" and f.devices.product == "atlas-350"
+    (d,) = _by(fs, "driver-cann")
+    assert d.status == "pass" and "Atlas 350" in d.detail and "25.7.RC1" in d.detail, d
+
+
+def test_950_host_without_a_product_says_so_and_names_the_candidates(tmp_path: Path) -> None:
+    tree = HostTree(tmp_path).driver(hosts.driver_like_25_3("25.7.rc1"))
+    tree.write("/sys/bus/pci/devices/0000:01:00.0/vendor", "0x19e5\n")
+    tree.write("/sys/bus/pci/devices/0000:01:00.0/device", "0xd806\n")
+    _cann9(tree, "9.1.0", "9.1.0", "9.1.0")
+    f, fs = _judge(tree)
+    assert f.devices.product is None
+    (d,) = _by(fs, "driver-cann")
+    assert d.status == "warn" and "product not told by the host" in d.detail
+    assert "Atlas 350" in d.detail and "Atlas 950 SuperPoD" in d.detail

@@ -371,3 +371,23 @@ def test_secrets_never_reach_any_output(tmp_path: Path) -> None:
     for text in (out, js, junit.read_text()):
         assert "hf_supersecretvalue123" not in text and "p4ss" not in text and "s3cret-pw" not in text
     assert code == 0 and "<redacted>" in out
+
+
+def test_text_names_the_host_versions_it_decided_on() -> None:
+    """The text view says which driver/CANN/torch_npu decided the causes (the JSON's `host`), not only
+    "the facts of the tree under --root"; found explaining an excerpt against examples/hosts."""
+    repo = Path(__file__).resolve().parents[2]
+    host = repo / "examples" / "hosts" / "broken-kernels-wrong-chip"
+    code, out = _run(
+        "--root",
+        str(host / "tree"),
+        "--env-file",
+        str(host / "host.env"),
+        "RuntimeError: call aclnnInplaceZero failed, error code is 561103",
+    )
+    assert code == 1
+    [line] = [x for x in out.splitlines() if x.startswith("host: ")]
+    assert line.startswith("host: the facts of the tree under --root: ")
+    assert "driver 25.3.rc1" in line and "CANN 8.3.RC2" in line and "torch_npu 2.7.1" in line
+    _, bare = _run("--no-host", "EI0005")
+    assert "host: no host facts (--no-host)\n" in bare

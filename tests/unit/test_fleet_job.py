@@ -195,9 +195,15 @@ def test_cli_job_text_json_junit_prometheus(a2_planted: Path, tmp_path: Path) ->
 
 
 def test_cli_job_clean_exits_0_and_unknown_node_exits_3(a2_clean: Path) -> None:
-    assert cannenv("fleet", "job", str(a2_clean)).returncode == 0
+    ok = cannenv("fleet", "job", str(a2_clean))
+    assert ok.returncode == 0
+    assert ok.stdout.startswith("job: 3 node(s): node-a, node-b, node-c\n")  # no unnamed "job job:"
     res = cannenv("fleet", "job", str(a2_clean), "--nodes", "node-a,node-x")
     assert res.returncode == 3 and "node-x" in res.stderr
+    # every missing node named at once (an inventory group collected elsewhere), one clean hint
+    res = cannenv("fleet", "job", str(a2_clean), "--nodes", "node-a,gpu-17,gpu-18")
+    assert res.returncode == 3 and "nodes 'gpu-17', 'gpu-18' are not in" in res.stderr
+    assert "hint: known: node-a, node-b, node-c" in res.stderr
 
 
 # ------------------------------------------------------------------ in the fleet report
@@ -241,3 +247,27 @@ def test_job_by_inventory_group(a2_planted: Path, tmp_path: Path) -> None:
     assert (
         cannenv("fleet", "job", str(a2_planted), "--group", "none", "--inventory", str(inv)).returncode == 3
     )
+
+
+def test_mixed_family_job_never_converges_a_chip_package_onto_another_chip(tmp_path: Path) -> None:
+    """A2 + A3 in one job: ops/kernels and the HDK are per chip, so the plan must not move the A3
+    node onto the A2's 910b ops or its HDK (found running `fleet job` over examples/hosts)."""
+    work = collect_job(
+        [
+            NodeSpec("a2-n", a2_devices(1)),
+            NodeSpec("a2-m", a2_devices(2)),
+            NodeSpec("a3-n", a3_devices(0, "1"), kind="a3"),
+        ],
+        tmp_path,
+    )
+    nodes, _ = select_nodes(str(work))
+    findings, plan = judge_job(nodes)
+    got = _by_id(findings)
+    assert got["job-family"][0].status == "fail"
+    for cid in ("job-ops", "job-hdk"):
+        [f] = got[cid]
+        assert f.status == "fail" and "converge on" not in (f.remedy or "")
+        assert "job-family" in (f.remedy or "")
+    changes = plan.get("a3-n", [])
+    assert not [c for c in changes if c.startswith(("ops/kernels", "HDK"))], changes
+    assert "CANN 8.3.RC2 -> 8.5.0" in changes  # the version-only components still converge

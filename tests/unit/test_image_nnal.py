@@ -59,7 +59,8 @@ def test_render_of_a_shipped_stack_has_nnal_only_with_the_flag(tmp_path: Path) -
     with_ = runner.invoke(cli, [*args, "--with-nnal"])
     assert with_.exit_code == 0, with_.output
     assert f"bash /tmp/cann-installers/{NNAL_RUN}" in with_.stdout
-    assert ". /usr/local/Ascend/ascend-toolkit/set_env.sh && bash /tmp/cann-installers/" + NNAL_RUN in (
+    # CANN 8.5.0: its own cann-8.5.0/set_env.sh (ascend-toolkit/ paths go after 2026-12-30)
+    assert ". /usr/local/Ascend/cann-8.5.0/set_env.sh && bash /tmp/cann-installers/" + NNAL_RUN in (
         with_.stdout
     )
     assert 'ATB_HOME_PATH="/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"' in with_.stdout

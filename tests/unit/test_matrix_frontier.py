@@ -219,3 +219,13 @@ def test_query_json_keeps_its_keys() -> None:
     _code, out = _query("--cann", "8.3.RC1", "--torch", "2.7.1", "--python", "3.11", "--json")
     doc = json.loads(out)
     assert {"torch_npu", "python_support", "driver_requirement", "hdk_pairs", "answer"} <= set(doc)
+
+
+def test_mindie_300_gives_cann_851_the_hdk_of_850() -> None:
+    """MindIE 3.0.0 (gitcode Ascend/release-management MindIE/26.0.0/release.md): 'CANN 8.5.1和CANN 8.5.0
+    配套的HDK版本一致' - a validated statement, with both HDKs the matrix records for 8.5.0."""
+    m = _m()
+    for drv in ("25.5.1", "25.5.0"):
+        v = m.hdk_verdict("8.5.1", drv, "a2")
+        assert v.level == "compatible" and v.sources == ("MINDIE-300",), v
+    assert m.hdk_verdict("8.5.1", "25.7.rc1", "950", "atlas-350").level == "incompatible"  # before 9.0.0

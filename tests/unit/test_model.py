@@ -386,8 +386,8 @@ def test_cli_memory_and_check() -> None:
     res = run_cli("memory", "--config", str(CONFIGS / "llama.json"), "--soc", "Ascend910B3", "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["at_tp"]["fits"] is True
-    res = run_cli("memory", "--config", str(CONFIGS / "llama.json"), "--soc", "Ascend910B1")
-    assert res.returncode == 2 and "--hbm-gib" in res.stderr  # no sourced size for 910B1
+    res = run_cli("memory", "--config", str(CONFIGS / "llama.json"), "--soc", "Ascend310P1")
+    assert res.returncode == 2 and "--hbm-gib" in res.stderr  # no sourced size for 310P1
     res = run_cli(
         "check",
         "--config",

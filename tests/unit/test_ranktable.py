@@ -280,3 +280,24 @@ def test_cli_writes_and_checks(jobs: dict[str, Path], tmp_path: Path) -> None:
     commented.write_text('{"version": "1.0" // the docs\' comments\n}')
     res = cannenv("fleet", "ranktable", "--check", str(commented))
     assert res.returncode == 2 and "not valid JSON" in res.stderr
+
+
+def test_nodes_of_two_families_are_refused_naming_each_side(tmp_path: Path) -> None:
+    """The error names which node is of which family and hints at --nodes, not at npu-smi (the
+    families are known); found running `fleet ranktable` over examples/hosts a2 + a3."""
+    facts = collect_job(
+        [NodeSpec("a2-n", a2_devices(1)), NodeSpec("a3-n", a3_devices(0, "1"), kind="a3")], tmp_path
+    )
+    nodes, _ = select_nodes(str(facts))
+    with pytest.raises(InputError, match=r"several chip families \(a2 on a2-n; a3 on a3-n\)") as err:
+        generate(nodes)
+    assert "--nodes" in (err.value.hint or "") and "npu-smi" not in (err.value.hint or "")
+
+
+def test_each_passing_check_says_what_it_found(jobs: dict[str, Path]) -> None:
+    """Not the schema's "as documented" under every check (ranktable-facts read "v1.0: as documented")."""
+    nodes, _ = select_nodes(str(jobs["a3"]))
+    passed = {f.id: f.detail for f in check_table(generate(nodes), nodes) if f.status == "pass"}
+    assert set(passed) == {f"ranktable-{x}" for x in ("schema", "ranks", "devices", "superpod", "facts")}
+    assert passed["ranktable-facts"] == "servers, devices and addresses agree with the facts of 2 node(s)"
+    assert len(set(passed.values())) == len(passed)

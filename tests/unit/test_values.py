@@ -23,9 +23,13 @@ from cannenv.errors import MissingToolError
 from cannenv.facts import SCHEMA_VERSION, Facts
 from cannenv.matrix import Stack
 from cannenv.report import CHECK_ID, Finding, Report, StackChoice
+from cannenv.sanitize import TEMPLATE_MARKERS
 
-# Text that JSON carries faithfully (no lone surrogates), including non-ASCII.
-TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
+# Text that JSON carries faithfully (no lone surrogates), including non-ASCII; without a template
+# marker ({{, {%, {#), which facts refuse on reading (tests/unit/test_hostile_provision.py).
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12).filter(
+    lambda s: not any(m in s for m in TEMPLATE_MARKERS)
+)
 CHECK_IDS = st.from_regex(CHECK_ID, fullmatch=True)
 
 st.register_type_strategy(str, TEXT)
