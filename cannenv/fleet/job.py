@@ -603,15 +603,19 @@ def select_nodes(
         wanted = list(dict.fromkeys(nodes))
     else:
         wanted = known
+    missing = [name for name in wanted if collection.host(name) is None]
+    if missing:
+        names = ", ".join(map(repr, missing))
+        what = f"node {names} is" if len(missing) == 1 else f"nodes {names} are"
+        raise NotFoundError(
+            f"{what} not in {directory}",
+            hint=" ".join(filter(None, (did_you_mean(missing[0], known), f"known: {', '.join(known)}"))),
+        )
     out: list[JobNode] = []
     errors: list[Finding] = []
     for name in wanted:
         host = collection.host(name)
-        if host is None:
-            raise NotFoundError(
-                f"node {name!r} is not in {directory}",
-                hint=(did_you_mean(name, known) or "") + f" known: {', '.join(known)}",
-            )
+        assert host is not None  # missing ones were refused above
         if host.status != "collected" or host.facts_file is None:
             errors.append(
                 JOB_COLLECT.finding("error", f"{name}: no facts ({host.status}: {host.reason})", subject=name)

@@ -273,17 +273,25 @@ def _collect(clf: _Classifier, v: Verdict, fallbacks: set[str], unsupported: set
 
 def fusions(trace: Trace, registry: Registry) -> tuple[Fusion, ...]:
     """Fused-operator opportunities: a pattern's operators all called inside one module subtree."""
-    own: dict[str, set[str]] = {}
-    for rec in trace.ops:
-        for m in rec.modules:
-            own.setdefault(m, set()).add(rec.op)
-    subtree: dict[str, set[str]] = {}
-    for m, ops in own.items():
-        parts = m.split(".")
-        for i in range(1, len(parts) + 1):
-            subtree.setdefault(".".join(parts[:i]), set()).update(ops)
+
+    def subtrees(step: str | None) -> dict[str, set[str]]:
+        own: dict[str, set[str]] = {}
+        for rec in trace.ops:
+            if step is not None and step not in rec.steps:
+                continue
+            for m in rec.modules:
+                own.setdefault(m, set()).add(rec.op)
+        out: dict[str, set[str]] = {}
+        for m, ops in own.items():
+            parts = m.split(".")
+            for i in range(1, len(parts) + 1):
+                out.setdefault(".".join(parts[:i]), set()).update(ops)
+        return out
+
     out = []
     for item in knowledge()["fusions"]:
+        # a decode-time fusion is matched on the operators of the decode step only
+        subtree = subtrees(item.get("step"))
         patterns = item.get("any_of") or [item["all_of"]]
         sites = []
         for m, ops in subtree.items():

@@ -195,6 +195,7 @@ def _chip_tag(family: str) -> str | None:
         return None
 
 
+_VOLATILE = frozenset({"duration_s", "collected_at"})
 _DIGESTED = ("os", "driver", "firmware", "install_record", "cann", "devices", "container", "python", "env")
 
 
@@ -204,8 +205,15 @@ def facts_digest(facts: Facts) -> str:
 
     from cannenv.values import dump
 
+    def steady(value: Any) -> Any:  # how long a probe took is not a fact about the host
+        if isinstance(value, dict):
+            return {k: steady(v) for k, v in value.items() if k not in _VOLATILE}
+        if isinstance(value, list):
+            return [steady(v) for v in value]
+        return value
+
     doc = dump(facts)
-    body = json.dumps({k: doc.get(k) for k in _DIGESTED}, sort_keys=True, separators=(",", ":"))
+    body = json.dumps({k: steady(doc.get(k)) for k in _DIGESTED}, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -844,7 +852,12 @@ class _Builder:
             current.rstrip("/") == home or links.get(current.rstrip("/")) == home
         )
         latest_ok = links.get(latest) == home
-        if not self.cann_changes and selects and latest_ok:
+        driver_lib = f"{self.base}/driver/lib64"
+        # the doctor's env-sourced check: with a driver, its libraries must be on LD_LIBRARY_PATH
+        libs_ok = self.facts.driver is None or any(
+            p.rstrip("/").startswith(driver_lib) for p in self.facts.env.ld_library_path
+        )
+        if not self.cann_changes and selects and latest_ok and libs_ok:
             self.add(
                 Step(
                     index=0,
@@ -865,8 +878,15 @@ class _Builder:
         if self.stack.version("nnal"):
             nnal_env = f"{self.base}/nnal/atb/set_env.sh"
             body.append(f"if [ -f {nnal_env} ]; then . {nnal_env}; fi")
+        # the driver's libraries (libascend_hal.so), as the doctor's env-sourced remedy exports them
+        body.append(
+            f"if [ -d {driver_lib} ]; then export LD_LIBRARY_PATH={driver_lib}/driver:{driver_lib}/common:"
+            f"{driver_lib}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}; fi"
+        )
         lines.append("printf '%s\\n' " + " ".join(_q(b) for b in body) + f" > {_q(profile)}")
         why = []
+        if not libs_ok:
+            why.append("the driver's libraries are not on LD_LIBRARY_PATH")
         if not latest_ok:
             why.append(f"{latest} → {links.get(latest) or 'absent'}")
         if not selects:

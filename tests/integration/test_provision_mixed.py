@@ -2,7 +2,8 @@
 with its shipped stack (matrices/stacks.yaml) as its own target, real Ansible over real SSH.
 
 FIXTURES: the hosts' driver files and replayed ``npu-smi`` output (tests/data/npu_smi/SOURCES.md),
-and the CANN toolkit and ops/kernels laid down by the fixture installers
+stand-in wheels for CANN's Python dependencies, and the CANN toolkit and ops/kernels laid down by
+the fixture installers
 (tests/fixtures/cann_installer: named like the vendor's files, not CANN) before the test; provision
 then adds what each stack still needs (NNAL from a fixture installer, stand-in torch/torch_npu
 wheels, the environment). The shipped stacks pin the vendor's toolkit digests, so the toolkit is
@@ -34,6 +35,8 @@ from helpers.hosts import (
     driver_like_25_3,
 )
 from helpers.provision import PIP_CONF, _pip_wheel
+
+from cannenv.checks.cann import CANN_PYTHON_DEPS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cann_installer"
 sys.path.insert(0, str(FIXTURES))
@@ -95,6 +98,11 @@ def fleet(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             _, _, cann, chip, _ = HOSTS[h.spec.name]
             pre = work / f"pre-{h.spec.name}"
             inst = make_installers(pre, cann, chip, "x86_64", components=("toolkit", "kernels"))
+            # CANN's own Python dependencies, as a host image carries them (stand-in wheels)
+            for dist in CANN_PYTHON_DEPS:
+                module = {"pyyaml": "yaml", "absl-py": "absl", "protobuf": "google_protobuf_standin"}
+                standin_wheel(pre, dist, "1.0", module.get(dist, dist.replace("-", "_")))
+            _pip_wheel(pre)
             subprocess.run(["docker", "cp", str(pre), f"{h.container}:/tmp/pre"], check=True, timeout=120)
             script = (
                 "set -e; chmod 0755 /usr/local/bin/npu-smi; "
@@ -102,6 +110,8 @@ def fleet(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                 "id HwHiAiUser >/dev/null 2>&1 || useradd -g HwHiAiUser -m HwHiAiUser -s /bin/bash; "
                 f"bash /tmp/pre/{inst['toolkit'].path.name} --install --install-for-all --quiet; "
                 f"bash /tmp/pre/{inst['kernels'].path.name} --install --install-for-all --quiet; "
+                "PYTHONPATH=$(ls /tmp/pre/pip-*.whl) python3 -m pip install -q --no-index "
+                f"--find-links /tmp/pre {' '.join(CANN_PYTHON_DEPS)}; "
                 "rm -rf /tmp/pre"
             )
             docker("exec", h.container, "bash", "-c", script, timeout=300)

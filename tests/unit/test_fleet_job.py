@@ -200,6 +200,10 @@ def test_cli_job_clean_exits_0_and_unknown_node_exits_3(a2_clean: Path) -> None:
     assert ok.stdout.startswith("job: 3 node(s): node-a, node-b, node-c\n")  # no unnamed "job job:"
     res = cannenv("fleet", "job", str(a2_clean), "--nodes", "node-a,node-x")
     assert res.returncode == 3 and "node-x" in res.stderr
+    # every missing node named at once (an inventory group collected elsewhere), one clean hint
+    res = cannenv("fleet", "job", str(a2_clean), "--nodes", "node-a,gpu-17,gpu-18")
+    assert res.returncode == 3 and "nodes 'gpu-17', 'gpu-18' are not in" in res.stderr
+    assert "hint: known: node-a, node-b, node-c" in res.stderr
 
 
 # ------------------------------------------------------------------ in the fleet report

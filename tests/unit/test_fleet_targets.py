@@ -264,6 +264,8 @@ def test_plan_out_is_what_provision_plan_reads_with_a_facts_digest(fleet_dir: Pa
     a3 = Facts.load(fleet_dir / "a3-1.json")
     assert plans["a3-1"].facts_digest == facts_digest(a3)
     assert facts_digest(replace(a3, collected_at="2030-01-01T00:00:00+00:00")) == facts_digest(a3)
+    slow = replace(a3.devices.npu_smi, duration_s=9.5)  # type: ignore[type-var]
+    assert facts_digest(replace(a3, devices=replace(a3.devices, npu_smi=slow))) == facts_digest(a3)
     moved = replace(a3, driver=replace(a3.driver, version="25.5.1"))  # type: ignore[type-var]
     assert facts_digest(moved) != facts_digest(a3)
     bad = tmp_path / "bad.json"
