@@ -229,3 +229,24 @@ def test_mindie_300_gives_cann_851_the_hdk_of_850() -> None:
         v = m.hdk_verdict("8.5.1", drv, "a2")
         assert v.level == "compatible" and v.sources == ("MINDIE-300",), v
     assert m.hdk_verdict("8.5.1", "25.7.rc1", "950", "atlas-350").level == "incompatible"  # before 9.0.0
+
+
+SMI = Path(__file__).resolve().parent.parent / "data" / "npu_smi"
+
+
+def test_product_from_real_npu_smi_names(tmp_path: Path) -> None:
+    """npu-smi output quoted from a 950PR host (tests/data/npu_smi/SOURCES.md: 950pr_pypto_info.txt,
+    npu-smi 25.7.rc1.6) names Ascend950PR: the Atlas 350 card (CANN 9.0.0 release note). The 950DT
+    rows (950dt_nputop_synthetic_info.txt) do not tell the product: the candidates are named."""
+    from tests.helpers.hosts import CAPTURE_INFO
+
+    pr = HostTree(tmp_path / "pr")
+    pr.write(CAPTURE_INFO, (SMI / "950pr_pypto_info.txt").read_text())
+    f = collect(Host(pr.root, dict(pr.env), True, 5.0))
+    assert f.devices.family == "950" and f.devices.product == "atlas-350"
+    assert "Ascend950PR" in (f.devices.product_source or "")
+    dt = HostTree(tmp_path / "dt")
+    dt.write(CAPTURE_INFO, (SMI / "950dt_nputop_synthetic_info.txt").read_text())
+    f = collect(Host(dt.root, dict(dt.env), True, 5.0))
+    assert f.devices.family == "950" and f.devices.product is None
+    assert set(f.devices.product_candidates) == {"atlas-350", "atlas-850", "atlas-950-superpod"}
