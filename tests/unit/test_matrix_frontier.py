@@ -250,3 +250,17 @@ def test_product_from_real_npu_smi_names(tmp_path: Path) -> None:
     f = collect(Host(dt.root, dict(dt.env), True, 5.0))
     assert f.devices.family == "950" and f.devices.product is None
     assert set(f.devices.product_candidates) == {"atlas-350", "atlas-850", "atlas-950-superpod"}
+
+
+def test_query_python_alone_and_validated_only_hdk_answer_first() -> None:
+    code, out = _query("--python", "3.11")
+    assert code == 0 and out.startswith("Python 3.11 is supported by torch ") and "2.12.0" in out
+    code, out = _query("--python", "3.6")
+    assert code == 3 and out.strip() == "no statement records a torch line for Python 3.6"
+    code, out = _query("--cann", "8.5.1", "--family", "a2")
+    assert out.splitlines()[0] == (
+        "CANN 8.5.1 on a2: no recommended HDK stated; validated with driver 25.5.1, 25.5.0 [MINDIE-300]"
+    )
+    # a downstream row is never offered as "recommended instead"
+    code, out = _query("--torch-npu", "2.13.0", "--cann", "9.2.0")
+    assert "recommended instead" not in out
