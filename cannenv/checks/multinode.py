@@ -163,7 +163,7 @@ def _device_ip(facts: Facts, target: Target) -> list[Finding]:
                 "`hccn_tool -i ID -ip -s address IP netmask MASK` for each device named",
             )
         )
-    differ = [d for d in devs if d.ip and d.address and d.ip != d.address]
+    differ = [d for d in devs if d.ip and valid_ip(d.ip) and d.address and d.ip != d.address]
     if differ:
         detail = "; ".join(f"device {d.phy_id}: hccn.conf {d.address}, hccn_tool {d.ip}" for d in differ)
         out.append(
