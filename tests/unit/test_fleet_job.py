@@ -271,3 +271,12 @@ def test_mixed_family_job_never_converges_a_chip_package_onto_another_chip(tmp_p
     changes = plan.get("a3-n", [])
     assert not [c for c in changes if c.startswith(("ops/kernels", "HDK"))], changes
     assert "CANN 8.3.RC2 -> 8.5.0" in changes  # the version-only components still converge
+
+
+def test_fleet_help_names_the_multi_node_commands() -> None:
+    """`cannenv fleet --help` shows a multi-node example beside collect/report/diff (docs/multinode.md)."""
+    res = cannenv("fleet", "--help")
+    assert res.returncode == 0
+    assert "judge a multi-node job" in " ".join(res.stdout.split())
+    assert "cannenv fleet job facts/ --nodes n1,n2" in res.stdout
+    assert "cannenv fleet ranktable facts/ --nodes n1,n2 --out hccl.json" in res.stdout
