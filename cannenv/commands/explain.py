@@ -9,7 +9,15 @@ import sys
 
 import click
 
-from cannenv.commands.options import MATRIX, ROOT, SMI_BOARD, SMI_OUTPUT, host_options
+from cannenv.commands.options import (
+    HCCN_OUTPUT,
+    MATRIX,
+    MULTINODE,
+    ROOT,
+    SMI_BOARD,
+    SMI_OUTPUT,
+    host_options,
+)
 from cannenv.errors import InputError
 
 
@@ -36,6 +44,8 @@ from cannenv.errors import InputError
 @host_options
 @SMI_OUTPUT
 @SMI_BOARD
+@HCCN_OUTPUT
+@MULTINODE
 @click.option(
     "--signatures",
     "signature_file",
@@ -60,6 +70,8 @@ def explain_cmd(
     npu_smi_timeout: float,
     npu_smi_output: str | None,
     npu_smi_board: str | None,
+    hccn_output: str | None,
+    multinode: bool,
     signature_file: str | None,
     as_json: bool,
     junit_file: str | None,
@@ -109,9 +121,20 @@ def explain_cmd(
         from cannenv.gather import gather
 
         facts = gather(
-            root, facts_file, python, site_packages, env_file, npu_smi_timeout, npu_smi_output, npu_smi_board
+            root,
+            facts_file,
+            python,
+            site_packages,
+            env_file,
+            npu_smi_timeout,
+            npu_smi_output,
+            npu_smi_board,
+            hccn_output,
+            multinode,
         )
-        _, findings = host_findings(facts, matrix_paths)
+        # an HCCL error says this host runs multi-node jobs: judge hccn.conf, links, TLS, HCCL_* too
+        hccl = any(c.id.startswith("hccl-") for s in judge.matched(table, result) for c in s.causes)
+        _, findings = host_findings(facts, matrix_paths, multinode=multinode or hccl)
         host = {
             k: host_summary(facts).get(k)
             for k in (

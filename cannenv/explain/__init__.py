@@ -15,8 +15,11 @@ if TYPE_CHECKING:
     from cannenv.report import Finding
 
 
-def host_findings(facts: Facts, matrix_paths: tuple[str, ...] = ()) -> tuple[Target, list[Finding]]:
-    """The doctor's target and findings for ``facts`` (the same checks, the same matrix)."""
+def host_findings(
+    facts: Facts, matrix_paths: tuple[str, ...] = (), *, multinode: bool = False
+) -> tuple[Target, list[Finding]]:
+    """The doctor's target and findings for ``facts`` (the same checks, the same matrix); with
+    ``multinode`` the multi-node checks judge too, as ``doctor --multinode``."""
     from dataclasses import replace
 
     from cannenv import checks
@@ -36,6 +39,8 @@ def host_findings(facts: Facts, matrix_paths: tuple[str, ...] = ()) -> tuple[Tar
         target = replace(
             target, choice=StackChoice(how="none", reason="the shipped matrix could not be loaded")
         )
+    if multinode:
+        target = replace(target, multinode=True)
     return target, checks.run(facts, target)
 
 

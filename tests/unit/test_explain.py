@@ -391,3 +391,22 @@ def test_text_names_the_host_versions_it_decided_on() -> None:
     assert "driver 25.3.rc1" in line and "CANN 8.3.RC2" in line and "torch_npu 2.7.1" in line
     _, bare = _run("--no-host", "EI0005")
     assert "host: no host facts (--no-host)\n" in bare
+
+
+def test_an_hccl_error_is_decided_with_the_multinode_checks(tmp_path: Path) -> None:
+    """EI0006 on a node whose device link is DOWN: the error itself says the host runs multi-node jobs,
+    so hccn-link decides `hccl-link` (it said "skip: single node" before, leaving it undecided);
+    --multinode / --hccn-output are accepted as for the doctor (docs/multinode.md)."""
+    from tests.helpers.multinode import Dev, NodeSpec, build_node
+
+    tree = build_node(
+        NodeSpec("n", {0: Dev("192.168.1.8"), 1: Dev("192.168.1.9", link="DOWN")}), tmp_path / "t"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    log = repo / "tests" / "data" / "errors" / "va-9447-ei0006-a3-two-nodes.txt"
+    doc = _json("--root", str(tree.root), "--log", str(log))
+    [link] = [c for c in doc["causes"] if c["id"] == "hccl-link"]
+    assert link["status"] == "confirmed" and doc["exit_code"] == 1, link
+    assert any("hccn-link: fail" in b for b in link["basis"])
+    code, _ = _run("--root", str(tree.root), "--multinode", "--log", str(log))
+    assert code == 1
