@@ -66,6 +66,8 @@ def _spec(name: str) -> HostSpec:
         "/etc/pip.conf": PIP_CONF,
         "/usr/local/Ascend/driver/version.info": driver,
         "/usr/local/Ascend/firmware/version.info": FIRMWARE_7_7,
+        "/usr/local/Ascend/driver/lib64/driver/libascend_hal.so": "FIXTURE placeholder, not a library\n",
+        "/usr/local/Ascend/driver/lib64/common/.keep": "",
         "/usr/local/bin/npu-smi": NPU_SMI_SCRIPT,
         "/usr/local/bin/info.txt": (NPU_SMI_DATA / f"{smi}_info.txt").read_text(),
         # for the k8s agent's --root copy: a tree carries the captured output here (docs/doctor.md)
