@@ -235,7 +235,14 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
     for h in fleet.hosts:
         name = h.spec.name
         tree = work / f"agent-{name}"
-        for path in ("/usr/local/Ascend", "/etc", "/var/lib/cannenv", "/usr/local/lib/python3.11"):
+        paths = (
+            "/usr/local/Ascend",
+            "/etc",
+            "/usr/lib/os-release",
+            "/var/lib/cannenv",
+            "/usr/local/lib/python3.11",
+        )
+        for path in paths:
             (tree / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 ["docker", "cp", "-L", f"{h.container}:{path}", str(tree / path.lstrip("/"))],
