@@ -179,6 +179,9 @@ class NpuChip:
     name: str
     health: str
     bus_id: str | None = None
+    memory_mib: int | None = None
+    """device memory total as the chip row shows it (HBM-Usage, or Memory-Usage where npu-smi has no
+    HBM column: 310P), MiB"""
 
 
 @value

@@ -139,8 +139,9 @@ def _device_ip(facts: Facts, target: Target) -> list[Finding]:
     if not devs:
         return [HCCN_DEVICE_IP.finding("skip", "no NPU device seen on this host")]
     out: list[Finding] = []
+    no_conf = facts.multinode.hccn_conf_path is None  # hccn-conf fails: that is the cause
     no_addr = [d for d in devs if not d.address or not d.netmask]
-    if no_addr:
+    if no_addr and not no_conf:
         out.append(
             HCCN_DEVICE_IP.finding(
                 "fail",
@@ -162,7 +163,7 @@ def _device_ip(facts: Facts, target: Target) -> list[Finding]:
                 "`hccn_tool -i ID -ip -s address IP netmask MASK` for each device named",
             )
         )
-    differ = [d for d in devs if d.ip and d.address and d.ip != d.address]
+    differ = [d for d in devs if d.ip and valid_ip(d.ip) and d.address and d.ip != d.address]
     if differ:
         detail = "; ".join(f"device {d.phy_id}: hccn.conf {d.address}, hccn_tool {d.ip}" for d in differ)
         out.append(
@@ -179,6 +180,14 @@ def _device_ip(facts: Facts, target: Target) -> list[Finding]:
             seen[d.address] = d.phy_id
     if dup:
         out.append(HCCN_DEVICE_IP.finding("fail", "the same address on two devices: " + ", ".join(dup)))
+    if not out and no_conf:
+        return [
+            HCCN_DEVICE_IP.finding(
+                "skip",
+                "no /etc/hccn.conf to read device addresses from (see hccn-conf)",
+                caused_by="hccn-conf",
+            )
+        ]
     return out or [HCCN_DEVICE_IP.finding("pass", f"{len(devs)} device(s), each with an address and netmask")]
 
 

@@ -596,6 +596,13 @@ def _short(v: Any) -> str:
 )
 @click.option("--pub", type=click.Path(dir_okay=False), help="Verify the signature against this key first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the plan with --plan).")
+@click.option(
+    "--matrix",
+    "matrix_paths",
+    multiple=True,
+    metavar="PATH",
+    help="With --plan: the site matrix the certified stack comes from (default: shipped).",
+)
 def replay_cmd(
     file: str,
     as_plan: bool,
@@ -605,6 +612,7 @@ def replay_cmd(
     arch: str | None,
     pub: str | None,
     as_json: bool,
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     """Rebuild the setup FILE certifies: what it records, and what a new machine installs to match.
 
@@ -622,7 +630,15 @@ def replay_cmd(
         raise IntegrityError("; ".join(v.problems), hint="replay only a certificate that verifies")
     cert = v.certificate
     if as_plan and cert.stack.id is not None:
-        return _replay_plan(file, cert, root=root, env_file=env_file, facts_file=facts_file, as_json=as_json)
+        return _replay_plan(
+            file,
+            cert,
+            root=root,
+            env_file=env_file,
+            facts_file=facts_file,
+            as_json=as_json,
+            matrix_paths=matrix_paths,
+        )
     replay = replay_steps(cert, arch=arch)
     if as_plan:
         click.echo(
@@ -651,7 +667,14 @@ def replay_cmd(
 
 
 def _replay_plan(
-    file: str, cert: Certificate, *, root: str, env_file: str | None, facts_file: str | None, as_json: bool
+    file: str,
+    cert: Certificate,
+    *,
+    root: str,
+    env_file: str | None,
+    facts_file: str | None,
+    as_json: bool,
+    matrix_paths: tuple[str, ...] = (),
 ) -> int:
     """The provisioning plan (cannenv.plan) from this host's facts toward the certified stack."""
     from cannenv.checks.stack import choose_target
@@ -659,7 +682,7 @@ def _replay_plan(
     from cannenv.gather import gather
     from cannenv.matrix import load
 
-    matrix = load()
+    matrix = load(list(matrix_paths) or None)
     assert cert.stack.id is not None
     if cert.stack.matrix_digest and cert.stack.matrix_digest != matrix.digest:
         click.echo(

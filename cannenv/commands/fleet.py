@@ -37,12 +37,15 @@ def _label_api_options(fn: F) -> F:
 
 @click.group()
 def fleet() -> None:
-    """Collect facts from many hosts (Ansible), report drift per node, render Kubernetes manifests.
+    """Collect facts from many hosts (Ansible), report drift per node, judge a multi-node job, render
+    Kubernetes manifests.
 
     \b
     cannenv fleet collect -i inventory.ini --out facts/
     cannenv fleet report facts/ --lock cannenv.lock.json --html fleet.html
     cannenv fleet diff facts-monday/ facts-friday/ --stack ID
+    cannenv fleet job facts/ --nodes n1,n2            # same stack, device IPs, TLS (docs/multinode.md)
+    cannenv fleet ranktable facts/ --nodes n1,n2 --out hccl.json
     """
 
 

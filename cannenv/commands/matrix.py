@@ -352,7 +352,8 @@ def query(
         rows = m.torch_npu_rows(cann=cann, torch=torch, torch_npu=torch_npu, python=python)
         if torch_npu and not m.torch_npu_rows(torch_npu=torch_npu, include_superseded=True):
             result["torch_npu_unpaired"] = m.unpaired_note(torch_npu)
-            answer.append(result["torch_npu_unpaired"])
+            if not cann:  # with --cann the verdict above already says it
+                answer.append(result["torch_npu_unpaired"])
         result["torch_npu"] = [
             {
                 **dump(r, exclude_none=True),
@@ -387,6 +388,25 @@ def query(
             answer.insert(0, not_yet)
         if python and not ps.rows:
             answer.append(f"no statement records which Python torch {torch} supports")
+    if python and not (cann or torch or torch_npu):
+        from packaging.version import Version
+
+        from cannenv.matrix.model import same_python_line
+
+        stated = [
+            r
+            for r in m.python_rows
+            if r.statement == "current" and any(same_python_line(p, python) for p in r.python)
+        ]
+        torches = sorted({t for r in stated for t in r.torch}, key=Version)
+        srcs = sorted({s for r in stated for s in r.sources})
+        if torches:
+            result["torch_for_python"] = {"python": python, "torch": torches, "sources": srcs}
+        answer.append(
+            f"Python {python} is supported by torch {', '.join(torches)} [{', '.join(srcs)}]"
+            if torches
+            else f"no statement records a torch line for Python {python}"
+        )
     if cann:
         reqs = [r for f, p in targets(cann) if (r := m.driver_requirement(cann, f, p)) is not None]
         result["driver_requirement"] = [r.to_json() for r in reqs]
@@ -448,6 +468,11 @@ def _hdk_answer(m: Matrix, r: Any) -> str:
         )
     elif drivers:
         head = f"recommended HDK {r.hdk or drivers[0]}" + (f", firmware {r.firmware}" if r.firmware else "")
+    elif r.validated or any(row.evidence == "validated" for row in r.rows):
+        said = dict.fromkeys(
+            d for row in (*r.validated, *r.rows) if row.evidence == "validated" for d in row.driver
+        )
+        head = f"no recommended HDK stated; validated with driver {', '.join(said)}"
     else:
         head = "no recommended HDK stated"
     parts = [f"CANN {r.cann} on {where}: {head}"]

@@ -574,13 +574,16 @@ def memory(
 # check
 
 
-def _detected_soc() -> str | None:
+def _detected_soc() -> tuple[str | None, int | None]:
+    """This host's SoC and the smallest device memory its npu-smi shows (MiB), where present."""
     from cannenv.host import Host
     from cannenv.probes import collect
 
     found = collect(Host(), only=("npu",))  # probes report a missing npu-smi as a fact, never raise
-    soc = getattr(getattr(found, "devices", None), "soc", None)
-    return str(soc) if soc else None
+    devices = getattr(found, "devices", None)
+    soc = getattr(devices, "soc", None)
+    sizes = [c.memory_mib for c in getattr(devices, "chips", ()) or () if getattr(c, "memory_mib", None)]
+    return (str(soc) if soc else None), (min(sizes) if sizes else None)
 
 
 @model.command("check")
@@ -645,15 +648,19 @@ def check(
             family = stack.family
     else:
         stack_family = None
+    host_hbm: tuple[int | None, str | None, tuple[str, ...]] | None = None
     if soc is None and family is None and hbm_gib is None:
-        soc = _detected_soc()
+        soc, host_mib = _detected_soc()
         if soc is None:
             raise InputError(
                 "no NPU detected here to plan memory for",
                 hint="pass --soc (e.g. Ascend910B3), --family or --hbm-gib",
             )
+        if host_mib is not None:  # the host's own total, as its npu-smi shows it
+            host_hbm = (host_mib << 20, soc, ("npu-smi info on this host",))
     fam = _family(soc, family, stack_family)
-    p = _plan(cfg, dtype, seq_len, batch, tp, _hbm(soc, family, hbm_gib), kv_dtype, reserve_gib, ep, fam)
+    hbm = host_hbm or _hbm(soc, family, hbm_gib)
+    p = _plan(cfg, dtype, seq_len, batch, tp, hbm, kv_dtype, reserve_gib, ep, fam)
     op_dtype = p.dtype if p.dtype in ("bf16", "fp16") else "bf16"
     cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python, family=fam)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[

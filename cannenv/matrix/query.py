@@ -253,7 +253,10 @@ class Matrix:
             if component_matches("torch_npu", torch_npu, r.torch_npu)
         ]
         fits = self.torch_npu_rows(cann=cann, torch=torch) if torch else self.torch_npu_rows(cann=cann)
-        fits = [r for r in fits if r.status in ("current",) and r.evidence == "recommended"] or fits
+        # never "recommended instead" on a downstream project's word alone
+        fits = [r for r in fits if r.status in ("current",) and r.evidence == "recommended"] or [
+            r for r in fits if r.evidence != "downstream"
+        ]
         rec = fits[0].torch_npu if fits else None
         same = [r for r in rows if r.status != "conflict" and _cann(r.cann).release == _cann(cann).release]
         release = self.torchnpu_release(torch_npu)

@@ -128,6 +128,13 @@ def _first(raw: dict[str, Any], *keys: str) -> tuple[str, Any]:
 def validate(raw: dict[str, Any], origin: str) -> None:
     """Refuse what no model can be (InputError naming the field): checked before any build."""
     r = rules()
+    arch = raw.get("architectures")
+    if arch is not None and (
+        not isinstance(arch, list)
+        or len(arch) > 16
+        or not all(isinstance(a, str) and len(a) <= 200 for a in arch)
+    ):
+        raise InputError(f"{origin}: architectures: expected a list of class names")
     scopes: list[tuple[str, dict[str, Any]]] = [("", raw)]
     for key in NESTED:
         sub = raw.get(key)

@@ -311,6 +311,14 @@ def config_warnings(cfg: ModelConfig) -> list[str]:
         known |= set(getattr(c, "attribute_map", {}) or {})
         known |= set(inspect.signature(c.__init__).parameters)
     out = config_mod.key_warnings(cfg.raw, known)
+    import transformers
+
+    for arch in cfg.raw.get("architectures") or []:
+        if not isinstance(getattr(transformers, str(arch), None), type):
+            out.append(
+                f"architectures: {arch} is not a transformers {transformers.__version__} class; the model "
+                f"is built with the Auto class for {cfg.model_type} instead (its own code is never run)"
+            )
     if cfg.raw.get("auto_map") is not None:
         out.append(
             f"auto_map: ignored; the model is built with transformers' own {cfg.model_type} code "

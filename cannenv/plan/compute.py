@@ -851,7 +851,13 @@ class _Builder:
         selects = current is not None and (
             current.rstrip("/") == home or links.get(current.rstrip("/")) == home
         )
-        latest_ok = links.get(latest) == home
+        # from CANN 8.5 the `cann` link selects the toolkit; ascend-toolkit/latest is deprecated (removed
+        # in releases after 2026-12-30, RN-850-DEPRECATED): kept in step where it exists, never required
+        cann_link = f"{self.base}/cann"
+        if new_layout(want):
+            latest_ok = links.get(cann_link) == home and (latest not in links or links[latest] == home)
+        else:
+            latest_ok = links.get(latest) == home
         driver_lib = f"{self.base}/driver/lib64"
         # the doctor's env-sourced check: with a driver, its libraries must be on LD_LIBRARY_PATH
         libs_ok = self.facts.driver is None or any(
@@ -871,9 +877,14 @@ class _Builder:
         set_env = set_env_path(want, self.base)
         profile = rules["profile"]
         target = f"../cann-{want}" if new_layout(want) else want
-        lines = [f"ln -sfn {_q(target)} {_q(latest)}"]
         if new_layout(want):
-            lines.append(f"ln -sfn {_q('cann-' + want)} {_q(self.base + '/cann')}")
+            # the deprecated link is moved along only where the installer left one
+            lines = [
+                f"if [ -L {_q(latest)} ]; then ln -sfn {_q(target)} {_q(latest)}; fi",
+                f"ln -sfn {_q('cann-' + want)} {_q(cann_link)}",
+            ]
+        else:
+            lines = [f"ln -sfn {_q(target)} {_q(latest)}"]
         body = ["# written by cannenv (install plan for stack " + self.stack.id + ")", f". {set_env}"]
         if self.stack.version("nnal"):
             nnal_env = f"{self.base}/nnal/atb/set_env.sh"
@@ -888,7 +899,8 @@ class _Builder:
         if not libs_ok:
             why.append("the driver's libraries are not on LD_LIBRARY_PATH")
         if not latest_ok:
-            why.append(f"{latest} → {links.get(latest) or 'absent'}")
+            selector = cann_link if new_layout(want) and links.get(cann_link) != home else latest
+            why.append(f"{selector} → {links.get(selector) or 'absent'}")
         if not selects:
             why.append(f"login shells select {current or 'no CANN'}")
         self.add(

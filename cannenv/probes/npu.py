@@ -37,6 +37,7 @@ _HEADER_RE = re.compile(r"npu-smi\s+(?P<smi>\S+)\s+Version:\s*(?P<drv>\S+)")
 _NPU_ROW_RE = re.compile(r"^(?P<npu>\d+)\s+(?P<name>\S+)$")
 _ID_RE = re.compile(r"^\d+$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]*$")
+_USAGE_RE = re.compile(r"(\d+)\s*/\s*(\d+)")
 _CHIP_ROW_RE = re.compile(r"^(?P<chip>\d+)(?:\s+(?P<phy>\d+))?$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _DEV_NODE_RE = re.compile(r"^(davinci\d+|davinci_manager|devmm_svm|hisi_hdc|vdavinci\d+)$")
@@ -97,6 +98,8 @@ def parse_npu_smi_info(text: str) -> tuple[str | None, str | None, list[NpuChip]
     smi = drv = None
     chips: list[NpuChip] = []
     pending: tuple[int, str, str] | None = None
+    memory_column = False
+    memory: int | None = None
 
     def emit(chip: int | None, phy: int | None, bus: str | None) -> None:
         assert pending is not None
@@ -109,6 +112,7 @@ def parse_npu_smi_info(text: str) -> tuple[str | None, str | None, list[NpuChip]
                 name=name,
                 health=health,
                 bus_id=bus,
+                memory_mib=memory,
             )
         )
 
@@ -126,10 +130,16 @@ def parse_npu_smi_info(text: str) -> tuple[str | None, str | None, list[NpuChip]
         cells = [c.strip() for c in stripped.strip("|").split("|")]
         if len(cells) < 2:
             continue
+        if "HBM-Usage" in stripped or "Memory-Usage" in stripped:
+            memory_column = True
         if pending is not None:
             row = _chip_row(cells)
             if row is not None:
+                # the last "used / total" pair of the chip row: HBM-Usage, or Memory-Usage (310P)
+                pairs = _USAGE_RE.findall(cells[-1]) if memory_column else []
+                memory = int(pairs[-1][1]) if pairs and len(pairs[-1][1]) <= 9 else None
                 emit(*row)
+                memory = None
                 pending = None
                 continue
         npu = _npu_row(cells)

@@ -284,3 +284,36 @@ def test_the_role_with_an_old_host_python(tmp_path: Path, bundle: zipapp.Bundle,
     assert run.returncode == 0, run.stdout[-3000:]
     facts = Facts.from_json((tmp_path / "facts" / "old-host.json").read_text())
     assert (facts.python.version or "").startswith(f"3.{minor}.") and facts.python.interpreter == python
+
+
+def test_the_role_passes_facts_args_after_the_facts_command(tmp_path: Path, bundle: zipapp.Bundle) -> None:
+    """`fleet collect --facts-arg=--multinode` (README, docs/multinode.md) and `--facts-arg=--root=…`
+    reach `cannenv facts`: they go after `facts --json`, not before the subcommand (where the bundle's
+    parser refused them: "unrecognized arguments: --multinode"). Real ansible-playbook, local host."""
+    playbook_cli = shutil.which("ansible-playbook")
+    if playbook_cli is None:
+        pytest.skip("ansible-playbook is not installed (pip install 'cannenv[fleet]')")
+    import json
+
+    tree = build_tree(HostSpec("t"), tmp_path / "tree")
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("mn-host ansible_connection=local\n")
+    extra = {
+        "cannenv_facts_python_candidates": [sys.executable],
+        "cannenv_facts_bundle": str(bundle.path),
+        "cannenv_facts_dest": str(tmp_path / "facts"),
+        "cannenv_facts_login_shell": False,
+        "cannenv_facts_args": ["--multinode", f"--root={tree}"],
+    }
+    playbook = Path(__file__).resolve().parents[2] / "ansible" / "playbooks" / "collect_facts.yml"
+    run = subprocess.run(
+        [playbook_cli, "-i", str(inventory), str(playbook), "-e", json.dumps(extra)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "ANSIBLE_NOCOLOR": "1"},
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    facts = Facts.from_json((tmp_path / "facts" / "mn-host.json").read_text())
+    assert facts.root == str(tree) and facts.cann.installs

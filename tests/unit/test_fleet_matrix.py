@@ -113,3 +113,10 @@ def test_certify_takes_its_stack_from_a_site_matrix(site: Path, tmp_path: Path) 
     assert proc.returncode in (0, 1), proc.stderr
     cert = json.loads(proc.stdout)["certificate"]
     assert cert["stack"]["id"] == SITE, cert["stack"]
+    # and `cert replay --plan` plans toward it from the same site matrix
+    path = tmp_path / "cert.json"
+    path.write_text(proc.stdout)
+    replay = _cli("cert", "replay", str(path), "--plan", "--root", str(tree), "--matrix", str(site), "--json")
+    assert replay.returncode in (0, 1), replay.stderr
+    assert json.loads(replay.stdout)["stack"] == SITE
+    assert _cli("cert", "replay", str(path), "--plan", "--root", str(tree)).returncode == 3

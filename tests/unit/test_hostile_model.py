@@ -61,6 +61,7 @@ BAD = [
     ({"layer_types": ["full_attention"] * 3}, "layer_types"),
     ({"num_hidden_layers": 1024, "num_local_experts": 16384}, "num_hidden_layers"),
     ({"text_config": {"num_hidden_layers": 0}}, "text_config.num_hidden_layers"),
+    ({"architectures": "LlamaForCausalLM"}, "architectures"),
 ]
 
 

@@ -229,3 +229,38 @@ def test_mindie_300_gives_cann_851_the_hdk_of_850() -> None:
         v = m.hdk_verdict("8.5.1", drv, "a2")
         assert v.level == "compatible" and v.sources == ("MINDIE-300",), v
     assert m.hdk_verdict("8.5.1", "25.7.rc1", "950", "atlas-350").level == "incompatible"  # before 9.0.0
+
+
+SMI = Path(__file__).resolve().parent.parent / "data" / "npu_smi"
+
+
+def test_product_from_real_npu_smi_names(tmp_path: Path) -> None:
+    """npu-smi output quoted from a 950PR host (tests/data/npu_smi/SOURCES.md: 950pr_pypto_info.txt,
+    npu-smi 25.7.rc1.6) names Ascend950PR: the Atlas 350 card (CANN 9.0.0 release note). The 950DT
+    rows (950dt_nputop_synthetic_info.txt) do not tell the product: the candidates are named."""
+    from tests.helpers.hosts import CAPTURE_INFO
+
+    pr = HostTree(tmp_path / "pr")
+    pr.write(CAPTURE_INFO, (SMI / "950pr_pypto_info.txt").read_text())
+    f = collect(Host(pr.root, dict(pr.env), True, 5.0))
+    assert f.devices.family == "950" and f.devices.product == "atlas-350"
+    assert "Ascend950PR" in (f.devices.product_source or "")
+    dt = HostTree(tmp_path / "dt")
+    dt.write(CAPTURE_INFO, (SMI / "950dt_nputop_synthetic_info.txt").read_text())
+    f = collect(Host(dt.root, dict(dt.env), True, 5.0))
+    assert f.devices.family == "950" and f.devices.product is None
+    assert set(f.devices.product_candidates) == {"atlas-350", "atlas-850", "atlas-950-superpod"}
+
+
+def test_query_python_alone_and_validated_only_hdk_answer_first() -> None:
+    code, out = _query("--python", "3.11")
+    assert code == 0 and out.startswith("Python 3.11 is supported by torch ") and "2.12.0" in out
+    code, out = _query("--python", "3.6")
+    assert code == 3 and out.strip() == "no statement records a torch line for Python 3.6"
+    code, out = _query("--cann", "8.5.1", "--family", "a2")
+    assert out.splitlines()[0] == (
+        "CANN 8.5.1 on a2: no recommended HDK stated; validated with driver 25.5.1, 25.5.0 [MINDIE-300]"
+    )
+    # a downstream row is never offered as "recommended instead"
+    code, out = _query("--torch-npu", "2.13.0", "--cann", "9.2.0")
+    assert "recommended instead" not in out

@@ -67,7 +67,7 @@ def test_deployer_refuses_what_is_not_a_deployer(tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     shutil.copytree(DATA, bad)
     (bad / "ascend_deployer/downloader/software/CANN_8.5.0.json").write_text("{not json")
-    with pytest.raises(InputError, match=r"CANN_8\.5\.0\.json: not valid JSON"):
+    with pytest.raises(InputError, match=r"CANN_8\.5\.0\.json:1: not valid JSON"):
         deployer.read_deployer(bad)
 
 

@@ -42,7 +42,7 @@ def test_hbm_per_soc_with_sources() -> None:
         ("Ascend910B1", 65536),
         ("Ascend910B2", 65536),
         ("Ascend910B4", 32768),
-        ("Ascend310P3", 24576),
+        ("Ascend310P3", 21527),
     ):
         mem = soc.device_memory(soc=name)
         assert mem is not None and mem.hbm_mib == mib and mem.sources, name
@@ -54,7 +54,7 @@ def test_a_310p_plan_runs_fp16_without_fused_attention() -> None:
     res = run("memory", "--config", cfg, "--soc", "Ascend310P3", "--seq-len", "2048", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["dtype"] == "fp16" and doc["hbm_bytes"] == 24 << 30
+    assert doc["dtype"] == "fp16" and doc["hbm_bytes"] == 21527 << 20
     assert any("has no bf16: the bf16 checkpoint runs in fp16" in n for n in doc["notes"])
     res = run("memory", "--config", cfg, "--soc", "Ascend310P3", "--dtype", "bf16")
     assert res.returncode == 2 and "--dtype bf16: Atlas 300I Duo/Pro (310P) computes fp16, int8" in res.stderr
@@ -126,3 +126,20 @@ def test_a_registry_without_the_quantised_matmul_is_not_runnable(tmp_path: Path)
         "the gptq-int4 weights need npu::npu_weight_quant_batchmatmul, absent from this torch_npu"
         in res.stdout
     )
+
+
+def test_the_hosts_device_memory_from_npu_smi() -> None:
+    """The chip rows' HBM-Usage total (Memory-Usage on 310P, which has no HBM column), per real
+    capture (tests/data/npu_smi/SOURCES.md): `model check` on the host plans with it."""
+    from cannenv.probes.npu import parse_npu_smi_info
+
+    expected = {
+        "910b1_24.1.0_info.txt": {65536},
+        "910b4_24.1.1_info.txt": {32768},
+        "a3_26.0.rc2_info.txt": {65536},
+        "310p_info.txt": {21527},
+        "310p3_duo_25.2.0_info.txt": {43693, 44280},
+    }
+    for name, sizes in expected.items():
+        _, _, chips = parse_npu_smi_info((ROOT / "tests/data/npu_smi" / name).read_text())
+        assert {c.memory_mib for c in chips} == sizes, name

@@ -350,3 +350,29 @@ def test_hccn_conf_link_out_of_the_root_stays_inside(tmp_path: Path) -> None:
     (tree.root / "etc/hccn.conf").symlink_to(secret)  # absolute: resolved inside the root, so absent
     facts = gather(str(tree.root), None, None, (), None, 5.0)
     assert facts.multinode.hccn_conf == {} and facts.multinode.hccn_conf_path is None
+
+
+def test_missing_hccn_conf_is_one_failure_not_two(tmp_path: Path) -> None:
+    """A container without /etc/hccn.conf: hccn-conf fails with "mount it"; hccn-device-ip is its
+    consequence, not a second failure telling the user to set addresses with hccn_tool (found running
+    `doctor --multinode` on examples/hosts/container-with-mounts)."""
+    tree = build_node(NodeSpec("c", a2_devices(1), hccn_conf=False, container=True), tmp_path / "t")
+    facts = gather(str(tree.root), None, None, (), None, 5.0)
+    got = {
+        f.id: f
+        for f in checks.run(facts, Target(multinode=True), checks.select(["hccn-conf", "hccn-device-ip"]))
+    }
+    assert got["hccn-conf"].status == "fail" and "-v /etc/hccn.conf" in (got["hccn-conf"].remedy or "")
+    ip = got["hccn-device-ip"]
+    assert ip.status == "skip" and ip.caused_by == "hccn-conf", ip
+
+
+def test_a_masked_device_ip_is_not_compared_with_hccn_conf(tmp_path: Path) -> None:
+    """hccn_tool output pasted with its IP masked (``10.xx.xx.10``, as in mindcluster_tls_fec_ip.txt) is
+    not an IP: it is not "disagreeing" with hccn.conf (fleet job already skips it the same way)."""
+    tree = build_node(NodeSpec("n", {0: Dev("10.0.1.10"), 1: Dev("10.0.1.11")}), tmp_path / "t")
+    tree.write("/var/lib/cannenv/hccn/0.txt", (DATA / "mindcluster_tls_fec_ip.txt").read_text())
+    facts = gather(str(tree.root), None, None, (), None, 5.0)
+    assert [d.ip for d in facts.multinode.devices] == ["10.xx.xx.10", "10.0.1.11"]
+    [ip] = checks.run(facts, Target(multinode=True), checks.select(["hccn-device-ip"]))
+    assert ip.status == "pass", ip

@@ -119,7 +119,12 @@ def test_bare_host_to_a_stack_gets_everything_in_vendor_order(m: matrix_mod.Matr
     assert step(plan, "nnal").installers[0].sha256 is None  # no vendor digest for NNAL
     assert step(plan, "python").manual  # no Python in the tree: a person provides one
     env = step(plan, "environment")
-    assert "ln -sfn ../cann-8.5.0 /usr/local/Ascend/ascend-toolkit/latest" in env.commands
+    # from 8.5 the cann link selects; the deprecated ascend-toolkit/latest moves only where it exists
+    assert "ln -sfn cann-8.5.0 /usr/local/Ascend/cann" in env.commands
+    assert (
+        "if [ -L /usr/local/Ascend/ascend-toolkit/latest ]; then "
+        "ln -sfn ../cann-8.5.0 /usr/local/Ascend/ascend-toolkit/latest; fi" in env.commands
+    )
     assert [v.expect for v in env.verify] == ["/usr/local/Ascend/cann-8.5.0"]
     assert_ordered(plan)
 
@@ -622,3 +627,29 @@ def test_the_combined_package_is_known_and_not_used(m: matrix_mod.Matrix, tmp_pa
     (art / "Ascend-cann_9.1.0_linux-aarch64.run").write_text("FIXTURE\n")
     _, why = step_files(step(plan, "cann"), art)
     assert why is not None and "combined driver + toolkit package" in why
+
+
+def test_a_cann_only_tree_needs_no_ascend_toolkit_link(tmp_path: Path) -> None:
+    """CANN 8.5.0 deprecations: ascend-toolkit/latest/... go in releases after 2026-12-30. On a tree
+    with only cann-9.1.0/ and the cann link, the environment step neither needs nor creates it."""
+    from tests.helpers.hosts import HostTree
+
+    tree = HostTree(tmp_path).driver()
+    tree.npu_smi("a2")
+    path = "/usr/local/Ascend/cann-9.1.0"
+    tree.write(
+        f"{path}/aarch64-linux/ascend_toolkit_install.info",
+        f"package_name=Ascend-cann-toolkit\nversion=9.1.0\narch=aarch64\nos=linux\npath={path}/aarch64-linux\n",
+    )
+    tree.write(
+        f"{path}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-910b-ops\nversion=9.1.0\n"
+    )
+    tree.write(f"{path}/set_env.sh", "# FIXTURE\n")
+    tree.link("/usr/local/Ascend/cann", "cann-9.1.0")
+    facts = collect(Host(tree.root, dict(tree.env), True, 5.0), python=None, site_packages=())
+    m = matrix_mod.load()
+    plan = compute_plan(facts, choose_target(facts, m, stack_id="a2-cann9.1.0-torch2.12.0-py3.11"))
+    assert not any(
+        "ascend-toolkit/latest" in c and not c.startswith("if [ -L") for s in plan.steps for c in s.commands
+    )
+    assert not any("ascend-toolkit/latest" in s.summary for s in plan.steps)

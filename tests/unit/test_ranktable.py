@@ -300,4 +300,5 @@ def test_each_passing_check_says_what_it_found(jobs: dict[str, Path]) -> None:
     passed = {f.id: f.detail for f in check_table(generate(nodes), nodes) if f.status == "pass"}
     assert set(passed) == {f"ranktable-{x}" for x in ("schema", "ranks", "devices", "superpod", "facts")}
     assert passed["ranktable-facts"] == "servers, devices and addresses agree with the facts of 2 node(s)"
+    assert passed["ranktable-ranks"] == "32 rank(s) on 2 server(s), numbered in order"
     assert len(set(passed.values())) == len(passed)
