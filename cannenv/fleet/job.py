@@ -207,7 +207,8 @@ def _device_ips(nodes: Sequence[JobNode]) -> list[Finding]:
         for d in n.facts.multinode.devices:
             where = f"{n.name}:{d.phy_id}"
             if not d.address or not valid_ip(d.address):
-                no_addr.append(where)
+                if n.facts.multinode.hccn_conf_path is not None:  # else job-hccn-conf names the node
+                    no_addr.append(where)
                 continue
             count += 1
             seen.setdefault(d.address, []).append(where)

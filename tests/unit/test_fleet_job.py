@@ -72,6 +72,9 @@ def test_planted_a2_defects_each_found_with_the_nodes_named(a2_planted: Path) ->
     assert "enable 0" in (tls.remedy or "") and "node-b" in (tls.remedy or "")
     boxed = [f for f in got["job-hccn-conf"] if f.subject == "container"]
     assert len(boxed) == 1 and "node-c" in boxed[0].detail and "-v /etc/hccn.conf" in (boxed[0].remedy or "")
+    # node-c's devices lack addresses only because its hccn.conf is not mounted: job-hccn-conf says
+    # so; job-device-ip does not add "set them with hccn_tool" for a file that only needs the mount
+    assert not [f for f in got["job-device-ip"] if "node-c" in f.detail], got["job-device-ip"]
     # one plan: only node-c moves, toward what the others hold
     assert set(plan) == {"node-c"}
     assert "CANN 8.3.RC2 -> 8.5.0" in plan["node-c"]
