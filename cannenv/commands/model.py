@@ -141,6 +141,26 @@ def _fusions_for(cov: Coverage, cfg: ModelConfig, family: str | None) -> Coverag
             _warn(f"{f.target} not suggested: {why}")
         else:
             keep.append(f)
+    from cannenv.model.coverage import Fusion, knowledge
+
+    for item in knowledge()["fusions"]:
+        key = item.get("config_has")
+        if key and getattr(hf, key, None) is not None:
+            if chip is not None and not chip.fused_attention:
+                _warn(f"{item['target']} not suggested: {socs.family_title(str(family))} is not Atlas A2/A3")
+                continue
+            target = item["target"]
+            keep.append(
+                Fusion(
+                    item["id"],
+                    target,
+                    cov.registry.sections("npu::" + target.rsplit(".", 1)[-1]) is not None,
+                    ("model.layers.*.self_attn",),
+                    item["replaces"],
+                    item["conditions"],
+                    item["source"],
+                )
+            )
     return replace(cov, fusions=tuple(keep))
 
 

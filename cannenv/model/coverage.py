@@ -290,6 +290,8 @@ def fusions(trace: Trace, registry: Registry) -> tuple[Fusion, ...]:
 
     out = []
     for item in knowledge()["fusions"]:
+        if item.get("config_has"):  # model-level: offered by the command from the config
+            continue
         # a decode-time fusion is matched on the operators of the decode step only
         subtree = subtrees(item.get("step"))
         patterns = item.get("any_of") or [item["all_of"]]

@@ -66,6 +66,8 @@ def _spec(name: str) -> HostSpec:
         "/etc/pip.conf": PIP_CONF,
         "/usr/local/Ascend/driver/version.info": driver,
         "/usr/local/Ascend/firmware/version.info": FIRMWARE_7_7,
+        "/usr/local/Ascend/driver/lib64/driver/libascend_hal.so": "FIXTURE placeholder, not a library\n",
+        "/usr/local/Ascend/driver/lib64/common/.keep": "",
         "/usr/local/bin/npu-smi": NPU_SMI_SCRIPT,
         "/usr/local/bin/info.txt": (NPU_SMI_DATA / f"{smi}_info.txt").read_text(),
         # for the k8s agent's --root copy: a tree carries the captured output here (docs/doctor.md)
@@ -233,7 +235,14 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
     for h in fleet.hosts:
         name = h.spec.name
         tree = work / f"agent-{name}"
-        for path in ("/usr/local/Ascend", "/etc", "/var/lib/cannenv", "/usr/local/lib/python3.11"):
+        paths = (
+            "/usr/local/Ascend",
+            "/etc",
+            "/usr/lib/os-release",
+            "/var/lib/cannenv",
+            "/usr/local/lib/python3.11",
+        )
+        for path in paths:
             (tree / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 ["docker", "cp", "-L", f"{h.container}:{path}", str(tree / path.lstrip("/"))],

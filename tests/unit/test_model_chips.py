@@ -143,3 +143,18 @@ def test_the_hosts_device_memory_from_npu_smi() -> None:
     for name, sizes in expected.items():
         _, _, chips = parse_npu_smi_info((ROOT / "tests/data/npu_smi" / name).read_text())
         assert {c.memory_mib for c in chips} == sizes, name
+
+
+@pytest.mark.slow
+def test_mla_models_are_offered_the_mla_prolog() -> None:
+    res = run(
+        "ops", "--config", str(CONFIGS / "deepseek_v3.json"), "--torch-npu", str(REG / "2.13.0"), "--json"
+    )
+    assert res.returncode == 0, res.stderr
+    fusions = {f["id"]: f for f in json.loads(res.stdout)["fusions"]}
+    assert (
+        fusions["mla-prolog"]["target"] == "torch_npu.npu_mla_prolog_v3"
+        and fusions["mla-prolog"]["available"]
+    )
+    res = run("ops", "--config", str(CONFIGS / "llama.json"), "--torch-npu", str(REG / "2.13.0"), "--json")
+    assert "mla-prolog" not in {f["id"] for f in json.loads(res.stdout)["fusions"]}
