@@ -410,3 +410,11 @@ def test_an_hccl_error_is_decided_with_the_multinode_checks(tmp_path: Path) -> N
     assert any("hccn-link: fail" in b for b in link["basis"])
     code, _ = _run("--root", str(tree.root), "--multinode", "--log", str(log))
     assert code == 1
+
+
+def test_hccl_consistency_points_at_fleet_job() -> None:
+    """Which ranks run another CANN is what `fleet job` judges (job-cann names each side); `fleet diff`
+    compares two collections in time, not the nodes of one job."""
+    cause = TABLE.causes["hccl-consistency"]
+    assert "cannenv fleet job" in (cause.remedy or "") and "fleet diff" not in (cause.remedy or "")
+    assert any("cannenv fleet job" in f for f in cause.facts)
