@@ -750,7 +750,13 @@ def diff_cmd(
     "--image",
     required=True,
     metavar="IMAGE",
-    help="The doctor image (`cannenv fleet k8s-image` renders its build context), ideally by digest.",
+    help="The doctor image (`cannenv fleet k8s-image` renders its build context), by digest "
+    "(REGISTRY/REPO@sha256:<digest>); a tag is refused unless --allow-tag.",
+)
+@click.option(
+    "--allow-tag",
+    is_flag=True,
+    help="Accept an --image given by tag instead of digest (a note on stderr says so).",
 )
 @click.option("--stack", "stack_id", metavar="ID", help="Judge every node against this stack.")
 @click.option(
@@ -839,6 +845,7 @@ def diff_cmd(
 @target_options
 def k8s_manifest_cmd(
     image: str,
+    allow_tag: bool,
     stack_id: str | None,
     lock_file: str | None,
     namespace: str,
@@ -869,6 +876,7 @@ def k8s_manifest_cmd(
     from cannenv import matrix
     from cannenv.fleet.k8s import dump_manifest, render_manifest
 
+    _refuse_image_tag(image, allow_tag)
     node_selector: dict[str, str] = {}
     for item in selectors:
         key, sep, value = item.partition("=")
@@ -951,6 +959,24 @@ def k8s_manifest_cmd(
     else:
         click.echo(dump_manifest(objects), nl=False)
     return 0
+
+
+def _refuse_image_tag(image: str, allow_tag: bool) -> None:
+    """The agent's image named by a tag is refused (exit 5) unless --allow-tag, as `image lock` does
+    for a base image: every node pulls it, and a tag can name other bytes on each pull."""
+    from cannenv.errors import IntegrityError
+    from cannenv.sanitize import line
+
+    if "@sha256:" in image:
+        return
+    if not allow_tag:
+        raise IntegrityError(
+            f"--image {line(image)} is a tag, not a digest: a tag can name other bytes tomorrow, so "
+            "the nodes would not all run the same agent",
+            hint="push the image and give --image REGISTRY/REPO@sha256:<digest> (`docker inspect "
+            "--format '{{index .RepoDigests 0}}' IMAGE`); or pass --allow-tag",
+        )
+    click.echo(f"note: --image {line(image)} is a tag, not a digest (accepted with --allow-tag)", err=True)
 
 
 def _read_token(token_file: str | None) -> str | None:

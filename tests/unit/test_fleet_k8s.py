@@ -561,6 +561,7 @@ def test_one_manifest_with_a_target_per_family_renders_a_daemonset_per_family(tm
         "k8s-manifest",
         "--image",
         "img:1",
+        "--allow-tag",
         "--target",
         f"a2={STACK},310p={p310}",
         "--role",
@@ -578,9 +579,19 @@ def test_one_manifest_with_a_target_per_family_renders_a_daemonset_per_family(tm
     for name, ds in daemonsets.items():
         args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
         assert args[args.index("--stack") + 1] == (STACK if name.endswith("a2") else p310)
-    wrong = _cli("fleet", "k8s-manifest", "--image", "img:1", "--target", f"310p={STACK}")
+    wrong = _cli("fleet", "k8s-manifest", "--image", "img:1", "--allow-tag", "--target", f"310p={STACK}")
     assert wrong.returncode == 2 and "is for a2, not 310p" in wrong.stderr
-    both = _cli("fleet", "k8s-manifest", "--image", "img:1", "--target", f"a2={STACK}", "--stack", STACK)
+    both = _cli(
+        "fleet",
+        "k8s-manifest",
+        "--image",
+        "img:1",
+        "--allow-tag",
+        "--target",
+        f"a2={STACK}",
+        "--stack",
+        STACK,
+    )
     assert both.returncode == 2
 
 
@@ -602,3 +613,20 @@ def test_doctor_report_and_agent_agree_on_an_hdk_only_node(tmp_path: Path) -> No
     assert report.returncode == 0, report.stdout
     assert json.loads(report.stdout)["summary"]["compliant"] == 1
     assert _cli("fleet", "report", str(facts), "--stack", STACK).returncode == 1
+
+
+def test_an_agent_image_by_tag_is_refused_unless_allow_tag(tmp_path: Path) -> None:
+    """As `image lock` does for a base image: every node pulls --image, and a tag can name other bytes
+    on each pull, so a tag is refused (exit 5) unless --allow-tag, which then says so on stderr."""
+    tagged = "registry.example/cannenv-doctor:latest"
+    refused = _cli("fleet", "k8s-manifest", "--image", tagged, "--stack", STACK)
+    assert refused.returncode == 5 and refused.stdout == ""
+    assert "is a tag, not a digest" in refused.stderr and "--allow-tag" in refused.stderr
+    bare = _cli("fleet", "k8s-manifest", "--image", "registry.example/cannenv-doctor", "--stack", STACK)
+    assert bare.returncode == 5
+    allowed = _cli("fleet", "k8s-manifest", "--image", tagged, "--allow-tag", "--stack", STACK, "--json")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "note: --image registry.example/cannenv-doctor:latest is a tag" in allowed.stderr
+    pinned = "registry.example/cannenv-doctor@sha256:" + "1" * 64
+    quiet = _cli("fleet", "k8s-manifest", "--image", pinned, "--stack", STACK, "--json")
+    assert quiet.returncode == 0 and "tag" not in quiet.stderr

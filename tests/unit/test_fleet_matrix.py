@@ -74,7 +74,18 @@ def test_the_daemonset_carries_the_site_matrix_and_its_agent_judges_with_it(
     site: Path, tmp_path: Path
 ) -> None:
     kv = pytest.importorskip("kubernetes_validate")
-    proc = _cli("fleet", "k8s-manifest", "--image", "img:1", "--stack", SITE, "--matrix", str(site), "--json")
+    proc = _cli(
+        "fleet",
+        "k8s-manifest",
+        "--image",
+        "img:1",
+        "--allow-tag",
+        "--stack",
+        SITE,
+        "--matrix",
+        str(site),
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     objects = json.loads(proc.stdout)["items"]
     for obj in objects:
