@@ -389,11 +389,11 @@ class Matrix:
 
     def unpaired_note(self, torch_npu: str) -> str:
         """What is known about a torch_npu with no CANN pairing: published where, nearest pairing."""
-        published = [
-            f"Python {r.python} ({'/'.join(r.arches)})"
-            for r in self.wheels
-            if r.package == "torch-npu" and any(_pep(v) == _pep(torch_npu) for v in r.versions)
-        ]
+        arches_of: dict[str, set[str]] = {}  # one entry per Python: its rows may split the arches
+        for r in self.wheels:
+            if r.package == "torch-npu" and any(_pep(v) == _pep(torch_npu) for v in r.versions):
+                arches_of.setdefault(r.python, set()).update(r.arches)
+        published = [f"Python {py} ({'/'.join(sorted(arches))})" for py, arches in arches_of.items()]
         want = _pep(torch_npu)
         same_line = [
             r

@@ -148,6 +148,8 @@ def test_unpaired_torch_npu_says_what_is_known(m: matrix.Matrix) -> None:
     _, out = _cli("query", "--torch-npu", "2.13.0", "--json")
     text = json.loads(out)["torch_npu_unpaired"]
     assert "no published CANN pairing" in text and "2026-10-15" in text and "nearest known pairing" in text
+    # one entry per Python, even where the index rows split its arches (3.12: two rows)
+    assert "Python 3.12 (aarch64/x86_64)" in text and text.count("Python 3.12") == 1
 
 
 def test_resolve_never_proposes_an_unpublished_version(m: matrix.Matrix) -> None:
