@@ -439,10 +439,13 @@ def render_text(report: FleetReport) -> str:
     for n in report.nodes:
         lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
     for j in report.jobs:
-        lines.append(
-            f"job {j.name} ({len(j.nodes)} nodes): {j.status}"
-            + (f" (failing: {', '.join(j.failing)}; `cannenv fleet job` shows why)" if j.failing else "")
-        )
+        why = ""
+        if j.failing:
+            why = f" (failing: {', '.join(j.failing)}; `cannenv fleet job` shows why)"
+        elif j.status == "unchecked":  # the words of `fleet job`'s warning
+            why = "".join(f" ({f.detail}; {f.remedy})" for f in j.findings[:1])
+        count = f"{len(j.nodes)} node" + ("" if len(j.nodes) == 1 else "s")
+        lines.append(f"job {j.name} ({count}): {j.status}{why}")
     from cannenv import sanitize
 
     return "\n".join(sanitize.line(x) for x in lines) + "\n"  # values from facts files: no controls

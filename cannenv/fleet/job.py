@@ -640,7 +640,7 @@ def job_result(name: str, nodes: Sequence[JobNode], errors: Sequence[Finding] = 
     return JobResult(
         name=name,
         nodes=tuple([n.name for n in nodes] + [f.subject for f in errors if f.subject]),
-        status="not-ready" if failing else "ready",
+        status="not-ready" if failing else "unchecked" if len(nodes) < 2 else "ready",
         failing=failing,
         findings=tuple(shown),
         converge=plan,

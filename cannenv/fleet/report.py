@@ -113,7 +113,8 @@ class JobResult(_Value):
 
     name: str
     nodes: tuple[str, ...] = ()
-    status: Literal["ready", "not-ready"] = "ready"
+    status: Literal["ready", "not-ready", "unchecked"] = "ready"
+    """unchecked: nothing to compare (a job of one node), as ``fleet job`` warns; it fails with --strict."""
     failing: tuple[str, ...] = ()
     """Ids of the job checks that failed or errored."""
     findings: tuple[Finding, ...] = ()
@@ -152,7 +153,9 @@ class FleetReport(_Value):
         if self.nodes and all(n.status == "unreachable" for n in self.nodes):
             return int(ExitCode.EXTERNAL_FAILURE)
         bad = {"failing"} | ({"drifting", "unreachable", "untargeted"} if strict else set())
-        failed = any(n.status in bad for n in self.nodes) or any(j.status != "ready" for j in self.jobs)
+        failed = any(n.status in bad for n in self.nodes) or any(
+            j.status == "not-ready" or (strict and j.status == "unchecked") for j in self.jobs
+        )
         return int(ExitCode.CHECKS_FAILED) if failed else int(ExitCode.OK)
 
     def to_json(self, *, indent: int | None = 2, details: bool = False) -> str:

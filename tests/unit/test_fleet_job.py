@@ -238,6 +238,26 @@ def test_fleet_report_judges_each_job_group(a2_planted: Path, a2_clean: Path, tm
     assert "job all (3 nodes): ready" in ok.stdout
 
 
+def test_a_one_node_job_is_unchecked_in_the_report_as_fleet_job_warns(a2_clean: Path) -> None:
+    """One node has nothing to compare: `fleet job` warns (exit 0, 1 with --strict), and the report
+    says the same ("unchecked", its words, "1 node"), never "ready"."""
+    job = cannenv("fleet", "job", str(a2_clean), "--nodes", "node-a")
+    assert job.returncode == 0 and "WARN  job-family" in job.stdout and "nothing to compare" in job.stdout
+    args = ("fleet", "report", str(a2_clean), "--check", "driver-installed", "--job", "solo=node-a")
+    res = cannenv(*args)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "job solo (1 node): unchecked (a job of 1 node: nothing to compare; name the job's nodes)" in (
+        res.stdout
+    )
+    assert (
+        cannenv(*args, "--strict").returncode
+        == cannenv("fleet", "job", str(a2_clean), "--nodes", "node-a", "--strict").returncode
+        == 1
+    )
+    (solo,) = json.loads(cannenv(*args, "--json").stdout)["jobs"]
+    assert solo["status"] == "unchecked" and solo["failing"] == []
+
+
 def test_job_by_inventory_group(a2_planted: Path, tmp_path: Path) -> None:
     pytest.importorskip("ansible")
     inv = tmp_path / "inventory.ini"
