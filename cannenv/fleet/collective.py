@@ -121,8 +121,9 @@ def result_from_events(events: Iterable[Mapping[str, Any]], backend: str) -> Col
         )
     if payload is None:
         return CollectiveResult("error", backend, "rank 0 printed no result", {}, hosts)
-    if payload.get("status") == "skip":
-        return CollectiveResult("skip", backend, f"{backend} not run: {payload.get('reason')}", {}, hosts)
+    if payload.get("status") == "skip":  # the hosts ran nothing either: none of them is "ok"
+        skipped = {h: "skip" if outcome == "ok" else outcome for h, outcome in hosts.items()}
+        return CollectiveResult("skip", backend, f"{backend} not run: {payload.get('reason')}", {}, skipped)
     if payload.get("status") != "pass" or payload.get("correct") is not True:
         return CollectiveResult(
             "fail", backend, "the all-reduce gave a wrong sum on some rank", payload, hosts

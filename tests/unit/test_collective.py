@@ -98,6 +98,28 @@ def test_ansible_hccl_here_is_skip_never_pass(tmp_path: Path) -> None:
     )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.startswith("SKIP  collective (hccl): hccl not run: torch_npu cannot be imported")
+    assert "      n0: skip\n" in res.stdout and ": ok" not in res.stdout
+
+
+def test_a_skipped_collective_says_skip_for_each_host() -> None:
+    """FIXTURE Ansible events (the shape ansible-runner gives): every host ran the harness and rank 0
+    printed a skip, so each host line says skip, never ok."""
+    from cannenv.fleet.collective import result_from_events
+
+    payload = MARKER + json.dumps({"status": "skip", "reason": "torch_npu cannot be imported"})
+    events = [
+        {
+            "event": "runner_on_ok",
+            "event_data": {
+                "host": host,
+                "task": "Run the harness (one process per device)",
+                "res": {"stdout": payload if host == "h0" else ""},
+            },
+        }
+        for host in ("h0", "h1")
+    ]
+    got = result_from_events(events, "hccl")
+    assert got.status == "skip" and got.hosts == {"h0": "skip", "h1": "skip"}
 
 
 @pytest.mark.slow
