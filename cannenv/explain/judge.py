@@ -91,6 +91,8 @@ class Explanation:
     @property
     def verdict(self) -> str:
         if not self.matches:
+            if self.scan.bytes_read == 0:
+                return "the input is empty (0 bytes read): no known signature matched, nothing to explain"
             return "no known signature matched"
         top = self.causes[0]
         if top.status == "confirmed":

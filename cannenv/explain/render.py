@@ -105,8 +105,12 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
     out.append(f"host: {_HOST.get(ex.host_source, ex.host_source)}{L(_host_versions(ex))}")
     if not ex.matches:
         out.append("")
-        out.append("No known signature matches this text, so cannenv names no cause: nothing in it says")
-        out.append("which version, package or device is at fault, and none is blamed.")
+        if scan.bytes_read == 0:
+            out.append("The input holds no text (0 bytes read): give the log the error was written to")
+            out.append("(stderr too: `2>&1`), or pipe it in with `--log -`.")
+        else:
+            out.append("No known signature matches this text, so cannenv names no cause: nothing in it says")
+            out.append("which version, package or device is at fault, and none is blamed.")
         if scan.error_lines:
             out.append("Lines that look like errors:")
             out += [f"  > {L(x)}" for x in scan.error_lines]

@@ -207,6 +207,18 @@ def test_nothing_matched_is_exit_3_and_blames_no_version() -> None:
     assert doc["matches"] == [] and doc["causes"] == [] and doc["verdict"] == "no known signature matched"
 
 
+def test_an_empty_log_is_said_to_be_empty_with_exit_3(tmp_path: Path) -> None:
+    """Nothing to match in 0 bytes: still exit 3 (nothing matched, docs/explain.md), but the answer
+    says the input was empty instead of "no signature matches this text"."""
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    res = _cannenv("--no-host", "--log", str(empty))
+    assert res.returncode == 3
+    out = res.stdout.decode()
+    assert out.startswith("cannenv explain: the input is empty (0 bytes read)")
+    assert "The input holds no text" in out and "No known signature matches this text" not in out
+
+
 def test_stdin_and_log_file_and_plog_folder(tmp_path: Path) -> None:
     code, out = _run(
         "--no-host",
