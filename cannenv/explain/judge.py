@@ -80,6 +80,8 @@ class Explanation:
     doctor: tuple[Finding, ...]
     """The doctor's findings that are not a pass (shown when nothing matched)."""
     scan: ScanResult
+    no_ascend: Finding | None = None
+    """The doctor's failing ``ascend-software`` finding: nothing Ascend on the host at all."""
 
     @property
     def exit_code(self) -> int:
@@ -97,6 +99,11 @@ class Explanation:
         top = self.causes[0]
         if top.status == "confirmed":
             return f"{top.id} (confirmed on this host)"
+        if self.no_ascend is not None:  # every cause's checks skip on it: name it, not "undecided"
+            return (
+                f"{self.no_ascend.detail}; install it first: the causes below cannot be decided "
+                f"without it ({top.id} most likely)"
+            )
         if self.host_source == "none":
             return f"{top.id} most likely; no host facts were given to decide"
         open_ = [c for c in self.causes if c.status == "undecided"]
@@ -284,4 +291,5 @@ def explain(
         host=dict(host or {}),
         doctor=doctor,
         scan=scan,
+        no_ascend=next((f for f in doctor if f.id == "ascend-software" and f.status == "fail"), None),
     )

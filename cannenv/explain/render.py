@@ -131,6 +131,8 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
             out += [f"  > {L(x)}" for x in e.lines]
             if e.lines and e.count > len(e.lines):
                 out.append(f"    (and {e.count - len(e.lines)} more lines like these)")
+    if ex.no_ascend is not None and ex.no_ascend.remedy:
+        out.append(f"remedy: {L(ex.no_ascend.remedy)}")
     out.append("")
     out.append("causes, most likely first:")
     for i, c in enumerate(ex.causes, 1):

@@ -207,6 +207,25 @@ def test_nothing_matched_is_exit_3_and_blames_no_version() -> None:
     assert doc["matches"] == [] and doc["causes"] == [] and doc["verdict"] == "no known signature matched"
 
 
+def test_a_host_with_no_ascend_software_is_named_in_the_verdict() -> None:
+    """The shipped bare example (FIXTURE tree, nothing Ascend installed): every cause's doctor checks
+    skip, so the verdict names the host's state itself (the doctor's ascend-software finding) and
+    its remedy, not "undecided" alone; cause ids and the exit code (0: nothing confirmed) are kept."""
+    bare = Path("examples/hosts/bare-no-ascend")
+    args = ("--root", str(bare / "tree"), "--env-file", str(bare / "host.env"))
+    log = "tests/data/errors/xoscar-4-libhccl.txt"
+    code, out = _run(*args, "--log", log)
+    first = out.splitlines()[0]
+    assert (
+        first.startswith("cannenv explain: no Ascend software at all under ") and "install it first" in first
+    )
+    assert "remedy: install first the NPU driver" in out
+    doc = _json(*args, "--log", log)
+    assert code == doc["exit_code"] == 0
+    assert [c["id"] for c in doc["causes"]] == ["env-not-sourced", "device-not-visible"]
+    assert doc["verdict"].startswith("no Ascend software at all")
+
+
 def test_an_empty_log_is_said_to_be_empty_with_exit_3(tmp_path: Path) -> None:
     """Nothing to match in 0 bytes: still exit 3 (nothing matched, docs/explain.md), but the answer
     says the input was empty instead of "no signature matches this text"."""
