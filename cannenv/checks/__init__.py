@@ -143,10 +143,17 @@ def select(ids: Sequence[str] | None) -> tuple[Check, ...]:
 def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> list[Finding]:
     """Run checks in registry order. On a host with no Ascend software at all, only the checks that
     say so run; the others are skipped with that reason instead of piling up failures."""
+    from dataclasses import replace
+
+    from cannenv.checks import policy
     from cannenv.checks.cann import has_ascend_software
 
     findings: list[Finding] = []
     bare = not has_ascend_software(facts)
+    # A stack for other hardware is refused (stack-match says so, once): the other checks judge the
+    # host as it is, never against another chip's packages.
+    refused = target.stack is not None and policy.hardware_mismatch(facts, target.stack) is not None
+    as_is = replace(target, stack=None) if refused else target
     for check in _REGISTRY if checks is None else checks:
         if bare and check.id not in ("ascend-software", "probe-files"):
             findings.append(
@@ -163,7 +170,7 @@ def run(facts: Facts, target: Target, checks: Iterable[Check] | None = None) -> 
         if target.no_software and check.scope == "software" and check.id not in HDK_NODE_CHECKS:
             findings.append(check.finding("skip", f"not judged on this node: {target.no_software}"))
             continue
-        findings.extend(check.run(facts, target))
+        findings.extend(check.run(facts, target if check.id == "stack-match" else as_is))
     return link_causes(_explicit_target_causes(findings, facts, target))
 
 
@@ -177,18 +184,27 @@ def _explicit_target_causes(findings: list[Finding], facts: Facts, target: Targe
     target: findings about matching the old CANN become consequences of stack-match."""
     from dataclasses import replace
 
+    from cannenv.checks import policy
     from cannenv.checks._util import same_cann
 
     stack = target.stack
     if stack is None or target.choice.how not in ("option", "lock"):
         return findings
+    if policy.hardware_mismatch(facts, stack) is not None:
+        return findings  # the stack is refused for this hardware: it replaces nothing
     inst = facts.cann.active_install()
     want = stack.version("cann")
     if inst is None or not inst.version or not want or same_cann(inst.version, want):
         return findings
+    # A stack-match line that is itself a consequence of one of these checks (NNAL not installed:
+    # nnal-cann says so and gives the install) keeps that check as the root: never a cycle.
+    roots = {f.caused_by for f in findings if f.id == "stack-match" and f.status != "pass"}
     return [
         replace(f, caused_by="stack-match")
-        if f.id in _REPLACED_WITH_THE_STACK and f.caused_by is None and f.status != "pass"
+        if f.id in _REPLACED_WITH_THE_STACK
+        and f.caused_by is None
+        and f.status != "pass"
+        and f.id not in roots
         else f
         for f in findings
     ]

@@ -313,6 +313,8 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
                 subject="family",
             )
         )
+        # A stack for other hardware is refused as a whole: no remedy installs its packages here.
+        return out
     for key in COMPARED:
         want = policy.wanted(facts, target, key)
         if want is None:

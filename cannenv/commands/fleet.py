@@ -179,9 +179,10 @@ def _router(
     if not (target_items or targets_file):
         return None
     from cannenv.fleet._doctor import make_router
-    from cannenv.fleet.targets import target_map
+    from cannenv.fleet.targets import refuse_misfits, target_map
 
     tmap = target_map(target_items=target_items, targets_file=targets_file, inventory=inventory)
+    refuse_misfits(tmap, matrix_paths)
     return make_router(
         tmap.families,
         tmap.groups,

@@ -154,7 +154,7 @@ def plan_cmd(
     Exit codes: 0 nothing to do · 1 the host needs steps (or a node of a folder was refused) ·
     2 bad input (also: the target does not fit this host's hardware) · 3 unknown stack.
     """
-    from cannenv.fleet.targets import target_map
+    from cannenv.fleet.targets import refuse_misfits, target_map
     from cannenv.plan import compute_plan
 
     if as_json and as_shell:
@@ -166,6 +166,7 @@ def plan_cmd(
         targets_file=targets_file,
         inventory=groups_inventory,
     )
+    refuse_misfits(targets, matrix_paths)
     opts = _PlanOptions(
         cast("CannPolicy", cann_policy), hdk_policy(hdk), offline, driver_policy, venv, matrix_paths
     )
@@ -297,7 +298,9 @@ def plan_folder(
             elif p.empty:
                 line = "nothing to do"
             else:
-                line = f"{len(p.actions)} steps: " + ", ".join(f"{s.component} {s.action}" for s in p.actions)
+                line = f"{len(p.actions)} steps: " + ", ".join(
+                    s.action if s.component == s.action else f"{s.component} {s.action}" for s in p.actions
+                )
             click.echo(sanitize.line(f"{name:<{width}}  {p.stack or '-'}  {line}"))
     return 0 if all(p.empty for _, p in plans) else 1
 
@@ -411,7 +414,7 @@ def provision_cmd(
     Exit codes: 0 every host done or nothing to do · 1 a host failed, was refused, needs a reboot,
     or (--check) needs steps · 2 bad input · 4 Ansible missing.
     """
-    from cannenv.fleet.targets import target_map
+    from cannenv.fleet.targets import refuse_misfits, target_map
     from cannenv.plan.provision import load_plans, parse_percent, parse_serial, provision, render_report
 
     plans = None
@@ -430,6 +433,7 @@ def provision_cmd(
         targets_file=targets_file,
         inventory=inventory,
     )
+    refuse_misfits(targets, matrix_paths)
     report = provision(
         inventory,
         artifacts=artifacts,

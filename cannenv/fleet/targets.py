@@ -84,6 +84,27 @@ class TargetMap:
         return None, f"no target for family {family} (targets given for: {given})"
 
 
+def refuse_misfits(tmap: TargetMap, matrix_paths: tuple[str, ...] = ()) -> None:
+    """Exit 2 before anything runs when ``--target FAMILY=ID`` names a stack of another family
+    (``a3=<an A2 stack>``): such a target could only ever be refused node by node."""
+    if not tmap.families:
+        return
+    from cannenv import matrix as matrix_mod
+    from cannenv.errors import InputError
+
+    m = matrix_mod.load(list(matrix_paths) or None)
+    for family, text in sorted(tmap.families.items()):
+        spec = spec_of(text)
+        if spec.stack_id is None:
+            continue  # a lock names its stack inside; judged per node (hardware_mismatch)
+        stack = m.stack(spec.stack_id)
+        if stack.family != family:
+            raise InputError(
+                f"--target {family}={spec.stack_id}: that stack is for {stack.family}, not {family}",
+                hint=f"name a stack for {family}: `cannenv matrix list --family {family}`",
+            )
+
+
 def node_family(facts: Facts) -> str | None:
     """The node's product family: from its devices, else from the chip of its ops/kernels package."""
     if facts.devices.family:
@@ -174,8 +195,13 @@ def load_target_file(path: str) -> tuple[dict[str, str], dict[str, str]]:
 
 def inventory_groups(inventory: str) -> dict[str, tuple[str, ...]]:
     """host -> its inventory groups (Ansible's own inventory parser; ``all``/``ungrouped`` left out)."""
+    import os
+
     from cannenv.errors import MissingToolError
 
+    # Group names such as `train-a` are valid for us; without this Ansible warns on every run that it
+    # "found invalid characters" (it reads the setting once, when its constants are first imported).
+    os.environ.setdefault("ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS", "ignore")
     try:
         from ansible.inventory.manager import InventoryManager
         from ansible.parsing.dataloader import DataLoader

@@ -623,8 +623,13 @@ class _Builder:
         )
 
     def remove_cann(self, old: CannInstall, want: str) -> None:
-        arch = old.arch or self.arch or "$(uname -m)"
-        script = installer_rules()["uninstall"]["cann"].format(path=old.path, arch=arch)
+        rule = installer_rules()["uninstall"]["cann"]
+        arch = old.arch or self.arch
+        if arch:
+            script = _q(rule.format(path=old.path, arch=arch))
+        else:  # the host says at run time: quote the path around an unquoted $(uname -m)
+            before, _, after = rule.format(path=old.path, arch="\0").partition("\0")
+            script = f'{_q(before)}"$(uname -m)"{_q(after)}'
         latest = f"{self.base}/ascend-toolkit/latest"
         guard = (
             f'[ "$(readlink -f {_q(latest)})" != "$(readlink -f {_q(old.path)})" ] '
@@ -638,7 +643,7 @@ class _Builder:
                 summary=f"remove CANN {old.version or '?'} at {old.path} (replaced by {want}; "
                 f"{latest} already points at {want})",
                 version_from=old.version,
-                commands=(guard, f"bash {_q(script)} --quiet"),
+                commands=(guard, f"bash {script} --quiet"),
                 preconditions=(f"CANN {want} is installed and {latest} points at it",),
                 verify=(Verify(fact="cann.installs[].version", expect=f"not {old.version}"),),
             )

@@ -442,4 +442,7 @@ def test_an_explicit_stack_with_another_cann_is_the_one_target() -> None:
         versions = {v for r in rows for v in re.findall(rx, r.remedy or "")}
         assert len(versions) <= 1, (what, versions)
     text = render_table(Report.build(fs), plain=True)
-    assert text.count("because of this") == 1  # under the first stack-match row only
+    # under the first stack-match row (toolkit-ops), and under nnal-cann, which is the root of the
+    # missing NNAL (it gives the install; stack-match's nnal line defers to it, never the reverse)
+    assert text.count("because of this") == 2
+    assert "because of this (fail): stack-match (nnal)" in text

@@ -250,6 +250,46 @@ def test_a_consequence_never_names_a_second_remedy(m: matrix_mod.Matrix) -> None
             assert f.remedy == f"fixed by {f.caused_by}'s remedy", f
 
 
+def test_every_fix_by_reference_ends_at_a_concrete_remedy(m: matrix_mod.Matrix) -> None:
+    """Every example host against every shipped stack of its family (and the doctor's own choice):
+    a finding that defers ("fixed by X's remedy") points at a finding X that gives the fix itself,
+    never back at itself (nnal-cann and stack-match once each deferred to the other)."""
+    for d in sorted(p for p in EXAMPLES.iterdir() if (p / "tree").is_dir()):
+        facts = facts_of(d.name)
+        fam = facts.devices.family
+        ids = [None, *(s.id for s in m.stacks if fam is not None and s.family == fam)]
+        for stack_id in ids:
+            findings = checks.run(facts, choose_target(facts, m, stack_id=stack_id))
+            by_id: dict[str, list[Any]] = {}
+            for f in findings:
+                by_id.setdefault(f.id, []).append(f)
+            for f in findings:
+                seen: list[str] = [f.id]  # a chain that comes back to its own check is a cycle
+                current = [f]
+                while current and all((c.remedy or "").startswith("fixed by ") for c in current):
+                    cause = current[0].caused_by or ""
+                    assert cause not in seen, ("a cycle of deferred remedies", d.name, stack_id, seen)
+                    seen.append(cause)
+                    current = [c for c in by_id.get(cause, []) if c.status in ("warn", "fail", "error")]
+                    assert current, (d.name, stack_id, f, seen)
+
+
+def test_a_stack_for_other_hardware_gives_no_remedy_of_its_own(m: matrix_mod.Matrix) -> None:
+    """The doctor on an A3 node given an A2 stack: one refusal, and none of the A2 stack's packages."""
+    facts = facts_of("a3-cann8.3")
+    findings = checks.run(facts, choose_target(facts, m, stack_id=A2))
+    matched = [f for f in findings if f.id == "stack-match" and f.status != "skip"]
+    assert [f.subject for f in matched] == ["family"]
+    remedies = " ".join(f.remedy or "" for f in findings)
+    assert "910b" not in remedies and "8.5.0" not in remedies, remedies
+
+
+def test_a_family_target_naming_another_familys_stack_is_bad_input(fleet_dir: Path) -> None:
+    for command in (("fleet", "report", str(fleet_dir)), ("plan", "--facts", str(fleet_dir))):
+        code, out, err = cli(*command, "--target", f"a2={A2},a3={A2}")
+        assert code == 2 and f"a3={A2}" in err and "for a2, not a3" in err and not out, (command, err)
+
+
 # -- 3. review, then run ---------------------------------------------------------------------------
 
 

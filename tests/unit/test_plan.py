@@ -156,6 +156,36 @@ def test_a3_cann83_replace_removes_the_old_cann_after_the_new_one(m: matrix_mod.
     )
 
 
+def test_replace_with_an_unknown_arch_lets_the_host_say_it(m: matrix_mod.Matrix) -> None:
+    """Neither the old install nor the host tells its arch: the uninstall path asks `uname -m` at run
+    time, outside the quotes (quoted, the shell would look for a literal `$(uname -m)-linux` folder)."""
+    import platform
+
+    facts = facts_of("a3-cann8.3")
+    installs = tuple(replace(i, arch=None) for i in facts.cann.installs)
+    facts = replace(facts, os=replace(facts.os, arch=None), cann=replace(facts.cann, installs=installs))
+    plan = compute_plan(
+        facts, choose_target(facts, m, stack_id="a3-cann8.5.0-torch2.7.1-py3.11"), cann_policy="replace"
+    )
+    rm = next(s for s in plan.actions if s.action == "remove")
+    line = rm.commands[1]
+    assert line.startswith("bash ") and line.endswith(" --quiet"), line
+    path_words = line.removeprefix("bash ").removesuffix(" --quiet")
+    shown = subprocess.run(
+        ["bash", "-c", f"printf %s {path_words}"], capture_output=True, text=True, timeout=30, check=True
+    ).stdout
+    expected = f"/usr/local/Ascend/ascend-toolkit/8.3.RC2/{platform.machine()}-linux/script/uninstall.sh"
+    assert shown == expected
+
+
+def test_the_folder_summary_names_a_reboot_once(m: matrix_mod.Matrix, tmp_path: Path) -> None:
+    from tests.helpers.cli import cannenv
+
+    (tmp_path / "old-driver.json").write_text(facts_of("broken-driver-too-old").to_json(), encoding="utf-8")
+    proc = cannenv("plan", "--facts", str(tmp_path), "--stack", "a2-cann8.5.0-torch2.8.0-py3.11")
+    assert ", reboot," in proc.stdout and "reboot reboot" not in proc.stdout, proc.stdout + proc.stderr
+
+
 def _old_layout_case(name: str, m: matrix_mod.Matrix, *, env_selected: bool = True) -> Plan:
     # the doctor's nearest stack, named: a downgrade needs an explicit target (issue 22 §4)
     plan, target = plan_of(name, m, stack="a2-cann8.3.rc1-torch2.7.1-py3.11")
