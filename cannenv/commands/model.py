@@ -137,6 +137,11 @@ def _fusions_for(cov: Coverage, cfg: ModelConfig, family: str | None) -> Coverag
                 why = f"head_dim {head_dim} is not a multiple of 16"
             elif chip is not None and not chip.fused_attention:
                 why = f"{socs.family_title(str(family))} has no npu_fusion_attention (Atlas A2/A3 only)"
+        elif f.id == "paged-attention":
+            if getattr(hf, "attn_logit_softcapping", None):
+                why = "it cannot soft-cap the scores (attn_logit_softcapping)"
+            elif isinstance(head_dim, int) and head_dim > 512:
+                why = f"head_dim {head_dim} is over 512"
         if why:
             _warn(f"{f.target} not suggested: {why}")
         else:

@@ -289,29 +289,27 @@ def fusions(trace: Trace, registry: Registry) -> tuple[Fusion, ...]:
         return out
 
     out = []
+    found: dict[str, list[str]] = {}
     for item in knowledge()["fusions"]:
         if item.get("config_has"):  # model-level: offered by the command from the config
             continue
-        # a decode-time fusion is matched on the operators of the decode step only
-        subtree = subtrees(item.get("step"))
-        patterns = item.get("any_of") or [item["all_of"]]
-        sites = []
-        for m, ops in subtree.items():
-            if not any(set(p) <= ops for p in patterns):
-                continue
-            # the innermost module that holds the whole pattern
-            children = [c for c in subtree if c.startswith(m + ".")]
-            if any(any(set(p) <= subtree[c] for p in patterns) for c in children):
-                continue
-            sites.append(m)
+        target = item["target"]
+        available = registry.sections("npu::" + target.rsplit(".", 1)[-1]) is not None
+        if item.get("needs_op") and not available:
+            continue  # never suggested where the judged torch_npu lacks the operator
+        if any(trace.model.startswith(p) for p in item.get("not_for_models", ())):
+            continue
+        if item.get("residual_into"):
+            sites = _residual_sites(trace, found.get(item["residual_into"], []))
+        else:
+            sites = _pattern_sites(subtrees(item.get("step")), item.get("any_of") or [item["all_of"]])
+        found[item["id"]] = sites
         if sites:
-            target = item["target"]
-            name = "npu::" + target.rsplit(".", 1)[-1]
             out.append(
                 Fusion(
                     item["id"],
                     target,
-                    registry.sections(name) is not None,
+                    available,
                     tuple(sorted(sites)),
                     item["replaces"],
                     item["conditions"],
@@ -319,6 +317,33 @@ def fusions(trace: Trace, registry: Registry) -> tuple[Fusion, ...]:
                 )
             )
     return tuple(out)
+
+
+def _pattern_sites(subtree: dict[str, set[str]], patterns: list[list[str]]) -> list[str]:
+    """The innermost modules whose subtree calls every operator of one of the patterns."""
+    sites = []
+    for m, ops in subtree.items():
+        if not any(set(p) <= ops for p in patterns):
+            continue
+        children = [c for c in subtree if c.startswith(m + ".")]
+        if any(any(set(p) <= subtree[c] for p in patterns) for c in children):
+            continue
+        sites.append(m)
+    return sites
+
+
+_FLOAT_DTYPES = frozenset({"fp16", "bf16", "fp32"})
+
+
+def _residual_sites(trace: Trace, norms: list[str]) -> list[str]:
+    """Norm modules whose parent itself (not a sub-module) adds floating tensors: the residual add
+    ``residual + hidden_states`` of a decoder layer, whose sum is the input of its norm children.
+    Operator patterns cannot tell it from the norm's own ``+ eps``; the module structure can."""
+    adders: set[str] = set()
+    for rec in trace.ops:
+        if rec.op == "aten::add.Tensor" and _FLOAT_DTYPES & set(rec.dtypes):
+            adders.update(rec.modules)
+    return [n for n in norms if "." in n and n.rpartition(".")[0] in adders]
 
 
 def compare(a: Coverage, b: Coverage) -> list[dict[str, str]]:

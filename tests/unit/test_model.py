@@ -101,6 +101,36 @@ def test_composite_is_never_a_fallback(traces: dict[str, coverage.Trace]) -> Non
                 assert row.verdict.klass == "composite", row.record.op
 
 
+def test_add_rms_norm_where_a_residual_add_feeds_an_rmsnorm(traces: dict[str, coverage.Trace]) -> None:
+    """Issue 25 point 7: the residual add is found by module structure (the decoder layer adds, its
+    RMSNorm children read the sum), not by operator pattern (the norm's own ``+ eps`` is an add too)."""
+    full = reg("2.7.1")
+    assert full.sections("npu::npu_add_rms_norm") and full.sections("npu::npu_incre_flash_attention")
+    fused = {f: {x.id: x for x in coverage.classify(traces[f], full).fusions} for f in traces}
+    llama = fused["llama"]["add-rms-norm"]
+    assert llama.target == "torch_npu.npu_add_rms_norm" and llama.available
+    assert llama.modules == ("model.layers.*.input_layernorm", "model.layers.*.post_attention_layernorm")
+    assert "add-rms-norm" in fused["qwen2"] and "add-rms-norm" in fused["mixtral"]
+    # LayerNorm models: no RMSNorm, no add-RMSNorm
+    assert "add-rms-norm" not in fused["gpt2"] and "add-rms-norm" not in fused["bert"]
+    # Gemma's RMSNorm scales by (1 + weight): not what the op documents
+    assert "rms-norm" in fused["gemma"] and "add-rms-norm" not in fused["gemma"]
+    # paged attention: decode-time, on the attention module
+    paged = fused["llama"]["paged-attention"]
+    assert paged.target == "torch_npu.npu_incre_flash_attention"
+    assert paged.modules == ("model.layers.*.self_attn",) and "block_table" in paged.conditions
+    assert "paged-attention" not in fused["bert"]  # no decode step
+
+
+def test_no_suggestion_where_the_registry_lacks_the_op(traces: dict[str, coverage.Trace]) -> None:
+    full = reg("2.13.0")
+    gone = ("npu::npu_add_rms_norm", "npu::npu_incre_flash_attention")
+    crippled = replace(full, ops={k: v for k, v in full.ops.items() if k not in gone})
+    ids = {f.id for f in coverage.classify(traces["llama"], crippled).fusions}
+    assert "add-rms-norm" not in ids and "paged-attention" not in ids
+    assert {"rms-norm", "decode-attention"} <= ids
+
+
 class Planted(torch.nn.Module):
     """The tiny decoder's embedding, then a custom operator the registry does not know."""
 

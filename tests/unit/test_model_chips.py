@@ -81,6 +81,10 @@ def test_soft_capping_is_never_offered_fused_attention() -> None:
     assert res.returncode == 0, res.stderr
     assert "npu_fusion_attention not suggested: it cannot soft-cap the scores" in res.stderr
     assert "attention: torch_npu.npu_fusion_attention" not in res.stdout
+    # nor the decode-time ones (their attention is written out as matmul + softmax.int there)
+    for op in ("npu_fused_infer_attention_score", "npu_incre_flash_attention"):
+        assert f"{op} not suggested: it cannot soft-cap the scores" in res.stderr
+        assert f"torch_npu.{op} (" not in res.stdout
 
 
 @pytest.mark.slow
