@@ -278,6 +278,33 @@ _PLATFORMS = (
 )
 
 
+def download_wheels(
+    requirement: str,
+    folder: Path,
+    pattern: str,
+    platform: list[str],
+    *,
+    timeout: float,
+    hint: str | None = None,
+) -> list[Path]:
+    """``pip download --no-deps --only-binary=:all:`` of one requirement into a cache ``folder``
+    (through the one subprocess door); the wheels matching ``pattern`` there afterwards."""
+    import sys
+
+    from cannenv import host
+
+    folder.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    argv += ["--disable-pip-version-check", "--no-input", "-q", "-d", str(folder), *platform, requirement]
+    res = host.run(argv, timeout=timeout)
+    if res.missing or res.timed_out or res.returncode != 0:
+        tail = (res.stderr or res.stdout).strip().splitlines()[-3:]
+        raise ExternalError(
+            f"pip download {requirement} failed: " + (" | ".join(tail) or "no output"), hint=hint
+        )
+    return sorted(folder.glob(pattern))
+
+
 def from_version(version: str, *, python: str | None = None, download: bool = True) -> Registry:
     """The registry of a torch_npu release: a wheel in the cache, else ``pip download --no-deps``.
 
@@ -290,41 +317,20 @@ def from_version(version: str, *, python: str | None = None, download: bool = Tr
     folder = cache_folder() / version
     wheels = sorted(folder.glob(f"torch_npu-{version}-*.whl")) if folder.is_dir() else []
     if not wheels and download:
-        import sys
-
-        from cannenv import host
-
-        folder.mkdir(parents=True, exist_ok=True)
-        res = host.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                "--no-input",
-                "-q",
-                "-d",
-                str(folder),
-                *(
-                    ["--python-version", python, *(a for p in _PLATFORMS for a in ("--platform", p))]
-                    if python
-                    else []
-                ),
-                f"torch-npu=={version}",
-            ],
-            timeout=900,
+        platform = (
+            ["--python-version", python, *(a for p in _PLATFORMS for a in ("--platform", p))]
+            if python
+            else []
         )
-        if res.missing or res.timed_out or res.returncode != 0:
-            tail = (res.stderr or res.stdout).strip().splitlines()[-3:]
-            raise ExternalError(
-                f"pip download torch-npu=={version} failed: " + (" | ".join(tail) or "no output"),
-                hint="check the version on PyPI (pip index versions torch-npu) and the network, "
-                "or pass a wheel file",
-            )
-        wheels = sorted(folder.glob(f"torch_npu-{version}-*.whl"))
+        wheels = download_wheels(
+            f"torch-npu=={version}",
+            folder,
+            f"torch_npu-{version}-*.whl",
+            platform,
+            timeout=900,
+            hint="check the version on PyPI (pip index versions torch-npu) and the network, "
+            "or pass a wheel file",
+        )
     if not wheels:
         raise NotFoundError(f"no torch_npu {version} wheel in {folder}")
     return from_wheel(wheels[0])

@@ -121,38 +121,16 @@ def table_for(version: str, *, download: bool = True) -> tuple[dict[str, frozens
     folder = cache_folder() / version
     wheels = sorted(folder.glob(f"torch-{version}-*.whl")) if folder.is_dir() else []
     if not wheels and download:
-        import sys
+        from cannenv.model.registry import download_wheels
 
-        from cannenv import host
-
-        folder.mkdir(parents=True, exist_ok=True)
-        res = host.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                "--no-input",
-                "-q",
-                "-d",
-                str(folder),
-                "--platform",
-                "manylinux_2_28_aarch64",
-                "--platform",
-                "manylinux2014_aarch64",
-                "--python-version",
-                "3.11",
-                f"torch=={version}",
-            ],
+        platform = ["--platform", "manylinux_2_28_aarch64", "--platform", "manylinux2014_aarch64"]
+        wheels = download_wheels(
+            f"torch=={version}",
+            folder,
+            f"torch-{version}-*.whl",
+            [*platform, "--python-version", "3.11"],
             timeout=1800,
         )
-        if res.missing or res.timed_out or res.returncode != 0:
-            tail = (res.stderr or res.stdout).strip().splitlines()[-2:]
-            raise ExternalError(f"pip download torch=={version} failed: " + (" | ".join(tail) or "no output"))
-        wheels = sorted(folder.glob(f"torch-{version}-*.whl"))
     if not wheels:
         raise ExternalError(f"no torch {version} wheel in {folder}")
     return parse(from_wheel(wheels[0])), str(wheels[0])
