@@ -308,4 +308,6 @@ def test_local_hugging_face_checkpoint_is_compared_with_the_cpu_reference(tmp_pa
 
 def test_reference_does_not_autoload_device_backends() -> None:
     assert os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD") == "0"
-    assert "torch_npu" not in sys.modules
+    # never loaded (cannenv.model.trace, imported earlier in the same test process, may leave a
+    # None entry: its block on torch_npu, which is no import of it)
+    assert sys.modules.get("torch_npu") is None
