@@ -37,12 +37,29 @@ def _local_inventory(tmp_path: Path, host: str = "h") -> Path:
     return inv
 
 
+def _run_local(ansible_runner: Any, tmp_path: Path, plans: dict[str, Any], art: Path) -> Any:
+    """The provision playbook over one local-connection host ``h``, as ``provision`` runs it."""
+    from cannenv.plan.provision import _run_playbook
+
+    return _run_playbook(
+        ansible_runner,
+        _local_inventory(tmp_path),
+        plans,
+        art,
+        tmp_path / "work",
+        forks=1,
+        reboot=False,
+        step_timeout=60,
+        connect_timeout=10,
+    )
+
+
 def test_plan_text_from_a_host_is_never_an_ansible_template(tmp_path: Path) -> None:
     """Item 1: every string of a step (summary, commands, file names, versions) reaches
     ansible-playbook tagged ``!unsafe``: a host whose driver version is ``{{ lookup('pipe', …) }}``
     runs nothing on the controller."""
     ansible_runner = _ansible()
-    from cannenv.plan.provision import _run_playbook, classify
+    from cannenv.plan.provision import classify
 
     markers = [tmp_path / f"pwned-{i}" for i in range(4)]
     art = tmp_path / "artifacts"
@@ -61,17 +78,7 @@ def test_plan_text_from_a_host_is_never_an_ansible_template(tmp_path: Path) -> N
         "version": PWN % markers[2],
         "{% raw %}": PWN % markers[3],
     }
-    events = _run_playbook(
-        ansible_runner,
-        _local_inventory(tmp_path),
-        {"h": [step]},
-        art,
-        tmp_path / "work",
-        forks=1,
-        reboot=False,
-        step_timeout=60,
-        connect_timeout=10,
-    )
+    events = _run_local(ansible_runner, tmp_path, {"h": [step]}, art)
     seen = classify(events)
     assert [m for m in markers if m.exists()] == []
     assert seen["h"]["failure"] is None and seen["h"]["done"] == [1], seen
@@ -81,24 +88,14 @@ def test_plan_text_from_a_host_is_never_an_ansible_template(tmp_path: Path) -> N
 def test_a_host_written_failure_marker_is_not_a_template(tmp_path: Path) -> None:
     """The half-installed marker is read back from the host: its text is module output, never rendered."""
     ansible_runner = _ansible()
-    from cannenv.plan.provision import _run_playbook, classify
+    from cannenv.plan.provision import classify
 
     marker = tmp_path / "pwned"
     (tmp_path / "failed-marker").write_text(PWN % marker)
     art = tmp_path / "artifacts"
     art.mkdir()
     step = {"index": 1, "component": "driver", "action": "install", "summary": "s", "commands": ["true"]}
-    events = _run_playbook(
-        ansible_runner,
-        _local_inventory(tmp_path),
-        {"h": [{**step, "reboot": False, "files": []}]},
-        art,
-        tmp_path / "work",
-        forks=1,
-        reboot=False,
-        step_timeout=60,
-        connect_timeout=10,
-    )
+    events = _run_local(ansible_runner, tmp_path, {"h": [{**step, "reboot": False, "files": []}]}, art)
     assert not marker.exists()
     assert classify(events)["h"]["failure"][0] == "half-installed"
 
@@ -353,7 +350,7 @@ def test_the_step_role_refuses_a_path_before_copying_or_removing(tmp_path: Path)
     """Item 2 in the role itself (plain playbook users pass their own plans): ``../victim.txt`` is
     refused before the copy, the checksum removal and the clean-up can touch ``victim.txt``."""
     ansible_runner = _ansible()
-    from cannenv.plan.provision import _run_playbook, classify
+    from cannenv.plan.provision import classify
 
     art = tmp_path / "artifacts"
     art.mkdir()
@@ -369,17 +366,7 @@ def test_the_step_role_refuses_a_path_before_copying_or_removing(tmp_path: Path)
         "reboot": False,
         "files": [{"name": "../victim.txt", "sha256": "0" * 64}],
     }
-    events = _run_playbook(
-        ansible_runner,
-        _local_inventory(tmp_path),
-        {"h": [step]},
-        art,
-        tmp_path / "work",
-        forks=1,
-        reboot=False,
-        step_timeout=60,
-        connect_timeout=10,
-    )
+    events = _run_local(ansible_runner, tmp_path, {"h": [step]}, art)
     failure = classify(events)["h"]["failure"]
     assert failure is not None and failure[0] == "bad-file-name", failure
     assert victim.read_text() == "keep me"
