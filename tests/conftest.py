@@ -6,9 +6,10 @@ tests/unit/test_x.py`) stays in one process unless it passes ``-n N``. Tests are
 one, except that every test of a module under tests/integration/, and every test of a module that
 uses a module- or class-scoped fixture, goes to one worker (an ``xdist_group`` named after the
 module, e.g. ``integration/test_fleet_hosts``), so that fixture is built once; modules that share
-something else (containers, a registry) name one group with ``pytest.mark.xdist_group("NAME")``. Rules for tests (docs/performance.md, "The test suite"):
-each test owns its ports (bind port 0), folders (tmp_path) and container names (a unique suffix),
-and never relies on another test having run before it.
+something else (containers, a registry) name one group: ``pytest.mark.xdist_group("NAME")``.
+Rules for tests (docs/performance.md, "The test suite"): each test owns its ports (bind port 0),
+folders (tmp_path) and container names (a unique suffix), and never relies on another test having
+run before it.
 """
 
 from __future__ import annotations
