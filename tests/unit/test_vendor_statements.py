@@ -24,41 +24,7 @@ STATEMENTS: list[dict[str, Any]] = yaml.safe_load((DATA / "statements.yaml").rea
     "statements"
 ]
 
-STILL_FAILING: dict[str, str] = {
-    "tnpu-2610-py-2.12.0": "before the import (issue 30 step 2)",
-    "tnpu-2610-py-2.7.1.post8": "before the import (issue 30 step 2)",
-    "tnpu-2600-compat-8.3.RC1": "before the import (issue 30 step 2)",
-    "tnpu-2600-compat-8.1.RC1": "before the import (issue 30 step 2)",
-    "tnpu-2600-compat-730-8.0.0": "before the import (issue 30 step 2)",
-    "tnpu-2600-py-2.7.1.post4": "before the import (issue 30 step 2)",
-    "tnpu-2600-py-2.9.0.post2": "before the import (issue 30 step 2)",
-    "tnpu-730-py-2.6.0.post5": "before the import (issue 30 step 2)",
-    "tnpu-730-py-2.9.0": "before the import (issue 30 step 2)",
-    "wheel-2.13.0-requires": "before the import (issue 30 step 2)",
-    "wheel-2.13.0-query": "before the import (issue 30 step 2)",
-    "wheel-2.9.1-requires": "before the import (issue 30 step 2)",
-    "wheel-2.12.0-requires": "before the import (issue 30 step 2)",
-    "wheel-2.12.0-no-cp314": "before the import (issue 30 step 2)",
-    "va-0.18.0-query": "before the import (issue 30 step 2)",
-    "va-0.18.0-install-page": "before the import (issue 30 step 2)",
-    "va-0.18.0-requires": "before the import (issue 30 step 2)",
-    "va-0.23.0-triton": "before the import (issue 30 step 2)",
-    "mindie-2.2.RC1": "before the import (issue 30 step 2)",
-    "mindie-2.2.RC1-pta": "before the import (issue 30 step 2)",
-    "mindie-2.1.RC1-hdk": "before the import (issue 30 step 2)",
-    "mindie-2.1.RC2": "before the import (issue 30 step 2)",
-    "mindie-2.3.0": "before the import (issue 30 step 2)",
-    "mindie-1.0.RC2": "before the import (issue 30 step 2)",
-    "msllm-26.1.0": "before the import (issue 30 step 2)",
-    "msllm-26.1.0-triton": "before the import (issue 30 step 2)",
-    "msllm-26.0.0-triton": "before the import (issue 30 step 2)",
-    "mindspeed-2.1.0": "before the import (issue 30 step 2)",
-    "triton-3.2.0": "before the import (issue 30 step 2)",
-    "triton-3.2.1": "before the import (issue 30 step 2)",
-    "product-800i-a2": "before the import (issue 30 step 2)",
-    "product-800t-a2-376t": "before the import (issue 30 step 2)",
-    "honest-beta-not-recommended": "before the import (issue 30 step 2)",
-}
+STILL_FAILING: dict[str, str] = {}
 """statement id -> why it does not hold (yet)."""
 
 
@@ -141,9 +107,11 @@ def test_at_least_thirty_statements_each_with_a_source() -> None:
 
 @pytest.mark.parametrize("statement", STATEMENTS, ids=[s["id"] for s in STATEMENTS])
 def test_statement_holds(statement: dict[str, Any]) -> None:
+    ok = holds(matrix.load(), statement["check"])
     if statement["id"] in STILL_FAILING:
+        assert not ok, f"{statement['id']} holds now: take it off STILL_FAILING"
         pytest.xfail(STILL_FAILING[statement["id"]])
-    assert holds(matrix.load(), statement["check"]), statement["said"]
+    assert ok, statement["said"]
 
 
 if __name__ == "__main__":  # python -m tests.unit.test_vendor_statements: the count, for before.txt
