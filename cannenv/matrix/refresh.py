@@ -184,6 +184,15 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
     for meta in r.metadata:
         r.warnings.extend(meta.warnings)
         r.changes.extend(_metadata_changes(meta, m))
+    if r.downstream:
+        from cannenv.matrix.vllm_ascend import component_rows
+
+        for va in r.downstream:
+            prov = Provenance(
+                "vllm-ascend", va.version, "versioning_policy.md, installation.md, PKG-INFO", va.sha256
+            )
+            for row in component_rows([va]):
+                r.changes.append(_component_change(row, prov, m))
     for va in r.downstream:
         r.warnings.extend(f"vllm-ascend {va.version}: {w}" for w in va.warnings)
         for drow in va.rows:
@@ -207,6 +216,19 @@ def _compat_change(
         said = "; ".join(f"{r.statement} [{', '.join(r.sources)}]" for r in other)
         return Change("conflict", "torchnpu_compat", key, f"also stated: {said}", note.provenance)
     return Change("added", "torchnpu_compat", key, f"TorchNPU {note.release} release note", note.provenance)
+
+
+def _component_change(row: dict[str, Any], prov: Provenance, m: Matrix) -> Change:
+    """A component release's stated stack against the matrix: the same values from the same kind of
+    statement -> same; else added (other statements about that release are named)."""
+    want = {k: tuple(v) for k, v in row["requires"].items()}
+    said = ", ".join(f"{k} {'/'.join(v)}" for k, v in want.items())
+    key = f"{row['component']} {row['version']}: {said} ({row['statement']})"
+    have = m.component_rows(row["component"], row["version"])
+    if any(dict(h.requires) == want and h.statement == row["statement"] for h in have):
+        return Change("same", "component", key, "", prov)
+    other = "; ".join(f"{h.statement} [{', '.join(h.sources)}]" for h in have)
+    return Change("added", "component", key, f"also recorded: {other}" if other else "", prov)
 
 
 def _metadata_changes(meta: MetadataImport, m: Matrix) -> list[Change]:
