@@ -191,8 +191,8 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
             prov = Provenance(
                 "vllm-ascend", va.version, "versioning_policy.md, installation.md, PKG-INFO", va.sha256
             )
-            for row in component_rows([va]):
-                r.changes.append(_component_change(row, prov, m))
+            for crow in component_rows([va]):
+                r.changes.append(_component_change(crow, prov, m))
     for va in r.downstream:
         r.warnings.extend(f"vllm-ascend {va.version}: {w}" for w in va.warnings)
         for drow in va.rows:
