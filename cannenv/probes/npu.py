@@ -351,7 +351,12 @@ def _product(facts: dict[str, Any], pci: list[PciDevice]) -> None:
         if len(hits) == 1:
             facts["product"], facts["product_source"] = hits[0].id, f"name {name}"
             return
-    facts["product_candidates"] = tuple(p.id for p in products(fam))
+    from cannenv.soc import hardware
+
+    # candidates only where the products' HDKs are numbered apart (950): an A2 host that tells no
+    # product is judged as the family, as before
+    if any(f.id == fam and f.hdk_line == "own" for f in hardware().families):
+        facts["product_candidates"] = tuple(p.id for p in products(fam))
 
 
 def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:
