@@ -376,9 +376,7 @@ class Facts:
         return to_json(self, indent=indent)
 
     @classmethod
-    def from_json(
-        cls, text: str, *, source: str = "<facts>", memo: dict[str, Facts] | None = None
-    ) -> Facts:
+    def from_json(cls, text: str, *, source: str = "<facts>", memo: dict[str, Facts] | None = None) -> Facts:
         """Parse saved facts; a bad file is an InputError naming the file and the field.
 
         ``memo`` (one per collection): facts that differ from one already read only in
