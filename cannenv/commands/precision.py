@@ -91,6 +91,14 @@ def _emit(report: PrecisionReport, as_json: bool, junit_file: str | None) -> int
     return report.exit_code
 
 
+def _checkpoints(*folders: str) -> None:
+    """Each folder is a checkpoint (config.json, a weight file): exit 2 before torch is imported."""
+    from cannenv.certify.checkpoint import inspect
+
+    for folder in folders:
+        inspect(folder, hash_weights=False)
+
+
 def _check_outputs(junit_file: str | None) -> None:
     from cannenv.fsutil import require_parent_dir
 
@@ -141,6 +149,7 @@ def run_cmd(
 
     _check_outputs(junit_file)
     policy = _policy(tolerances_file)
+    _checkpoints(model_dir)
     env.require(purpose=PURPOSE)
     from cannenv.precision import runner
 
@@ -201,6 +210,7 @@ def compare_cmd(
 
     _check_outputs(junit_file)
     policy = _policy(tolerances_file)
+    _checkpoints(model_dir, against)
     env.require(purpose=PURPOSE)
     from cannenv.precision import runner
 

@@ -52,6 +52,32 @@ def float_leaves(obj: Any, _depth: int = 0) -> list[Tensor]:
     return []
 
 
+def int_leaves(obj: Any, _depth: int = 0) -> list[Tensor]:
+    """The integer tensors in a module's output: discrete decisions (a router's top-k experts)."""
+    if _depth > 8:
+        return []
+    if isinstance(obj, Tensor):
+        return [obj] if not obj.is_floating_point() and not obj.is_complex() else []
+    if isinstance(obj, Mapping):
+        return [t for k in obj for t in int_leaves(obj[k], _depth + 1)]
+    if isinstance(obj, list | tuple):
+        return [t for v in obj for t in int_leaves(v, _depth + 1)]
+    return []
+
+
+def replace_ints(obj: Any, new: list[Tensor], _depth: int = 0) -> Any:
+    """``obj`` with its integer tensors replaced, in :func:`int_leaves` order, by ``new``."""
+    if _depth > 8:
+        return obj
+    if isinstance(obj, Tensor):
+        return new.pop(0) if not obj.is_floating_point() and not obj.is_complex() else obj
+    if isinstance(obj, dict):
+        return type(obj)({k: replace_ints(v, new, _depth + 1) for k, v in obj.items()})
+    if isinstance(obj, list | tuple) and not hasattr(obj, "_fields"):
+        return type(obj)(replace_ints(v, new, _depth + 1) for v in obj)
+    return obj
+
+
 def to_numpy(t: Tensor) -> Array:
     return np.asarray(t.detach().to(device="cpu", dtype=torch.float32).numpy(), dtype=np.float32)
 
@@ -82,13 +108,17 @@ class Spool:
     order: list[tuple[str, int, int]] = field(default_factory=list)
     """(module name, call index, number of floating outputs) in execution order."""
     bytes_written: int = 0
+    decisions: dict[int, list[Tensor]] = field(default_factory=dict)
+    """Integer outputs by entry (router choices, small): kept in memory to pin the candidate's."""
 
     def path(self, name: str, call: int, i: int) -> Path:
         # Names come from named_modules() (dotted identifiers); the index keeps files distinct.
         return self.root / f"{len(self.order):06d}-{i}.npy"
 
-    def put(self, name: str, call: int, leaves: Sequence[Tensor]) -> None:
+    def put(self, name: str, call: int, leaves: Sequence[Tensor], ints: Sequence[Tensor] = ()) -> None:
         index = len(self.order)
+        if ints:
+            self.decisions[index] = [t.detach().to("cpu").clone() for t in ints]
         for i, t in enumerate(leaves):
             arr = to_numpy(t)
             np.save(self.root / f"{index:06d}-{i}.npy", arr, allow_pickle=False)
@@ -104,16 +134,17 @@ class Spool:
 
 
 @contextlib.contextmanager
-def hooks(model: nn.Module, on_output: Callable[[str, int, Any], None]) -> Iterator[None]:
-    """Forward hooks on every submodule calling ``on_output(name, call_index, output)``."""
+def hooks(model: nn.Module, on_output: Callable[[str, int, Any], Any]) -> Iterator[None]:
+    """Forward hooks on every submodule calling ``on_output(name, call_index, output)``; a value it
+    returns replaces the module's output (how the candidate follows the reference's decisions)."""
     calls: dict[str, int] = {}
     handles = []
 
-    def make(name: str) -> Callable[..., None]:
-        def hook(_module: nn.Module, _args: Any, output: Any) -> None:
+    def make(name: str) -> Callable[..., Any]:
+        def hook(_module: nn.Module, _args: Any, output: Any) -> Any:
             call = calls.get(name, 0)
             calls[name] = call + 1
-            on_output(name, call, output)
+            return on_output(name, call, output)
 
         return hook
 
@@ -134,6 +165,8 @@ class Row:
     call: int
     metrics: EntryMetrics | None
     note: str | None = None
+    flipped: int = 0
+    """Integer outputs (discrete decisions) that differ from the reference's; pinned to its."""
 
 
 def spool_reference(model: nn.Module, forward: Callable[[nn.Module], Any], root: Path) -> Spool:
@@ -141,7 +174,7 @@ def spool_reference(model: nn.Module, forward: Callable[[nn.Module], Any], root:
     spool = Spool(root)
 
     def on_output(name: str, call: int, output: Any) -> None:
-        spool.put(name, call, float_leaves(output))
+        spool.put(name, call, float_leaves(output), int_leaves(output))
 
     with hooks(model, on_output), torch.no_grad():
         forward(model)
@@ -153,19 +186,28 @@ def compare_candidate(model: nn.Module, forward: Callable[[nn.Module], Any], spo
     index = spool.index()
     rows: list[Row] = []
 
-    def on_output(name: str, call: int, output: Any) -> None:
+    def on_output(name: str, call: int, output: Any) -> Any:
         leaves = float_leaves(output)
         at = index.get((name, call))
         if at is None:
             rows.append(Row(name, call, None, "called here but not in the reference run"))
-            return
+            return None
         n_ref = spool.order[at][2]
         if n_ref != len(leaves):
             rows.append(
                 Row(name, call, None, f"{len(leaves)} floating outputs here, {n_ref} in the reference")
             )
-            return
-        rows.append(Row(name, call, compare_leaves([spool.get(at, i) for i in range(n_ref)], leaves)))
+            return None
+        metrics = compare_leaves([spool.get(at, i) for i in range(n_ref)], leaves)
+        flipped, pinned = _pin_decisions(output, spool.decisions.get(at))
+        note = None
+        if flipped:
+            note = (
+                f"{flipped} discrete choice(s) (integer outputs, e.g. a router's experts) differ from the "
+                "reference; pinned to the reference's so that what follows compares like with like"
+            )
+        rows.append(Row(name, call, metrics, note, flipped))
+        return pinned
 
     with hooks(model, on_output), torch.no_grad():
         forward(model)
@@ -174,6 +216,22 @@ def compare_candidate(model: nn.Module, forward: Callable[[nn.Module], Any], spo
         if (name, call) not in seen:
             rows.append(Row(name, call, None, "called in the reference run but not here"))
     return rows
+
+
+def _pin_decisions(output: Any, ref_ints: list[Tensor] | None) -> tuple[int, Any]:
+    """How many integer outputs differ from the reference's, and the output with the reference's
+    in their place (None: keep the output as it is)."""
+    mine = int_leaves(output)
+    if not mine or ref_ints is None or len(ref_ints) != len(mine):
+        return 0, None
+    flipped = 0
+    for a, b in zip(mine, ref_ints, strict=True):
+        if a.shape != b.shape:
+            return 0, None
+        flipped += int((a.detach().to("cpu") != b).sum())
+    if not flipped:
+        return 0, None
+    return flipped, replace_ints(output, [b.to(a.device) for a, b in zip(mine, ref_ints, strict=True)])
 
 
 def compare_leaves(refs: Sequence[Array], outs: Sequence[Tensor]) -> EntryMetrics | None:

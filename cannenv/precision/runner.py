@@ -146,7 +146,7 @@ def localise(
     keep_dir: str | None,
     replay: bool,
     progress: Progress,
-) -> tuple[list[Entry], Replay | None, dict[str, float]]:
+) -> tuple[list[Entry], Replay | None, dict[str, float], list[str]]:
     """Both sides with hooks; every module judged; the first divergent one replayed."""
     limits = policy.for_dtype(cand_dtype)
     timings: dict[str, float] = {}
@@ -165,6 +165,14 @@ def localise(
     entries = [
         judge_entry(i, r.module, r.call, r.metrics, policy, limits, note=r.note) for i, r in enumerate(rows)
     ]
+    notes = []
+    flips = [r for r in rows if r.flipped]
+    if flips:
+        notes.append(
+            f"{sum(r.flipped for r in flips)} discrete choice(s) in {len(flips)} module call(s) (first: "
+            f"{flips[0].module}) differ from the reference's, e.g. a router's experts at a near-tie; the "
+            "candidate was made to follow the reference's choices so the rest compares like with like"
+        )
     first = next((e for e in entries if e.status == "diverged"), None)
     result: Replay | None = None
     if first is not None and replay:
@@ -172,7 +180,7 @@ def localise(
         progress(f"replaying {first.module} on the reference's inputs")
         result = replay_module(ref_model, cand_model, forward, first, cand_device, cand_dtype, policy)
         timings["replay_s"] = round(time.perf_counter() - t0, 3)
-    return entries, result, timings
+    return entries, result, timings, notes
 
 
 def replay_module(
@@ -215,7 +223,7 @@ def run(
     cand_model = copy.deepcopy(ref_model).to(device=cand.device, dtype=DTYPES[cand.dtype])
     _no_hf32(cand)
     ids = inputs.ids(_vocab(ref_model))
-    entries, rp, timings = localise(
+    entries, rp, timings, flips = localise(
         ref_model,
         cand_model,
         forward_on(ids),
@@ -236,7 +244,7 @@ def run(
         entries=entries,
         replay=rp,
         input_info=inputs.record(),
-        notes=cand.notes,
+        notes=[*cand.notes, *flips],
         timings=timings,
     )
 
@@ -279,7 +287,7 @@ def compare(
         )
     vocab = min(_vocab(ref_model), _vocab(cand_model))
     ids = inputs.ids(vocab)
-    entries, rp, timings = localise(
+    entries, rp, timings, flips = localise(
         ref_model,
         cand_model,
         forward_on(ids),
@@ -300,7 +308,7 @@ def compare(
         entries=entries,
         replay=rp,
         input_info=inputs.record(),
-        notes=notes,
+        notes=[*notes, *flips],
         timings=timings,
     )
 
