@@ -234,18 +234,22 @@ def _pin_decisions(output: Any, ref_ints: list[Tensor] | None) -> tuple[int, Any
     return flipped, replace_ints(output, [b.to(a.device) for a, b in zip(mine, ref_ints, strict=True)])
 
 
-def compare_leaves(refs: Sequence[Array], outs: Sequence[Tensor]) -> EntryMetrics | None:
+def compare_arrays(refs: Sequence[Array], outs: Sequence[Array]) -> EntryMetrics | None:
     """Metrics of the worst output of a module (the one with the largest relative error)."""
     worst: EntryMetrics | None = None
     for ref, out in zip(refs, outs, strict=True):
-        o = to_numpy(out)
-        if o.shape != ref.shape:
-            m = EntryMetrics.shape_mismatch(list(ref.shape), list(o.shape))
+        if out.shape != ref.shape:
+            m = EntryMetrics.shape_mismatch(list(ref.shape), list(out.shape))
         else:
-            m = measure(np.asarray(ref), o)
+            m = measure(np.asarray(ref), np.asarray(out))
         if worst is None or m.badness() > worst.badness():
             worst = m
     return worst
+
+
+def compare_leaves(refs: Sequence[Array], outs: Sequence[Tensor]) -> EntryMetrics | None:
+    """:func:`compare_arrays` for a module's output tensors (each copied to the host in turn)."""
+    return compare_arrays(refs, [to_numpy(t) for t in outs])
 
 
 # ---------------------------------------------------------------------------------------------
