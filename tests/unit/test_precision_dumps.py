@@ -264,3 +264,25 @@ def test_any_dump_is_exit_2_or_per_entry(
     entries = dumps.compare_dumps(dumps.load_dump(pa), dumps.load_dump(pb), POLICY)
     assert all(e.status in ("ok", "diverged", "unmatched") for e in entries)
     json.dumps([e.model_dump(mode="json") for e in entries], allow_nan=True)
+
+
+def test_shipped_json_schema_is_in_sync() -> None:
+    from cannenv.precision.report import report_json_schema
+
+    shipped = json.loads((Path(__file__).resolve().parents[2] / "docs" / "precision.schema.json").read_text())
+    assert shipped == report_json_schema(), "regenerate docs/precision.schema.json (docs/precision.md)"
+
+
+def test_policy_cites_every_limit_and_refuses_unknown_sources(tmp_path: Path) -> None:
+    policy = load_policy()
+    for d in policy.dtypes.values():
+        for lim in (d.cosine_min, d.max_rel_error):
+            assert lim.source in policy.sources and policy.sources[lim.source].url
+    text = (Path(__file__).resolve().parents[2] / "matrices" / "precision" / "tolerances.yaml").read_text()
+    bad = tmp_path / "t.yaml"
+    bad.write_text(text.replace("source: cannenv-calibration", "source: nowhere", 1))
+    with pytest.raises(InputError, match="unknown sources"):
+        load_policy(bad)
+    bad.write_text(text.replace("cosine_min: {value: 0.99,", "cosine_min: {value: high,", 1))
+    with pytest.raises(InputError, match="cosine_min"):
+        load_policy(bad)
