@@ -92,14 +92,12 @@ _SCHEME_REST = re.compile(
     r"(?i)\b(?P<scheme>digest|aws4-hmac-sha256|hmac-sha256|signature)(?P<gap>[ \t]+)[^\n]+"
 )
 """Schemes whose whole parameter list is the credential (Digest's response, AWS SigV4's Signature)."""
-_SEP_VALUE = (
-    r"(?P<sep>[ \t]*(?:=>|[=:])[ \t]*|[ \t]+)"
-    r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?|b'(?:[^'\\\n]|\\.)*'?|[^\s\"',;}\])]+)"
+_VALUE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?|b'(?:[^'\\\n]|\\.)*'?|[^\s\"',;}\])]+")
+_KEYS = (
+    re.compile(r"(?P<key>\"[A-Za-z_][A-Za-z0-9_. -]*\"|'[A-Za-z_][A-Za-z0-9_. -]*')[ \t]*(?:=>|[=:])[ \t]*"),
+    re.compile(r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)[ \t]*(?:=>|[=:])[ \t]*"),
+    re.compile(r"(?<![A-Za-z0-9_.-])(?P<key>--?[A-Za-z_][A-Za-z0-9_.-]*)(?:[ \t]+|=)"),
 )
-_QUOTED_KEY_VALUE = re.compile(
-    r"(?P<key>\"[A-Za-z_][A-Za-z0-9_. -]*\"|'[A-Za-z_][A-Za-z0-9_. -]*')" + _SEP_VALUE
-)
-_BARE_KEY_VALUE = re.compile(r"(?<![A-Za-z0-9_.-])(?P<key>-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)" + _SEP_VALUE)
 """``name=value``, ``name: value``, ``"name": "value"`` (JSON), ``'name': 'value'`` (a Python dict's
 repr), ``name => value`` (Ruby/Perl), ``--name value`` and ``--name=value`` (command lines)."""
 _TOKENS = re.compile(
@@ -132,7 +130,31 @@ def redact_text(line: str) -> str:
     out = _SCHEME_REST.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}", out)
     out = _SCHEME_CREDENTIAL.sub(_scheme_credential, out)
     out = _JWT.sub(REDACTED, _TOKENS.sub(REDACTED, out))
-    return _BARE_KEY_VALUE.sub(_key_value, _QUOTED_KEY_VALUE.sub(_key_value, out))
+    for rx in _KEYS:
+        out = _key_values(rx, out)
+    return out
+
+
+def _key_values(rx: re.Pattern[str], text: str) -> str:
+    """``text`` with the value after each secret-named key of ``rx`` redacted. Only the key and
+    its separator are matched, so a kept value is still searched for keys (``x=token=…``)."""
+    out: list[str] = []
+    pos = 0
+    for m in rx.finditer(text):
+        if m.start() < pos or not is_secret_name(m.group("key").strip("\"'").lstrip("-")):
+            continue
+        v = _VALUE.match(text, m.end())
+        if v is None:
+            continue
+        value = v.group(0)
+        if REDACTED in value or value.lower() in _SCHEMES or value.lower() in ("digest", "aws4-hmac-sha256"):
+            continue  # already redacted, or a scheme whose credential the scheme patterns redact
+        lead = "b'" if value[:2] == "b'" else value[0] if value[0] in "\"'" else ""
+        close = lead[-1:] if lead and len(value) > len(lead) and value[-1] == lead[-1] else ""
+        out += [text[pos : m.end()], lead, REDACTED, close]
+        pos = v.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 _SCHEMES = frozenset(
@@ -146,23 +168,6 @@ def _scheme_credential(m: re.Match[str]) -> str:
     if cred == REDACTED or prose:  # "invalid token received" is prose, not a credential
         return m.group(0)
     return f"{m.group('scheme')}{m.group('gap')}{REDACTED}"
-
-
-def _key_value(m: re.Match[str]) -> str:
-    key = m.group("key")
-    name = key.strip("\"'").lstrip("-")
-    value = m.group("value")
-    if not name or not is_secret_name(name) or REDACTED in value:
-        return m.group(0)
-    if value.lower() in _SCHEMES or value.lower() in {"digest", "aws4-hmac-sha256"}:
-        return m.group(0)  # the scheme's own credential is redacted by the scheme pattern
-    if not m.group("sep").strip() and not key.startswith("-"):
-        return m.group(0)  # "token abc" in prose: only flags take a value after a space
-    if value[:1] in "\"'" or value[:2] == "b'":
-        lead = "b'" if value[:2] == "b'" else value[0]
-        close = lead[-1] if len(value) > len(lead) and value[-1] == lead[-1] else ""
-        return f"{key}{m.group('sep')}{lead}{REDACTED}{close}"
-    return f"{key}{m.group('sep')}{REDACTED}"
 
 
 def redact_value(value: str) -> str:
