@@ -50,12 +50,18 @@ def _source_options(f: Any) -> Any:
     return f
 
 
-def _load(model_dir: str | None, config_file: str | None) -> ModelConfig:
-    """The validated config; torch/transformers present (exit 4 otherwise); typo warnings printed."""
-    from cannenv.model import env
+def _load(model_dir: str | None, config_file: str | None, *, build: bool = True) -> ModelConfig:
+    """The validated config (an alias of architectures.yaml read as the type it is); typo warnings
+    printed. ``build=False`` (the memory plan): a model type cannenv's own rules plan needs neither
+    torch nor transformers; any other needs both (exit 4 otherwise), as every ``build`` does."""
+    from cannenv.model import arch, env
     from cannenv.model.config import load
 
-    cfg = load(model_dir, config_file)
+    cfg, note = arch.resolve(load(model_dir, config_file))
+    if note:
+        _warn(note)
+    if not build and arch.plannable(cfg):
+        return cfg
     env.require(transformers=cfg.tiny is None)
     from cannenv.model import trace
 
@@ -380,12 +386,16 @@ def _scheme(cfg: ModelConfig, dtype: str | None, family: str | None = None) -> t
     from cannenv.model import chips, quant
 
     notes: list[str] = []
-    own = quant.from_config(cfg.raw, cfg.origin)
-    if dtype is not None:
+    if dtype is not None:  # a what-if: --dtype replaces whatever the checkpoint stores, known or not
+        try:
+            own = quant.from_config(cfg.raw, cfg.origin)
+        except InputError as exc:
+            notes.append(f"--dtype {dtype} replaces the checkpoint's own weights ({exc})")
+            own = None
         if own is not None and dtype != own.name:
             notes.append(f"--dtype {dtype} replaces the checkpoint's own {own.name} weights")
         sch = quant.DTYPES[dtype]
-    elif own is not None:
+    elif (own := quant.from_config(cfg.raw, cfg.origin)) is not None:
         notes.append(f"weights as the checkpoint stores them: {own.name} ({own.source})")
         sch = own
     else:
@@ -413,6 +423,12 @@ def _scheme(cfg: ModelConfig, dtype: str | None, family: str | None = None) -> t
             " beyond fp16's range overflow: check the model's outputs)"
         )
         sch = quant.DTYPES["fp16"]
+    if sch.needs_format and sch.needs_format not in chip.formats:
+        notes.append(
+            f"needs conversion: {title} has no {sch.needs_format} matmul ({chip.source}); the"
+            f" {sch.name} weights are dequantised to bf16 at load (plan with --dtype bf16) or converted"
+            " (--dtype w8a8 with msmodelslim, --dtype int4 for weight-only)"
+        )
     if sch.needs_fp8_matmul and not chip.fp8_matmul:
         if dtype is not None:
             raise InputError(
@@ -438,11 +454,19 @@ def _plan(
     ep: int = 1,
     family: str | None = None,
 ) -> Plan:
-    from cannenv.model import memory, trace
+    from cannenv.model import arch, memory
 
     _seq_warnings(cfg, seq_len)
     scheme, notes = _scheme(cfg, dtype, family)
-    shp = trace.shape(cfg, skip=scheme.skip)
+    if arch.plannable(cfg):
+        read = arch.read(cfg, skip=scheme.skip)
+        shp = read.shape
+        for w in _key_warnings(cfg, read.keys):
+            _warn(w)
+    else:
+        from cannenv.model import trace
+
+        shp = trace.shape(cfg, skip=scheme.skip)
     reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
     return memory.plan(
         shp,
@@ -458,6 +482,17 @@ def _plan(
         reserve=reserve,
         notes=tuple(notes),
     )
+
+
+def _key_warnings(cfg: ModelConfig, read: frozenset[str]) -> list[str]:
+    """Keys close to one cannenv's rules read (a typo would leave that size at its default)."""
+    from cannenv.model import config as config_mod
+
+    out = config_mod.key_warnings(cfg.raw, read)
+    sub = cfg.raw.get("text_config")
+    if isinstance(sub, dict):
+        out += [f"text_config.{w}" for w in config_mod.key_warnings(sub, read)]
+    return out
 
 
 def _gib(n: float | None) -> str:
@@ -576,7 +611,7 @@ def memory(
     Exit code 1 when a device is given and the model does not fit at --tp.
     """
     p = _plan(
-        _load(model_dir, config_file),
+        _load(model_dir, config_file, build=False),
         dtype,
         seq_len,
         batch,

@@ -12,6 +12,9 @@ class Chip(BaseModel):
     dtypes: list[str]
     fp8_matmul: bool
     fused_attention: bool
+    formats: list[str] = []
+    """low-precision weight formats the cube computes natively (mxfp4, nvfp4 ...); none listed for
+    A2/A3/310P"""
     source: str
 
 
