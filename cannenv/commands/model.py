@@ -349,9 +349,18 @@ def _hbm(
     mem = socs.device_memory(soc=soc, family=family)
     name = socs.normalize_soc(soc) if soc else socs.family_title(str(family))
     if mem is None:
+        from cannenv.model import chips
+
         known = [m.soc or socs.family_title(str(m.family)) for m in socs.hardware().memory]
+        fam = socs.soc_family(soc) if soc else socs.normalize_family(str(family))
+        announced = chips.announced_hbm(fam)
+        said = (
+            f"; announced, not measured: {announced.text} ({announced.source})"
+            if announced is not None
+            else ""
+        )
         raise InputError(
-            f"no sourced HBM size for {name} in the SoC data",
+            f"no sourced HBM size for {name} in the SoC data: unknown{said}",
             hint="pass --soc with one that has a size (" + ", ".join(known) + ") or --hbm-gib N "
             "(the total `npu-smi info` shows in HBM-Usage(MB), / 1024)",
         )
@@ -453,6 +462,7 @@ def _plan(
     reserve_gib: float | None,
     ep: int = 1,
     family: str | None = None,
+    images: int = 0,
 ) -> Plan:
     from cannenv.model import arch, memory
 
@@ -481,6 +491,7 @@ def _plan(
         kv_dtype=kv_dtype,
         reserve=reserve,
         notes=tuple(notes),
+        images=images,
     )
 
 
@@ -520,6 +531,14 @@ def render_plan(p: Plan, console: Console) -> None:
         else "no device given (--soc / --family / --hbm-gib)"
     )
     console.print(f"{device} · reserve {_gib(p.reserve)} (runtime + idle device use)")
+    if s.vision is not None:
+        v = s.vision
+        console.print(
+            f"vision: {escape(v.kind)} tower, {v.layers} layers of {v.hidden} ·"
+            f" {p.images} image(s) per sequence planned ({escape(v.assumption)}; {v.tokens_per_image}"
+            " tokens each, part of --seq-len)"
+        )
+    console.print(f"read by: {escape(s.rules)}")
     table = Table()
     for col in ("TP", "weights", "KV cache", "activations", "total", "fits", "max batch×seq"):
         table.add_column(col, justify="right")
@@ -576,6 +595,14 @@ def _memory_options(f: Any) -> Any:
     f = click.option(
         "--tp", type=click.IntRange(1, 64), default=1, show_default=True, help="Tensor-parallel degree."
     )(f)
+    f = click.option(
+        "--images",
+        type=click.IntRange(0, 4096),
+        default=0,
+        show_default=True,
+        help="Images per sequence (multimodal models): the vision tower's activations are planned for"
+        " them; their tokens are part of --seq-len.",
+    )(f)
     f = click.option("--batch", type=click.IntRange(1), default=1, show_default=True)(f)
     f = click.option("--seq-len", type=click.IntRange(1), default=4096, show_default=True)(f)
     return f
@@ -596,6 +623,7 @@ def memory(
     config_file: str | None,
     seq_len: int,
     batch: int,
+    images: int,
     tp: int,
     ep: int,
     soc: str | None,
@@ -621,6 +649,7 @@ def memory(
         reserve_gib,
         ep,
         _family(soc, family),
+        images,
     )
     if as_json:
         _echo_json(p.to_json())
@@ -672,6 +701,7 @@ def check(
     config_file: str | None,
     seq_len: int,
     batch: int,
+    images: int,
     tp: int,
     ep: int,
     soc: str | None,
@@ -720,7 +750,7 @@ def check(
             host_hbm = (host_mib << 20, soc, ("npu-smi info on this host",))
     fam = _family(soc, family, stack_family)
     hbm = host_hbm or _hbm(soc, family, hbm_gib)
-    p = _plan(cfg, dtype, seq_len, batch, tp, hbm, kv_dtype, reserve_gib, ep, fam)
+    p = _plan(cfg, dtype, seq_len, batch, tp, hbm, kv_dtype, reserve_gib, ep, fam, images)
     op_dtype = p.dtype if p.dtype in ("bf16", "fp16") else "bf16"
     cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python, family=fam)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[

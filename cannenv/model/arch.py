@@ -29,6 +29,10 @@ class TypeRule(BaseModel):
     vision: str | None = None
     qkv_bias: bool = False
     qk_norm: bool = False
+    norms_per_layer: int = 2
+    fused: bool = False
+    tie: bool = False
+    local_every: int | None = None
     defaults: dict[str, Any] = {}
     source: str
 
@@ -54,7 +58,7 @@ class Table(BaseModel):
 
 
 RULES = ("decoder", "gpt_oss", "llama4", "qwen3_next")
-VISION_RULES = ("qwen3_vl", "llama4")
+VISION_RULES = ("qwen3_vl", "llama4", "siglip")
 
 
 @cache
@@ -121,7 +125,7 @@ class _Cfg:
             v = self.defaults.get(key, default)
         return v
 
-    def int(self, key: str, default: int | None = None) -> int:
+    def size(self, key: str, default: int | None = None) -> int:
         v = self.get(key, default)
         if v is None:
             raise InputError(
@@ -195,7 +199,9 @@ class _Acc:
         self.groups: dict[tuple[str, str, bool], _Group] = {}
         self.kv_heads = 0
 
-    def add(self, role: str, split: str, path: str, n: int, matrix: tuple[int, int, int] | None = None) -> None:
+    def add(
+        self, role: str, split: str, path: str, n: int, matrix: tuple[int, int, int] | None = None
+    ) -> None:
         """``n`` parameters at module ``path``; ``matrix`` (out, in, count): weight matrices a scheme
         may quantise (only for attention/mlp/expert/shared_expert, never for a skipped module)."""
         is_matrix = matrix is not None and role in QUANTISED_ROLES and not self.skipped(path)
@@ -252,6 +258,10 @@ def _attention(
     ``gated``: Qwen3-Next's q_proj also produces the output gate (twice the width)."""
     bias = c.flag("attention_bias", False)
     qkv_bias = bias or t.qkv_bias
+    if t.fused:  # Phi-3: one qkv_proj (column-parallel as a whole)
+        acc.linear("attention", "tp", f"{p}.qkv_proj", h, (nq + 2 * nkv) * d, bias=qkv_bias)
+        acc.linear("attention", "tp", f"{p}.o_proj", nq * d, h, bias=bias)
+        return
     acc.linear("attention", "tp", f"{p}.q_proj", h, nq * d * (2 if gated else 1), bias=qkv_bias)
     acc.linear("attention", "kv", f"{p}.k_proj", h, nkv * d, bias=qkv_bias)
     acc.linear("attention", "kv", f"{p}.v_proj", h, nkv * d, bias=qkv_bias)
@@ -263,12 +273,12 @@ def _attention(
 
 def _mla(c: _Cfg, acc: _Acc, p: str, h: int, nq: int) -> int:
     """DeepSeek's multi-head latent attention; returns the cached width per token."""
-    kv_lora = c.int("kv_lora_rank")
+    kv_lora = c.size("kv_lora_rank")
     q_lora = c.get("q_lora_rank")
-    nope, rope, v = c.int("qk_nope_head_dim"), c.int("qk_rope_head_dim"), c.int("v_head_dim")
+    nope, rope, v = c.size("qk_nope_head_dim"), c.size("qk_rope_head_dim"), c.size("v_head_dim")
     bias = c.flag("attention_bias", False)
     if q_lora:
-        q_lora = c.int("q_lora_rank")
+        q_lora = c.size("q_lora_rank")
         # the down-projections are ReplicatedLinear in vLLM's DeepSeek-V2/V3: whole on every rank
         acc.linear("attention", "replicated", f"{p}.q_a_proj", h, q_lora, bias=bias)
         acc.add("norm", "replicated", f"{p}.q_a_layernorm", q_lora)
@@ -282,7 +292,13 @@ def _mla(c: _Cfg, acc: _Acc, p: str, h: int, nq: int) -> int:
     return kv_lora + rope
 
 
-def _gated_mlp(acc: _Acc, role: str, split: str, p: str, h: int, i: int, *, bias: bool = False) -> None:
+def _gated_mlp(
+    acc: _Acc, role: str, split: str, p: str, h: int, i: int, *, bias: bool = False, fused: bool = False
+) -> None:
+    if fused:  # Phi-3: gate_up_proj [2i, h]
+        acc.linear(role, split, f"{p}.gate_up_proj", h, 2 * i, bias=bias)
+        acc.linear(role, split, f"{p}.down_proj", i, h, bias=bias)
+        return
     acc.linear(role, split, f"{p}.gate_proj", h, i, bias=bias)
     acc.linear(role, split, f"{p}.up_proj", h, i, bias=bias)
     acc.linear(role, split, f"{p}.down_proj", i, h, bias=bias)
@@ -298,25 +314,25 @@ def _experts(acc: _Acc, p: str, h: int, i: int, e: int) -> None:
 
 def _decoder(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> _Decoder:
     """Llama-style decoders and their MoE variants (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3)."""
-    h, n_layers, nq = c.int("hidden_size"), c.int("num_hidden_layers"), c.int("num_attention_heads")
-    nkv = c.int("num_key_value_heads", nq)
-    d = c.int("head_dim", h // nq if nq else 0)
-    vocab, inter = c.int("vocab_size"), c.int("intermediate_size")
+    h, n_layers, nq = c.size("hidden_size"), c.size("num_hidden_layers"), c.size("num_attention_heads")
+    nkv = c.size("num_key_value_heads", nq)
+    d = c.size("head_dim", h // nq if nq else 0)
+    vocab, inter = c.size("vocab_size"), c.size("intermediate_size")
     acc.kv_heads = nkv
     mlp_bias = c.flag("mlp_bias", False)
     # MoE, by the keys each family uses
     e_ds, e_qwen, e_mix = c.get("n_routed_experts"), c.get("num_experts"), c.get("num_local_experts")
     experts = int(e_ds or e_qwen or e_mix or 0)
-    top_k = c.int("num_experts_per_tok", 0) if experts else 0
-    moe_i = c.int("moe_intermediate_size") if experts and not e_mix else inter
+    top_k = c.size("num_experts_per_tok", 0) if experts else 0
+    moe_i = c.size("moe_intermediate_size") if experts and not e_mix else inter
     shared_w = 0
     if e_ds:
-        shared_w = c.int("n_shared_experts", 0) * moe_i
+        shared_w = c.size("n_shared_experts", 0) * moe_i
     elif e_qwen:
         shared_w = int(c.get("shared_expert_intermediate_size") or 0)
-    first_dense = c.int("first_k_dense_replace", 0) if e_ds else 0
-    freq = c.int("moe_layer_freq", 1) if e_ds else 1
-    step = c.int("decoder_sparse_step", 1) if e_qwen else 1
+    first_dense = c.size("first_k_dense_replace", 0) if e_ds else 0
+    freq = c.size("moe_layer_freq", 1) if e_ds else 1
+    step = c.size("decoder_sparse_step", 1) if e_qwen else 1
     mlp_only = set(c.ints("mlp_only_layers") or []) if e_qwen else set()
     noaux = e_ds and c.get("topk_method") == "noaux_tc"
     mla = c.get("kv_lora_rank") is not None
@@ -331,6 +347,8 @@ def _decoder(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> _De
             layers.append(Layer(_gqa_kind(nq, nkv), nkv, d))  # type: ignore[arg-type]
         acc.add("norm", "replicated", f"{p}.input_layernorm", h)
         acc.add("norm", "replicated", f"{p}.post_attention_layernorm", h)
+        if t.norms_per_layer > 2:  # Gemma-2/3: pre- and post-feedforward norms too
+            acc.add("norm", "replicated", f"{p}.feedforward_layernorms", (t.norms_per_layer - 2) * h)
         if e_ds:
             moe = i >= first_dense and i % freq == 0
         elif e_qwen:
@@ -338,7 +356,7 @@ def _decoder(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> _De
         else:
             moe = bool(e_mix)
         if not (experts and moe):
-            _gated_mlp(acc, "mlp", "tp", f"{p}.mlp", h, inter, bias=mlp_bias)
+            _gated_mlp(acc, "mlp", "tp", f"{p}.mlp", h, inter, bias=mlp_bias, fused=t.fused)
             continue
         gate = f"{p}.{'block_sparse_moe' if e_mix else 'mlp'}"
         acc.add("router", "replicated", f"{gate}.gate", experts * h)
@@ -364,23 +382,28 @@ def _decoder(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> _De
             "MLA: the cache holds kv_lora_rank + qk_rope_head_dim per token and layer,"
             " replicated across TP ranks"
         )
-    layers = _windows(c, layers, notes)
+    layers = _windows(c, layers, notes, t.local_every)
     return _Decoder(h, nq, inter, vocab, layers, experts, top_k)
 
 
-def _windows(c: _Cfg, layers: list[Layer], notes: list[str]) -> list[Layer]:
-    """Sliding windows as the config sets them: ``layer_types`` per layer; else ``sliding_window``
-    on every layer unless ``use_sliding_window`` is false (Qwen: then from ``max_window_layers``)."""
+def _windows(c: _Cfg, layers: list[Layer], notes: list[str], local_every: int | None = None) -> list[Layer]:
+    """Sliding windows as the config sets them: ``layer_types`` per layer; else a local/global
+    interleave (Gemma-2: every 2nd layer global; Gemma-3: every ``sliding_window_pattern``-th); else
+    ``sliding_window`` on every layer unless ``use_sliding_window`` is false (Qwen: then from
+    ``max_window_layers``)."""
     types = c.get("layer_types")
     window = c.get("sliding_window")
     use_sw = c.get("use_sliding_window", True)
     max_window_layers = c.get("max_window_layers")
+    period = c.get("sliding_window_pattern", local_every) if local_every else None
     if not window:
         return layers
     out = []
     for i, lay in enumerate(layers):
         if isinstance(types, list) and i < len(types):
             sliding = "sliding" in str(types[i])
+        elif isinstance(period, int) and period > 0:
+            sliding = (i + 1) % period != 0
         elif use_sw is False:
             sliding = False
         elif isinstance(max_window_layers, int) and "use_sliding_window" in c.raw:
@@ -396,10 +419,10 @@ def _windows(c: _Cfg, layers: list[Layer], notes: list[str]) -> list[Layer]:
 def _gpt_oss(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> _Decoder:
     """gpt-oss: biased attention with one learned sink per head; every layer MoE with fused,
     biased experts (gate_up [E, h, 2i], down [E, i, h]) and a biased router."""
-    h, n_layers, nq = c.int("hidden_size"), c.int("num_hidden_layers"), c.int("num_attention_heads")
-    nkv, d = c.int("num_key_value_heads", nq), c.int("head_dim")
-    vocab, inter, experts = c.int("vocab_size"), c.int("intermediate_size"), c.int("num_local_experts")
-    top_k = c.int("num_experts_per_tok", 0) or c.int("experts_per_token", 0)
+    h, n_layers, nq = c.size("hidden_size"), c.size("num_hidden_layers"), c.size("num_attention_heads")
+    nkv, d = c.size("num_key_value_heads", nq), c.size("head_dim")
+    vocab, inter, experts = c.size("vocab_size"), c.size("intermediate_size"), c.size("num_local_experts")
+    top_k = c.size("num_experts_per_tok", 0) or c.size("experts_per_token", 0)
     acc.kv_heads = nkv
     layers = []
     for i in range(n_layers):
@@ -422,15 +445,15 @@ def _llama4(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> _Dec
     or 128 fused experts, a shared expert and a router; dense layers of ``intermediate_size_mlp``.
     Attention: layers with RoPE attend within chunks of ``attention_chunk_size`` tokens (the cache
     keeps at most one chunk), every ``no_rope_layer_interval``-th layer is global without RoPE."""
-    h, n_layers, nq = c.int("hidden_size"), c.int("num_hidden_layers"), c.int("num_attention_heads")
-    nkv, d = c.int("num_key_value_heads", nq), c.int("head_dim")
-    vocab, inter, experts = c.int("vocab_size"), c.int("intermediate_size"), c.int("num_local_experts")
-    inter_mlp, top_k = c.int("intermediate_size_mlp"), c.int("num_experts_per_tok", 1)
+    h, n_layers, nq = c.size("hidden_size"), c.size("num_hidden_layers"), c.size("num_attention_heads")
+    nkv, d = c.size("num_key_value_heads", nq), c.size("head_dim")
+    vocab, inter, experts = c.size("vocab_size"), c.size("intermediate_size"), c.size("num_local_experts")
+    inter_mlp, top_k = c.size("intermediate_size_mlp"), c.size("num_experts_per_tok", 1)
     acc.kv_heads = nkv
-    step = c.int("interleave_moe_layer_step")
+    step = c.size("interleave_moe_layer_step")
     moe_layers = c.ints("moe_layers")
     moe = set(moe_layers) if moe_layers is not None else set(range(step - 1, n_layers, step))
-    interval = c.int("no_rope_layer_interval")
+    interval = c.size("no_rope_layer_interval")
     rope = c.ints("no_rope_layers") or []  # 1: the layer uses RoPE (and chunked attention)
     if len(rope) != n_layers:
         rope = [int((i + 1) % interval != 0) for i in range(n_layers)]
@@ -470,14 +493,18 @@ def _qwen3_next(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> 
     """Qwen3-Next: every ``full_attention_interval``-th layer gated full attention, the others Gated
     DeltaNet linear attention (a fixed state per sequence, no per-token cache); MoE with a gated
     shared expert in every layer."""
-    h, n_layers, nq = c.int("hidden_size"), c.int("num_hidden_layers"), c.int("num_attention_heads")
-    nkv, d = c.int("num_key_value_heads", nq), c.int("head_dim")
-    vocab, experts = c.int("vocab_size"), c.int("num_experts")
-    moe_i, shared = c.int("moe_intermediate_size"), c.int("shared_expert_intermediate_size", 0)
-    top_k, inter = c.int("num_experts_per_tok"), c.int("intermediate_size")
-    nk, nv = c.int("linear_num_key_heads"), c.int("linear_num_value_heads")
-    dk, dv, kernel = c.int("linear_key_head_dim"), c.int("linear_value_head_dim"), c.int("linear_conv_kernel_dim")
-    interval = c.int("full_attention_interval")
+    h, n_layers, nq = c.size("hidden_size"), c.size("num_hidden_layers"), c.size("num_attention_heads")
+    nkv, d = c.size("num_key_value_heads", nq), c.size("head_dim")
+    vocab, experts = c.size("vocab_size"), c.size("num_experts")
+    moe_i, shared = c.size("moe_intermediate_size"), c.size("shared_expert_intermediate_size", 0)
+    top_k = c.size("num_experts_per_tok")
+    nk, nv = c.size("linear_num_key_heads"), c.size("linear_num_value_heads")
+    dk, dv, kernel = (
+        c.size("linear_key_head_dim"),
+        c.size("linear_value_head_dim"),
+        c.size("linear_conv_kernel_dim"),
+    )
+    interval = c.size("full_attention_interval")
     types = c.get("layer_types")
     acc.kv_heads = nkv
     key_dim, value_dim = nk * dk, nv * dv
@@ -485,7 +512,11 @@ def _qwen3_next(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> 
     layers = []
     for i in range(n_layers):
         p = f"{pre}layers.{i}"
-        full = ("full" in str(types[i])) if isinstance(types, list) and i < len(types) else (i + 1) % interval == 0
+        full = (
+            ("full" in str(types[i]))
+            if isinstance(types, list) and i < len(types)
+            else (i + 1) % interval == 0
+        )
         if full:
             _attention(c, t, acc, f"{p}.self_attn", h, nq, nkv, d, gated=True)
             layers.append(Layer(_gqa_kind(nq, nkv), nkv, d))  # type: ignore[arg-type]
@@ -513,9 +544,9 @@ def _qwen3_next(c: _Cfg, t: TypeRule, acc: _Acc, notes: list[str], pre: str) -> 
         f" {n_layers - n_linear} full-attention layers cache every token"
     )
     notes.append(
-        f"MoE: {experts} experts, activations counted for {top_k} routed x {moe_i} + shared {shared} per token"
+        f"MoE: {experts} experts, activations counted for {top_k} routed x {moe_i}"
+        f" + shared {shared} per token"
     )
-    del inter
     return _Decoder(h, nq, top_k * moe_i + shared, vocab, layers, experts, top_k)
 
 
@@ -523,11 +554,15 @@ def _vision_qwen3_vl(v: _Cfg, acc: _Acc, notes: list[str], out_hidden: int) -> V
     """Qwen3-VL's ViT: Conv3d patch embedding, learned position embeddings, ``depth`` blocks
     (LayerNorm, biased qkv/proj, fc1/fc2), a patch merger and one deepstack merger per
     ``deepstack_visual_indexes`` entry. Linears are split by TP as vLLM's tower does."""
-    hv, depth, iv = v.int("hidden_size"), v.int("depth"), v.int("intermediate_size")
-    heads, patch = v.int("num_heads"), v.int("patch_size")
-    tp_, ch, merge = v.int("temporal_patch_size", 2), v.int("in_channels", 3), v.int("spatial_merge_size", 2)
-    out = v.int("out_hidden_size", out_hidden)
-    npos = v.int("num_position_embeddings")
+    hv, depth, iv = v.size("hidden_size"), v.size("depth"), v.size("intermediate_size")
+    heads, patch = v.size("num_heads"), v.size("patch_size")
+    tp_, ch, merge = (
+        v.size("temporal_patch_size", 2),
+        v.size("in_channels", 3),
+        v.size("spatial_merge_size", 2),
+    )
+    out = v.size("out_hidden_size", out_hidden)
+    npos = v.size("num_position_embeddings")
     deep = v.ints("deepstack_visual_indexes") or []
     acc.add("vision", "replicated", "visual.patch_embed", ch * tp_ * patch * patch * hv + hv)
     acc.add("vision", "replicated", "visual.pos_embed", npos * hv)
@@ -539,7 +574,9 @@ def _vision_qwen3_vl(v: _Cfg, acc: _Acc, notes: list[str], out_hidden: int) -> V
         acc.linear("vision", "tp", f"{b}.mlp.linear_fc1", hv, iv, bias=True)
         acc.linear("vision", "tp", f"{b}.mlp.linear_fc2", iv, hv, bias=True)
     wide = hv * merge * merge
-    for j, name in enumerate(["visual.merger"] + [f"visual.deepstack_merger_list.{k}" for k in range(len(deep))]):
+    for j, name in enumerate(
+        ["visual.merger"] + [f"visual.deepstack_merger_list.{k}" for k in range(len(deep))]
+    ):
         acc.add("projector", "replicated", f"{name}.norm", 2 * (hv if j == 0 else wide))
         acc.linear("projector", "tp", f"{name}.linear_fc1", wide, wide, bias=True)
         acc.linear("projector", "tp", f"{name}.linear_fc2", wide, out, bias=True)
@@ -550,7 +587,13 @@ def _vision_qwen3_vl(v: _Cfg, acc: _Acc, notes: list[str], out_hidden: int) -> V
         f" ({side}x{side} patches of {patch}px: {side * patch}px square)"
     )
     return Vision(
-        "qwen3_vl", depth, hv, iv, heads, npos, npos // (merge * merge),
+        "qwen3_vl",
+        depth,
+        hv,
+        iv,
+        heads,
+        npos,
+        npos // (merge * merge),
         f"an image of {side * patch}x{side * patch} px (the tower's {npos} position embeddings)",
     )
 
@@ -559,11 +602,16 @@ def _vision_llama4(v: _Cfg, acc: _Acc, notes: list[str], text_hidden: int) -> Vi
     """Llama-4's vision model: a linear patch embedding, class and position embeddings, pre/post
     LayerNorms, ``num_hidden_layers`` biased encoder layers, a pixel-shuffle adapter MLP and the
     multimodal projector (no bias)."""
-    hv, layers, iv = v.int("hidden_size"), v.int("num_hidden_layers"), v.int("intermediate_size")
-    heads, patch, size, ch = v.int("num_attention_heads"), v.int("patch_size"), v.int("image_size"), v.int("num_channels", 3)
+    hv, layers, iv = v.size("hidden_size"), v.size("num_hidden_layers"), v.size("intermediate_size")
+    heads, patch, size, ch = (
+        v.size("num_attention_heads"),
+        v.size("patch_size"),
+        v.size("image_size"),
+        v.size("num_channels", 3),
+    )
     ratio = v.get("pixel_shuffle_ratio", 0.5)
-    proj_in, proj_out = v.int("projector_input_dim"), v.int("projector_output_dim")
-    out_dim = v.int("vision_output_dim")
+    proj_in, proj_out = v.size("projector_input_dim"), v.size("projector_output_dim")
+    out_dim = v.size("vision_output_dim")
     if not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
         raise InputError(f"{v.origin}: vision_config.pixel_shuffle_ratio: expected a number in (0, 1]")
     patches = (size // patch) ** 2
@@ -587,7 +635,43 @@ def _vision_llama4(v: _Cfg, acc: _Acc, notes: list[str], text_hidden: int) -> Vi
         f"vision tower (Llama-4 ViT, {layers} layers of {hv}) and projector counted and split by TP as"
         f" vLLM does; each {size}px tile adds {tokens} tokens"
     )
-    return Vision("llama4", layers, hv, iv, heads, patches + 1, tokens, f"one {size}x{size} px tile per image")
+    return Vision(
+        "llama4", layers, hv, iv, heads, patches + 1, tokens, f"one {size}x{size} px tile per image"
+    )
+
+
+def _vision_siglip(v: _Cfg, acc: _Acc, notes: list[str], text_hidden: int, mm_tokens: int) -> Vision:
+    """Gemma-3's SigLIP tower: Conv2d patch embedding (biased), position embeddings, biased encoder
+    layers with two LayerNorms each, a post LayerNorm (and the attention-pooling head only where
+    ``vision_use_head``); the projector is one matrix vision x text hidden plus an RMSNorm."""
+    hv, layers = v.size("hidden_size", 768), v.size("num_hidden_layers", 12)
+    iv, heads = v.size("intermediate_size", 3072), v.size("num_attention_heads", 12)
+    patch, size, ch = v.size("patch_size", 16), v.size("image_size", 224), v.size("num_channels", 3)
+    patches = (size // patch) ** 2
+    acc.add("vision", "replicated", "vision_tower.embeddings.patch_embedding", ch * patch * patch * hv + hv)
+    acc.add("vision", "replicated", "vision_tower.embeddings.position_embedding", patches * hv)
+    for i in range(layers):
+        b = f"vision_tower.encoder.layers.{i}"
+        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            acc.linear("vision", "tp", f"{b}.self_attn.{name}", hv, hv, bias=True)
+        acc.linear("vision", "tp", f"{b}.mlp.fc1", hv, iv, bias=True)
+        acc.linear("vision", "tp", f"{b}.mlp.fc2", iv, hv, bias=True)
+        acc.add("vision", "replicated", f"{b}.layer_norms", 4 * hv)
+    acc.add("vision", "replicated", "vision_tower.post_layernorm", 2 * hv)
+    if v.flag("vision_use_head", True):
+        acc.add("vision", "replicated", "vision_tower.head.probe", hv)
+        acc.linear("vision", "tp", "vision_tower.head.attention.in_proj", hv, 3 * hv, bias=True)
+        acc.linear("vision", "tp", "vision_tower.head.attention.out_proj", hv, hv, bias=True)
+        acc.add("vision", "replicated", "vision_tower.head.layernorm", 2 * hv)
+        acc.linear("vision", "tp", "vision_tower.head.mlp.fc1", hv, iv, bias=True)
+        acc.linear("vision", "tp", "vision_tower.head.mlp.fc2", iv, hv, bias=True)
+    acc.linear("projector", "tp", "multi_modal_projector.mm_input_projection", hv, text_hidden)
+    acc.add("projector", "replicated", "multi_modal_projector.mm_soft_emb_norm", hv)
+    notes.append(
+        f"vision tower (SigLIP, {layers} layers of {hv}) and projector counted and split by TP as vLLM"
+        f" does; each {size}px image adds {mm_tokens} tokens"
+    )
+    return Vision("siglip", layers, hv, iv, heads, patches, mm_tokens, f"one {size}x{size} px image")
 
 
 _TEXT_RULES = {"decoder": _decoder, "gpt_oss": _gpt_oss, "llama4": _llama4, "qwen3_next": _qwen3_next}
@@ -626,7 +710,7 @@ def read(cfg: ModelConfig, *, skip: tuple[str, ...] = ()) -> Read:
     if tied_v is None and t.text:
         tied_v = raw.get("tie_word_embeddings")
     c.read.add("tie_word_embeddings")
-    tied = bool(tied_v) if tied_v is not None else False
+    tied = bool(tied_v) if tied_v is not None else t.tie
     acc.add("embedding", "tp", f"{pre}embed_tokens", vocab * h)
     if not tied:
         acc.add("head", "tp", "lm_head", vocab * h)
@@ -637,9 +721,13 @@ def read(cfg: ModelConfig, *, skip: tuple[str, ...] = ()) -> Read:
         vc = cfg.raw.get("vision_config")
         if isinstance(vc, dict):
             v = _Cfg(vc, cfg.origin, "vision_config.", {})
-            vision = (
-                _vision_qwen3_vl(v, acc, notes, h) if t.vision == "qwen3_vl" else _vision_llama4(v, acc, notes, h)
-            )
+            if t.vision == "qwen3_vl":
+                vision = _vision_qwen3_vl(v, acc, notes, h)
+            elif t.vision == "siglip":
+                mm = cfg.raw.get("mm_tokens_per_image", 256)
+                vision = _vision_siglip(v, acc, notes, h, mm if type(mm) is int and mm > 0 else 256)
+            else:
+                vision = _vision_llama4(v, acc, notes, h)
         else:
             notes.append(
                 "no vision_config in this config: the vision tower is not counted (transformers would"
@@ -648,6 +736,19 @@ def read(cfg: ModelConfig, *, skip: tuple[str, ...] = ()) -> Read:
     if not dec.layers:
         raise InputError(f"{cfg.origin}: {where}num_hidden_layers: 0 decoder layers: nothing to plan")
     params = acc.total()
+    eager = 0
+    if c.get("attn_logit_softcapping"):
+        eager = len(dec.layers)
+        notes.append(
+            f"eager attention: attn_logit_softcapping {c.get('attn_logit_softcapping')}: the fused kernels"
+            " (SDPA, npu_fusion_attention) cannot soft-cap the scores, so transformers runs attention eager;"
+            " activations include the seq x seq scores"
+        )
+    elif raw.get("attn_implementation") == "eager" or cfg.raw.get("attn_implementation") == "eager":
+        eager = len(dec.layers)
+        notes.append(
+            "eager attention: attn_implementation is eager; activations include the seq x seq scores"
+        )
     shape = Shape(
         model=_model_name(cfg),
         params=params,
@@ -661,6 +762,7 @@ def read(cfg: ModelConfig, *, skip: tuple[str, ...] = ()) -> Read:
         weights=acc.weights(),
         experts=dec.experts,
         experts_per_token=dec.top_k if dec.experts else 0,
+        eager_layers=eager,
         vision=vision,
         rules=f"cannenv rules ({cfg.model_type}: {t.source})",
     )

@@ -18,10 +18,20 @@ class Chip(BaseModel):
     source: str
 
 
+class Announced(BaseModel):
+    """A device memory size the vendor announced but no device output shows yet: said in the
+    answer, never planned with (the usable total npu-smi shows is smaller and unknown)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str
+    source: str
+
+
 class Chips(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     schema_version: int
     families: dict[str, Chip]
+    announced_hbm: dict[str, Announced] = {}
 
 
 @cache
@@ -35,3 +45,7 @@ def chips() -> Chips:
 
 def of_family(family: str | None) -> Chip | None:
     return chips().families.get(str(family)) if family else None
+
+
+def announced_hbm(family: str | None) -> Announced | None:
+    return chips().announced_hbm.get(str(family)) if family else None

@@ -226,6 +226,18 @@ def activation_bytes(s: Shape, batch: int, seq: int, act_bytes: float, tp: int =
     return int(tokens * per_token + logits + scores)
 
 
+def vision_activation_bytes(s: Shape, images: int, act_bytes: float, tp: int = 1) -> int:
+    """Peak of the vision tower over ``images`` images (run before the decoder's prefill, so the
+    plan takes the larger of the two): per patch the residual, the normed input and the block
+    output (3 h_v) plus the larger of the QKV output and the MLP's hidden (fused attention: no
+    patch x patch scores)."""
+    v = s.vision
+    if v is None or images <= 0:
+        return 0
+    per_patch = 3 * v.hidden + max(math.ceil(3 * v.hidden / tp), math.ceil(v.intermediate / tp))
+    return int(images * v.patches_per_image * per_patch * act_bytes)
+
+
 def _weights_per_device(s: Shape, dtype: str | Scheme, tp: int, ep: int = 1) -> int:
     # Megatron/vLLM: column/row-parallel linears and the vocab-parallel embedding and head split
     # across TP ranks; K/V projections split by KV head (replicated once TP exceeds them); experts
@@ -349,7 +361,11 @@ def _plannable(s: Shape) -> None:
             " a plan would call it free",
             hint="check num_key_value_heads / head_dim in the config (or its text_config)",
         )
-    if not s.encoder_only and kv_bytes_per_token(s, 2.0) == 0 and not any(lay.state_elems for lay in s.layers):
+    if (
+        not s.encoder_only
+        and kv_bytes_per_token(s, 2.0) == 0
+        and not any(lay.state_elems for lay in s.layers)
+    ):
         raise InputError(f"{s.model}: 0 KV bytes per token for a decoder: check the attention sizes")
 
 
@@ -364,10 +380,13 @@ def _device(
     hbm: int | None,
     reserve: int,
     ep: int = 1,
+    images: int = 0,
 ) -> DevicePlan:
     w = _weights_per_device(s, dtype, tp, ep)
     kv = kv_cache_bytes(s, batch, seq, kv_b, tp)
-    act = activation_bytes(s, batch, seq, act_b, tp)
+    act = max(
+        activation_bytes(s, batch, seq, act_b, tp), vision_activation_bytes(s, batch * images, act_b, tp)
+    )
     total = w + kv + act + reserve
     max_tokens = None
     if hbm is not None:
@@ -393,6 +412,7 @@ def plan(
     kv_dtype: str | None = None,
     reserve: int | None = None,
     notes: tuple[str, ...] = (),
+    images: int = 0,
 ) -> Plan:
     sch = scheme_of(dtype)
     if batch < 1 or seq_len < 1 or tp < 1 or ep < 1:
@@ -412,8 +432,14 @@ def plan(
     act_b = sch.dense_bytes
     res = reserve if reserve is not None else (IDLE_RESERVED_MIB + RUNTIME_WORKSPACE_MIB) << 20
     candidates = [t for t in TP_CANDIDATES if not s.heads or s.heads % t == 0]
-    per_tp = tuple(_device(s, sch, kv_b, act_b, batch, seq_len, t, hbm, res, ep) for t in candidates)
-    at = _device(s, sch, kv_b, act_b, batch, seq_len, tp, hbm, res, ep)
+    if images < 0 or (images and s.vision is None):
+        raise InputError(
+            f"--images {images}: {s.model} has no vision tower in this config"
+            if images > 0
+            else "--images must be at least 0"
+        )
+    per_tp = tuple(_device(s, sch, kv_b, act_b, batch, seq_len, t, hbm, res, ep, images) for t in candidates)
+    at = _device(s, sch, kv_b, act_b, batch, seq_len, tp, hbm, res, ep, images)
     min_tp = next((p.tp for p in per_tp if p.fits), None) if hbm is not None else None
     return Plan(
         s,
@@ -433,4 +459,5 @@ def plan(
         min_tp,
         notes,
         ep,
+        images,
     )

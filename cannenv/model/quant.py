@@ -222,7 +222,8 @@ def from_config(raw: dict[str, Any], origin: str) -> Scheme | None:
             scale_bytes=1.0,
             skip=skip,
             needs_format="mxfp4",
-            source="quantization_config mxfp4 (OCP MX): e2m1 weights, one E8M0 scale byte per 32 along the input",
+            source="quantization_config mxfp4 (OCP MX): e2m1 weights, one E8M0 scale byte per 32"
+            " along the input",
         )
     if method == "modelopt":
         return _modelopt(q, origin, skip)

@@ -227,7 +227,9 @@ def test_same_plan_under_the_oldest_transformers() -> None:
     pytest.importorskip("transformers")
     target = _oldest_tf()
     names = sorted(p.stem for p in REAL.glob("*.json"))
-    planned = [n for n in names if arch.plannable(arch.resolve(config.load(config=str(REAL / f"{n}.json")))[0])]
+    planned = [
+        n for n in names if arch.plannable(arch.resolve(config.load(config=str(REAL / f"{n}.json")))[0])
+    ]
     assert len(planned) >= 15
     for name in names:  # the others are built on the meta device by the transformers on the path
         args = ("memory", "--config", str(REAL / f"{name}.json"), "--json", "--tp", "2", "--seq-len", "8192")
@@ -241,3 +243,102 @@ def test_same_plan_under_the_oldest_transformers() -> None:
             assert a["rules"] != b["rules"]  # which transformers built it is said
             a.pop("rules"), b.pop("rules")
             assert a == b, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Mixtral-8x7B-v0.1",
+        "Qwen3-30B-A3B",
+        "Qwen3-30B-A3B-FP8",
+        "DeepSeek-V2-Lite",
+        "Llama-2-7B-GPTQ",
+        "gemma-2-9b",
+        "Phi-3-mini-4k-instruct",
+    ],
+)
+def test_own_rules_agree_with_the_meta_build(name: str) -> None:
+    """The configs planned before issue 32 by building the model on the meta device: cannenv's rules
+    give the same parameters, roles and bytes per device (bf16, int8, int4 and the own format)."""
+    pytest.importorskip("transformers")
+    from cannenv.model import trace
+
+    cfg = config.load(config=str(REAL / f"{name}.json"))
+    own = quant.from_config(cfg.raw, cfg.origin)
+    skip = own.skip if own else ()
+    ours, built = arch.read(cfg, skip=skip).shape, trace.shape(cfg, skip=skip)
+    assert ours.params == built.params and ours.by_role() == built.by_role()
+    assert ours.intermediate == built.intermediate and ours.experts_per_token == built.experts_per_token
+    assert [(lay.kind, lay.kv_heads, lay.head_dim, lay.window, lay.latent) for lay in ours.layers] == [
+        (lay.kind, lay.kv_heads, lay.head_dim, lay.window, lay.latent) for lay in built.layers
+    ]
+    for sch in [quant.DTYPES[d] for d in ("bf16", "int8", "int4")] + ([own] if own else []):
+        for tp in (1, 2, 8):
+            a = memory.plan(ours, dtype=sch, batch=1, seq_len=64, tp=tp)
+            b = memory.plan(built, dtype=sch, batch=1, seq_len=64, tp=tp)
+            assert (a.at_tp.weights, a.at_tp.kv_cache, a.at_tp.activations) == (
+                b.at_tp.weights,
+                b.at_tp.kv_cache,
+                b.at_tp.activations,
+            ), (sch.name, tp)
+
+
+GEMMA3_12B = {
+    # the form of google/gemma-3-12b-it's config.json: the text sizes that differ from
+    # Gemma3TextConfig's defaults, nothing else (head_dim 256, vocabulary 262,208 come from them)
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "mm_tokens_per_image": 256,
+    "model_type": "gemma3",
+    "text_config": {
+        "hidden_size": 3840,
+        "intermediate_size": 15360,
+        "model_type": "gemma3_text",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 48,
+        "num_key_value_heads": 8,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_window": 1024,
+    },
+    "torch_dtype": "bfloat16",
+    "vision_config": {
+        "hidden_size": 1152,
+        "image_size": 896,
+        "intermediate_size": 4304,
+        "model_type": "siglip_vision_model",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 27,
+        "patch_size": 14,
+        "vision_use_head": False,
+    },
+}
+
+
+def test_gemma3_from_defaults_and_its_siglip_tower() -> None:
+    shp = arch.read(config.from_dict(GEMMA3_12B, "gemma3")).shape
+    h, n, v, hv, iv = 3840, 48, 262208, 1152, 4304
+    text = n * (h * 4096 + 2 * h * 2048 + 4096 * h + 2 * 256 + 3 * h * 15360 + 4 * h) + v * h + h
+    vision = (
+        3 * 14 * 14 * hv
+        + hv
+        + 64 * 64 * hv
+        + 27 * (4 * (hv * hv + hv) + 2 * hv * iv + iv + hv + 4 * hv)
+        + 2 * hv
+    )
+    assert shp.params == text + vision + hv * h + hv  # tied embeddings; projector matrix + RMSNorm
+    assert shp.params == 12_187_325_040  # the published 12.2B
+    assert shp.tied and shp.vision is not None and shp.vision.tokens_per_image == 256
+    # every 6th layer global, the others a 1,024-token window
+    assert sum(1 for lay in shp.layers if lay.window == 1024) == 40
+    assert memory.kv_bytes_per_token(shp, 2.0) == 48 * 2 * 8 * 256 * 2
+
+
+@pytest.mark.slow
+def test_gemma3_agrees_with_the_meta_build() -> None:
+    pytest.importorskip("transformers")
+    from cannenv.model import trace
+
+    cfg = config.from_dict(GEMMA3_12B, "gemma3")
+    ours, built = arch.read(cfg).shape, trace.shape(cfg)
+    assert ours.params == built.params and ours.attention_kinds == built.attention_kinds
+    assert memory.kv_cache_bytes(ours, 2, 8192, 2.0) == memory.kv_cache_bytes(built, 2, 8192, 2.0)
