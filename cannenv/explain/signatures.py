@@ -18,11 +18,16 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cannenv.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cannenv.explain.knowledge import Knowledge
 
 REQUIRED_CAUSES: tuple[str, ...] = (
     "env-not-sourced",
@@ -43,6 +48,28 @@ REQUIRED_CAUSES: tuple[str, ...] = (
 """Cause ids of the stable JSON schema: more may be added, none renamed or removed."""
 
 MAX_SIGNATURE_BYTES = 4 << 20
+KNOWLEDGE_PRIORITY = -20
+"""Priority of the signatures made from the vendor's code tables: below every hand-written one."""
+_NOT_RE2 = (
+    (re.compile(r"\(\?<?[=!]"), "lookaround ((?=, (?!, (?<=, (?<!)"),
+    (re.compile(r"\\[1-9]|\(\?P=|\\k<"), "a backreference"),
+    (re.compile(r"\(\?>|[*+?}][+]"), "an atomic group or possessive quantifier"),
+)
+
+
+def re2_subset_problem(rx: str) -> str | None:
+    """Why ``rx`` is outside the RE2 subset (so not linear-time), or None. Signature patterns are
+    data a user may supply: none may backtrack exponentially (docs/explain.md)."""
+    for bad, what in _NOT_RE2:
+        if bad.search(rx):
+            return f"regex uses {what}, outside the RE2 subset (matching must be linear in the input)"
+    try:
+        re.compile(rx)
+    except re.error as exc:
+        return f"regex does not compile: {exc}"
+    return None
+
+
 _ID = r"^[a-z0-9][a-z0-9_-]*[a-z0-9]$"
 _MAX_REGEX = 400
 
@@ -83,10 +110,9 @@ class PatternModel(_Frozen):
         if self.regex is not None:
             if self.anchor is None:
                 raise ValueError("a regex needs an anchor: a literal every match contains")
-            try:
-                re.compile(self.regex)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc}") from None
+            problem = re2_subset_problem(self.regex)
+            if problem:
+                raise ValueError(problem)
         elif self.anchor is not None:
             raise ValueError("anchor goes with regex only")
         return self
@@ -124,6 +150,9 @@ class SignatureModel(_Frozen):
     all: tuple[PatternModel, ...] = ()
     priority: int = Field(0, ge=-100, le=100)
     causes: tuple[SignatureCauseModel, ...] = Field(min_length=1)
+    rules_out: tuple[str, ...] = ()
+    """Causes the log's own detail excludes when this signature matches (a trap: the obvious
+    keyword of another signature points one way, this detail another)."""
     note: str = ""
 
 
@@ -168,6 +197,11 @@ class SignatureFile(_Frozen):
                     for c in sc.checks or ()
                     if c not in known_checks
                 ]
+            problems += [
+                f"signature {sig.id}: rules out unknown cause {c!r}"
+                for c in sig.rules_out
+                if c not in self.causes
+            ]
             if len({sc.id for sc in sig.causes}) != len(sig.causes):
                 problems.append(f"signature {sig.id}: a cause listed twice")
         if problems:
@@ -184,6 +218,8 @@ class Pattern:
     key: str
     anchor: str
     regex: re.Pattern[str] | None
+    capture: str | None = None
+    """An extractor's id: the scan keeps the values of the regex's groups, not only the lines."""
 
 
 @dataclass(frozen=True)
@@ -235,6 +271,9 @@ class Signature:
     priority: int
     causes: tuple[SignatureCause, ...]
     note: str
+    rules_out: tuple[str, ...] = ()
+    derived: bool = False
+    """Made from the knowledge tables (a code, a library, a symbol), not written by hand."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +282,8 @@ class SignatureTable:
     causes: dict[str, Cause]
     signatures: tuple[Signature, ...]
     patterns: tuple[Pattern, ...]
-    """Every distinct pattern of every signature, once."""
+    """Every distinct pattern of every signature, once (and the knowledge's extractors)."""
+    knowledge: Knowledge | None = None
 
     def signature(self, sid: str) -> Signature:
         for s in self.signatures:
@@ -257,13 +297,86 @@ def _pattern(p: PatternModel) -> Pattern:
         return Pattern(key=f"text:{p.text}", anchor=p.text, regex=None)
     if p.code is not None:
         # a code as a whole word: 561103 but not 5611030, EI0005 but not EI00051
-        rx = re.compile(rf"(?<![0-9A-Za-z]){re.escape(p.code)}(?![0-9A-Za-z])")
+        rx = re.compile(rf"(?:^|[^0-9A-Za-z]){re.escape(p.code)}(?:[^0-9A-Za-z]|$)")
         return Pattern(key=f"code:{p.code}", anchor=p.code, regex=rx)
     assert p.regex is not None and p.anchor is not None
     return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, regex=re.compile(p.regex))
 
 
-def build(model: SignatureFile) -> SignatureTable:
+def _code_signatures(
+    knowledge: Knowledge, pat: Callable[[PatternModel], Pattern], patterns: dict[str, Pattern]
+) -> list[Signature]:
+    """A signature for every code of the vendor's tables that points to a cause: E-codes as whole
+    words, numeric codes only after an error word on the same line."""
+    out = []
+    family_title = {
+        "acl-runtime": "CANN runtime (ACL_ERROR_RT_*)",
+        "acl": "ACL (acl_base.h)",
+        "aclnn": "aclnn operator API (libopapi)",
+        "hccl": "HCCL/HCCP",
+    }
+    for c in knowledge.codes:
+        if not c.causes or c.family not in family_title:
+            continue
+        if c.code[0] == "E":
+            p = pat(PatternModel(code=c.code))
+        else:
+            rx = rf"(?i)(?:code|errno|err|ret|status|fail|result)[^0-9\n]{{0,40}}{c.code}(?:[^0-9]|$)"
+            p = patterns.setdefault(
+                f"knowledge-code:{c.code}", Pattern(f"knowledge-code:{c.code}", c.code, re.compile(rx))
+            )
+        out.append(
+            Signature(
+                id=f"code-{c.code}",
+                title=f"{c.code} {c.name}: {c.meaning}",
+                component=family_title[c.family],
+                any=(p,),
+                all=(),
+                priority=KNOWLEDGE_PRIORITY,
+                causes=tuple(
+                    SignatureCause(
+                        id=cid,
+                        why=f"the vendor's table: {c.code} is {c.name} ({c.meaning})",
+                        sources=(c.source,),
+                        checks=None,
+                        when=None,
+                        remedy=None,
+                    )
+                    for cid in c.causes
+                ),
+                note="",
+                derived=True,
+            )
+        )
+    for st in knowledge.hccl_stages:
+        text = f"[{st.stage}][{st.tag}]"
+        out.append(
+            Signature(
+                id=f"hccl-stage-{st.stage.lower()}-{st.tag.lower().replace(' ', '-')}",
+                title=f"HCCL {text}: {st.meaning}",
+                component="HCCL (plog stage keywords)",
+                any=(pat(PatternModel(text=text)),),
+                all=(),
+                priority=15,
+                causes=tuple(
+                    SignatureCause(
+                        cid,
+                        f"HCCL's fault guide: {text} is where {st.meaning}",
+                        (st.source,),
+                        None,
+                        None,
+                        None,
+                    )
+                    for cid in st.causes
+                ),
+                note="",
+                derived=True,
+            )
+        )
+    return out
+
+
+def build(model: SignatureFile, knowledge: Knowledge | None = None) -> SignatureTable:
     patterns: dict[str, Pattern] = {}
 
     def pat(p: PatternModel) -> Pattern:
@@ -290,18 +403,47 @@ def build(model: SignatureFile) -> SignatureTable:
                 for c in s.causes
             ),
             note=s.note,
+            rules_out=s.rules_out,
         )
         for s in model.signatures
     )
+    sources = {k: Source(k, v.title, v.url) for k, v in model.sources.items()}
+    if knowledge is not None:
+        _check_knowledge(knowledge, model)
+        sources.update({k: Source(k, t, u) for k, (t, u) in knowledge.sources.items()})
+        sigs = sigs + tuple(_code_signatures(knowledge, pat, patterns))
+        for e in knowledge.extractors:
+            key = f"extract:{e.id}"
+            patterns[key] = Pattern(key, e.anchor, re.compile(e.regex), capture=e.id)
     return SignatureTable(
-        sources={k: Source(k, v.title, v.url) for k, v in model.sources.items()},
+        sources=sources,
         causes={
             k: Cause(k, v.title, v.checks, v.facts, v.remedy, v.version_problem)
             for k, v in model.causes.items()
         },
         signatures=sigs,
         patterns=tuple(patterns.values()),
+        knowledge=knowledge,
     )
+
+
+def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
+    """Every cause the knowledge names is a cause of the signature file, every source a source of
+    either file."""
+    sources = set(model.sources) | set(knowledge.sources)
+    problems: list[str] = []
+    rows: list[tuple[str, tuple[str, ...], str]] = [
+        (f"code {c.code}", c.causes, c.source) for c in knowledge.codes
+    ]
+    rows += [(f"library {x.name}", x.causes, x.source) for x in knowledge.libraries]
+    rows += [(f"symbol {x.prefix}", x.causes, x.source) for x in knowledge.symbols]
+    rows += [(f"stage {x.stage}/{x.tag}", x.causes, x.source) for x in knowledge.hccl_stages]
+    for what, causes, source in rows:
+        problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
+        if source not in sources:
+            problems.append(f"{what}: unknown source {source!r}")
+    if problems:
+        raise InputError("invalid knowledge file:\n" + "\n".join(sorted(set(problems))))
 
 
 def parse(raw: Any, *, source: str) -> SignatureTable:
@@ -315,7 +457,9 @@ def parse(raw: Any, *, source: str) -> SignatureTable:
         raise InputError(
             f"invalid signature file:\n{problems}", hint="see docs/explain.md (How to add a signature)"
         ) from None
-    return build(model)
+    from cannenv.explain import knowledge
+
+    return build(model, knowledge.shipped())
 
 
 def load(path: str | Path) -> SignatureTable:

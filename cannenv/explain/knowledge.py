@@ -1,0 +1,382 @@
+"""Knowledge from the vendor's complete tables: ``matrices/explain/knowledge.yaml``, validated at load.
+
+Hand-written signatures (signatures.yaml) follow the wording of errors seen before; this file
+holds what generalises to errors never seen:
+
+* ``codes``: every ACL/runtime, aclnn, HCCL (EI/EJ) and HcclResult code of the vendor's tables, each
+  with its name, meaning, source and the causes it points to. Every code with causes becomes a
+  signature ranked below every hand-written one (numeric codes only next to an error word:
+  ``error code is 507033``, ``ret=207001``, not a token count that happens to be 107000);
+* ``libraries``/``packages``: a missing shared object mapped to the package that ships it;
+* ``symbols``: an undefined symbol, demangled (itanium-demangler) and mapped by namespace or C
+  prefix to the component that provides it, narrowed by the library that needs it;
+* ``extractors``: patterns that pull the value out of a line (the library, the symbol, a version
+  the log prints, an HCCL result code). Versions a log prints are facts of the log's environment
+  (:mod:`cannenv.explain.judge` weighs them against the host's).
+
+Every pattern is in the RE2 subset (no backreferences, no lookaround): linear in its input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from cannenv.errors import InputError
+
+MAX_KNOWLEDGE_BYTES = 4 << 20
+ExtractorKind = Literal["library", "symbol", "version", "hccl-result"]
+CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SourceModel(_Frozen):
+    title: str = Field(min_length=1)
+    url: str = Field(pattern=r"^https://[^\s]+$")
+
+
+class CodeModel(_Frozen):
+    code: str = Field(pattern=r"^(E[0-9A-Z]{2}\d{3}|[1-5]\d{5}|HCCL_E_[A-Z_]+)$")
+    name: str = Field(min_length=2)
+    value: int | None = None
+    """The numeric value of a named code (HcclResult)."""
+    family: CodeFamily
+    meaning: str = Field(min_length=2)
+    causes: tuple[str, ...] = ()
+    source: str
+
+
+class PackageModel(_Frozen):
+    title: str = Field(min_length=2)
+    causes: tuple[str, ...] = Field(min_length=1)
+
+
+class LibraryModel(_Frozen):
+    name: str = Field(pattern=r"^[A-Za-z0-9_+.-]+$")
+    prefix: bool = False
+    package: str
+    source: str
+
+
+class SymbolModel(_Frozen):
+    prefix: str = Field(min_length=2)
+    provider: str = Field(min_length=2)
+    needed_by: str | None = None
+    """Only when the library that needs the symbol contains this literal."""
+    needed_by_not: str | None = None
+    """Only when the library that needs the symbol does not contain this literal."""
+    causes: tuple[str, ...] = Field(min_length=1)
+    source: str
+
+
+class StageModel(_Frozen):
+    stage: str = Field(pattern=r"^[A-Za-z]+$")
+    tag: str = Field(pattern=r"^[A-Za-z ]+$")
+    meaning: str = Field(min_length=2)
+    causes: tuple[str, ...] = Field(min_length=1)
+    source: str
+
+
+class ExtractorModel(_Frozen):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    kind: ExtractorKind
+    component: str | None = None
+    anchor: str = Field(min_length=3)
+    regex: str = Field(min_length=3, max_length=400)
+
+    @model_validator(mode="after")
+    def _check(self) -> ExtractorModel:
+        from cannenv.explain.signatures import re2_subset_problem
+
+        problem = re2_subset_problem(self.regex)
+        if problem:
+            raise ValueError(problem)
+        if (self.kind == "version") != (self.component is not None):
+            raise ValueError("a version extractor names its component, no other does")
+        return self
+
+
+class KnowledgeFile(_Frozen):
+    schema_version: Literal[1] = 1
+    sources: dict[str, SourceModel]
+    packages: dict[str, PackageModel]
+    libraries: tuple[LibraryModel, ...]
+    symbols: tuple[SymbolModel, ...]
+    hccl_stages: tuple[StageModel, ...] = ()
+    extractors: tuple[ExtractorModel, ...]
+    codes: tuple[CodeModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> KnowledgeFile:
+        problems: list[str] = []
+        seen: set[str] = set()
+        for c in self.codes:
+            if c.code in seen:
+                problems.append(f"code {c.code}: listed twice")
+            seen.add(c.code)
+        problems += [
+            f"library {lib.name}: unknown package {lib.package!r}"
+            for lib in self.libraries
+            if lib.package not in self.packages
+        ]
+        if len({e.id for e in self.extractors}) != len(self.extractors):
+            problems.append("an extractor id is used twice")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+# ------------------------------------------------------------------------------ engine values
+@dataclass(frozen=True)
+class Code:
+    code: str
+    name: str
+    family: str
+    meaning: str
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    prefix: bool
+    package: str
+    package_title: str
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class SymbolRule:
+    prefix: str
+    provider: str
+    needed_by: str | None
+    needed_by_not: str | None
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    stage: str
+    tag: str
+    meaning: str
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class Extractor:
+    id: str
+    kind: str
+    component: str | None
+    anchor: str
+    regex: str
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    sources: Mapping[str, tuple[str, str]]
+    """id -> (title, url)"""
+    codes: tuple[Code, ...]
+    libraries: tuple[Library, ...]
+    symbols: tuple[SymbolRule, ...]
+    extractors: tuple[Extractor, ...]
+    hccl_results: Mapping[int, Code]
+    hccl_stages: tuple[Stage, ...] = ()
+
+    def library(self, soname: str) -> Library | None:
+        """The package row of a shared object (``libhccl.so.1`` → libhccl): the exact name, else the
+        longest prefix row."""
+        stem = soname.rsplit("/", 1)[-1]
+        stem = re.sub(r"\.so(\.[0-9]+)*$", "", stem)
+        best: Library | None = None
+        for lib in self.libraries:
+            if lib.name == stem and not lib.prefix:
+                return lib
+            if lib.prefix and stem.startswith(lib.name) and (best is None or len(lib.name) > len(best.name)):
+                best = lib
+        return best
+
+    def symbol(self, demangled: str, needed_by: str) -> SymbolRule | None:
+        """The first rule whose prefix begins the symbol's qualified name (or the C name) and whose
+        library condition fits."""
+        name = demangled
+        for lead in ("const ", "void ", "int ", "bool ", "unsigned ", "long "):
+            if name.startswith(lead):
+                name = name[len(lead) :]
+        for rule in self.symbols:
+            if not name.startswith(rule.prefix):
+                continue
+            if rule.needed_by is not None and rule.needed_by not in needed_by:
+                continue
+            if rule.needed_by_not is not None and rule.needed_by_not in needed_by:
+                continue
+            return rule
+        return None
+
+
+def demangle(symbol: str) -> str | None:
+    """The demangled C++ name (itanium-demangler), or None when it is not a mangled name or cannot
+    be parsed (a cut-off symbol)."""
+    if not symbol.startswith("_Z"):
+        return None
+    try:
+        from itanium_demangler import parse
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    try:
+        node = parse(symbol)
+    except Exception:  # the library raises on some malformed inputs
+        return None
+    if node is None:
+        return None
+    text = str(node)
+    # itanium-demangler writes a function with its return type first for templates
+    return text
+
+
+def build(model: KnowledgeFile) -> Knowledge:
+    return Knowledge(
+        sources={k: (v.title, v.url) for k, v in model.sources.items()},
+        codes=tuple(Code(c.code, c.name, c.family, c.meaning, c.causes, c.source) for c in model.codes),
+        libraries=tuple(
+            Library(
+                lib.name,
+                lib.prefix,
+                lib.package,
+                model.packages[lib.package].title,
+                model.packages[lib.package].causes,
+                lib.source,
+            )
+            for lib in model.libraries
+        ),
+        symbols=tuple(
+            SymbolRule(s.prefix, s.provider, s.needed_by, s.needed_by_not, s.causes, s.source)
+            for s in model.symbols
+        ),
+        extractors=tuple(Extractor(e.id, e.kind, e.component, e.anchor, e.regex) for e in model.extractors),
+        hccl_results={
+            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source)
+            for c in model.codes
+            if c.family == "hccl-result" and c.value is not None
+        },
+        hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
+    )
+
+
+def parse_knowledge(raw: Any, *, source: str) -> Knowledge:
+    try:
+        model = KnowledgeFile.model_validate(raw)
+    except ValidationError as exc:
+        problems = "\n".join(
+            f"{source}: field {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InputError(
+            f"invalid knowledge file:\n{problems}", hint="see docs/explain.md (Knowledge tables)"
+        ) from None
+    return build(model)
+
+
+def load(path: str | Path) -> Knowledge:
+    from cannenv.records import decode_utf8, load_yaml, read_bytes
+
+    p = Path(path)
+    text = decode_utf8(read_bytes(p, what="knowledge file", max_bytes=MAX_KNOWLEDGE_BYTES), source=str(p))
+    try:
+        raw = load_yaml(text)
+    except Exception as exc:  # yaml.YAMLError and the node-count bound
+        raise InputError(f"{p}: not valid YAML: {exc}") from None
+    return parse_knowledge(raw, source=str(p))
+
+
+def shipped_path() -> Path:
+    from cannenv.resources import matrices_dir
+
+    return matrices_dir() / "explain" / "knowledge.yaml"
+
+
+@cache
+def shipped() -> Knowledge:
+    return load(shipped_path())
+
+
+def json_schema() -> dict[str, Any]:
+    schema = KnowledgeFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "cannenv explain knowledge tables"
+    return schema
+
+
+_HEADER_ROW = re.compile(
+    r"^\s*(?:#define\s+|static const int\s+)(ACL_ERROR_[A-Z0-9_]+)\s*=?\s*([0-9]{6})\s*;?\s*(?://\s*(.*))?$"
+)
+
+
+def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]]:
+    """Rows of ``codes`` from a vendor header (rt_error_codes.h, acl_base.h): code, name, meaning
+    (the header's comment, else the name in words); causes are left empty for a person to set."""
+    rows: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        m = _HEADER_ROW.match(line)
+        if m:
+            name, code, comment = m.group(1), m.group(2), (m.group(3) or "").strip()
+            meaning = comment or name.removeprefix("ACL_ERROR_").replace("_", " ").lower()
+            rows.append(
+                {
+                    "code": code,
+                    "name": name,
+                    "family": family,
+                    "meaning": meaning,
+                    "causes": [],
+                    "source": source,
+                }
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m cannenv.explain.knowledge --schema`` prints the JSON Schema;
+    ``--import-header FILE FAMILY SOURCE`` prints the code rows of a vendor header that the
+    shipped table lacks (refresh: docs/explain.md)."""
+    import json
+    import sys
+
+    import yaml
+
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--schema"]:
+        print(json.dumps(json_schema(), indent=2, sort_keys=True))
+        return 0
+    if len(args) == 4 and args[0] == "--import-header":
+        known = {c.code for c in shipped().codes}
+        rows = [
+            r
+            for r in import_header(
+                Path(args[1]).read_text(encoding="utf-8", errors="replace"), family=args[2], source=args[3]
+            )
+            if r["code"] not in known
+        ]
+        print(yaml.safe_dump(rows, sort_keys=False, width=200), end="")
+        return 0
+    print(
+        "usage: python -m cannenv.explain.knowledge --schema > matrices/explain/knowledge.schema.json\n"
+        "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
