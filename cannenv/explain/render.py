@@ -244,7 +244,7 @@ def render_signature_doc(table: Any) -> str:
             families[code.family] = families.get(code.family, 0) + 1
         out += [
             "",
-            "From the knowledge tables (`matrices/explain/knowledge.yaml`, ranked below the signatures above): "
+            "From the knowledge tables (`matrices/explain/knowledge.yaml`, ranked below those above): "
             + ", ".join(f"{n} {fam} codes" for fam, n in families.items())
             + f", {len(k.hccl_stages)} HCCL stage keywords, {len(k.libraries)} shared objects mapped to their"
             f" packages, {len(k.symbols)} symbol namespaces, {len(k.extractors)} extractors.",
