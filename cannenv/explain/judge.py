@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cannenv.explain.scan import Hit, ScanResult
 from cannenv.explain.signatures import (
+    FAMILY_TITLE,
     Cause,
     Condition,
     Pattern,
@@ -43,6 +44,7 @@ from cannenv.explain.signatures import (
     SignatureCause,
     SignatureTable,
     Source,
+    code_signature,
 )
 
 if TYPE_CHECKING:
@@ -308,13 +310,11 @@ def _contradiction(component: str, facts: Facts | None, log_facts: Mapping[str, 
     )
 
 
-def log_facts_of(scan: ScanResult) -> dict[str, str]:
+def log_facts_of(table: SignatureTable, scan: ScanResult) -> dict[str, str]:
     """The versions the log prints (the version extractors of the knowledge): the first value of
     each component."""
-    from cannenv.explain.knowledge import shipped
-
     out: dict[str, str] = {}
-    for e in shipped().extractors:
+    for e in table.knowledge.extractors if table.knowledge is not None else ():
         if e.kind != "version" or e.component is None:
             continue
         found = scan.values.get(e.id)
@@ -351,7 +351,7 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 id=sid,
                 title=title,
                 component=component,
-                any=(Pattern(key, key, None),),
+                any=(Pattern(key, key, rx=None),),
                 all=(),
                 priority=priority,
                 causes=tuple(SignatureCause(c, why, (src,), None, None, None) for c, why, src in causes),
@@ -426,6 +426,18 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 for c in rule.causes
             ],
         )
+    code_values: dict[str, Any] = {}
+    for e in k.extractors:
+        if e.kind == "code":
+            for value, v in scan.values.get(e.id, {}).items():
+                code_values.setdefault(value, v)
+    for value, v in code_values.items():
+        code = k.code(value)
+        if code is None or not code.causes or code.family not in FAMILY_TITLE:
+            continue
+        key = f"derived:code:{value}"
+        hits[key] = Hit(v.count, [v.line])
+        sigs.append(code_signature(code, (Pattern(key, key, rx=None),)))
     for value, v in scan.values.get("hccl-result", {}).items():
         code = k.hccl_results.get(int(value)) if value.isdigit() else None
         if code is None or not code.causes:
@@ -485,7 +497,7 @@ def explain(
     derived, derived_hits = derive(table, scan)
     if derived_hits:
         scan = replace(scan, hits={**scan.hits, **derived_hits})
-    log_facts = log_facts_of(scan)
+    log_facts = log_facts_of(table, scan)
     found = matched(table, scan, derived)
     excluded: dict[str, str] = {}
     for sig in found:

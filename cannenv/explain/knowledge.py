@@ -24,115 +24,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing import TYPE_CHECKING, Any
 
 from cannenv.errors import InputError
 
+if TYPE_CHECKING:
+    from cannenv.explain.models import KnowledgeFile
+
 MAX_KNOWLEDGE_BYTES = 4 << 20
-ExtractorKind = Literal["library", "symbol", "version", "hccl-result"]
-CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SourceModel(_Frozen):
-    title: str = Field(min_length=1)
-    url: str = Field(pattern=r"^https://[^\s]+$")
-
-
-class CodeModel(_Frozen):
-    code: str = Field(pattern=r"^(E[0-9A-Z]{2}\d{3}|[1-5]\d{5}|HCCL_E_[A-Z_]+)$")
-    name: str = Field(min_length=2)
-    value: int | None = None
-    """The numeric value of a named code (HcclResult)."""
-    family: CodeFamily
-    meaning: str = Field(min_length=2)
-    causes: tuple[str, ...] = ()
-    source: str
-
-
-class PackageModel(_Frozen):
-    title: str = Field(min_length=2)
-    causes: tuple[str, ...] = Field(min_length=1)
-
-
-class LibraryModel(_Frozen):
-    name: str = Field(pattern=r"^[A-Za-z0-9_+.-]+$")
-    prefix: bool = False
-    package: str
-    source: str
-
-
-class SymbolModel(_Frozen):
-    prefix: str = Field(min_length=2)
-    provider: str = Field(min_length=2)
-    needed_by: str | None = None
-    """Only when the library that needs the symbol contains this literal."""
-    needed_by_not: str | None = None
-    """Only when the library that needs the symbol does not contain this literal."""
-    causes: tuple[str, ...] = Field(min_length=1)
-    source: str
-
-
-class StageModel(_Frozen):
-    stage: str = Field(pattern=r"^[A-Za-z]+$")
-    tag: str = Field(pattern=r"^[A-Za-z ]+$")
-    meaning: str = Field(min_length=2)
-    causes: tuple[str, ...] = Field(min_length=1)
-    source: str
-
-
-class ExtractorModel(_Frozen):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    kind: ExtractorKind
-    component: str | None = None
-    anchor: str = Field(min_length=3)
-    regex: str = Field(min_length=3, max_length=400)
-
-    @model_validator(mode="after")
-    def _check(self) -> ExtractorModel:
-        from cannenv.explain.signatures import re2_subset_problem
-
-        problem = re2_subset_problem(self.regex)
-        if problem:
-            raise ValueError(problem)
-        if (self.kind == "version") != (self.component is not None):
-            raise ValueError("a version extractor names its component, no other does")
-        return self
-
-
-class KnowledgeFile(_Frozen):
-    schema_version: Literal[1] = 1
-    sources: dict[str, SourceModel]
-    packages: dict[str, PackageModel]
-    libraries: tuple[LibraryModel, ...]
-    symbols: tuple[SymbolModel, ...]
-    hccl_stages: tuple[StageModel, ...] = ()
-    extractors: tuple[ExtractorModel, ...]
-    codes: tuple[CodeModel, ...] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _references(self) -> KnowledgeFile:
-        problems: list[str] = []
-        seen: set[str] = set()
-        for c in self.codes:
-            if c.code in seen:
-                problems.append(f"code {c.code}: listed twice")
-            seen.add(c.code)
-        problems += [
-            f"library {lib.name}: unknown package {lib.package!r}"
-            for lib in self.libraries
-            if lib.package not in self.packages
-        ]
-        if len({e.id for e in self.extractors}) != len(self.extractors):
-            problems.append("an extractor id is used twice")
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
 
 
 # ------------------------------------------------------------------------------ engine values
@@ -194,6 +93,12 @@ class Knowledge:
     extractors: tuple[Extractor, ...]
     hccl_results: Mapping[int, Code]
     hccl_stages: tuple[Stage, ...] = ()
+
+    def code(self, value: str) -> Code | None:
+        for c in self.codes:
+            if c.code == value:
+                return c
+        return None
 
     def library(self, soname: str) -> Library | None:
         """The package row of a shared object (``libhccl.so.1`` → libhccl): the exact name, else the
@@ -276,6 +181,10 @@ def build(model: KnowledgeFile) -> Knowledge:
 
 
 def parse_knowledge(raw: Any, *, source: str) -> Knowledge:
+    from pydantic import ValidationError
+
+    from cannenv.explain.models import KnowledgeFile
+
     try:
         model = KnowledgeFile.model_validate(raw)
     except ValidationError as exc:
@@ -313,6 +222,8 @@ def shipped() -> Knowledge:
 
 
 def json_schema() -> dict[str, Any]:
+    from cannenv.explain.models import KnowledgeFile
+
     schema = KnowledgeFile.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "cannenv explain knowledge tables"

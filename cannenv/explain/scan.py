@@ -217,7 +217,7 @@ class Scanner:
         """Examine the lines of ``window`` not seen before (repetition costs one look)."""
         seen = self._seen
         lines = window.split(b"\n")
-        fresh = [ln for ln in lines if ln not in seen]
+        fresh = list(dict.fromkeys(ln for ln in lines if ln not in seen))  # a repeated line: once
         if not fresh:
             return
         if len(seen) < MAX_SEEN_LINES:

@@ -18,9 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from typing import TYPE_CHECKING, Any
 
 from cannenv.errors import InputError
 
@@ -28,6 +26,29 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cannenv.explain.knowledge import Knowledge
+    from cannenv.explain.models import PatternModel, SignatureFile
+
+_MODELS = frozenset(
+    {
+        "SourceModel",
+        "CauseModel",
+        "PatternModel",
+        "ComponentCondition",
+        "SignatureCauseModel",
+        "SignatureModel",
+        "SignatureFile",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The pydantic models, from :mod:`cannenv.explain.models` (imported on first use only)."""
+    if name in _MODELS:
+        from cannenv.explain import models
+
+        return getattr(models, name)
+    raise AttributeError(name)
+
 
 REQUIRED_CAUSES: tuple[str, ...] = (
     "env-not-sourced",
@@ -74,141 +95,6 @@ _ID = r"^[a-z0-9][a-z0-9_-]*[a-z0-9]$"
 _MAX_REGEX = 400
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SourceModel(_Frozen):
-    title: str = Field(min_length=1)
-    url: str = Field(pattern=r"^https://[^\s]+$")
-
-
-class CauseModel(_Frozen):
-    title: str = Field(min_length=1)
-    checks: tuple[str, ...] = ()
-    """Doctor checks whose findings decide the cause (fail: confirmed; pass: ruled out)."""
-    facts: tuple[str, ...] = Field(min_length=1)
-    """What would decide it, said to a user without host facts."""
-    remedy: str = Field(min_length=1)
-    version_problem: bool = True
-
-
-class PatternModel(_Frozen):
-    """One thing to look for in a line: ``text`` (exact), ``code`` (a vendor code as a whole
-    word) or ``regex`` (with ``anchor``, a literal every match contains)."""
-
-    text: str | None = Field(None, min_length=3)
-    code: str | None = Field(None, pattern=r"^(E[0-9A-Z]{2}\d{3}|ERR\d{5}|[1-5]\d{5}|-?\d{4,6})$")
-    regex: str | None = Field(None, min_length=3, max_length=_MAX_REGEX)
-    anchor: str | None = Field(None, min_length=3)
-
-    @model_validator(mode="after")
-    def _one(self) -> PatternModel:
-        given = [k for k in ("text", "code", "regex") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("give exactly one of text, code, regex")
-        if self.regex is not None:
-            if self.anchor is None:
-                raise ValueError("a regex needs an anchor: a literal every match contains")
-            problem = re2_subset_problem(self.regex)
-            if problem:
-                raise ValueError(problem)
-        elif self.anchor is not None:
-            raise ValueError("anchor goes with regex only")
-        return self
-
-
-class ComponentCondition(_Frozen):
-    """A fact about one component that decides a cause for one signature: the driver (HDK),
-    CANN, or a Python distribution, compared with the project's own version grammars."""
-
-    component: str = Field(min_length=2)
-    below: str | None = None
-    at_least: str | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> ComponentCondition:
-        if (self.below is None) == (self.at_least is None):
-            raise ValueError("give exactly one of below, at_least")
-        return self
-
-
-class SignatureCauseModel(_Frozen):
-    id: str
-    why: str = Field(min_length=1)
-    sources: tuple[str, ...] = Field(min_length=1)
-    checks: tuple[str, ...] | None = None
-    when: ComponentCondition | None = None
-    remedy: str | None = None
-
-
-class SignatureModel(_Frozen):
-    id: str = Field(pattern=_ID)
-    title: str = Field(min_length=1)
-    component: str = Field(min_length=1)
-    any: tuple[PatternModel, ...] = Field(min_length=1)
-    all: tuple[PatternModel, ...] = ()
-    priority: int = Field(0, ge=-100, le=100)
-    causes: tuple[SignatureCauseModel, ...] = Field(min_length=1)
-    rules_out: tuple[str, ...] = ()
-    """Causes the log's own detail excludes when this signature matches (a trap: the obvious
-    keyword of another signature points one way, this detail another)."""
-    note: str = ""
-
-
-class SignatureFile(_Frozen):
-    schema_version: Literal[1] = 1
-    sources: dict[str, SourceModel]
-    causes: dict[str, CauseModel]
-    signatures: tuple[SignatureModel, ...] = Field(min_length=1)
-
-    @field_validator("causes")
-    @classmethod
-    def _stable_ids(cls, v: dict[str, CauseModel]) -> dict[str, CauseModel]:
-        missing = [c for c in REQUIRED_CAUSES if c not in v]
-        if missing:
-            raise ValueError(f"the stable cause ids are missing: {', '.join(missing)}")
-        bad = [c for c in v if not re.match(_ID, c)]
-        if bad:
-            raise ValueError(f"cause ids must be lower-case ids: {', '.join(bad)}")
-        return v
-
-    @model_validator(mode="after")
-    def _references(self) -> SignatureFile:
-        from cannenv.checks import all_checks
-
-        known_checks = {c.id for c in all_checks()}
-        problems: list[str] = []
-        seen: set[str] = set()
-        for cid, cause in self.causes.items():
-            problems += [f"cause {cid}: unknown check {c!r}" for c in cause.checks if c not in known_checks]
-        for sig in self.signatures:
-            if sig.id in seen:
-                problems.append(f"signature {sig.id}: id used twice")
-            seen.add(sig.id)
-            for sc in sig.causes:
-                if sc.id not in self.causes:
-                    problems.append(f"signature {sig.id}: unknown cause {sc.id!r}")
-                problems += [
-                    f"signature {sig.id}: unknown source {s!r}" for s in sc.sources if s not in self.sources
-                ]
-                problems += [
-                    f"signature {sig.id}: unknown check {c!r}"
-                    for c in sc.checks or ()
-                    if c not in known_checks
-                ]
-            problems += [
-                f"signature {sig.id}: rules out unknown cause {c!r}"
-                for c in sig.rules_out
-                if c not in self.causes
-            ]
-            if len({sc.id for sc in sig.causes}) != len(sig.causes):
-                problems.append(f"signature {sig.id}: a cause listed twice")
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
-
-
 # ------------------------------------------------------------------------------ engine values
 @dataclass(frozen=True)
 class Pattern:
@@ -217,9 +103,20 @@ class Pattern:
 
     key: str
     anchor: str
-    regex: re.Pattern[str] | None
+    rx: str | None
+    """The regex's source (compiled on first use, once per process: a 1 KB log compiles the few
+    whose anchor it contains, and the cached table unpickles without compiling any)."""
     capture: str | None = None
     """An extractor's id: the scan keeps the values of the regex's groups, not only the lines."""
+
+    @property
+    def regex(self) -> re.Pattern[str] | None:
+        return None if self.rx is None else _compiled(self.rx)
+
+
+@cache
+def _compiled(rx: str) -> re.Pattern[str]:
+    return re.compile(rx)
 
 
 @dataclass(frozen=True)
@@ -294,60 +191,61 @@ class SignatureTable:
 
 def _pattern(p: PatternModel) -> Pattern:
     if p.text is not None:
-        return Pattern(key=f"text:{p.text}", anchor=p.text, regex=None)
+        return Pattern(key=f"text:{p.text}", anchor=p.text, rx=None)
     if p.code is not None:
         # a code as a whole word: 561103 but not 5611030, EI0005 but not EI00051
-        rx = re.compile(rf"(?:^|[^0-9A-Za-z]){re.escape(p.code)}(?:[^0-9A-Za-z]|$)")
-        return Pattern(key=f"code:{p.code}", anchor=p.code, regex=rx)
+        rx = rf"(?:^|[^0-9A-Za-z]){re.escape(p.code)}(?:[^0-9A-Za-z]|$)"
+        return Pattern(key=f"code:{p.code}", anchor=p.code, rx=rx)
     assert p.regex is not None and p.anchor is not None
-    return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, regex=re.compile(p.regex))
+    return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, rx=p.regex)
+
+
+FAMILY_TITLE = {
+    "acl-runtime": "CANN runtime (ACL_ERROR_RT_*)",
+    "acl": "ACL (acl_base.h)",
+    "aclnn": "aclnn operator API (libopapi)",
+    "hccl": "HCCL/HCCP",
+}
+
+
+def code_signature(c: Any, patterns: tuple[Pattern, ...]) -> Signature:
+    """The signature of one code of the vendor's tables (a ``knowledge.Code`` with causes)."""
+    return Signature(
+        id=f"code-{c.code}",
+        title=f"{c.code} {c.name}: {c.meaning}",
+        component=FAMILY_TITLE.get(c.family, c.family),
+        any=patterns,
+        all=(),
+        priority=KNOWLEDGE_PRIORITY,
+        causes=tuple(
+            SignatureCause(
+                id=cid,
+                why=f"the vendor's table: {c.code} is {c.name} ({c.meaning})",
+                sources=(c.source,),
+                checks=None,
+                when=None,
+                remedy=None,
+            )
+            for cid in c.causes
+        ),
+        note="",
+        derived=True,
+    )
 
 
 def _code_signatures(
     knowledge: Knowledge, pat: Callable[[PatternModel], Pattern], patterns: dict[str, Pattern]
 ) -> list[Signature]:
-    """A signature for every code of the vendor's tables that points to a cause: E-codes as whole
-    words, numeric codes only after an error word on the same line."""
+    """A signature for every E-code of the vendor's tables that points to a cause (as a whole word),
+    and for HCCL's stage keywords. Numeric codes are made by ``judge.derive`` from the code
+    extractors' values: a handful of anchors (error words), not one per code."""
+    from cannenv.explain.models import PatternModel
+
     out = []
-    family_title = {
-        "acl-runtime": "CANN runtime (ACL_ERROR_RT_*)",
-        "acl": "ACL (acl_base.h)",
-        "aclnn": "aclnn operator API (libopapi)",
-        "hccl": "HCCL/HCCP",
-    }
     for c in knowledge.codes:
-        if not c.causes or c.family not in family_title:
+        if not c.causes or c.family not in FAMILY_TITLE or c.code[0] != "E":
             continue
-        if c.code[0] == "E":
-            p = pat(PatternModel(code=c.code))
-        else:
-            rx = rf"(?i)(?:code|errno|err|ret|status|fail|result)[^0-9\n]{{0,40}}{c.code}(?:[^0-9]|$)"
-            p = patterns.setdefault(
-                f"knowledge-code:{c.code}", Pattern(f"knowledge-code:{c.code}", c.code, re.compile(rx))
-            )
-        out.append(
-            Signature(
-                id=f"code-{c.code}",
-                title=f"{c.code} {c.name}: {c.meaning}",
-                component=family_title[c.family],
-                any=(p,),
-                all=(),
-                priority=KNOWLEDGE_PRIORITY,
-                causes=tuple(
-                    SignatureCause(
-                        id=cid,
-                        why=f"the vendor's table: {c.code} is {c.name} ({c.meaning})",
-                        sources=(c.source,),
-                        checks=None,
-                        when=None,
-                        remedy=None,
-                    )
-                    for cid in c.causes
-                ),
-                note="",
-                derived=True,
-            )
-        )
+        out.append(code_signature(c, (pat(PatternModel(code=c.code)),)))
     for st in knowledge.hccl_stages:
         text = f"[{st.stage}][{st.tag}]"
         out.append(
@@ -414,7 +312,7 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
         sigs = sigs + tuple(_code_signatures(knowledge, pat, patterns))
         for e in knowledge.extractors:
             key = f"extract:{e.id}"
-            patterns[key] = Pattern(key, e.anchor, re.compile(e.regex), capture=e.id)
+            patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id)
     return SignatureTable(
         sources=sources,
         causes={
@@ -447,6 +345,10 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
 
 
 def parse(raw: Any, *, source: str) -> SignatureTable:
+    from pydantic import ValidationError
+
+    from cannenv.explain.models import SignatureFile
+
     try:
         model = SignatureFile.model_validate(raw)
     except ValidationError as exc:
@@ -483,11 +385,82 @@ def shipped_path() -> Path:
 
 @cache
 def shipped() -> SignatureTable:
-    return load(shipped_path())
+    """The shipped signatures and knowledge, from the validated-table cache when the files, the
+    code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
+    than explaining a short log), else loaded, validated and cached."""
+    from cannenv.explain import knowledge
+
+    key = _cache_key((shipped_path(), knowledge.shipped_path()))
+    if key is not None:
+        hit = _cache_read(key)
+        if hit is not None:
+            return hit
+    table = load(shipped_path())
+    if key is not None:
+        _cache_write(key, table)
+    return table
+
+
+CACHE_FORMAT = 1
+"""Bump when the cached table's layout changes without a change in the hashed files or code."""
+
+
+def _cache_key(files: tuple[Path, ...]) -> str | None:
+    import hashlib
+    import sys
+
+    from cannenv import __version__
+    from cannenv.matrix.loader import cache_dir
+
+    if cache_dir() is None:
+        return None
+    h = hashlib.sha256(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
+    here = Path(__file__).parent
+    try:
+        for f in (*files, here / "signatures.py", here / "knowledge.py"):
+            data = f.read_bytes()
+            h.update(len(data).to_bytes(8, "big") + data)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _cache_read(key: str) -> SignatureTable | None:
+    import pickle
+
+    from cannenv.matrix.loader import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        obj = pickle.loads((folder / f"explain-{key}.pickle").read_bytes())
+    except Exception:  # absent, corrupt or written by other code: validate instead
+        return None
+    return obj if isinstance(obj, SignatureTable) else None
+
+
+def _cache_write(key: str, table: SignatureTable) -> None:
+    import pickle
+
+    from cannenv.fsutil import atomic_write_bytes
+    from cannenv.matrix.loader import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return
+    try:
+        atomic_write_bytes(folder / f"explain-{key}.pickle", pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+        for f in sorted(folder.glob("explain-*.pickle"), key=lambda f: f.stat().st_mtime)[:-4]:
+            f.unlink()
+    except Exception:  # unwritable, full, raced by another process: the cache is only a shortcut
+        return
 
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a signature file (``matrices/explain/schema.json``; a test keeps it in sync)."""
+    from cannenv.explain.models import SignatureFile
+
     schema = SignatureFile.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "cannenv error signatures"
