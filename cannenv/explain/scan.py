@@ -261,7 +261,7 @@ class Scanner:
         assert p.regex is not None and p.capture is not None
         found = self.values.setdefault(p.capture, {})
         for m in p.regex.finditer(text):
-            value = "|".join(g or "" for g in m.groups())
+            value = "|".join(m.group(i) or "" for i in range(1, p.groups + 1))
             v = found.get(value)
             if v is None:
                 if len(found) >= MAX_VALUES:

@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cannenv import linre
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -71,23 +72,15 @@ REQUIRED_CAUSES: tuple[str, ...] = (
 MAX_SIGNATURE_BYTES = 4 << 20
 KNOWLEDGE_PRIORITY = -20
 """Priority of the signatures made from the vendor's code tables: below every hand-written one."""
-_NOT_RE2 = (
-    (re.compile(r"\(\?<?[=!]"), "lookaround ((?=, (?!, (?<=, (?<!)"),
-    (re.compile(r"\\[1-9]|\(\?P=|\\k<"), "a backreference"),
-    (re.compile(r"\(\?>|[*+?}][+]"), "an atomic group or possessive quantifier"),
-)
 
 
 def re2_subset_problem(rx: str) -> str | None:
-    """Why ``rx`` is outside the RE2 subset (so not linear-time), or None. Signature patterns are
-    data a user may supply: none may backtrack exponentially (docs/explain.md)."""
-    for bad, what in _NOT_RE2:
-        if bad.search(rx):
-            return f"regex uses {what}, outside the RE2 subset (matching must be linear in the input)"
+    """Why ``rx`` cannot be a signature pattern (not linear-time: outside RE2, or too long), or
+    None. Signature patterns are data a user may supply: none may backtrack (docs/explain.md)."""
     try:
-        re.compile(rx)
-    except re.error as exc:
-        return f"regex does not compile: {exc}"
+        linre.compile(rx, what="regex")
+    except InputError as exc:
+        return exc.message
     return None
 
 
@@ -109,14 +102,18 @@ class Pattern:
     capture: str | None = None
     """An extractor's id: the scan keeps the values of the regex's groups, not only the lines."""
 
+    groups: int = 0
+    """The regex's capture groups (an extractor's values)."""
+
     @property
-    def regex(self) -> re.Pattern[str] | None:
+    def regex(self) -> linre.LinearPattern | None:
         return None if self.rx is None else _compiled(self.rx)
 
 
 @cache
-def _compiled(rx: str) -> re.Pattern[str]:
-    return re.compile(rx)
+def _compiled(rx: str) -> linre.LinearPattern:
+    """Every pattern of the data through the project's one door for data regexes (RE2)."""
+    return linre.compile(rx, what="regex")
 
 
 @dataclass(frozen=True)
@@ -312,7 +309,7 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
         sigs = sigs + tuple(_code_signatures(knowledge, pat, patterns))
         for e in knowledge.extractors:
             key = f"extract:{e.id}"
-            patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id)
+            patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
     return SignatureTable(
         sources=sources,
         causes={

@@ -37,7 +37,7 @@ _HEADER_RE = re.compile(r"npu-smi\s+(?P<smi>\S+)\s+Version:\s*(?P<drv>\S+)")
 _NPU_ROW_RE = re.compile(r"^(?P<npu>\d+)\s+(?P<name>\S+)$")
 _ID_RE = re.compile(r"^\d+$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]*$")
-_USAGE_RE = re.compile(r"(\d+)\s*/\s*(\d+)")
+_USAGE_RE = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")
 _CHIP_ROW_RE = re.compile(r"^(?P<chip>\d+)(?:\s+(?P<phy>\d+))?$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _DEV_NODE_RE = re.compile(r"^(davinci\d+|davinci_manager|devmm_svm|hisi_hdc|vdavinci\d+)$")
@@ -323,7 +323,12 @@ def _product(facts: dict[str, Any], pci: list[PciDevice]) -> None:
         if len(hits) == 1:
             facts["product"], facts["product_source"] = hits[0].id, f"name {name}"
             return
-    facts["product_candidates"] = tuple(p.id for p in products(fam))
+    from cannenv.soc import hardware
+
+    # candidates only where the products' HDKs are numbered apart (950): an A2 host that tells no
+    # product is judged as the family, as before
+    if any(f.id == fam and f.hdk_line == "own" for f in hardware().families):
+        facts["product_candidates"] = tuple(p.id for p in products(fam))
 
 
 def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:

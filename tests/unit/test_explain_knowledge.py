@@ -87,7 +87,7 @@ def test_the_header_importer_reads_vendor_headers() -> None:
 @pytest.mark.parametrize("rx", [r"(?=x)abc", r"(?<!x)abc", r"(a)\1", r"(?P<n>a)(?P=n)", r"(?>ab)c"])
 def test_patterns_outside_the_re2_subset_are_refused(rx: str) -> None:
     assert signatures.re2_subset_problem(rx)
-    with pytest.raises(ValueError, match="RE2 subset"):
+    with pytest.raises(ValueError, match=r"linear-time|super-linear|RE2"):
         signatures.PatternModel(regex=rx, anchor="abc")
 
 
