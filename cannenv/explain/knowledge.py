@@ -230,9 +230,9 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
-_HEADER_ROW = re.compile(
-    r"^\s*(?:#define\s+|static const int\s+)(ACL_ERROR_[A-Z0-9_]+)\s*=?\s*([0-9]{6})\s*;?\s*(?://\s*(.*))?$"
-)
+def re_code(word: str) -> bool:
+    """A 6-digit ACL code."""
+    return word.isdigit() and len(word) == 6
 
 
 def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]]:
@@ -240,9 +240,21 @@ def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]
     (the header's comment, else the name in words); causes are left empty for a person to set."""
     rows: list[dict[str, Any]] = []
     for line in text.splitlines():
-        m = _HEADER_ROW.match(line)
-        if m:
-            name, code, comment = m.group(1), m.group(2), (m.group(3) or "").strip()
+        decl, _, comment = line.partition("//")
+        words = decl.replace("=", " ").replace(";", " ").split()
+        if words[:1] == ["#define"]:
+            words = words[1:]
+        elif words[:3] == ["static", "const", "int"]:
+            words = words[3:]
+        else:
+            continue
+        if (
+            len(words) == 2
+            and words[0].startswith("ACL_ERROR_")
+            and words[1].isdigit()
+            and len(words[1]) == 6
+        ):
+            name, code, comment = words[0], words[1], comment.strip()
             meaning = comment or name.removeprefix("ACL_ERROR_").replace("_", " ").lower()
             rows.append(
                 {
