@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from cannenv.cli import cli
 from cannenv.errors import InputError
-from cannenv.explain import judge, knowledge, signatures
+from cannenv.explain import judge, knowledge, models, signatures
 from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
 from tests.helpers import hosts
@@ -66,7 +66,7 @@ def test_a_knowledge_row_with_an_unknown_cause_is_refused(tmp_path: Path) -> Non
     raw = yaml.safe_load(knowledge.shipped_path().read_text())
     raw["codes"][0]["causes"] = ["no-such-cause"]
     bad = knowledge.parse_knowledge(raw, source="k.yaml")
-    model = signatures.SignatureFile.model_validate(yaml.safe_load(signatures.shipped_path().read_text()))
+    model = models.SignatureFile.model_validate(yaml.safe_load(signatures.shipped_path().read_text()))
     with pytest.raises(InputError, match="no-such-cause"):
         signatures.build(model, bad)
 
@@ -88,7 +88,7 @@ def test_the_header_importer_reads_vendor_headers() -> None:
 def test_patterns_outside_the_re2_subset_are_refused(rx: str) -> None:
     assert signatures.re2_subset_problem(rx)
     with pytest.raises(ValueError, match=r"linear-time|super-linear|RE2"):
-        signatures.PatternModel(regex=rx, anchor="abc")
+        models.PatternModel(regex=rx, anchor="abc")
 
 
 def test_every_shipped_pattern_is_in_the_re2_subset() -> None:
