@@ -115,42 +115,24 @@ def run_naive(path: Path, limit: int) -> tuple[float, int, int]:
     return time.perf_counter() - t0, read, hits
 
 
-def run_grep(path: Path) -> float | None:
-    grep = shutil.which("grep")
-    if grep is None:
-        return None
-    from cannenv.explain import signatures
-
-    anchors = sorted({p.anchor for p in signatures.shipped().patterns})
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
-        fh.write("\n".join(anchors) + "\n")
-        pat = fh.name
-    try:
-        t0 = time.perf_counter()
-        subprocess.run([grep, "-F", "-c", "-f", pat, str(path)], capture_output=True, check=False)
-        return time.perf_counter() - t0
-    finally:
-        Path(pat).unlink()
-
-
 def _ere(literal: str) -> str:
     return "".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in literal)
 
 
-def run_grep_e(path: Path) -> float | None:
-    """``grep -E -c -f`` over the signature anchors written as extended regexes."""
+def run_grep(path: Path, mode: str = "-F") -> float | None:
+    """``grep -F`` (fixed strings) or ``grep -E`` (extended regexes) ``-c -f`` over the anchors."""
     grep = shutil.which("grep")
     if grep is None:
         return None
     from cannenv.explain import signatures
 
-    anchors = sorted({_ere(p.anchor) for p in signatures.shipped().patterns})
+    anchors = sorted({p.anchor if mode == "-F" else _ere(p.anchor) for p in signatures.shipped().patterns})
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
         fh.write("\n".join(anchors) + "\n")
         pat = fh.name
     try:
         t0 = time.perf_counter()
-        subprocess.run([grep, "-E", "-c", "-f", pat, str(path)], capture_output=True, check=False)
+        subprocess.run([grep, mode, "-c", "-f", pat, str(path)], capture_output=True, check=False)
         return time.perf_counter() - t0
     finally:
         Path(pat).unlink()
@@ -239,7 +221,7 @@ def main() -> int:
         t_grep = run_grep(log)
         if t_grep is not None:
             print(f"grep -F -c -f <anchors> (counts lines only): {t_grep:.3f} s; ratio {t_grep / med:.2f}x")
-        t_grep_e = run_grep_e(log)
+        t_grep_e = run_grep(log, "-E")
         if t_grep_e is not None:
             print(
                 f"grep -E -c -f <anchors> (counts lines only): {t_grep_e:.3f} s; ratio {t_grep_e / med:.2f}x"

@@ -26,8 +26,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cannenv.errors import InputError
-
 if TYPE_CHECKING:
     from cannenv.explain.models import KnowledgeFile
 
@@ -181,32 +179,22 @@ def build(model: KnowledgeFile) -> Knowledge:
 
 
 def parse_knowledge(raw: Any, *, source: str) -> Knowledge:
-    from pydantic import ValidationError
+    from cannenv.explain.models import KnowledgeFile, validate
 
-    from cannenv.explain.models import KnowledgeFile
-
-    try:
-        model = KnowledgeFile.model_validate(raw)
-    except ValidationError as exc:
-        problems = "\n".join(
-            f"{source}: field {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise InputError(
-            f"invalid knowledge file:\n{problems}", hint="see docs/explain.md (Knowledge tables)"
-        ) from None
+    model = validate(
+        KnowledgeFile,
+        raw,
+        source=source,
+        what="knowledge file",
+        hint="see docs/explain.md (Knowledge tables)",
+    )
     return build(model)
 
 
 def load(path: str | Path) -> Knowledge:
-    from cannenv.records import decode_utf8, load_yaml, read_bytes
+    from cannenv.explain.models import read_yaml
 
-    p = Path(path)
-    text = decode_utf8(read_bytes(p, what="knowledge file", max_bytes=MAX_KNOWLEDGE_BYTES), source=str(p))
-    try:
-        raw = load_yaml(text)
-    except Exception as exc:  # yaml.YAMLError and the node-count bound
-        raise InputError(f"{p}: not valid YAML: {exc}") from None
+    p, raw = read_yaml(path, what="knowledge file", max_bytes=MAX_KNOWLEDGE_BYTES)
     return parse_knowledge(raw, source=str(p))
 
 

@@ -7,10 +7,12 @@ load from the validated-table cache never imports pydantic (docs/explain.md, Spe
 from __future__ import annotations
 
 import re
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from cannenv.errors import InputError
 from cannenv.explain.signatures import _ID, _MAX_REGEX, REQUIRED_CAUSES, re2_subset_problem
 
 ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result"]
@@ -241,3 +243,30 @@ class KnowledgeFile(_Frozen):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], raw: Any, *, source: str, what: str, hint: str) -> M:
+    """``raw`` validated as ``model``; InputError naming every problem by field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "\n".join(
+            f"{source}: field {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InputError(f"invalid {what}:\n{problems}", hint=hint) from None
+
+
+def read_yaml(path: str | Path, *, what: str, max_bytes: int) -> tuple[Path, Any]:
+    """A data file (YAML or JSON), read bounded (size, alias expansion)."""
+    from cannenv.records import decode_utf8, load_yaml, read_bytes
+
+    p = Path(path)
+    text = decode_utf8(read_bytes(p, what=what, max_bytes=max_bytes), source=str(p))
+    try:
+        return p, load_yaml(text)
+    except Exception as exc:  # yaml.YAMLError and the node-count bound
+        raise InputError(f"{p}: not valid YAML: {exc}") from None

@@ -342,35 +342,24 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
 
 
 def parse(raw: Any, *, source: str) -> SignatureTable:
-    from pydantic import ValidationError
-
-    from cannenv.explain.models import SignatureFile
-
-    try:
-        model = SignatureFile.model_validate(raw)
-    except ValidationError as exc:
-        problems = "\n".join(
-            f"{source}: field {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise InputError(
-            f"invalid signature file:\n{problems}", hint="see docs/explain.md (How to add a signature)"
-        ) from None
     from cannenv.explain import knowledge
+    from cannenv.explain.models import SignatureFile, validate
 
+    model = validate(
+        SignatureFile,
+        raw,
+        source=source,
+        what="signature file",
+        hint="see docs/explain.md (How to add a signature)",
+    )
     return build(model, knowledge.shipped())
 
 
 def load(path: str | Path) -> SignatureTable:
     """A signature file (YAML or JSON), read bounded and validated."""
-    from cannenv.records import decode_utf8, load_yaml, read_bytes
+    from cannenv.explain.models import read_yaml
 
-    p = Path(path)
-    text = decode_utf8(read_bytes(p, what="signature file", max_bytes=MAX_SIGNATURE_BYTES), source=str(p))
-    try:
-        raw = load_yaml(text)
-    except Exception as exc:  # yaml.YAMLError and the node-count bound
-        raise InputError(f"{p}: not valid YAML: {exc}") from None
+    p, raw = read_yaml(path, what="signature file", max_bytes=MAX_SIGNATURE_BYTES)
     return parse(raw, source=str(p))
 
 
