@@ -346,20 +346,20 @@ def report_cmd(
         from cannenv.fleet.report import render_junit
 
         atomic_write_text(junit_file, render_junit(report, strict=strict))
-    if html_file:
-        from cannenv.fleet.html import render_html
-
-        atomic_write_text(html_file, render_html(report))
-    history = None
-    if since_at is not None:
-        from cannenv.fleet.history import history_since
-
-        history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
     explained = None
     if logs_dir:
         from cannenv.explain import group_by_error
 
         explained = group_by_error(report.nodes, logs_dir)
+    if html_file:
+        from cannenv.fleet.html import render_html
+
+        atomic_write_text(html_file, render_html(report, explained))
+    history = None
+    if since_at is not None:
+        from cannenv.fleet.history import history_since
+
+        history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
     if as_json:
         text = report.to_json(indent=None if not details else 2, details=details)
         if explained is not None:
