@@ -83,6 +83,9 @@ class Task:
         self._rich_id: Any = None
 
     def _amount(self) -> str:
+        if not self.unit and not self.total:
+            return ""  # a piece of work without a count: only its start, its end and its time
+
         def fmt(x: float) -> str:
             return human_bytes(x) if self.unit == "B" else f"{x:.0f}"
 
@@ -104,13 +107,15 @@ class Task:
         self._p._task_moved(self)
 
     def _describe(self) -> str:
-        return f"{self.label} {self._amount()}" + (f" {self.note}" if self.note else "")
+        return " ".join(x for x in (self.label, self._amount(), self.note) if x)
 
     def _line(self, state: str) -> str:
         """``label: 3/10 files (30%) note`` while running; ``label: done, 10 files in 4.2 s`` after."""
+        amount = self._amount()
         if state == "running":
-            return f"{self.label}: {self._amount()}" + (f" {self.note}" if self.note else "")
-        return f"{self.label}: {state}, {self._amount()} in {time.monotonic() - self._started:.1f} s"
+            return f"{self.label}: {amount or 'running'}" + (f" {self.note}" if self.note else "")
+        took = f"in {time.monotonic() - self._started:.1f} s"
+        return f"{self.label}: {state}, {amount} {took}" if amount else f"{self.label}: {state} {took}"
 
 
 class Progress:

@@ -257,3 +257,12 @@ def test_interrupt_levels_write_the_files_the_playbook_reads(
     assert got[0].startswith("interrupt: no new batch will start")
     assert got[1].startswith("interrupt: no new step will start")
     assert got[2].startswith("interrupt: still waiting")
+
+
+def test_a_task_without_a_count_says_only_start_end_and_time(plain: tuple[Progress, io.StringIO]) -> None:
+    p, stream = plain
+    with p.task("tracing the model", unit="") as t:
+        t.advance(1)
+    got = lines(stream)
+    assert got[0] == "tracing the model: started"
+    assert got[1].startswith("tracing the model: done in ") and got[1].endswith(" s")
