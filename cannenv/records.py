@@ -66,9 +66,10 @@ def read_text(
     missing: type[CannenvError] = InputError,
     hint: str | None = None,
     max_bytes: int = MAX_RECORD_BYTES,
+    nofollow: bool = False,
 ) -> str:
     """The file's UTF-8 text (see :func:`read_bytes`); bytes that are not UTF-8 are an InputError."""
-    data = read_bytes(path, what=what, missing=missing, hint=hint, max_bytes=max_bytes)
+    data = read_bytes(path, what=what, missing=missing, hint=hint, max_bytes=max_bytes, nofollow=nofollow)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -290,7 +291,10 @@ def parse_json(text: str | bytes, *, source: str, hint: str | None = None) -> An
         raise InputError(f"{source}: not a record cannenv reads: {exc}", hint=hint) from None
     if not json_depth_ok(doc):
         raise InputError(f"{source}: nested deeper than {MAX_JSON_DEPTH} levels", hint=hint)
-    where = find_string(doc, _SURROGATE.search)
+    # in text (not bytes: json decodes those with surrogatepass) a lone surrogate in a string is
+    # a \u escape or the character itself: text with neither needs no walk over every string
+    scan = isinstance(text, bytes) or "\\u" in text or _SURROGATE.search(text) is not None
+    where = find_string(doc, _SURROGATE.search) if scan else None
     if where is not None:
         raise InputError(
             f"{source}: field {where or '(top level)'}: a lone UTF-16 surrogate "

@@ -17,7 +17,6 @@ metadata, which needs its build dependencies; the file itself is the one the pac
 from __future__ import annotations
 
 import re
-import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -27,6 +26,8 @@ from cannenv.matrix.artefact import MAX_MEMBER, Provenance, sha256_file
 
 PACKAGE = "vllm-ascend"
 MAX_TAR_MEMBERS = 20000
+MAX_INFLATED = 256 << 20
+"""Bytes inflated from one sdist in total (vllm-ascend's are ~10 MB unpacked)."""
 POLICY = "docs/source/community/versioning_policy.md"
 NOTES = "docs/source/user_guide/release_notes.md"
 PKG_INFO = "PKG-INFO"
@@ -111,32 +112,25 @@ def read_sdist(path: Path) -> VllmAscendImport:
 
 
 def _read_members(path: Path) -> dict[str, str]:
-    """The wanted members (path below the sdist's top folder -> text), read bounded."""
+    """The wanted members (path below the sdist's top folder -> text), read with the one bounded
+    archive reader: skipped members count against the bytes inflated, and reading stops once all
+    three are found."""
+    from cannenv.archive import tar_members
+
+    def rel(name: str) -> str:
+        return "/".join(PurePosixPath(name).parts[1:])
+
     out: dict[str, str] = {}
-    try:
-        with tarfile.open(path, mode="r:gz") as tf:
-            for count, info in enumerate(tf):
-                if count >= MAX_TAR_MEMBERS:
-                    raise InputError(f"{path}: more than {MAX_TAR_MEMBERS} members", hint="not the sdist")
-                parts = PurePosixPath(info.name).parts
-                if not info.isreg() or info.name.startswith("/") or ".." in parts or len(parts) < 2:
-                    continue
-                rel = "/".join(parts[1:])
-                if rel not in _WANTED or rel in out:
-                    continue
-                if info.size > MAX_MEMBER:
-                    raise InputError(f"{path}:{info.name}: {info.size} bytes, more than {MAX_MEMBER} read")
-                fh = tf.extractfile(info)
-                if fh is None:
-                    continue
-                data = fh.read(MAX_MEMBER + 1)
-                if len(data) > MAX_MEMBER:
-                    raise InputError(f"{path}:{info.name}: more than {MAX_MEMBER} bytes")
-                out[rel] = data.decode("utf-8", "replace")
-                if len(out) == len(_WANTED):
-                    break
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise InputError(f"{path}: not a readable .tar.gz ({exc})", hint="download the sdist again") from None
+    for member in tar_members(
+        path,
+        lambda name: rel(name) in _WANTED and rel(name) not in out,
+        what="vllm-ascend sdist (.tar.gz)",
+        max_member=MAX_MEMBER,
+        max_total=MAX_INFLATED,
+        max_members=MAX_TAR_MEMBERS,
+        stop_after=len(_WANTED),
+    ):
+        out[rel(member.name)] = member.data.decode("utf-8", "replace")
     return out
 
 
