@@ -71,6 +71,7 @@ def _shares_a_fixture(item: pytest.Item) -> bool:
     return any(defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values())
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns xdist_group marks into scopes
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group what must share a worker, and order the run: integration modules first (they wait
     longest), then grouped unit modules, then single tests (xdist runs units in this order)."""
