@@ -32,9 +32,9 @@ from cannenv.fleet.job import JobNode, sides
 from cannenv.report import Finding, Severity
 
 VERSION_BY_FAMILY = {"a2": "1.0", "910": "1.0", "310p": "1.0", "a3": "1.2", "950": "2.0"}
-_DIGITS = re.compile(r"^\d{1,9}$")
-_PORT = re.compile(r"^\d{1,2}/\d{1,3}$")
-_EID = re.compile(r"^[0-9A-Fa-f]{32}$")
+_DIGITS = re.compile(r"^\d{1,9}\Z")
+_PORT = re.compile(r"^\d{1,2}/\d{1,3}\Z")
+_EID = re.compile(r"^[0-9A-Fa-f]{32}\Z")
 
 
 def table_version(nodes: Sequence[JobNode]) -> str:
@@ -129,7 +129,7 @@ def generate(nodes: Sequence[JobNode], *, device_port: int | None = None) -> dic
 
 
 def _natural_key(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdigit() else (1 << 62, text)
+    return (int(text), "") if text.isdecimal() else (1 << 62, text)
 
 
 def _generate_v2(nodes: Sequence[JobNode], device_port: int | None) -> dict[str, Any]:

@@ -106,7 +106,7 @@ def _wheel_key(name: str) -> tuple[str, str] | None:
     return re.sub(r"[-_.]+", "-", parts[0]).lower(), parts[1]
 
 
-_TOOLKIT = re.compile(r"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86_64)\.(run|zip)$")
+_TOOLKIT = re.compile(r"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86_64)\.(run|zip)\Z")
 
 
 def _combined_hint(name: str, artifacts: Path) -> str:
