@@ -1179,13 +1179,14 @@ def k8s_label_cmd(
     import json
     from pathlib import Path
 
+    from cannenv import records
     from cannenv.fleet.k8s import apply_labels, failing_checks, label_patch, node_labels
     from cannenv.fsutil import sha256_file
 
-    try:
-        report = json.loads(Path(report_file).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read doctor report {report_file}: {exc}") from None
+    text = records.read_text(report_file, what="doctor report")
+    report = records.parse_json(text, source=f"doctor report {report_file}")
+    if not isinstance(report, dict):
+        raise InputError(f"doctor report {report_file}: expected a JSON object (`cannenv doctor --json`)")
     digest = None
     if certificate and Path(certificate).is_file():
         digest = "sha256:" + sha256_file(certificate)

@@ -307,12 +307,8 @@ def load_plans(path: str | Path) -> dict[str, Plan]:
     from cannenv import records
 
     text = records.read_text(str(path), what="plan file", missing=NotFoundError)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise InputError(
-            f"--plan {path}: not JSON: {exc}", hint="write it with `cannenv plan --out`"
-        ) from None
+    # the one bounded JSON reader: depth, integer digits, NaN (a 100,000-deep list is exit 2, not 70)
+    doc = records.parse_json(text, source=f"--plan {path}", hint="write it with `cannenv plan --out`")
     docs = doc.get("plans") if isinstance(doc, dict) and "plans" in doc else [doc]
     if not isinstance(docs, list) or not docs:
         raise InputError(f"--plan {path}: field 'plans': expected a list of plans")

@@ -472,3 +472,39 @@ def test_validation_patterns_end_at_the_end_of_the_text() -> None:
         and not f.flags & _re.MULTILINE
     ]
     assert not loose, loose
+
+
+_KEYS = [
+    "server_id",
+    "device",
+    "device_id",
+    "rank_id",
+    "device_ip",
+    "super_device_id",
+    "super_pod_id",
+    "server_list",
+    "rank_list",
+    "server_count",
+    "super_pod_list",
+    "device_port",
+    "host_port",
+]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 70_000) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=5),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    doc=st.fixed_dictionaries(
+        {"version": st.sampled_from(["1.0", "1.2", "2.0", 5]), "server_list": json_values},
+        optional={"super_pod_list": json_values, "rank_list": json_values, "server_count": json_values},
+    )
+)
+def test_a_rank_table_of_any_json_shape_is_judged(doc: dict[str, object]) -> None:
+    """Ints or lists where objects are expected are findings, never exit 70."""
+    from cannenv.fleet import ranktable
+
+    assert ranktable.check_table(doc, [])
