@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from cannenv.commands.options import DRIVER_POLICY, MATRIX, ROLE, target_options
+from cannenv.commands.options import DRIVER_POLICY, MATRIX, QUIET, ROLE, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def fleet() -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the manifest (collection.json) instead of a table."
 )
+@QUIET
 def collect_cmd(
     inventory: str,
     limit: str | None,
@@ -102,6 +103,7 @@ def collect_cmd(
     facts_args: tuple[str, ...],
     keep: int,
     as_json: bool,
+    quiet: bool,
 ) -> int:
     """Run `cannenv facts --json` on every host of INVENTORY through Ansible; one facts file per host.
 
@@ -114,6 +116,7 @@ def collect_cmd(
     6 no host collected · 3 no host matched · 2 bad input.
     """
     from cannenv.fleet.collect import collect
+    from cannenv.progress import Progress
 
     if bundle and no_bundle:
         raise InputError("give either --bundle or --no-bundle, not both")
@@ -128,6 +131,7 @@ def collect_cmd(
         login_shell=not no_login_shell,
         facts_args=facts_args,
         keep=keep,
+        progress=Progress.for_cli(quiet),
     )
     got = sum(1 for h in collection.hosts if h.status == "collected")
     code = 0 if got == len(collection.hosts) else 1 if got else 6

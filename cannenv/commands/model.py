@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cannenv.commands.options import QUIET
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -113,11 +114,18 @@ def _coverage(
     *,
     python: str | None = None,
     family: str | None = None,
+    quiet: bool = False,
 ) -> Coverage:
     from cannenv.model import coverage, registry, trace
+    from cannenv.progress import Progress
 
-    reg = registry.resolve(torch_npu, python=python)
-    tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
+    shown = Progress.for_cli(quiet)
+    with shown.task(f"torch_npu registry ({torch_npu or 'this Python'})", unit="") as task:
+        reg = registry.resolve(torch_npu, python=python)
+        task.advance(1)
+    with shown.task(f"tracing the model on the meta device ({dtype}, {seq_len} tokens)", unit="") as task:
+        tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
+        task.advance(1)
     return _fusions_for(coverage.classify(_stack_kernels(tr, reg), reg), cfg, family)
 
 
@@ -282,6 +290,7 @@ def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) ->
     help="A second torch_npu (folder, wheel or version): show what changes for this model from it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.ops/1).")
+@QUIET
 def ops(
     model_dir: str | None,
     config_file: str | None,
@@ -290,6 +299,7 @@ def ops(
     seq_len: int,
     compare_with: str | None,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """List every ATen operator the model calls (prefill + one decode step, on the meta device)
     and classify it against a torch_npu build: native / composite / CPU fallback / unsupported.
@@ -298,7 +308,7 @@ def ops(
     """
     from cannenv.model import coverage, registry
 
-    cov = _coverage(_load(model_dir, config_file), torch_npu, dtype, seq_len)
+    cov = _coverage(_load(model_dir, config_file), torch_npu, dtype, seq_len, quiet=quiet)
     changes: dict[str, Any] | None = None
     if compare_with is not None:
         old = coverage.classify(cov.trace, registry.resolve(compare_with))
@@ -693,6 +703,7 @@ def _detected_soc() -> tuple[str | None, int | None]:
 )
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
+@QUIET
 @click.option(
     "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
 )
@@ -714,6 +725,7 @@ def check(
     dtype: str | None,
     strict: bool,
     as_json: bool,
+    quiet: bool = False,
     matrix_paths: tuple[str, ...] = (),
 ) -> None:
     """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
@@ -752,7 +764,7 @@ def check(
     hbm = host_hbm or _hbm(soc, family, hbm_gib)
     p = _plan(cfg, dtype, seq_len, batch, tp, hbm, kv_dtype, reserve_gib, ep, fam, images)
     op_dtype = p.dtype if p.dtype in ("bf16", "fp16") else "bf16"
-    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python, family=fam)
+    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python, family=fam, quiet=quiet)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
         cov.verdict
     ]

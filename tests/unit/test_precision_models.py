@@ -264,3 +264,16 @@ def test_from_dump_refuses_a_dump_without_modules(tmp_path: Path, models: Callab
     (tmp_path / "dump.json").write_text(json.dumps({"task": "statistics", "level": "L1", "data": {}}))
     with pytest.raises(InputError, match="no module"):
         runner.from_dump(models("llama"), str(tmp_path), inputs=INPUTS, policy=POLICY)
+
+
+def test_npu_asked_without_torch_npu_is_missing_tool() -> None:
+    import importlib.util
+
+    from cannenv.errors import MissingToolError
+
+    if importlib.util.find_spec("torch_npu") is not None:
+        pytest.skip("torch_npu is installed here")
+    with pytest.raises(MissingToolError, match="torch_npu"):
+        runner.choose_candidate("npu", "auto")
+    cpu = runner.choose_candidate("auto", "auto")  # auto without an NPU: bf16 on the CPU, said so
+    assert cpu.device.type == "cpu" and cpu.dtype == "bf16" and "no NPU here" in cpu.notes[0]
