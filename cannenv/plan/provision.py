@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from cannenv.errors import InputError, NotFoundError
+from cannenv.fleet.live import STEP_DONE as _DONE
+from cannenv.fleet.live import STEP_STOP as _MSG
 from cannenv.plan.model import Plan, Step
 from cannenv.values import to_json, value
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from cannenv.fleet.targets import TargetMap
     from cannenv.matrix import Matrix
     from cannenv.plan.compute import CannPolicy, HdkPolicy
+    from cannenv.progress import Progress
 
 HostStatus = Literal[
     "done",
@@ -46,8 +49,6 @@ HostStatus = Literal[
     "facts-moved",
     "not-run",
 ]
-_MSG = re.compile(r"cannenv-provision: (?P<code>[a-z-]+): step (?P<step>\d+): (?P<reason>.*)", re.DOTALL)
-_DONE = re.compile(r"cannenv-provision: done: step (?P<step>\d+)")
 
 
 @value
@@ -381,6 +382,7 @@ def provision(
     max_fail: int | None = None,
     cordon: str | None = None,
     uncordon: str | None = None,
+    progress: Progress | None = None,
 ) -> ProvisionReport:
     """Collect, plan (or take ``plans``, made by ``plan --out``), preflight, run, judge.
 
@@ -441,7 +443,11 @@ def provision(
         work = keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         before = work / "before"
-        collect(inventory, before, limit=limit, forks=forks, connect_timeout=connect_timeout)
+        from cannenv.progress import QUIET
+
+        shown = progress or QUIET
+        shown.line("collecting facts before the run")
+        collect(inventory, before, limit=limit, forks=forks, connect_timeout=connect_timeout, progress=shown)
         facts, missing = _load_facts(before)
         outcomes: dict[str, HostOutcome] = {
             name: HostOutcome(name=name, status="not-collected", reason=why) for name, why in missing.items()
@@ -507,25 +513,40 @@ def provision(
                 outcomes[name] = stops[name]
             outcomes.setdefault(name, HostOutcome(name=name, status="planned", plan=plan))
         if runs:
-            events = _run_playbook(
-                ansible_runner,
-                inventory,
-                runs,
-                art,
-                work,
-                forks=forks,
-                reboot=reboot,
-                step_timeout=step_timeout,
-                connect_timeout=connect_timeout,
-                serial=serial,
-                max_fail=max_fail,
-                cordon=cordon,
-                uncordon=uncordon,
-            )
+            from cannenv.fleet.live import Interrupt, RolloutView
+
+            canary = bool(serial and len(serial) == 2 and serial[0] == 1)
+            view = RolloutView(shown, runs, canary=canary)
+            interrupt = Interrupt(work / "control", shown)
+            shown.line(f"rollout: {len(runs)} host{'s' if len(runs) != 1 else ''} (Ctrl-C stops new batches)")
+            with interrupt.installed(), shown.region(view.render):
+                events = _run_playbook(
+                    ansible_runner,
+                    inventory,
+                    runs,
+                    art,
+                    work,
+                    forks=forks,
+                    reboot=reboot,
+                    step_timeout=step_timeout,
+                    connect_timeout=connect_timeout,
+                    serial=serial,
+                    max_fail=max_fail,
+                    cordon=cordon,
+                    uncordon=uncordon,
+                    extra=interrupt.extravars(),
+                    on_event=view.feed,
+                )
             seen = classify(events)
             after = work / "after"
+            shown.line("collecting facts after the run")
             collect(
-                inventory, after, limit=":".join(sorted(runs)), forks=forks, connect_timeout=connect_timeout
+                inventory,
+                after,
+                limit=":".join(sorted(runs)),
+                forks=forks,
+                connect_timeout=connect_timeout,
+                progress=shown,
             )
             after_facts, after_missing = _load_facts(after)
             for name in sorted(runs):
@@ -539,6 +560,21 @@ def provision(
                     comp = _component(host_plan, step_no)
                     if code == "reboot-required":
                         outcomes[name] = replace(base, status="reboot-required", reason=reason)
+                    elif code == "interrupted" and not done:
+                        outcomes[name] = replace(
+                            base,
+                            status="not-run",
+                            reason="the operator interrupted the rollout (Ctrl-C) before its first step",
+                        )
+                    elif code == "interrupted":
+                        outcomes[name] = replace(
+                            base,
+                            status="failed",
+                            reason=f"interrupted: steps {', '.join(map(str, done))} ran; the operator "
+                            f"stopped it (Ctrl-C) before step {step_no}; marked half-installed",
+                            failed_step=step_no,
+                            failed_component=comp,
+                        )
                     else:
                         head, _, tail = reason.partition("\n")
                         outcomes[name] = replace(
@@ -554,13 +590,14 @@ def provision(
                     outcomes[name] = replace(stops[name], steps_done=done)
                     continue
                 if not done:
-                    # the rollout stopped before this host's batch (canary or --max-fail)
-                    outcomes[name] = replace(
-                        base,
-                        status="not-run",
-                        reason="no step ran here: the rollout stopped first (a preflight failed on "
-                        "a host, the canary failed, or --max-fail was passed)",
+                    # the rollout stopped before this host's batch (canary, --max-fail or Ctrl-C)
+                    why = (
+                        "the operator interrupted the rollout (Ctrl-C) before its batch"
+                        if interrupt.level
+                        else "the rollout stopped first (a preflight failed on a host, the canary "
+                        "failed, or --max-fail was passed)"
                     )
+                    outcomes[name] = replace(base, status="not-run", reason=f"no step ran here: {why}")
                     continue
                 f2 = after_facts.get(name)
                 if f2 is None:
@@ -627,6 +664,7 @@ def _run_playbook(
     cordon: str | None = None,
     uncordon: str | None = None,
     extra: Mapping[str, Any] | None = None,
+    on_event: Callable[[Mapping[str, Any]], object] | None = None,
 ) -> list[Mapping[str, Any]]:
     from cannenv.fleet.collect import run_playbook
 
@@ -654,4 +692,6 @@ def _run_playbook(
             **dict(extra or {}),
         },
         connect_timeout=connect_timeout,
+        on_event=on_event,
+        cancel=lambda: False,  # Ctrl-C goes to Interrupt: steps finish, no host is killed mid-step
     )
