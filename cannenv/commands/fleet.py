@@ -349,8 +349,9 @@ def report_cmd(
     explained = None
     if logs_dir:
         from cannenv.explain import group_by_error
+        from cannenv.progress import Progress
 
-        explained = group_by_error(report.nodes, logs_dir)
+        explained = group_by_error(report.nodes, logs_dir, progress=Progress.for_cli())
     if html_file:
         from cannenv.fleet.html import render_html
 
