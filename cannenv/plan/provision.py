@@ -697,4 +697,5 @@ def _run_playbook(
         },
         connect_timeout=connect_timeout,
         on_event=on_event,
+        cancel=lambda: False,  # Ctrl-C goes to Interrupt: steps finish, no host is killed mid-step
     )

@@ -266,3 +266,18 @@ def test_a_task_without_a_count_says_only_start_end_and_time(plain: tuple[Progre
     got = lines(stream)
     assert got[0] == "tracing the model: started"
     assert got[1].startswith("tracing the model: done in ") and got[1].endswith(" s")
+
+
+def test_sigterm_stops_new_batches_and_new_steps_at_once(
+    tmp_path: Path, plain: tuple[Progress, io.StringIO]
+) -> None:
+    import os
+    import signal
+
+    p, _ = plain
+    intr = Interrupt(tmp_path, p)
+    before = signal.getsignal(signal.SIGTERM)
+    with intr.installed():
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert intr.batches.exists() and intr.steps.exists()
+    assert signal.getsignal(signal.SIGTERM) == before
