@@ -349,8 +349,9 @@ def report_cmd(
     explained = None
     if logs_dir:
         from cannenv.explain import group_by_error
+        from cannenv.progress import Progress
 
-        explained = group_by_error(report.nodes, logs_dir)
+        explained = group_by_error(report.nodes, logs_dir, progress=Progress.for_cli())
     if html_file:
         from cannenv.fleet.html import render_html
 
@@ -797,8 +798,15 @@ def diff_cmd(
     "selectors",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Run only on nodes with this label (repeatable; default: nodes that Node Feature Discovery "
-    "(pci-1200_19e5 or pci-19e5) or the Ascend device plugin (accelerator) mark as Huawei NPU nodes).",
+    help="KEY=VALUE: run only on nodes that also carry this label (repeatable, every family). "
+    "FAMILY=KEY=VALUE: the nodes of FAMILY are those with this label (instead of the Ascend device "
+    "plugin's accelerator / accelerator-type labels, the default).",
+)
+@click.option(
+    "--nfd",
+    is_flag=True,
+    help="Also select a family's nodes by Node Feature Discovery's PCI device label "
+    "(pci-1200_19e5_<device>.present; NFD configured with deviceLabelFields [class, vendor, device]).",
 )
 @click.option(
     "--host-path",
@@ -863,6 +871,7 @@ def k8s_manifest_cmd(
     role: str,
     interval: int,
     selectors: tuple[str, ...],
+    nfd: bool,
     host_dirs: tuple[str, ...],
     host_files: tuple[str, ...],
     run_as_user: int,
@@ -887,12 +896,21 @@ def k8s_manifest_cmd(
     from cannenv.fleet.k8s import dump_manifest, render_manifest
 
     _refuse_image_tag(image, allow_tag)
+    from cannenv.hardware import FAMILY_IDS
+
     node_selector: dict[str, str] = {}
+    per_family_selector: dict[str, dict[str, str]] = {}
     for item in selectors:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"--node-selector {item!r}: expected KEY=VALUE")
-        node_selector[key] = value
+        head, sep, rest = item.partition("=")
+        if head in FAMILY_IDS and "=" in rest:  # FAMILY=KEY=VALUE
+            key, _, value = rest.partition("=")
+            if not key:
+                raise InputError(f"--node-selector {item!r}: expected FAMILY=KEY=VALUE")
+            per_family_selector.setdefault(head, {})[key] = value
+            continue
+        if not sep or not head:
+            raise InputError(f"--node-selector {item!r}: expected KEY=VALUE or FAMILY=KEY=VALUE")
+        node_selector[head] = rest
     per_family: list[tuple[str, str | None, str | None, str | None]] = []  # name, stack, lock, family
     if target_items or targets_file:
         from cannenv.fleet.targets import spec_of, target_map
@@ -915,6 +933,13 @@ def k8s_manifest_cmd(
         raise InputError("give the target as --lock FILE or --stack ID (one of them), or --target FAMILY=…")
     else:
         per_family.append((name, stack_id, lock_file, None))
+    named = {f for _, _, _, f in per_family if f is not None}
+    unknown = sorted(set(per_family_selector) - named) if named else []
+    if unknown:
+        raise InputError(
+            f"--node-selector {unknown[0]}=…: no --target for {unknown[0]}",
+            hint="name a family's nodes only for a family the manifest has a target for",
+        )
     site: list[tuple[str, str]] = []
     if matrix_paths:
         from cannenv import records
@@ -938,6 +963,13 @@ def k8s_manifest_cmd(
         else:
             stack = m.stack(str(one_stack))  # unknown id: NotFoundError with a did-you-mean hint
             digest = m.digest
+        if for_family is None and per_family_selector and set(per_family_selector) != {stack.family}:
+            raise InputError(
+                f"--node-selector {', '.join(sorted(per_family_selector))}=…: the target is for "
+                f"{stack.family} only",
+                hint=f"name {stack.family}'s nodes (--node-selector {stack.family}=KEY=VALUE) or give one "
+                "target per family (--target FAMILY=ID)",
+            )
         if for_family is not None and stack.family != for_family:
             raise InputError(
                 f"--target {for_family}={one_lock or one_stack}: stack {stack.id} is for "
@@ -958,6 +990,9 @@ def k8s_manifest_cmd(
             supplemental_groups=groups,
             interval=interval,
             node_selector=node_selector or None,
+            family=stack.family,
+            nfd=nfd,
+            family_selector=per_family_selector.get(stack.family),
             tolerations=tolerations,
             device_resource=device_resource,
             textfile_dir=textfile_dir,
