@@ -20,11 +20,22 @@ SECRET_NAME_RE = re.compile(
 """A variable whose NAME says it holds a secret: its value is never kept. Over-matching costs a
 value in the facts; under-matching leaks a credential, so the net is wide (``HCCL_PASS``,
 ``*_PASSPHRASE``, ``*_CREDS``, ``*_PAT`` ...)."""
-_SCHEME_RE = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)", re.IGNORECASE)
-_QUERY_SECRET_RE = re.compile(
-    r"(?P<key>[?&;](?:[^=&;#\s]*(?:token|secret|pass|pwd|key|sig|auth|cred|session|cookie|code)[^=&;#\s]*)=)"
-    r"(?P<value>[^&;#\s]*)",
-    re.IGNORECASE,
+# Linear on any text (cannenv.linre's lint): a scheme starts where no scheme character precedes it,
+# and a query key is one run of key characters, judged by name afterwards.
+_SCHEME_RE = re.compile(r"(?<![a-z0-9+.-])(?P<scheme>[a-z][a-z0-9+.-]*://)", re.IGNORECASE)
+_QUERY_RE = re.compile(r"(?P<key>[?&;](?P<name>[^=?&;#\s]*)=)(?P<value>[^&;#\s]*)")
+_QUERY_SECRET_WORDS = (
+    "token",
+    "secret",
+    "pass",
+    "pwd",
+    "key",
+    "sig",
+    "auth",
+    "cred",
+    "session",
+    "cookie",
+    "code",
 )
 KEEP_NAMES = frozenset(
     {
@@ -91,7 +102,12 @@ def _redact_url_rest(rest: str) -> str:
         at = rest.rfind("@")
     if at >= 0:
         rest = f"{REDACTED}@{rest[at + 1 :]}"
-    return _QUERY_SECRET_RE.sub(lambda m: f"{m.group('key')}{REDACTED}", rest)
+
+    def query(m: re.Match[str]) -> str:
+        name = m.group("name").lower()
+        return f"{m.group('key')}{REDACTED}" if any(w in name for w in _QUERY_SECRET_WORDS) else m.group(0)
+
+    return _QUERY_RE.sub(query, rest)
 
 
 def redact_env(env: dict[str, str] | Any) -> tuple[dict[str, str], tuple[str, ...]]:

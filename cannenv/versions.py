@@ -438,7 +438,7 @@ _COMPARE: dict[str, Callable[[Key, Key], bool]] = {
     ">": operator.gt,
     "<": operator.lt,
 }
-_CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|>|<)?\s*([^\s=!<>]+)\s*$")
+_CLAUSE = re.compile(r"^(==|!=|>=|<=|>|<)?\s*([^\s=!<>]+)$")  # on a stripped clause
 _SERIES = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.\*)?$")
 
 
@@ -499,7 +499,7 @@ class VersionRange:
             raise VersionError(f"unknown version family {family!r}", hint="one of: " + ", ".join(FAMILIES))
         clauses: list[_Clause] = []
         for part in raw.split(","):
-            m = _CLAUSE.match(part)
+            m = _CLAUSE.match(part.strip())
             if not m:
                 raise VersionError(
                     f"{text!r} is not a valid {family} version range (clause {part.strip()!r})",

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from cannenv import linre
 from cannenv.errors import InputError
 
 REQUIRED_CAUSES: tuple[str, ...] = (
@@ -83,10 +84,10 @@ class PatternModel(_Frozen):
         if self.regex is not None:
             if self.anchor is None:
                 raise ValueError("a regex needs an anchor: a literal every match contains")
-            try:
-                re.compile(self.regex)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc}") from None
+            try:  # the linear-time engine: no pattern in data can hang a scan
+                linre.compile(self.regex, what="regex")
+            except InputError as exc:
+                raise ValueError(exc.message) from None
         elif self.anchor is not None:
             raise ValueError("anchor goes with regex only")
         return self
@@ -183,7 +184,7 @@ class Pattern:
 
     key: str
     anchor: str
-    regex: re.Pattern[str] | None
+    regex: linre.LinearPattern | None
 
 
 @dataclass(frozen=True)
@@ -257,10 +258,10 @@ def _pattern(p: PatternModel) -> Pattern:
         return Pattern(key=f"text:{p.text}", anchor=p.text, regex=None)
     if p.code is not None:
         # a code as a whole word: 561103 but not 5611030, EI0005 but not EI00051
-        rx = re.compile(rf"(?<![0-9A-Za-z]){re.escape(p.code)}(?![0-9A-Za-z])")
+        rx = linre.compile(rf"(?:^|[^0-9A-Za-z]){re.escape(p.code)}(?:[^0-9A-Za-z]|$)", what="code")
         return Pattern(key=f"code:{p.code}", anchor=p.code, regex=rx)
     assert p.regex is not None and p.anchor is not None
-    return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, regex=re.compile(p.regex))
+    return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, regex=linre.compile(p.regex, what="regex"))
 
 
 def build(model: SignatureFile) -> SignatureTable:

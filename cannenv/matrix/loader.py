@@ -343,12 +343,14 @@ def _read_doc(path: Path, raw: bytes | None = None) -> tuple[Any, str, list[Prob
             try:
                 return records.parse_json(text, source=str(path)), text, []
             except InputError as exc:
-                line = re.match(r"^[^\n]*?:(\d+): not valid JSON \((.*), column", exc.message)
-                if line is not None:
+                first = exc.message.partition("\n")[0]
+                line = re.search(r":(\d+): not valid JSON \(", first)
+                detail, found, _ = first[line.end() :].rpartition(", column") if line else ("", "", "")
+                if line is not None and found:
                     return (
                         None,
                         text,
-                        [Problem(str(path), int(line[1]), None, "", f"invalid JSON: {line[2]}")],
+                        [Problem(str(path), int(line[1]), None, "", f"invalid JSON: {detail}")],
                     )
                 reason = exc.message.removeprefix(f"{path}: ").removeprefix("not a record cannenv reads: ")
                 return (

@@ -192,7 +192,8 @@ def parse_policy(text: str, prov: Provenance, warnings: list[str]) -> list[Downs
 
 
 _SECTION = re.compile(r"^##\s+(v\d[0-9A-Za-z.]*)\b")
-_DEP = re.compile(r"^-\s*\**(CANN|Ascend HDK)\**\s*:\s*\**\s*([0-9][0-9A-Za-z.]*?)\.?\s*$")
+# on a stripped line; no two repeats that can read the same characters (linear on any line)
+_DEP = re.compile(r"^-[\s*]*(CANN|Ascend HDK)\**\s*:[\s*]*([0-9][0-9A-Za-z.]*)$")
 
 
 def parse_release_notes(text: str, prov: Provenance) -> list[DownstreamHdk]:
@@ -214,7 +215,7 @@ def parse_release_notes(text: str, prov: Provenance) -> list[DownstreamHdk]:
             continue
         dep = _DEP.match(line.strip())
         if dep and release:
-            deps.setdefault(dep.group(1), dep.group(2))
+            deps.setdefault(dep.group(1), dep.group(2).removesuffix("."))
     flush()
     return out
 

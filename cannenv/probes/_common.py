@@ -159,9 +159,6 @@ def realpath(ctx: ProbeContext, host_path: str) -> str | None:
     return ctx.host.realpath(host_path)
 
 
-_KV_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-. ]*?)\s*[=:]\s*(.*?)\s*$")
-
-
 def parse_kv(text: str, *, seps: str = "=") -> dict[str, str]:
     """Parse ``key=value`` lines (vendor info files). Quotes around values are removed.
 

@@ -42,16 +42,19 @@ _VALUE_RE = re.compile(r"^[A-Za-z0-9.:_/,\-]{0,128}$")
 _CONF_ID_RE = re.compile(r"^(?P<item>[a-z_]+?)_(?P<id>\d{1,3})$")
 CAPTURE_NAME_RE = re.compile(r"^(?:hccn[-_])?(?P<id>\d{1,3})\.txt$")
 _TOKEN = r"([A-Za-z0-9.:_\-]{1,64})"
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ip", re.compile(r"^\s*ipaddr\s*:\s*" + _TOKEN, re.M)),
-    ("ip_netmask", re.compile(r"^\s*netmask\s*:\s*" + _TOKEN, re.M)),
-    ("link", re.compile(r"link status\s*:\s*" + _TOKEN, re.I)),
-    ("net_health", re.compile(r"net health status\s*:\s*([A-Za-z][A-Za-z ]{0,30}[A-Za-z])", re.I)),
-    ("tls", re.compile(r"tls switch\s*\[\s*(\d)\s*\]", re.I)),
-    ("sdid", re.compile(r"^\s*SDID\s*:\s*" + _TOKEN, re.M)),
-    ("super_pod_id", re.compile(r"^\s*Super Pod ID\s*:\s*" + _TOKEN, re.M)),
-    ("super_pod_size", re.compile(r"^\s*Super Pod Size\s*:\s*" + _TOKEN, re.M)),
-    ("server_index", re.compile(r"^\s*Server Index\s*:\s*" + _TOKEN, re.M)),
+# Each is tried on one line at a time (never on the whole capture under re.M, where a leading \s*
+# runs across every following blank line: quadratic in a hostile capture). ``True``: the line,
+# left-stripped, must start with it; ``False``: anywhere in the line.
+_PATTERNS: tuple[tuple[str, bool, re.Pattern[str]], ...] = (
+    ("ip", True, re.compile(r"ipaddr\s*:\s*" + _TOKEN)),
+    ("ip_netmask", True, re.compile(r"netmask\s*:\s*" + _TOKEN)),
+    ("link", False, re.compile(r"link status\s*:\s*" + _TOKEN, re.I)),
+    ("net_health", False, re.compile(r"net health status\s*:\s*([A-Za-z][A-Za-z ]{0,30}[A-Za-z])", re.I)),
+    ("tls", False, re.compile(r"tls switch\s*\[\s*(\d)\s*\]", re.I)),
+    ("sdid", True, re.compile(r"SDID\s*:\s*" + _TOKEN)),
+    ("super_pod_id", True, re.compile(r"Super Pod ID\s*:\s*" + _TOKEN)),
+    ("super_pod_size", True, re.compile(r"Super Pod Size\s*:\s*" + _TOKEN)),
+    ("server_index", True, re.compile(r"Server Index\s*:\s*" + _TOKEN)),
 )
 _NO_IP = "Get ipconf failed"
 
@@ -78,10 +81,14 @@ def parse_hccn_conf(text: str) -> dict[str, str]:
 def parse_hccn_output(text: str) -> dict[str, Any]:
     """The values of one device's hccn_tool / spod-info outputs (see the module docstring)."""
     found: dict[str, Any] = {}
-    for name, pattern in _PATTERNS:
-        m = pattern.search(text)
-        if m:
-            found[name] = m.group(1).strip()
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        for name, at_start, pattern in _PATTERNS:
+            if name in found:
+                continue
+            m = pattern.match(stripped) if at_start else pattern.search(line)
+            if m:
+                found[name] = m.group(1).strip()
     if _NO_IP in text:
         found["ip_missing"] = True
     return found

@@ -10,7 +10,7 @@ from typing import Any
 from cannenv.facts import OsFacts
 from cannenv.probes._common import ProbeContext, list_dir, parse_kv, read_text
 
-_VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+_VERSION_RE = re.compile(r"(?<!\d)(\d+\.\d+(?:\.\d+)?)")
 _LIBC_RE = re.compile(r"^libc-(\d+\.\d+)\.so$")
 
 

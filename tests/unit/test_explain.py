@@ -77,7 +77,7 @@ def test_every_cause_id_is_used_by_a_signature() -> None:
 @pytest.mark.parametrize(
     ("edit", "field"),
     [
-        (lambda d: d["signatures"][0]["any"][0].update(regex="(unclosed"), "regex does not compile"),
+        (lambda d: d["signatures"][0]["any"][0].update(regex="(unclosed"), "does not compile on the linear"),
         (lambda d: d["signatures"][0]["causes"][0].update(id="no-such-cause"), "unknown cause"),
         (lambda d: d["signatures"][0]["causes"][0].update(sources=["nope"]), "unknown source"),
         (lambda d: d["causes"].pop("oom"), "stable cause ids are missing: oom"),
