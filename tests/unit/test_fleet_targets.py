@@ -595,3 +595,37 @@ def test_a_planned_reboot_ends_the_host_cordoned_and_the_next_run_waits_for_the_
     seen = run(again, "boot-2")
     assert seen["n1"]["done"] == [3] and (done / "n1-3").exists()
     assert not (tmp_path / "n1.reboot").exists()
+
+
+def test_every_host_is_in_one_of_four_states_and_the_report_says_what_ran() -> None:
+    from cannenv.plan.provision import ProvisionReport, outcome, render_report, run_outcome
+    from cannenv.plan.state import CAUSES, STATE_OF, STATES
+
+    assert set(STATE_OF) == set(CAUSES) and set(STATE_OF.values()) == set(STATES)
+    assert STATES == ("done", "failed", "not-run", "reboot-required")
+    hosts = (
+        outcome(
+            "a",
+            "step-failed",
+            "nnal install exited 1",
+            failed_step=3,
+            failed_component="nnal",
+            steps_done=(1, 2),
+        ),
+        outcome(
+            "b", "controller", "refused by the controller, nothing ran: step 2 (python-packages): no wheel"
+        ),
+        outcome("c", "planned-reboot", "restart the host", failed_step=3, steps_done=(1, 2)),
+        outcome("d", "nothing-to-do"),
+    )
+    text = render_report(ProvisionReport(hosts=hosts))
+    assert "a  failed at step 3 (nnal), after steps 1, 2: nnal install exited 1" in text
+    assert "b  not-run: refused by the controller, nothing ran" in text
+    assert "c  reboot-required at step 3, after steps 1, 2: restart the host" in text
+    assert "d  done: nothing to do" in text
+    assert text.rstrip().endswith("1 done, 1 failed, 1 not-run, 1 reboot-required")
+    assert ProvisionReport(hosts=hosts).exit_code() == 1
+    # what Ansible reported -> the state: a host whose batch never came, one cut off part way
+    assert run_outcome("e", None, {"done": [], "failure": None}, []).cause == "rollout-stopped"  # type: ignore[union-attr]
+    pre = run_outcome("f", None, {"done": [], "failure": None}, ["g"])
+    assert pre is not None and pre.cause == "preflight" and "nothing ran on any host" in pre.reason

@@ -731,7 +731,8 @@ def test_an_inactive_older_cann_nothing_points_at_is_compliant(m: matrix_mod.Mat
     two = replace(facts, cann=replace(facts.cann, installs=(*facts.cann.installs, old)))
     target = choose_target(two, m, stack_id="a2-cann8.5.0-torch2.8.0-py3.11")
     found = [f for f in checks.run(two, target) if f.id == "cann-installs"]
-    assert [f.status for f in found] == ["pass"] and "inactive (nothing points at it): 8.3.RC1" in found[0].detail
+    assert [f.status for f in found] == ["pass"]
+    assert "inactive (nothing points at it): 8.3.RC1" in found[0].detail
     assert not [s for s in compute_plan(two, target).actions if s.component in ("cann", "environment")]
     stale = replace(
         two, env=replace(two.env, ld_library_path=(*two.env.ld_library_path, f"{old.path}/lib64"))
