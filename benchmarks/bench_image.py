@@ -1,7 +1,7 @@
 """Benchmark `cannenv image build` against a naive single-stage Dockerfile, with a real Docker engine.
 
 Measures, for a TEST-FIXTURE stack (fake CANN installers from tests/fixtures/cann_installer, stand-in
-torch/torch_npu wheels; no network, local base image from tests/integration/engine_setup.sh):
+torch/torch_npu wheels; no network, local base image from tests/integration/bases.sh):
 
 1. full build time (no cache), cannenv vs the naive peer;
 2. rebuild time after changing only the torch_npu pin, and whether every CANN layer came from the
@@ -110,7 +110,7 @@ def main() -> int:
     args = ap.parse_args()
     engine = Engine.connect()
     if not engine.exists(BASE):
-        print(f"base image {BASE} missing: run tests/integration/engine_setup.sh", file=sys.stderr)
+        print(f"base image {BASE} missing: run tests/integration/bases.sh bookworm", file=sys.stderr)
         return 4
     with tempfile.TemporaryDirectory(prefix="cannenv-bench-") as t:
         tmp = Path(t)

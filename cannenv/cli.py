@@ -20,7 +20,17 @@ import click
 from cannenv import __version__
 from cannenv.errors import CannenvError, ExitCode
 
-FAMILIES: tuple[str, ...] = ("matrix", "doctor", "image", "certify", "fleet", "plan", "model", "explain")
+FAMILIES: tuple[str, ...] = (
+    "matrix",
+    "doctor",
+    "image",
+    "certify",
+    "fleet",
+    "plan",
+    "model",
+    "explain",
+    "precision",
+)
 """Command families: each ``cannenv/commands/<family>.py`` lists its click commands in ``COMMANDS``."""
 
 

@@ -207,9 +207,10 @@ class Engine:
         so this works on any image, with or without a shell or Python.
         """
         import io
-        import tarfile
 
         import docker
+
+        from cannenv.archive import tar_members
 
         container = self.client.containers.create(ref, ["/nonexistent"], network_mode="none")
         try:
@@ -219,11 +220,25 @@ class Engine:
                 return None
             if int(stat.get("size", 0)) > limit:
                 raise ExternalError(f"{path} in {ref} is larger than {limit} bytes")
-            buf = io.BytesIO(b"".join(stream))
-            with tarfile.open(fileobj=buf) as tf:
-                member = next((m for m in tf.getmembers() if m.isfile()), None)
-                fh = tf.extractfile(member) if member is not None else None
-                return None if fh is None else fh.read(limit).decode("utf-8", "replace")
+            # the engine streams a tar of the path; a directory there would stream all of it
+            chunks: list[bytes] = []
+            total, cap = 0, limit + (1 << 20)  # the file and its tar headers
+            for piece in stream:
+                total += len(piece)
+                if total > cap:
+                    raise ExternalError(f"{path} in {ref} is larger than {limit} bytes")
+                chunks.append(piece)
+            members = tar_members(
+                io.BytesIO(b"".join(chunks)),
+                lambda _name: True,
+                what=f"{path} in {ref}",
+                max_member=limit,
+                max_total=cap,
+                compression="",
+                stop_after=1,
+            )
+            first = next(iter(members), None)
+            return None if first is None else first.data.decode("utf-8", "replace")
         finally:
             container.remove(force=True)
 

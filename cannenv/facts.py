@@ -199,6 +199,11 @@ class DeviceFacts:
     npu_smi: CommandOutcome | None = None
     smi_version: str | None = None
     driver_version: str | None = None
+    """the driver npu-smi's header names (``Version:``): the driver the running kernel has loaded"""
+    module_version: str | None = None
+    """the loaded driver kernel module's own version (``/sys/module/<module>/version``), where the
+    module declares one and it reads as a driver version"""
+    module_version_source: str | None = None
     chips: tuple[NpuChip, ...] = ()
     board: dict[str, str] = field(default_factory=dict)
     soc: str | None = None

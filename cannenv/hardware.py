@@ -93,6 +93,9 @@ class Product:
     cann_from: str | None = None
     """the first CANN release a statement names for this product (older ones: unknown)"""
     cann_from_statement: str | None = None
+    hdk_from: str | None = None
+    """the first Ascend HDK a statement pairs with this product's first CANN (older: unknown)"""
+    hdk_from_statement: str | None = None
     sources: Sources
     note: str | None = None
 

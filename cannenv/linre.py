@@ -70,24 +70,33 @@ class LinearPattern:
         self.engine = engine
         self._rx = rx
 
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self._rx, method)(*args)
+        except UnicodeEncodeError:  # a lone surrogate (a file name's undecodable byte): RE2 takes
+            # UTF-8 only; each one becomes '?', so offsets into the text stay the same
+            *rest, text = args
+            clean = text.encode("utf-8", "replace").decode("utf-8")
+            return getattr(self._rx, method)(*rest, clean)
+
     def search(self, text: str) -> Match | None:
-        m: Match | None = self._rx.search(text)
+        m: Match | None = self._call("search", text)
         return m
 
     def match(self, text: str) -> Match | None:
-        m: Match | None = self._rx.match(text)
+        m: Match | None = self._call("match", text)
         return m
 
     def fullmatch(self, text: str) -> Match | None:
-        m: Match | None = self._rx.fullmatch(text)
+        m: Match | None = self._call("fullmatch", text)
         return m
 
     def finditer(self, text: str) -> Iterator[Match]:
-        it: Iterator[Match] = self._rx.finditer(text)
+        it: Iterator[Match] = self._call("finditer", text)
         return it
 
     def sub(self, repl: str | Callable[[Any], str], text: str) -> str:
-        out: str = self._rx.sub(repl, text)
+        out: str = self._call("sub", repl, text)
         return out
 
     def __repr__(self) -> str:

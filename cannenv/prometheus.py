@@ -13,6 +13,7 @@ Series (one node):
   1 warn, 2 fail, 3 error (the input needed to judge was broken), -1 skip (did not apply);
 * ``cannenv_stack_info{stack, cann, driver, torch_npu} 1``: the stack the node was judged
   against and the versions found on it (``none`` where absent);
+* ``cannenv_reboot_pending``: 1 when the loaded driver is not the installed one (``driver-loaded``);
 * ``cannenv_findings{status}``: how many findings had each status;
 * ``cannenv_last_run_timestamp_seconds``: when the judgement was made (Unix time).
 """
@@ -55,6 +56,15 @@ def check_results(findings: Iterable[Finding]) -> dict[str, tuple[str, int]]:
     return out
 
 
+REBOOT_CHECK = "driver-loaded"
+"""The doctor's check that fails with "reboot pending" (:func:`cannenv.checks.policy.reboot_pending`)."""
+
+
+def reboot_pending(findings: Iterable[Finding]) -> bool:
+    """The node runs another driver than the one installed: it needs a restart."""
+    return any(f.id == REBOOT_CHECK and f.status == "fail" for f in findings)
+
+
 def render_node(report: Report, *, timestamp: float) -> str:
     """The textfile of one node's judgement (``cannenv doctor``'s report)."""
     results = check_results(report.findings)
@@ -81,6 +91,12 @@ def render_node(report: Report, *, timestamp: float) -> str:
                     1.0,
                 )
             ],
+        ),
+        _family(
+            "cannenv_reboot_pending",
+            "gauge",
+            "1 when the loaded NPU driver is not the installed one (restart the node), else 0.",
+            [({}, 1.0 if reboot_pending(report.findings) else 0.0)],
         ),
         _family(
             "cannenv_findings",

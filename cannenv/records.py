@@ -66,9 +66,10 @@ def read_text(
     missing: type[CannenvError] = InputError,
     hint: str | None = None,
     max_bytes: int = MAX_RECORD_BYTES,
+    nofollow: bool = False,
 ) -> str:
     """The file's UTF-8 text (see :func:`read_bytes`); bytes that are not UTF-8 are an InputError."""
-    data = read_bytes(path, what=what, missing=missing, hint=hint, max_bytes=max_bytes)
+    data = read_bytes(path, what=what, missing=missing, hint=hint, max_bytes=max_bytes, nofollow=nofollow)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,4 +1,16 @@
-"""Suite-wide policy. Area fixtures live in tests/<area>/conftest.py or tests/helpers/."""
+"""Suite-wide policy. Area fixtures live in tests/<area>/conftest.py or tests/helpers/.
+
+The whole suite (`python -m pytest`, paths from ``testpaths``) runs on pytest-xdist workers
+(``-n auto --dist loadgroup`` in pyproject.toml); a run naming paths (`python -m pytest
+tests/unit/test_x.py`) stays in one process unless it passes ``-n N``. Tests are distributed one by
+one, except that every test of a module under tests/integration/, and every test of a module that
+uses a module- or class-scoped fixture, goes to one worker (an ``xdist_group`` named after the
+module, e.g. ``integration/test_fleet_hosts``), so that fixture is built once; modules that share
+something else (containers, a registry) name one group: ``pytest.mark.xdist_group("NAME")``.
+Rules for tests (docs/performance.md, "The test suite"): each test owns its ports (bind port 0),
+folders (tmp_path) and container names (a unique suffix), and never relies on another test having
+run before it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +20,9 @@ from collections.abc import Generator
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# docker tests wait on debootstrap, image builds and SSH hosts more than they compute: more workers
+# than cores keep both cores busy while some wait (CANNENV_TEST_WORKERS overrides).
+WORKERS_PER_CORE = 2
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -25,3 +40,41 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.longrepr = f"docker test skipped in CI (CI=true), which counts as a failure: {reason}"
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: workers for the whole suite, none for a run that names its tests."""
+    if os.environ.get("CANNENV_TEST_WORKERS"):
+        return int(os.environ["CANNENV_TEST_WORKERS"])
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return 0
+    return WORKERS_PER_CORE * len(os.sched_getaffinity(0))
+
+
+def _shares_a_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group what must share a worker, and order the run: integration modules first (they wait
+    longest), then grouped unit modules, then single tests (xdist runs units in this order)."""
+    shared = {item.nodeid.split("::", 1)[0] for item in items if _shares_a_fixture(item)}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if item.get_closest_marker("xdist_group") is None and (
+            module.startswith("tests/integration/") or module in shared
+        ):
+            item.add_marker(pytest.mark.xdist_group(module.removeprefix("tests/").removesuffix(".py")))
+
+    if not hasattr(config, "workerinput"):
+        return  # one process: file order
+
+    def rank(item: pytest.Item) -> int:
+        if item.nodeid.startswith("tests/integration/"):
+            return 0
+        return 1 if item.get_closest_marker("xdist_group") is not None else 2
+
+    items.sort(key=rank)  # stable: file order inside each rank

@@ -80,8 +80,11 @@ def _forward_stage(plans: list[StagePlan], ctx: RunContext, *, model: str | None
         if w.status != "ok" or w.result is None:
             return [not_ok(p, w)]
         device_out = llm.ForwardOutput.load(out / "forward.npz")
+        modules = (
+            None if model else module_divergence(cfg, out / "modules", str(w.result.get("dtype", "fp32")))
+        )
     ctx.device_info = w.result.get("device")
-    result = judge_forward(p, ref, device_out, w.result)
+    result = judge_forward(p, ref, device_out, w.result, modules)
     timings = {
         **result.metrics.get("timings", {}),
         "worker_wall_s": w.wall_s,
@@ -99,7 +102,60 @@ def _forward_stage(plans: list[StagePlan], ctx: RunContext, *, model: str | None
     return [result.model_copy(update={"metrics": metrics})]
 
 
-def judge_forward(p: StagePlan, ref: Any, out: Any, worker: dict[str, Any]) -> StageResult:
+def module_divergence(cfg: Any, folder: Path, dtype: str) -> dict[str, Any] | None:
+    """The tiny decoder's first divergent module (``named_modules()`` name) under the precision
+    policy (docs/precision.md): the worker's module outputs against the CPU float32 ones. None when
+    the worker wrote none (an older worker, a checkpoint run)."""
+    import json
+
+    from cannenv.certify import llm
+    from cannenv.precision import capture
+    from cannenv.precision.policy import load_policy
+    from cannenv.precision.report import Side, build, judge_entry
+
+    order_file = folder / "order.json"
+    if not order_file.is_file():
+        return None
+    order = [(str(n), int(c), int(k)) for n, c, k in json.loads(order_file.read_text())]
+    device = capture.Spool(folder, order=order)
+    policy = load_policy()
+    limits = policy.for_dtype(dtype)
+    with tempfile.TemporaryDirectory(prefix="cannenv-llm-ref-") as tmp:
+        ids = llm.input_ids(cfg)
+
+        def forward(m: Any) -> Any:
+            return m.forward_capture(ids)
+
+        ref = capture.spool_reference(llm.build_model(cfg), forward, Path(tmp))
+        ref_index = ref.index()
+        entries = []
+        for i, (name, call, n) in enumerate(device.order):
+            at = ref_index.get((name, call))
+            metrics = None
+            if at is not None and ref.order[at][2] == n:
+                metrics = capture.compare_arrays(
+                    [ref.get(at, j) for j in range(n)], [device.get(i, j) for j in range(n)]
+                )
+            entries.append(judge_entry(i, name, call, metrics, policy, limits))
+    side = Side(label="tiny", device="-", dtype=dtype, source="-")
+    report = build(mode="run", reference=side, candidate=side, dtype=dtype, policy=policy, entries=entries)
+    fd = report.first_divergence
+    return {
+        "module": None if fd is None else fd.module,
+        "crossed": [] if fd is None else fd.crossed,
+        "path": [] if fd is None else fd.path,
+        "policy": report.limits,
+        "worst": [
+            {"module": e.module, "max_rel_error": e.metrics.max_rel_error if e.metrics else None}
+            for e in report.worst[:5]
+        ],
+        "replay": "not run in certify: `cannenv precision run` replays the module on the reference's inputs",
+    }
+
+
+def judge_forward(
+    p: StagePlan, ref: Any, out: Any, worker: dict[str, Any], modules: dict[str, Any] | None = None
+) -> StageResult:
     """Compare a device forward with the reference; name the first layer past its threshold."""
     from cannenv.certify.metrics import compare_logits, load_thresholds, localise
 
@@ -126,6 +182,7 @@ def judge_forward(p: StagePlan, ref: Any, out: Any, worker: dict[str, Any]) -> S
         "checks": [c.model_dump() for c in cmp.checks],
         "layers": [r.model_dump() for r in loc.layers],
         "first_bad_layer": loc.first_bad,
+        "first_divergence": modules,
         "timings": worker.get("timings", {}),
     }
     if "profile" in worker:
@@ -139,6 +196,12 @@ def judge_forward(p: StagePlan, ref: Any, out: Any, worker: dict[str, Any]) -> S
     reasons.append(
         loc.describe() if loc.first_bad else "no single layer is past its threshold: the error accumulates"
     )
+    if modules is not None:
+        reasons.append(
+            f"first divergent module: {modules['module']} ({'; '.join(modules['crossed'])})"
+            if modules["module"]
+            else "no module crosses the precision policy (docs/precision.md): the error accumulates"
+        )
     return stage_result(
         p,
         "fail",

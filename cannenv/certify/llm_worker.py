@@ -43,6 +43,9 @@ from cannenv.fsutil import atomic_write_text
 
 RESULT = "result.json"
 FORWARD = "forward.npz"
+MODULES = "modules"
+"""Every module's output of one more forward (``cannenv.precision.capture.Spool``, float32 .npy), so
+the parent names the first divergent module, not only the block."""
 FUSED = "fused.npz"
 
 
@@ -186,6 +189,7 @@ def task_llm(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             model(ids)
             dev.sync()
             timings["forward_s"] = time.perf_counter() - t1
+        spool_modules(model, ids, out / MODULES)
     output.save(out / FORWARD)
     result: dict[str, Any] = {
         "outcome": "ok",
@@ -203,6 +207,18 @@ def task_llm(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     if args.profile and model is not None:
         result["profile"] = profile_forward(dev, model, ids)
     return result
+
+
+def spool_modules(model: Any, ids: Any, folder: Path) -> None:
+    """One more forward with hooks writing each module's outputs under ``folder`` (order.json)."""
+    from cannenv.precision import capture
+
+    def forward(m: Any) -> Any:
+        return m.forward_capture(ids)
+
+    folder.mkdir()
+    spool = capture.spool_reference(model, forward, folder)
+    atomic_write_text(folder / "order.json", json.dumps(spool.order))
 
 
 def profile_forward(dev: Device, model: Any, ids: Any, limit: int = 10) -> dict[str, Any]:

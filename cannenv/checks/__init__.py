@@ -102,7 +102,7 @@ class Check:
 
 
 def _registry() -> tuple[Check, ...]:
-    from cannenv.checks import cann, hdk, hostenv, multinode, python, stack
+    from cannenv.checks import cann, components, hdk, hostenv, multinode, python, stack
 
     return (
         *cann.CHECKS[:1],  # ascend-software first: on an empty machine it is the headline
@@ -110,6 +110,7 @@ def _registry() -> tuple[Check, ...]:
         *hdk.CHECKS,
         *cann.CHECKS[1:],
         *python.CHECKS,
+        *components.CHECKS,
         *hostenv.CHECKS,
         *stack.CHECKS,
         *multinode.CHECKS,

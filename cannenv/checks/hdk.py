@@ -157,6 +157,39 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     return [c.finding("skip", f"{why}; and the install files carry no compatibility list")]
 
 
+def _driver_loaded(facts: Facts, target: Target) -> list[Finding]:
+    """Reboot pending: the running kernel has another driver loaded than the one installed."""
+    from cannenv.checks.policy import loaded_driver, reboot_pending
+
+    c = DRIVER_LOADED
+    installed = facts.driver.version if facts.driver else None
+    loaded = loaded_driver(facts)
+    if installed is None or loaded is None:
+        missing = "no installed driver version" if installed is None else "no loaded driver version"
+        return [
+            c.finding(
+                "skip",
+                f"{missing} to compare (npu-smi's header or the kernel module tells the loaded one)",
+                caused_by="driver-installed" if installed is None else None,
+            )
+        ]
+    pending = reboot_pending(facts)
+    if pending is None:
+        return [c.finding("pass", f"driver {loaded[0]} loaded ({loaded[1]}) is the installed {installed}")]
+    was, now, where = pending
+    return [
+        c.finding(
+            "fail",
+            f"reboot pending: driver {was} is loaded (per {where}) but {now} is installed "
+            f"({facts.driver.path if facts.driver else 'version.info'}); until the node restarts, "
+            f"the NPU runs the old driver and CANN is judged against one that is not running",
+            f"restart the node (`reboot`, after draining its workloads), then check that `npu-smi info` "
+            f"says Version: {now}",
+            subject=f"{was}->{now}",
+        )
+    ]
+
+
 def _same_driver(drv: str, rec: str) -> bool:
     """The installed driver is the recommended HDK (never tell a node to install what it has)."""
     from cannenv.checks._util import pinned_matches
@@ -281,6 +314,16 @@ DRIVER_CANN = Check(
     _driver_cann,
     scope="device",
 )
+DRIVER_LOADED = Check(
+    "driver-loaded",
+    "the loaded driver is the installed one (no reboot pending)",
+    "A driver upgrade takes effect only when the node restarts: until then the kernel runs the old "
+    "driver's modules while version.info names the new one, so every other check judges a driver "
+    "that is not running. npu-smi's header Version is the loaded driver.",
+    "high",
+    _driver_loaded,
+    scope="device",
+)
 FIRMWARE_DRIVER = Check(
     "firmware-driver",
     "firmware matches the driver",
@@ -290,4 +333,4 @@ FIRMWARE_DRIVER = Check(
     _firmware_driver,
     scope="device",
 )
-CHECKS = (DRIVER_INSTALLED, DRIVER_CANN, FIRMWARE_DRIVER)
+CHECKS = (DRIVER_INSTALLED, DRIVER_LOADED, DRIVER_CANN, FIRMWARE_DRIVER)

@@ -159,3 +159,41 @@ def hardware_mismatch(facts: Facts, stack: Stack) -> str | None:
     if arch is not None and stack.arches and arch not in stack.arches:
         return f"stack {stack.id} is built for {', '.join(stack.arches)}, this node is {arch}: refused"
     return None
+
+
+def loaded_driver(facts: Facts) -> tuple[str, str] | None:
+    """(version, where it was read) of the driver the running kernel has loaded: npu-smi's header
+    ``Version:`` (npu-smi talks to the loaded driver), else the kernel module's own version where
+    it is readable (``/sys/module/<module>/version``). None when neither tells it."""
+    d = facts.devices
+    if d.driver_version:
+        return d.driver_version, "npu-smi info's header"
+    if d.module_version:
+        return d.module_version, d.module_version_source or "the loaded kernel module"
+    return None
+
+
+def reboot_pending(facts: Facts) -> tuple[str, str, str] | None:
+    """(loaded, installed, where the loaded one was read) when the running kernel still has another
+    driver loaded than the one installed (``/usr/local/Ascend/driver/version.info``): the driver
+    was upgraded (or replaced) and the node has not restarted since. The planner plans a reboot,
+    the doctor fails ``driver-loaded``, ``fleet report``, the labels and the metrics say
+    "reboot pending" — one judgement for all of them.
+
+    A build suffix seen on one side only (``25.0.rc1.b033`` in npu-smi, ``25.0.rc1`` in the file)
+    is the same release spelled two ways, never a pending reboot; unparsable versions say nothing."""
+    installed = facts.driver.version if facts.driver else None
+    loaded = loaded_driver(facts)
+    if installed is None or loaded is None:
+        return None
+    from cannenv.checks._util import driver_v
+
+    a, b = driver_v(loaded[0]), driver_v(installed)
+    if a is None or b is None:
+        return None
+    ka, kb = a.key, b.key
+    if (ka[-1] == 0) != (kb[-1] == 0):  # a build number on one side only
+        ka, kb = ka[:-1], kb[:-1]
+    if ka == kb:
+        return None
+    return loaded[0], installed, loaded[1]

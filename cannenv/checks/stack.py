@@ -368,8 +368,11 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
 
 def host_summary(facts: Facts) -> dict[str, Any]:
     """The ``host`` block of the report: one line per component, from the facts."""
+    from cannenv.checks.policy import loaded_driver
+
     inst = facts.cann.active_install()
     d = facts.devices
+    loaded = loaded_driver(facts)
     npu = None
     if d.chips:
         npu = f"{len({c.npu_id for c in d.chips})}× {d.chips[0].name}" + (f" ({d.soc})" if d.soc else "")
@@ -387,6 +390,7 @@ def host_summary(facts: Facts) -> dict[str, Any]:
         "arch": facts.os.arch,
         "in_container": facts.container.in_container,
         "driver": facts.driver.version if facts.driver else None,
+        "driver_loaded": loaded[0] if loaded else None,
         "firmware": facts.firmware.version if facts.firmware else None,
         "cann": inst.version if inst else None,
         "cann_installs": [i.version or i.path for i in facts.cann.installs],

@@ -278,6 +278,12 @@ def lint(files: tuple[Path, ...], as_json: bool) -> int:
 @click.option("--family", help="a2, a3, 310p, 910, 310b or 950")
 @click.option("--product", help="a product with its own HDK line, e.g. atlas-350 (implies its family)")
 @click.option("--arch", type=click.Choice(["aarch64", "x86_64"]))
+@click.option("--vllm-ascend", "vllm_ascend", help="a vllm-ascend release, e.g. 0.18.0: the stack it names")
+@click.option("--mindie", help="a MindIE release, e.g. 2.2.RC1")
+@click.option("--mindie-motor", "mindie_motor", help="a MindIE Motor release, e.g. 3.1.0")
+@click.option("--mindspeed", help="a MindSpeed release, e.g. 2.1.0")
+@click.option("--mindspeed-llm", "mindspeed_llm", help="a MindSpeed-LLM release, e.g. 26.1.0")
+@click.option("--triton-ascend", "triton_ascend", help="a Triton-Ascend release, e.g. 3.2.1")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def query(
@@ -290,6 +296,12 @@ def query(
     family: str | None,
     product: str | None,
     arch: str | None,
+    vllm_ascend: str | None,
+    mindie: str | None,
+    mindie_motor: str | None,
+    mindspeed: str | None,
+    mindspeed_llm: str | None,
+    triton_ascend: str | None,
     as_json: bool,
 ) -> int:
     """Ask the rules: which torch_npu, which HDK, which CANN accepts a driver, which Python.
@@ -302,6 +314,8 @@ def query(
     cannenv matrix query --cann 9.1.0 --product atlas-350             # which HDK for one product
     cannenv matrix query --driver 24.1.rc2 [--family a2]              # which CANN accept this driver
     cannenv matrix query --torch 2.7.1                                # Python support, torch_npu rows
+    cannenv matrix query --vllm-ascend 0.18.0                         # the stack a component release names
+    cannenv matrix query --mindie 2.2.RC1 | --triton-ascend 3.2.1 | --mindspeed-llm 26.1.0
     """
     from cannenv.soc import FAMILY_IDS, normalize_family
 
@@ -315,12 +329,36 @@ def query(
                 hint=f"drop --family or use --family {prod.family}",
             )
         product, fam = prod.id, prod.family
-    if not any((cann, torch, torch_npu, python, driver)):
+    asked_components = {
+        name: v
+        for name, v in (
+            ("vllm-ascend", vllm_ascend),
+            ("mindie", mindie),
+            ("mindie-motor", mindie_motor),
+            ("mindspeed", mindspeed),
+            ("mindspeed-llm", mindspeed_llm),
+            ("triton-ascend", triton_ascend),
+        )
+        if v
+    }
+    if not any((cann, torch, torch_npu, python, driver)) and not asked_components:
         raise InputError(
-            "query needs at least one of --cann, --torch, --torch-npu, --python, --driver",
+            "query needs at least one of --cann, --torch, --torch-npu, --python, --driver or a component "
+            "(--vllm-ascend, --mindie, --mindie-motor, --mindspeed, --mindspeed-llm, --triton-ascend)",
             hint="e.g. cannenv matrix query --cann 8.3.RC1 --torch 2.7.1 --python 3.11",
         )
     from cannenv.values import dump
+
+    if asked_components:
+        comp_result = {name: _component_answer(m, name, v) for name, v in asked_components.items()}
+        if not any((cann, torch, torch_npu, python, driver)):
+            lines = [line for c in comp_result.values() for line in c["answer"]]
+            if as_json:
+                _echo_json({"answer": lines, "components": comp_result})
+            else:
+                for line in lines:
+                    click.echo(line)
+            return 0 if all(c["rows"] for c in comp_result.values()) else int(ExitCode.NOT_FOUND)
 
     def targets(cann_v: str) -> list[tuple[str, str | None]]:
         """(family, product) pairs to ask: per product where the family numbers HDKs per product."""
@@ -361,14 +399,34 @@ def query(
             }
             for r in rows
         ]
+        # the answer names only builds that exist for the asked Python (and arch): a row whose wheel
+        # the index does not have for that Python stays in the JSON (wheel_published: false), never
+        # in the answer line
+        usable = [
+            r for r in rows if not python or m.wheel_published(r.torch_npu, python, arch=arch) is not False
+        ]
+        published = _published_for(m, torch=torch, torch_npu=torch_npu, python=python, arch=arch)
+        if published:
+            result["published"] = published
         if torch_asked and not (torch_npu and cann):
-            if rows:
-                first = rows[0]
+            if usable:
+                first = usable[0]
                 answer.append(
-                    f"torch_npu {first.label or first.torch_npu} (torch {first.torch}, CANN {first.cann}, "
-                    f"{first.evidence}) [{', '.join(first.sources)}]"
-                    + (f"; {len(rows) - 1} more row(s) below" if len(rows) > 1 else "")
+                    f"torch_npu {first.label or first.torch_npu} (torch {first.torch}, CANN {first.cann}): "
+                    + _evidence_words(first)
+                    + (f"; wheel published for Python {python}" if python else "")
+                    + f" [{', '.join(first.sources)}]"
+                    + (f"; {len(usable) - 1} more row(s) below" if len(usable) > 1 else "")
                 )
+            elif rows:
+                names = ", ".join(dict.fromkeys(r.torch_npu for r in rows))
+                where = f"Python {python}" + (f" on {arch}" if arch else "")
+                line = f"no published wheel for {where} of the validated torch_npu {names}"
+                if published:
+                    line += f"; for {where}: " + _published_words(m, published)
+                answer.append(line)
+            elif published and not cann:
+                answer.append(_published_words(m, published))
             elif "torch_npu_unpaired" not in result:
                 asked = ", ".join(
                     f"{k} {v}" for k, v in (("CANN", cann), ("torch", torch), ("Python", python)) if v
@@ -458,6 +516,145 @@ def query(
     return 0 if any(found.values()) else int(ExitCode.NOT_FOUND)
 
 
+_REQ_LABEL = {
+    "cann": "CANN",
+    "torch_npu": "torch_npu",
+    "torchnpu": "TorchNPU",
+    "torch": "PyTorch",
+    "python": "Python",
+    "hdk": "Ascend HDK",
+    "triton-ascend": "Triton-Ascend",
+    "vllm": "vLLM",
+    "vllm-ascend": "vLLM Ascend",
+    "mindcluster": "MindCluster",
+    "mindspeed-core": "MindSpeed Core",
+}
+
+
+def _component_answer(m: Matrix, name: str, version: str) -> dict[str, Any]:
+    """What each source says release ``version`` of component ``name`` needs: one line per
+    statement (values as written, with the evidence kind), and the keys the sources disagree on."""
+    from cannenv.errors import did_you_mean
+    from cannenv.values import dump
+
+    rows = m.component_rows(name, version)
+    out: dict[str, Any] = {
+        "component": name,
+        "version": version,
+        "rows": [dump(r, exclude_none=True) for r in rows],
+    }
+    if not rows:
+        known = m.component_versions(name)
+        hint = did_you_mean(version, known) or (f"known: {', '.join(known)}" if known else "none recorded")
+        out["answer"] = [f"{name} {version}: no statement in the matrix names its stack ({hint})"]
+        return out
+    lines = []
+    for r in rows:
+        needs = "; ".join(f"{_REQ_LABEL.get(k, k)} {', '.join(v)}" for k, v in r.requires.items())
+        kind = {"downstream": "validated downstream", "declared": "declared compatible"}.get(
+            r.evidence, "validated by the vendor"
+        )
+        lines.append(f"{name} {r.version}: {needs} ({kind}: {r.statement}) [{', '.join(r.sources)}]")
+    from cannenv.matrix.query import _component_key
+
+    want = _component_key(version)
+    named_by = [
+        r
+        for r in m.components
+        if r.component != name and any(_component_key(v) == want for v in r.requires.get(name, ()))
+    ]
+    for r in named_by:
+        with_ = "; ".join(
+            f"{_REQ_LABEL.get(k, k)} {', '.join(v)}" for k, v in r.requires.items() if k != name
+        )
+        lines.append(
+            f"{name} {version} is named by {r.component} {r.version} with {with_} ({r.statement}) "
+            f"[{', '.join(r.sources)}]"
+        )
+    out["named_by"] = [dump(r, exclude_none=True) for r in named_by]
+    said: dict[str, dict[tuple[str, ...], list[str]]] = {}
+    for r in [*rows, *named_by]:
+        if r.evidence == "declared":
+            continue  # a compatibility set is not a pin: it does not contradict one
+        for k, v in r.requires.items():
+            if k == name or (r in named_by and k not in ("cann",)):
+                continue  # another component's own pins (its torch, its Python) are not this one's
+            label = r.statement if r in rows else f"{r.component} {r.version}"
+            said.setdefault(k, {}).setdefault(tuple(v), []).append(label)
+    disagree = {k: {", ".join(v): st for v, st in vals.items()} for k, vals in said.items() if len(vals) > 1}
+    for k, vals in disagree.items():
+        each = " / ".join(f"{v} ({'; '.join(st)})" for v, st in vals.items())
+        lines.append(
+            f"{name} {version}: the sources disagree on {_REQ_LABEL.get(k, k)}: {each} (both recorded)"
+        )
+    out["disagree"] = disagree
+    out["answer"] = lines
+    return out
+
+
+def _evidence_words(row: Any) -> str:
+    """The evidence kind of a torch_npu row, in the answer's words."""
+    if row.evidence == "recommended" and row.status == "current":
+        return "validated: a vendor table states the pair"
+    if row.evidence == "downstream":
+        return "validated downstream (not a vendor table)" + (f": {row.note}" if row.note else "")
+    kind = {"prerelease": "pre-release", "superseded": "superseded", "conflict": "conflicting"}.get(
+        row.status
+    )
+    return f"{row.evidence}" + (f", {kind} row" if kind else "")
+
+
+def _published_for(
+    m: Matrix, *, torch: str | None, torch_npu: str | None, python: str | None, arch: str | None
+) -> list[dict[str, Any]]:
+    """Published wheels (the index's files and their METADATA) that fit what was asked: torch_npu
+    builds whose Requires-Dist pins ``torch`` (or the asked torch_npu's line), for the Python/arch."""
+    from cannenv.matrix.model import _pep
+
+    if torch:
+        versions = m.published_for_torch(torch)
+    elif torch_npu:
+        line = _pep(torch_npu).release[:3]
+        versions = sorted(
+            {w.version for w in m.wheel_metadata if _pep(w.version).release[:3] == line}, key=_pep
+        )
+    else:
+        return []
+    out = []
+    for v in versions:
+        wheels = m.wheel_requires(v, python=python, arch=arch)
+        if not wheels:
+            continue
+        out.append(
+            {
+                "torch_npu": v,
+                "torch": wheels[0].torch,
+                "builds": sorted({f"cp{w.python.replace('.', '')}-{w.arch}" for w in wheels}),
+                "requires_python": sorted({w.requires_python for w in wheels if w.requires_python}),
+                "sources": sorted({s for w in wheels for s in w.sources}),
+            }
+        )
+    return out
+
+
+def _published_words(m: Matrix, published: list[dict[str, Any]]) -> str:
+    newest = published[-1]
+    pinned = f" (Requires-Dist torch{newest['torch']})" if newest.get("torch") else ""
+    others = [p["torch_npu"] for p in published[:-1]]
+    rows = m.torch_npu_rows(torch_npu=newest["torch_npu"], include_superseded=True)
+    paired = (
+        "a row names it with CANN " + ", ".join(sorted({f"{r.cann} ({r.evidence})" for r in rows}))
+        if rows
+        else "no vendor table pairs it with a CANN"
+    )
+    return (
+        f"published: torch_npu {newest['torch_npu']}{pinned}, a wheel on the package index; {paired} "
+        "(published, not validated)"
+        + (f"; also published: {', '.join(others)}" if others else "")
+        + f" [{', '.join(newest['sources'])}]"
+    )
+
+
 def _hdk_answer(m: Matrix, r: Any) -> str:
     """One line: which HDK for this CANN on this family (and product), as the statements say."""
     where = r.family + (f" ({m.product(r.product).title})" if r.product else "")
@@ -491,9 +688,12 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
         click.echo(line)
     if result.get("torch_npu") and torch_asked and len(result["torch_npu"]) > 1:
         t = Table(title="torch_npu ↔ PyTorch ↔ CANN")
-        for col in ("torch_npu", "torch", "CANN", "branch", "status", "evidence", "sources"):
+        asked_py = any("wheel_published" in r for r in result["torch_npu"])
+        cols = ["torch_npu", "torch", "CANN", "branch", "status", "evidence", "Python (stated)"]
+        for col in (*cols, *(["wheel"] if asked_py else []), "sources"):
             t.add_column(col)
         for r in result["torch_npu"]:
+            wheel = {True: "published", False: "none", None: "unknown"}[r.get("wheel_published")]
             _row(
                 t,
                 r.get("label") or r["torch_npu"],
@@ -502,6 +702,8 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
                 r.get("branch", ""),
                 r["status"],
                 r["evidence"],
+                ", ".join(r.get("python") or []),
+                *([wheel] if asked_py else []),
                 ", ".join(r["sources"]),
             )
         con.print(t)
@@ -889,6 +1091,23 @@ def refresh(folder: Path, write: bool, matrix_dir: Path | None, as_json: bool) -
     else:
         _render_refresh(r, written)
     return int(ExitCode.CHECKS_FAILED) if r.unexplained and not write else 0
+
+
+@matrix.command("fetch-metadata")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--package", default="torch-npu", show_default=True, help="the distribution on the index")
+@click.option("--version", "versions", multiple=True, help="only these versions' METADATA (repeatable)")
+def fetch_metadata(folder: Path, package: str, versions: tuple[str, ...]) -> int:
+    """Save the index listing and every wheel's METADATA into FOLDER/wheel_metadata/ (network).
+
+    Then `cannenv matrix refresh --from FOLDER` imports them: Requires-Dist torch, Requires-Python
+    and the cpXY x platform builds of every wheel.
+    """
+    from cannenv.matrix import wheel_metadata
+
+    n = wheel_metadata.fetch(folder / wheel_metadata.FOLDER, package=package, versions=set(versions) or None)
+    click.echo(f"wrote {folder / wheel_metadata.FOLDER}: the listing and {n} wheels' METADATA")
+    return 0
 
 
 def _render_refresh(r: Any, written: list[str]) -> None:

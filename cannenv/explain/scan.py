@@ -12,12 +12,13 @@ examined around the places that look like errors (:data:`SENTINELS`: ``error``, 
 log of INFO lines costs a few passes of ``find``, and megabytes of one repeated error one look.
 
 Evidence lines are normalised (ANSI escapes removed, ``\\n`` escapes and CR made line breaks,
-undecodable bytes replaced) and redacted (credentials in URLs, values of variables named like
-secrets, bearer tokens) before they are kept; renderers sanitise them again for their output.
+undecodable bytes replaced) and redacted (:func:`cannenv.redact.redact_text`) before they are
+kept; renderers sanitise them again for their output.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,17 +40,18 @@ lines in torch_npu, vLLM and plog output."""
 MAX_EVIDENCE = 3
 """Evidence lines kept per pattern (the count of matches is kept too)."""
 MAX_SEEN_LINES = 200_000
-"""Distinct lines remembered to skip repetitions (bounded memory)."""
+"""Distinct lines remembered to skip repetitions, each by a 16-byte digest (bounded memory: a few
+MB however long the lines are)."""
 MAX_SHOWN = 300
 """Characters of an evidence line kept (centred on the match)."""
 MAX_ERROR_LINES = 5
 """Error-looking lines kept for the answer when nothing matched."""
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
-_SECRET_ASSIGN = re.compile(
-    r"(?P<name>\b[A-Za-z_][A-Za-z0-9_]*)(?P<eq>\s*[=:]\s*)(?P<value>\"[^\"]*\"|'[^']*'|\S+)"
-)
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def normalise(raw: bytes) -> list[str]:
@@ -64,23 +66,12 @@ def normalise(raw: bytes) -> list[str]:
 
 
 def redact(line: str) -> str:
-    """A line with credentials removed: URL user-info and secret query values, the value of any
-    ``NAME=value`` / ``NAME: value`` whose NAME is a secret's (the environment redaction policy),
-    and bearer/basic tokens."""
-    from cannenv.redact import REDACTED, is_secret_name, redact_value
+    """A line with every credential removed: the one redaction policy's free-text form
+    (:func:`cannenv.redact.redact_text`: URLs, secret-named keys in shell, JSON, dict-repr, header
+    and flag spellings, auth schemes, tokens recognisable by shape)."""
+    from cannenv.redact import redact_text
 
-    out = redact_value(line)
-
-    def assign(m: re.Match[str]) -> str:
-        if is_secret_name(m.group("name")):
-            return f"{m.group('name')}{m.group('eq')}{REDACTED}"
-        return m.group(0)
-
-    if "earer" in out or "asic" in out:
-        out = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", out)
-    if "=" in out or ":" in out:
-        out = _SECRET_ASSIGN.sub(assign, out)
-    return out
+    return redact_text(line)
 
 
 def _shown(line: str, anchor: str) -> str:
@@ -203,12 +194,16 @@ class Scanner:
     def _examine_new_lines(self, window: bytes) -> None:
         """Examine the lines of ``window`` not seen before (repetition costs one look)."""
         seen = self._seen
-        lines = window.split(b"\n")
-        fresh = [ln for ln in lines if ln not in seen]
+        fresh: list[bytes] = []
+        for ln in window.split(b"\n"):
+            d = _digest(ln)
+            if d in seen:
+                continue
+            fresh.append(ln)
+            if len(seen) < MAX_SEEN_LINES:
+                seen.add(d)
         if not fresh:
             return
-        if len(seen) < MAX_SEEN_LINES:
-            seen.update(fresh)
         self._examine(b"\n".join(fresh))
 
     def _examine(self, region: bytes) -> None:
@@ -223,7 +218,7 @@ class Scanner:
                 pos = region.find(anchor, max(hi, pos + 1))
 
     def _line(self, raw: bytes, anchor: bytes, patterns: list[Pattern]) -> None:
-        key = b"%b\x00%b" % (anchor, raw)
+        key = _digest(b"%b\x00%b" % (anchor, raw))
         if key in self._seen:  # a repeated line: looked at once
             return
         if len(self._seen) < MAX_SEEN_LINES:

@@ -68,7 +68,8 @@ def load_collection(directory: str | Path) -> Collection:
         from cannenv import records
 
         hint = "the manifest is written by `cannenv fleet collect`; do not edit it by hand"
-        text = records.read_text(manifest, what="manifest")
+        # a link in place of the manifest (a snapshot's too) is refused: nothing read leaves the folder
+        text = records.read_text(manifest, what="manifest", nofollow=True)
         raw = records.parse_json(text, source=str(manifest), hint=hint)
         records.check_schema_version(
             raw,

@@ -8,6 +8,7 @@ change plus the findings that are new (new drift) or gone (fixed). Pure: returns
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -114,7 +115,8 @@ def _versions(collection: Collection) -> dict[str, dict[str, str] | None]:
             out[host.name] = None
             continue
         try:
-            out[host.name] = installed_versions(load_facts(collection.root / host.facts_file))
+            # the one rooted reader: a name in the folder, links resolved inside it (as the report)
+            out[host.name] = installed_versions(load_facts(Path(host.facts_file), root=collection.root))
         except (CannenvError, OSError):
             out[host.name] = None
     return out

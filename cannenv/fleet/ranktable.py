@@ -19,7 +19,9 @@ Pure: facts and parsed JSON in, a table or findings out.
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -337,13 +339,24 @@ def _check_v1(doc: dict[str, Any], version: str, nodes: Sequence[JobNode], found
         _against_facts_v1(servers, version, nodes, found)
 
 
+def _in_runs(seq: list[str]) -> bool:
+    """Whether equal items stand together (``a a b b``, not ``a b a``), in one pass."""
+    ended: set[str] = set()
+    for prev, cur in itertools.pairwise(seq):
+        if cur != prev:
+            ended.add(prev)
+            if cur in ended:
+                return False
+    return True
+
+
 def _check_ranks(ranks: list[tuple[int, str]], order: list[str], found: _Found) -> None:
     if not ranks:
         return
     ids = [r for r, _ in ranks]
     problems = []
     if sorted(ids) != list(range(len(ids))):
-        dup = sorted({r for r in ids if ids.count(r) > 1})
+        dup = sorted(r for r, c in Counter(ids).items() if c > 1)  # linear: a table may hold 150,000 ranks
         missing = sorted(set(range(len(ids))) - set(ids))
         problems.append(
             "rank ids are not 0..N-1 each once"
@@ -385,6 +398,7 @@ def _check_superpods(
     if not isinstance(pods, list) or not pods:
         found.add(SUPERPOD, "fail", "super_pod_list must be a non-empty list")
         return
+    known = set(server_ids)  # membership in O(1): tables list thousands of servers
     for k, pod in enumerate(pods):
         if not isinstance(pod, dict) or not isinstance(pod.get("super_pod_id"), str):
             problems.append(f"super_pod_list[{k}].super_pod_id must be a string")
@@ -395,7 +409,7 @@ def _check_superpods(
             continue
         for entry in plist:
             sid = entry.get("server_id") if isinstance(entry, dict) else None
-            if sid not in server_ids:
+            if sid not in known:
                 problems.append(
                     f"SuperPoD {pod['super_pod_id']} lists server {sid!r}, which server_list does not"
                 )
@@ -407,12 +421,14 @@ def _check_superpods(
     if unplaced:
         problems.append(f"servers in no SuperPoD: {', '.join(unplaced)}")
     seq = [member[s] for s in server_ids if s in member]
-    if any(seq[i] != seq[i + 1] and seq[i] in seq[i + 2 :] for i in range(len(seq) - 1)):
+    if not _in_runs(seq):
         problems.append("the servers of one SuperPoD are not listed together in server_list")
+    devices_of: dict[Any, list[Any]] = {}
+    for sv in servers:
+        if isinstance(sv, dict) and isinstance(sv.get("device", []), list):
+            devices_of.setdefault(sv.get("server_id"), sv.get("device", []))
     for s in server_ids:
-        listed: list[Any] = next(
-            (sv.get("device", []) for sv in servers if isinstance(sv, dict) and sv.get("server_id") == s), []
-        )
+        listed: list[Any] = devices_of.get(s, [])
         if s in member and any(isinstance(d, dict) and "super_device_id" not in d for d in listed):
             problems.append(f"{s}: super_device_id is required on every device with super_pod_list")
     by_pod: dict[str, dict[str, str]] = {}

@@ -625,7 +625,7 @@ def load_files(files: Sequence[Path], *, use_cache: bool = True) -> Matrix:
 # ---------------------------------------------------------------------------------------------
 # the validated-matrix cache
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Bump when the cached object layout changes without a change in the files hashed below."""
 _CACHE_MAX_INPUT = 4 << 20
 """Inputs larger than this are not cached: unpickling them costs about as much as validating."""

@@ -223,6 +223,9 @@ class TorchNpuRow:
     table: Literal["active", "historical", "other"] = "active"
     status: Literal["current", "superseded", "prerelease", "conflict"] = "current"
     evidence: Evidence = "recommended"
+    python: tuple[Pep440Str, ...] | None = None
+    """the Python versions the source states for this torch_npu build (TorchNPU release notes'
+    Python column); null: the source does not say"""
     sources: SourceIds
     note: str | None = None
 
@@ -250,6 +253,37 @@ class WheelRow:
     versions: Annotated[tuple[Pep440Str, ...], NonEmpty]
     sources: SourceIds
     note: str | None = None
+
+
+@value
+class WheelMetadata:
+    """One wheel file on the package index and what its METADATA declares (the published truth
+    about that build: which torch it installs against, which Python it accepts)."""
+
+    file: FileName
+    package: Literal["torch-npu"] = "torch-npu"
+    version: Pep440Str
+    python: Pep440Str
+    """the cpXY tag of the file name"""
+    arch: Arch
+    torch: str | None = None
+    """the ``Requires-Dist: torch`` specifier as written (``==2.13.0.*``, ``==2.9.1+cpu``); null: none"""
+    requires_python: str | None = None
+    sha256: Annotated[str, Check(pattern=r"^[0-9a-f]{64}$")] | None = None
+    sources: SourceIds
+    note: str | None = None
+
+    def torch_matches(self, torch: str) -> bool:
+        """Whether the pinned torch is ``torch`` (release numbers; a ``+cpu`` local label and a
+        trailing ``.*`` are the same PyTorch release)."""
+        spec = (self.torch or "").strip()
+        if not spec.startswith("=="):
+            return False
+        pinned = spec[2:].removesuffix(".*").split("+", 1)[0]
+        try:
+            return bool(_pep(pinned).release[:3] == _pep(torch).release[:3])
+        except VersionError:
+            return False
 
 
 @value
@@ -425,6 +459,38 @@ class TorchNpuCompatRow:
     note: str | None = None
 
 
+ComponentName = Literal[
+    "vllm-ascend", "mindie", "mindie-motor", "mindspeed", "mindspeed-llm", "triton-ascend"
+]
+COMPONENT_NAMES: tuple[str, ...] = (
+    "vllm-ascend",
+    "mindie",
+    "mindie-motor",
+    "mindspeed",
+    "mindspeed-llm",
+    "triton-ascend",
+)
+
+
+@value
+class ComponentRow:
+    """What one release of a serving / training component names as its stack (vllm-ascend,
+    MindIE, MindSpeed-LLM, Triton-Ascend …), as one source states it. ``requires`` keeps each
+    value as written: a list is a set the source names, never widened to a range."""
+
+    component: ComponentName
+    version: str
+    """the component's release, as its source spells it (``2.2.RC1``, ``0.18.0``, ``v0.23.0``)"""
+    requires: dict[str, tuple[str, ...]]
+    """cann | torch_npu | torchnpu (the TorchNPU release) | torch | python | hdk | triton-ascend |
+    vllm | mindcluster | mindspeed-core -> the values the source names"""
+    statement: str
+    """which table of which document"""
+    evidence: Evidence = "validated"
+    sources: SourceIds
+    note: str | None = None
+
+
 @value
 class MatrixFile:
     """One matrix file. Sections are merged across files."""
@@ -438,6 +504,7 @@ class MatrixFile:
     python_support: tuple[PythonSupportRow, ...] = ()
     wheels: tuple[WheelRow, ...] = ()
     published: tuple[Published, ...] = ()
+    wheel_metadata: tuple[WheelMetadata, ...] = ()
     lifecycle: tuple[LifecycleRow, ...] = ()
     hdk: tuple[HdkRow, ...] = ()
     hdk_compat: tuple[HdkCompatRow, ...] = ()
@@ -446,6 +513,7 @@ class MatrixFile:
     downloads: tuple[Download, ...] = ()
     companions: tuple[CompanionRule, ...] = ()
     stacks: tuple[Stack, ...] = ()
+    components: tuple[ComponentRow, ...] = ()
 
 
 SECTIONS: tuple[str, ...] = tuple(k for k in values.field_names(MatrixFile) if k != "schema_version")

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from cannenv import values
-from cannenv.errors import NotFoundError, did_you_mean
+from cannenv.errors import NotFoundError, VersionError, did_you_mean
 from cannenv.hardware import FAMILY_IDS, Hardware, Product, SocFamily
 from cannenv.matrix.model import (
     EVIDENCE_RANK,
     SCHEMA_VERSION,
     SECTIONS,
     CompanionRule,
+    ComponentRow,
     Download,
     DriverRequirement,
     Evidence,
@@ -36,6 +37,7 @@ from cannenv.matrix.model import (
     TorchNpuCompatRow,
     TorchNpuRow,
     Verdict,
+    WheelMetadata,
     WheelRow,
     _cann,
     _drv,
@@ -69,6 +71,7 @@ class Matrix:
         self.python_rows: tuple[PythonSupportRow, ...] = tuple(r for mf in parts for r in mf.python_support)
         self.wheels: tuple[WheelRow, ...] = tuple(r for mf in parts for r in mf.wheels)
         self.published: tuple[Published, ...] = tuple(r for mf in parts for r in mf.published)
+        self.wheel_metadata: tuple[WheelMetadata, ...] = tuple(r for mf in parts for r in mf.wheel_metadata)
         self.lifecycle: tuple[LifecycleRow, ...] = tuple(r for mf in parts for r in mf.lifecycle)
         self.hdk: tuple[HdkRow, ...] = tuple(r for mf in parts for r in mf.hdk)
         self.hdk_compat: tuple[HdkCompatRow, ...] = tuple(r for mf in parts for r in mf.hdk_compat)
@@ -82,6 +85,7 @@ class Matrix:
             self._downloads_by_file[d.file] = (*self._downloads_by_file.get(d.file, ()), d)
         self.companions: tuple[CompanionRule, ...] = tuple(r for mf in parts for r in mf.companions)
         self.stacks: tuple[Stack, ...] = tuple(s for mf in parts for s in mf.stacks)
+        self.components: tuple[ComponentRow, ...] = tuple(r for mf in parts for r in mf.components)
         self._stacks_by_id = {s.id: s for s in self.stacks}
         self._memo: dict[tuple[Any, ...], Any] = {}
 
@@ -130,6 +134,20 @@ class Matrix:
             if all(component_matches(k, v, s.version(k)) for k, v in pins.items()):
                 out.append(s)
         return out
+
+    # -- components (vllm-ascend, MindIE, MindSpeed-LLM, Triton-Ascend …) ----------------------
+
+    def component_rows(self, name: str, version: str | None = None) -> list[ComponentRow]:
+        """Every statement about release ``version`` of component ``name`` (all releases: None)."""
+        want = _component_key(version) if version else None
+        return [
+            r
+            for r in self.components
+            if r.component == name.lower() and (want is None or _component_key(r.version) == want)
+        ]
+
+    def component_versions(self, name: str) -> list[str]:
+        return list(dict.fromkeys(r.version for r in self.components if r.component == name.lower()))
 
     # -- torch_npu / python ------------------------------------------------------------------
 
@@ -181,6 +199,16 @@ class Matrix:
                 older.append(r.python)
         return PythonSupport(torch, current, tuple(older), tuple(rows))
 
+    def python_stated(self, torch_npu: str) -> tuple[tuple[str, ...], ...]:
+        """The Python versions each source states for this exact torch_npu build (release notes'
+        Python column), one tuple per distinct statement."""
+        want = _pep(torch_npu)
+        out: dict[tuple[str, ...], None] = {}
+        for r in self.torch_npu:
+            if r.python and _pep(r.torch_npu) == want:
+                out[tuple(r.python)] = None
+        return tuple(out)
+
     def python_ok(self, torch: str, python: str) -> bool:
         """Python supported by the torch line (current statement; older statements are narrower)."""
         support = self.python_support(torch)
@@ -209,6 +237,24 @@ class Matrix:
                     per.setdefault(a, set()).update(_canonical_pep(v) for v in r.versions)
             self._memo[("wheel_index",)] = hit
         return hit
+
+    def wheel_requires(
+        self, torch_npu: str, *, python: str | None = None, arch: str | None = None
+    ) -> list[WheelMetadata]:
+        """The published wheels of torch_npu ``torch_npu`` (for a Python / arch) with what their
+        METADATA declares; empty: no such build on the index (or no METADATA imported)."""
+        want = _canonical_pep(torch_npu)
+        return [
+            w
+            for w in self.wheel_metadata
+            if _canonical_pep(w.version) == want
+            and (python is None or same_python_line(w.python, python))
+            and (arch is None or w.arch == arch)
+        ]
+
+    def published_for_torch(self, torch: str) -> list[str]:
+        """torch_npu versions whose published wheels pin ``torch`` (oldest first)."""
+        return sorted({w.version for w in self.wheel_metadata if w.torch_matches(torch)}, key=_pep)
 
     def published_versions(
         self, package: str = "torch-npu", *, python: str | None = None, arch: str | None = None
@@ -258,12 +304,29 @@ class Matrix:
             r for r in fits if r.evidence != "downstream"
         ]
         rec = fits[0].torch_npu if fits else None
-        same = [r for r in rows if r.status != "conflict" and _cann(r.cann).release == _cann(cann).release]
+        asked = _cann(cann)
+        same = [r for r in rows if r.status != "conflict" and _cann(r.cann).release == asked.release]
         release = self.torchnpu_release(torch_npu)
         if same:
-            best = sorted(same, key=lambda r: EVIDENCE_RANK[r.evidence])[0]
-            level: Level = "recommended" if best.evidence == "recommended" else "compatible"
+            # the exact CANN before its release line, a current row before a superseded one
+            best = sorted(
+                same,
+                key=lambda r: (_cann(r.cann) != asked, r.status != "current", EVIDENCE_RANK[r.evidence]),
+            )[0]
+            exact = _cann(best.cann) == asked
+            # a beta/alpha CANN, a superseded or pre-release row is never "recommended" (issue 30)
+            level: Level = (
+                "recommended"
+                if best.evidence == "recommended"
+                and best.status == "current"
+                and (exact or not asked.is_prerelease)
+                else "compatible"
+            )
             said = f"paired with CANN {best.cann}" + (f" (branch {best.branch})" if best.branch else "")
+            if best.status != "current":
+                said += f", a {best.status} row" + (f": {best.note}" if best.note else "")
+            if not exact and asked.is_prerelease:
+                said += f"; CANN {cann} is a pre-release of {best.cann}, which no row pairs by itself"
             if best.evidence == "downstream":
                 said = f"validated downstream with CANN {best.cann}" + (f": {best.note}" if best.note else "")
             elif best.evidence != "recommended":
@@ -351,6 +414,8 @@ class Matrix:
         want = _pep(torch).release[:2]
         if any(_pep(r.torch).release[:2] == want for r in self.torch_npu_rows(include_superseded=True)):
             return None
+        if self.published_for_torch(torch):
+            return None  # a published wheel pins this torch (its METADATA): not "not yet"
         published = [v for v in self.published_versions("torch-npu") if not _pep(v).is_prerelease]
         torch_out = any(_pep(v).release[:2] == want for v in self.published_versions("torch"))
         text = f"not yet: no torch_npu for torch {torch} is published"
@@ -1007,7 +1072,16 @@ def _covering_range(items: Sequence[str]) -> str:
         keyed.append((series, low, parts[-1] in ("X", "x")))
     if not keyed:
         return "*"
-    keyed.sort(key=lambda k: (k[0], not k[2]))
+
+    def order(k: tuple[tuple[int, int], str, bool]) -> tuple[Any, ...]:
+        # within a series: a whole-series item first, then the lowest version (25.5.0 before 25.5.1)
+        try:
+            v: Any = _drv(k[1]) if not k[2] else None
+        except VersionError:
+            v = None
+        return (k[0], not k[2], v is None, v if v is not None else 0)
+
+    keyed.sort(key=order)
     low = keyed[0][1]
     top = max(k[0] for k in keyed)
     return f">={low},<{top[0]}.{top[1] + 1}"
@@ -1049,10 +1123,20 @@ def _merge_rows(rows: Iterable[TorchNpuRow]) -> tuple[TorchNpuRow, ...]:
         out[key] = dataclasses.replace(
             have,
             branch=have.branch or r.branch,
+            python=have.python or r.python,
             sources=tuple(dict.fromkeys((*have.sources, *r.sources))),
             note=notes,
         )
     return tuple(out.values())
+
+
+def _component_key(version: str) -> str:
+    """``v0.23.0`` / ``0.23.0`` / ``2.2.RC1`` / ``2.2.rc1``: one key (PEP 440 where it reads as one)."""
+    text = version.strip().lower().removeprefix("v")
+    try:
+        return str(_pep(text))
+    except VersionError:
+        return text
 
 
 @lru_cache(maxsize=256)

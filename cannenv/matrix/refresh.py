@@ -6,7 +6,12 @@
 * torch_npu wheels (``torch_npu-*.whl``): the "Ascend Auxiliary Software" table in METADATA;
 * package index listings (``*.json`` as served by ``https://pypi.org/pypi/<package>/json``);
 * vllm-ascend sdists (``vllm_ascend-*.tar.gz``): the stacks that project validated (evidence
-  ``downstream``, :mod:`cannenv.matrix.vllm_ascend`).
+  ``downstream``, :mod:`cannenv.matrix.vllm_ascend`);
+* ``torchnpu_release_notes/``: the TorchNPU release note of each release branch, as
+  ``<branch>@<commit>.md`` (pairings with their Python column, compatibility tables;
+  :mod:`cannenv.matrix.torchnpu_notes`);
+* ``wheel_metadata/``: the METADATA of every torch_npu wheel on the package index
+  (:mod:`cannenv.matrix.wheel_metadata`: Requires-Dist torch, Requires-Python, the published builds).
 
 Each imported fact is compared with the matrix and reported as ``same``, ``added`` (the matrix does
 not have it), ``changed`` (the matrix has another value for the same thing: a digest, a version
@@ -31,12 +36,16 @@ if TYPE_CHECKING:
     from cannenv.matrix.deployer import DeployerImport, Fact
     from cannenv.matrix.index import IndexImport
     from cannenv.matrix.query import Matrix
+    from cannenv.matrix.torchnpu_notes import NoteImport
     from cannenv.matrix.vllm_ascend import VllmAscendImport
+    from cannenv.matrix.wheel_metadata import MetadataImport
     from cannenv.torch_npu_import import ImportedTable
 
 DEPLOYER_FILE = "deployer.json"
 INDEX_FILE = "index.json"
 VLLM_ASCEND_FILE = "vllm_ascend.json"
+TORCHNPU_FILE = "torchnpu.json"
+WHEEL_METADATA_FILE = "wheel_metadata.json"
 STATUSES = ("added", "changed", "conflict", "same")
 
 
@@ -67,6 +76,8 @@ class Refresh:
     listings: list[IndexImport] = field(default_factory=list)
     wheels: list[tuple[ImportedTable, Provenance]] = field(default_factory=list)
     downstream: list[VllmAscendImport] = field(default_factory=list)
+    notes: list[NoteImport] = field(default_factory=list)
+    metadata: list[MetadataImport] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
@@ -104,7 +115,7 @@ class Refresh:
 
 def gather(folder: str | Path) -> Refresh:
     """Run the importers over ``folder`` (nothing is compared yet)."""
-    from cannenv.matrix import deployer, index, vllm_ascend
+    from cannenv.matrix import deployer, index, torchnpu_notes, vllm_ascend, wheel_metadata
     from cannenv.matrix.artefact import sha256_file
     from cannenv.torch_npu_import import read_table
 
@@ -125,6 +136,10 @@ def gather(folder: str | Path) -> Refresh:
                 "torch-npu", table.package_version or "?", "*.dist-info/METADATA", sha256_file(entry)
             )
             out.wheels.append((table, prov))
+        elif name == torchnpu_notes.FOLDER and entry.is_dir():
+            out.notes.extend(torchnpu_notes.read_folder(entry))
+        elif name == wheel_metadata.FOLDER and entry.is_dir():
+            out.metadata.append(wheel_metadata.read_folder(entry))
         elif vllm_ascend.is_sdist(entry) and entry.is_file():
             out.downstream.append(vllm_ascend.read_sdist(entry))
         elif entry.suffix == ".json" and entry.is_file():
@@ -134,7 +149,7 @@ def gather(folder: str | Path) -> Refresh:
                 out.warnings.append(f"{name}: {exc.message}; skipped")
         elif entry.is_file() or entry.is_dir():
             out.warnings.append(f"{name}: not an artefact cannenv imports; skipped")
-    if not (out.deployer or out.wheels or out.listings or out.downstream):
+    if not (out.deployer or out.wheels or out.listings or out.downstream or out.notes or out.metadata):
         raise InputError(
             f"{root} holds no artefact to import",
             hint="put there: ascend_deployer-*.whl, torch_npu-*.whl, vllm_ascend-*.tar.gz, and index "
@@ -160,6 +175,24 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
     for table, prov in r.wheels:
         for row in table.rows:
             r.changes.append(_wheel_row_change(row.torch_npu, row.torch, row.cann, row.branch, prov, m))
+    for note in r.notes:
+        r.warnings.extend(note.warnings)
+        for p in note.pairs:
+            r.changes.append(_wheel_row_change(p.torch_npu, p.torch, p.cann, p.branch, note.provenance, m))
+        for c in note.compat:
+            r.changes.append(_compat_change(c.torchnpu, c.cann, c.compatible, note, m))
+    for meta in r.metadata:
+        r.warnings.extend(meta.warnings)
+        r.changes.extend(_metadata_changes(meta, m))
+    if r.downstream:
+        from cannenv.matrix.vllm_ascend import component_rows
+
+        for va in r.downstream:
+            prov = Provenance(
+                "vllm-ascend", va.version, "versioning_policy.md, installation.md, PKG-INFO", va.sha256
+            )
+            for crow in component_rows([va]):
+                r.changes.append(_component_change(crow, prov, m))
     for va in r.downstream:
         r.warnings.extend(f"vllm-ascend {va.version}: {w}" for w in va.warnings)
         for drow in va.rows:
@@ -167,6 +200,54 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
         for h in va.hdk:
             r.changes.append(_downstream_hdk_change(h.release, h.cann, h.hdk, h.provenance, m))
     return r
+
+
+def _compat_change(
+    torchnpu: tuple[str, ...], cann: tuple[str, ...], compatible: bool, note: NoteImport, m: Matrix
+) -> Change:
+    """A release note's compatibility statement against the matrix: the same statement from a
+    TorchNPU release note -> same; the opposite recorded -> conflict; else added."""
+    key = f"TorchNPU {', '.join(torchnpu)} with CANN {', '.join(cann)}: {'Y' if compatible else 'N'}"
+    rows = [r for r in m.torch_npu_compat if set(torchnpu) <= set(r.torchnpu) and set(cann) <= set(r.cann)]
+    if any(r.compatible == compatible and any(s.startswith("TNPU-RN-") for s in r.sources) for r in rows):
+        return Change("same", "torchnpu_compat", key, "", note.provenance)
+    other = [r for r in rows if r.compatible != compatible]
+    if other:
+        said = "; ".join(f"{r.statement} [{', '.join(r.sources)}]" for r in other)
+        return Change("conflict", "torchnpu_compat", key, f"also stated: {said}", note.provenance)
+    return Change("added", "torchnpu_compat", key, f"TorchNPU {note.release} release note", note.provenance)
+
+
+def _component_change(row: dict[str, Any], prov: Provenance, m: Matrix) -> Change:
+    """A component release's stated stack against the matrix: the same values from the same kind of
+    statement -> same; else added (other statements about that release are named)."""
+    want = {k: tuple(v) for k, v in row["requires"].items()}
+    said = ", ".join(f"{k} {'/'.join(v)}" for k, v in want.items())
+    key = f"{row['component']} {row['version']}: {said} ({row['statement']})"
+    have = m.component_rows(row["component"], row["version"])
+    if any(dict(h.requires) == want and h.statement == row["statement"] for h in have):
+        return Change("same", "component", key, "", prov)
+    other = "; ".join(f"{h.statement} [{', '.join(h.sources)}]" for h in have)
+    return Change("added", "component", key, f"also recorded: {other}" if other else "", prov)
+
+
+def _metadata_changes(meta: MetadataImport, m: Matrix) -> list[Change]:
+    """Each wheel's Requires-Dist torch / Requires-Python against what the matrix records."""
+    out: list[Change] = []
+    for w in meta.wheels:
+        key = (
+            f"torch-npu {w.version} {w.tag}: torch {w.torch or '(no pin)'}, "
+            f"Requires-Python {w.requires_python or '-'}"
+        )
+        have = [r for r in m.wheel_metadata if r.file == w.file]
+        if not have:
+            out.append(Change("added", "wheel_metadata", key, "", meta.provenance))
+        elif have[0].torch != w.torch or have[0].requires_python != w.requires_python:
+            said = f"torch {have[0].torch}, Requires-Python {have[0].requires_python}"
+            out.append(Change("changed", "wheel_metadata", key, f"recorded: {said}", meta.provenance))
+        else:
+            out.append(Change("same", "wheel_metadata", key, "", meta.provenance))
+    return out
 
 
 def _downstream_change(release: str, tnpu: str, cann: str, prov: Provenance, m: Matrix) -> Change:
@@ -351,6 +432,23 @@ def write(r: Refresh, matrix_dir: Path) -> list[str]:
             vllm_ascend.matrix_doc(r.downstream),
             f"Generated by `cannenv matrix refresh --write` from the vllm-ascend sdist(s) {versions}: "
             "do not edit.",
+        )
+    if r.notes:
+        from cannenv.matrix import torchnpu_notes
+
+        refs = ", ".join(f"{n.ref}@{n.commit}" for n in r.notes)
+        texts[TORCHNPU_FILE] = _dump(
+            torchnpu_notes.matrix_doc(r.notes),
+            f"Generated by `cannenv matrix refresh --write` from the TorchNPU release notes {refs}: "
+            "do not edit.",
+        )
+    if r.metadata:
+        from cannenv.matrix import wheel_metadata
+
+        texts[WHEEL_METADATA_FILE] = _dump(
+            wheel_metadata.matrix_doc(r.metadata),
+            "Generated by `cannenv matrix refresh --write` from the METADATA of every torch_npu wheel on "
+            "the package index: do not edit.",
         )
     if r.listings:
         texts[INDEX_FILE] = _dump(

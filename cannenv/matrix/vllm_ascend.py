@@ -17,7 +17,6 @@ metadata, which needs its build dependencies; the file itself is the one the pac
 from __future__ import annotations
 
 import re
-import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -27,10 +26,13 @@ from cannenv.matrix.artefact import MAX_MEMBER, Provenance, sha256_file
 
 PACKAGE = "vllm-ascend"
 MAX_TAR_MEMBERS = 20000
+MAX_INFLATED = 256 << 20
+"""Bytes inflated from one sdist in total (vllm-ascend's are ~10 MB unpacked)."""
 POLICY = "docs/source/community/versioning_policy.md"
 NOTES = "docs/source/user_guide/release_notes.md"
 PKG_INFO = "PKG-INFO"
-_WANTED = (POLICY, NOTES, PKG_INFO)
+INSTALL = "docs/source/installation.md"
+_WANTED = (POLICY, NOTES, PKG_INFO, INSTALL)
 _SDIST = re.compile(r"^vllm_ascend-(?P<v>[0-9][0-9A-Za-z.+!-]*)\.tar\.gz$")
 
 
@@ -46,6 +48,7 @@ class DownstreamRow:
     torch: str
     torch_npu: str
     provenance: Provenance
+    triton: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class VllmAscendImport:
     hdk: list[DownstreamHdk] = field(default_factory=list)
     requires: dict[str, str] = field(default_factory=dict)
     """``Requires-Dist`` exact pins of the sdist itself (torch, torch-npu, triton-ascend …)"""
+    install: dict[str, str] = field(default_factory=dict)
+    """the installation page's requirement table: cann / torch_npu / torch -> version (``== 8.5.1``)"""
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -101,36 +106,31 @@ def read_sdist(path: Path) -> VllmAscendImport:
         out.hdk = parse_release_notes(texts[NOTES], prov(NOTES))
     if PKG_INFO in texts:
         out.requires = parse_requires(texts[PKG_INFO])
+    if INSTALL in texts:
+        out.install = parse_install(texts[INSTALL])
     return out
 
 
 def _read_members(path: Path) -> dict[str, str]:
-    """The wanted members (path below the sdist's top folder -> text), read bounded."""
+    """The wanted members (path below the sdist's top folder -> text), read with the one bounded
+    archive reader: skipped members count against the bytes inflated, and reading stops once all
+    three are found."""
+    from cannenv.archive import tar_members
+
+    def rel(name: str) -> str:
+        return "/".join(PurePosixPath(name).parts[1:])
+
     out: dict[str, str] = {}
-    try:
-        with tarfile.open(path, mode="r:gz") as tf:
-            for count, info in enumerate(tf):
-                if count >= MAX_TAR_MEMBERS:
-                    raise InputError(f"{path}: more than {MAX_TAR_MEMBERS} members", hint="not the sdist")
-                parts = PurePosixPath(info.name).parts
-                if not info.isreg() or info.name.startswith("/") or ".." in parts or len(parts) < 2:
-                    continue
-                rel = "/".join(parts[1:])
-                if rel not in _WANTED or rel in out:
-                    continue
-                if info.size > MAX_MEMBER:
-                    raise InputError(f"{path}:{info.name}: {info.size} bytes, more than {MAX_MEMBER} read")
-                fh = tf.extractfile(info)
-                if fh is None:
-                    continue
-                data = fh.read(MAX_MEMBER + 1)
-                if len(data) > MAX_MEMBER:
-                    raise InputError(f"{path}:{info.name}: more than {MAX_MEMBER} bytes")
-                out[rel] = data.decode("utf-8", "replace")
-                if len(out) == len(_WANTED):
-                    break
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise InputError(f"{path}: not a readable .tar.gz ({exc})", hint="download the sdist again") from None
+    for member in tar_members(
+        path,
+        lambda name: rel(name) in _WANTED and rel(name) not in out,
+        what="vllm-ascend sdist (.tar.gz)",
+        max_member=MAX_MEMBER,
+        max_total=MAX_INFLATED,
+        max_members=MAX_TAR_MEMBERS,
+        stop_after=len(_WANTED),
+    ):
+        out[rel(member.name)] = member.data.decode("utf-8", "replace")
     return out
 
 
@@ -175,6 +175,7 @@ def parse_policy(text: str, prov: Provenance, warnings: list[str]) -> list[Downs
         except VersionError as exc:
             warnings.append(f"{prov.path}: row {release}: {exc.message}; not imported")
             continue
+        triton = next((v for k, v in rec.items() if "triton" in k), "").strip()
         rows.append(
             DownstreamRow(
                 release=release,
@@ -184,6 +185,7 @@ def parse_policy(text: str, prov: Provenance, warnings: list[str]) -> list[Downs
                 torch=torch,
                 torch_npu=tnpu,
                 provenance=prov,
+                triton=triton if triton[:1].isdigit() else "",
             )
         )
     if header is None:
@@ -220,6 +222,86 @@ def parse_release_notes(text: str, prov: Provenance) -> list[DownstreamHdk]:
     return out
 
 
+_INSTALL_KEYS = {"cann": "cann", "torch-npu": "torch_npu", "torchnpu": "torch_npu", "torch": "torch"}
+
+
+def parse_install(text: str) -> dict[str, str]:
+    """The first requirement table of the installation page: ``| CANN | == 8.5.1 | … |`` rows (the
+    first statement of each software; later tables, e.g. the 310P one, are other products)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        s = line.strip()
+        if not s.startswith("|"):
+            continue
+        cells = [c.strip() for c in s.strip("|").split("|")]
+        if len(cells) < 2:
+            continue
+        key = _INSTALL_KEYS.get(cells[0].lower())
+        val = cells[1]
+        if key and val.startswith("==") and key not in out:
+            v = val[2:].strip()
+            if v[:1].isdigit() and " " not in v:
+                out[key] = v
+    return out
+
+
+def component_rows(imports: list[VllmAscendImport]) -> list[dict[str, Any]]:
+    """``components`` rows: each release row of each sdist's table, and each sdist's own
+    installation page and Requires-Dist (three statements that can disagree: all kept)."""
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def add(version: str, requires: dict[str, list[str]], statement: str, sid: str) -> None:
+        req = {k: v for k, v in requires.items() if v and v[0]}
+        key = (
+            version.lstrip("v"),
+            statement.split(":", 1)[0],
+            tuple(sorted((k, tuple(v)) for k, v in req.items())),
+        )
+        row = rows.get(key)
+        if row is None:
+            rows[key] = {
+                "component": PACKAGE,
+                "version": version.lstrip("v"),
+                "requires": req,
+                "statement": statement,
+                "evidence": "downstream",
+                "sources": [sid],
+            }
+        elif sid not in row["sources"]:
+            row["sources"].append(sid)
+
+    for imp in imports:
+        for r in imp.rows:
+            add(
+                r.release,
+                {
+                    "cann": [r.cann],
+                    "torch": [r.torch],
+                    "torch_npu": [r.torch_npu],
+                    "python": [r.python],
+                    "triton-ascend": [r.triton],
+                    "vllm": [r.vllm],
+                },
+                "versioning_policy.md, release compatibility matrix",
+                imp.source_id,
+            )
+        if imp.install:
+            add(
+                imp.version,
+                {k: [v] for k, v in imp.install.items()},
+                f"installation.md of the {imp.version} sdist",
+                imp.source_id,
+            )
+        pins = {
+            k.replace("-", "_") if k == "torch-npu" else k: [v]
+            for k, v in imp.requires.items()
+            if k in ("torch", "torch-npu", "triton-ascend")
+        }
+        if pins:
+            add(imp.version, pins, f"Requires-Dist of the {imp.version} sdist", imp.source_id)
+    return list(rows.values())
+
+
 def parse_requires(text: str) -> dict[str, str]:
     """``Requires-Dist: name==version`` exact pins of PKG-INFO (headers only, before the body)."""
     out: dict[str, str] = {}
@@ -237,7 +319,7 @@ def matrix_doc(imports: list[VllmAscendImport]) -> dict[str, Any]:
     from cannenv.matrix.model import _pep
 
     ordered = sorted(imports, key=lambda i: _pep(i.version), reverse=True)
-    doc: dict[str, Any] = {"schema_version": 1, "sources": [], "torch_npu": [], "hdk": []}
+    doc: dict[str, Any] = {"schema_version": 1, "sources": [], "torch_npu": [], "hdk": [], "components": []}
     pairs: dict[tuple[str, str, str], dict[str, Any]] = {}
     hdks: dict[tuple[str, str], dict[str, Any]] = {}
     for imp in ordered:
@@ -252,7 +334,8 @@ def matrix_doc(imports: list[VllmAscendImport]) -> dict[str, Any]:
                 "title": f"vllm-ascend {imp.version} sdist: release compatibility matrix, release notes, "
                 "Requires-Dist (validated downstream, not vendor statements)"
                 + (f"; its own Requires-Dist pins {pins}" if pins else ""),
-                "where": f"vllm_ascend-{imp.version}.tar.gz (sha256 {imp.sha256}): {POLICY}; {NOTES}",
+                "where": f"vllm_ascend-{imp.version}.tar.gz (sha256 {imp.sha256}): {POLICY}; {NOTES}; "
+                f"{INSTALL}; {PKG_INFO}",
                 "url": f"https://pypi.org/project/vllm-ascend/{imp.version}/",
             }
         )
@@ -304,4 +387,5 @@ def matrix_doc(imports: list[VllmAscendImport]) -> dict[str, Any]:
             f"CANN {hrow['cann'][0]} / {hrow['hdk']})"
         )
         doc["hdk"].append(hrow)
+    doc["components"] = component_rows(ordered)
     return doc

@@ -22,13 +22,14 @@ def _has(module: str) -> bool:
         return False
 
 
-def require(*, transformers: bool = True) -> None:
+def require(
+    *, transformers: bool = True, purpose: str = "`cannenv model` builds the model from its config with them"
+) -> None:
     """Exit 4 (MissingToolError) naming the install command when torch/transformers are absent."""
     missing = [m for m in ("torch", "transformers" if transformers else "") if m and not _has(m)]
     if missing:
         raise MissingToolError(
-            " and ".join(missing) + " not installed in this Python (" + _python() + "): "
-            "`cannenv model` builds the model from its config with them",
+            " and ".join(missing) + " not installed in this Python (" + _python() + "): " + purpose,
             hint=f"install the model extra: {INSTALL}",
         )
 

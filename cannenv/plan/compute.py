@@ -499,6 +499,23 @@ class _Builder:
         self.firmware_step()
         driver = next((s for s in self.steps if s.component == "driver"), None)
         replaced = driver is not None and driver.acts and driver.version_from is not None
+        if not self.hdk_skip and not any(s.component == "reboot" for s in self.steps):
+            from cannenv.checks.policy import reboot_pending
+
+            pending = None if replaced else reboot_pending(self.facts)
+            if pending is not None:
+                was, now, where = pending
+                self.add(
+                    Step(
+                        index=0,
+                        component="reboot",
+                        action="reboot",
+                        summary=f"restart the host: reboot pending — driver {now} is installed but {was} "
+                        f"is loaded (per {where}); the kernel loads the installed driver at the restart",
+                        reboot=True,
+                        verify=(Verify(fact="devices.driver_version", expect=now),),
+                    )
+                )
         if replaced and not any(s.component == "reboot" for s in self.steps):
             self.add(
                 Step(

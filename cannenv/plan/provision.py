@@ -381,8 +381,8 @@ def load_plans(path: str | Path) -> dict[str, Plan]:
 
 
 def _load_facts(folder: Path) -> tuple[dict[str, Facts], dict[str, str]]:
-    from cannenv.facts import Facts
     from cannenv.fleet.collection import load_collection
+    from cannenv.fleet.report import load_facts  # the one rooted reader of facts files
 
     col = load_collection(folder)
     facts: dict[str, Facts] = {}
@@ -392,7 +392,7 @@ def _load_facts(folder: Path) -> tuple[dict[str, Facts], dict[str, str]]:
     for h in col.hosts:
         if h.status == "collected" and h.facts_file and is_plain_file_name(h.facts_file):
             try:  # one host's hostile facts ({{ … }}, a lone surrogate) stop that host, not the run
-                facts[h.name] = replace(Facts.load(folder / h.facts_file), hostname=h.name)
+                facts[h.name] = replace(load_facts(Path(h.facts_file), root=folder), hostname=h.name)
             except InputError as exc:
                 missing[h.name] = f"invalid-facts: {exc.message}"
         else:

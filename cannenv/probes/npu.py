@@ -298,7 +298,35 @@ def _devices_from_sysfs(ctx: ProbeContext, facts: dict[str, Any]) -> None:
                 facts["family"], facts["family_source"] = fam, f"PCI device {dev.device} at {dev.address}"
                 break
     _product(facts, pci)
+    _module_version(ctx, facts)
     facts["dev_nodes"] = tuple(f"/dev/{n}" for n in list_dir(ctx, "/dev") if _DEV_NODE_RE.match(n))
+
+
+DRIVER_MODULES = ("drv_davinci_intf_host", "drv_devmng_host", "drv_devdrv_host")
+"""Host-side kernel modules of the Ascend driver (the names its build files give them). Linux shows a
+module's ``MODULE_VERSION`` at ``/sys/module/<name>/version``; no public sample shows whether these
+modules declare one, so a value counts only when it reads as a driver version."""
+
+
+def _module_version(ctx: ProbeContext, facts: dict[str, Any]) -> None:
+    """The loaded driver's version from its kernel module, where readable (reboot-pending evidence
+    when npu-smi gives none)."""
+    from cannenv.errors import CannenvError
+    from cannenv.versions import DriverVersion
+
+    for name in DRIVER_MODULES:
+        path = f"/sys/module/{name}/version"
+        if not ctx.host.lexists(path):
+            continue
+        text = read_text(ctx, "npu", path, max_bytes=256)
+        if text is None:
+            continue
+        try:
+            DriverVersion.parse(text.strip())
+        except (CannenvError, ValueError):
+            continue
+        facts["module_version"], facts["module_version_source"] = text.strip(), path
+        return
 
 
 def _product(facts: dict[str, Any], pci: list[PciDevice]) -> None:
@@ -323,7 +351,12 @@ def _product(facts: dict[str, Any], pci: list[PciDevice]) -> None:
         if len(hits) == 1:
             facts["product"], facts["product_source"] = hits[0].id, f"name {name}"
             return
-    facts["product_candidates"] = tuple(p.id for p in products(fam))
+    from cannenv.soc import hardware
+
+    # candidates only where the products' HDKs are numbered apart (950): an A2 host that tells no
+    # product is judged as the family, as before
+    if any(f.id == fam and f.hdk_line == "own" for f in hardware().families):
+        facts["product_candidates"] = tuple(p.id for p in products(fam))
 
 
 def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:

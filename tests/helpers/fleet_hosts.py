@@ -118,18 +118,19 @@ def engine_problem() -> str | None:
 
 
 def ensure_host_image() -> None:
-    """Build the sshd host image (registry-free) if missing: tests/integration/fleet_base.sh."""
+    """Make the sshd host image (registry-free; the tests' one amd64 base) if missing:
+    tests/integration/bases.sh, which waits for a build under way elsewhere."""
     if docker("image", "inspect", HOST_IMAGE, check=False).returncode == 0:
         return
     proc = subprocess.run(
-        ["bash", str(REPO / "tests/integration/fleet_base.sh")],
+        ["bash", str(REPO / "tests/integration/bases.sh"), "bookworm"],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,
         check=False,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"fleet_base.sh failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        raise RuntimeError(f"bases.sh bookworm failed ({proc.returncode}): {proc.stderr[-2000:]}")
 
 
 @dataclass

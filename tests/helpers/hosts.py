@@ -13,6 +13,7 @@ Run ``python -m tests.helpers.hosts DIR`` to (re)generate ``examples/hosts``.
 
 from __future__ import annotations
 
+import re
 import shutil
 import stat
 import subprocess
@@ -225,6 +226,31 @@ NPU_SMI_8005 = (
 )
 
 
+CAPTURE_BY_DRIVER: dict[tuple[str, str], str] = {
+    ("a2", "24.1.rc2.2"): "a2_info.txt",
+    ("a2", "25.3.rc1"): "a2_25.3.rc1_info.txt",
+    ("a2", "25.5.1"): "a2_25.5.1_info.txt",
+    ("a3", "25.2.1"): "a3_info.txt",
+    ("a3", "24.1.rc3.7"): "a3_24.1.rc3.7_info.txt",
+    ("310p", "23.0.rc3"): "310p_info.txt",
+    ("310p", "25.0.rc1"): "310p3_25.0.rc1.b033_info.txt",
+    ("310p", "25.2.0"): "310p3_duo_25.2.0_info.txt",
+}
+"""(family, installed driver) -> a real ``npu-smi info`` capture of that driver loaded (SOURCES.md)."""
+
+
+def loaded_driver_set(info: str, version: str) -> str:
+    """An ``npu-smi info`` capture whose header names driver ``version`` (FIXTURE: the header's
+    version lines changed; the rows stay as captured)."""
+    lines = info.splitlines(keepends=True)
+    for i, line in enumerate(lines[:3]):
+        m = re.search(r"Version:\s*(\S+)", line)
+        if m:
+            lines[i] = line.replace(m[1], version)
+            break
+    return "".join(lines)
+
+
 @dataclass
 class HostTree:
     """A host tree under ``root`` plus the environment its user would have."""
@@ -234,6 +260,8 @@ class HostTree:
         default_factory=lambda: {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/root"}
     )
     arch: str = "aarch64"
+    driver_version: str | None = None
+    """the installed driver (``driver()``): :meth:`npu_smi` shows a capture of that driver loaded"""
 
     def write(self, host_path: str, text: str | bytes, *, mode: int | None = None) -> Path:
         p = self.root / host_path.lstrip("/")
@@ -265,6 +293,8 @@ class HostTree:
         """Driver (+ firmware) files; ``accounts=False`` leaves /etc/passwd and /etc/group alone
         (a tree unpacked over a running system must not replace its users)."""
         self.write("/usr/local/Ascend/driver/version.info", text)
+        kv = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        self.driver_version = (kv.get("package_version") or kv.get("Version") or "").strip() or None
         self.mkdir("/usr/local/Ascend/driver/lib64/driver")
         self.write(
             "/usr/local/Ascend/driver/lib64/driver/libascend_hal.so", "FIXTURE placeholder, not a library\n"
@@ -282,11 +312,22 @@ class HostTree:
             self.write("/etc/group", "root:x:0:\nHwHiAiUser:x:1000:\n")
         return self
 
-    def npu_smi(self, family: str | None) -> HostTree:
-        """An (never run) npu-smi stand-in, and for ``family`` the captured outputs of its host."""
+    def npu_smi(self, family: str | None, *, capture: str | None = None) -> HostTree:
+        """An (never run) npu-smi stand-in, and for ``family`` the captured outputs of its host.
+
+        npu-smi's header names the loaded driver. The capture is a real one of the driver the tree
+        installs where one exists (:data:`CAPTURE_BY_DRIVER`); else the family's capture with its
+        header's version set to the installed driver (FIXTURE: the version lines changed, as
+        :func:`driver_like_25_3` does for version.info), so loaded and installed agree. ``capture``
+        names a file of tests/data/npu_smi kept as captured (a reboot-pending host shows the old driver).
+        """
         self.write("/usr/local/bin/npu-smi", NPU_SMI_STANDIN, mode=0o755)
         if family is not None:
-            self.write(CAPTURE_INFO, (NPU_SMI_DATA / f"{family}_info.txt").read_text())
+            real = capture or CAPTURE_BY_DRIVER.get((family, self.driver_version or ""))
+            text = (NPU_SMI_DATA / (real or f"{family}_info.txt")).read_text()
+            if real is None and self.driver_version:
+                text = loaded_driver_set(text, self.driver_version)
+            self.write(CAPTURE_INFO, text)
             board = NPU_SMI_DATA / f"{family}_board.txt"
             if board.exists():
                 self.write(CAPTURE_BOARD, board.read_text())
@@ -534,7 +575,10 @@ def a3_cann83(root: Path) -> HostTree:
 
 
 def p310_cann81(root: Path) -> HostTree:
-    t = HostTree(root).os_release().driver(DRIVER_24_1_RC2_2, firmware=FIRMWARE_7_1_0_11).npu_smi("310p")
+    """310P3, CANN 8.1.RC1 on driver 25.0.rc1 (the HDK the deployer names for 8.1.RC1); npu-smi
+    shows driver 25.0.rc1.b033 loaded (a real capture; the build suffix is the same release)."""
+    t = HostTree(root).os_release().driver(driver_like_25_3("25.0.rc1"), firmware=FIRMWARE_7_1_0_11)
+    t.npu_smi("310p")
     t.dev_nodes(2)
     inst = t.toolkit("8.1.RC1", kernels="310p")
     t.python_stack("2.5.1", "2.5.1", python="3.10").sourced(inst)
@@ -617,6 +661,21 @@ def two_cann_mixed(root: Path) -> HostTree:
     return t
 
 
+def reboot_pending(root: Path) -> HostTree:
+    """A2 whose driver was upgraded 25.3.rc1 → 25.5.1 for CANN 8.5.0 and not restarted since:
+    version.info says 25.5.1, npu-smi (the loaded driver) still 25.3.rc1."""
+    t = (
+        HostTree(root)
+        .os_release()
+        .driver(driver_like_25_3("25.5.1"))
+        .npu_smi("a2", capture="a2_25.3.rc1_info.txt")
+    )
+    t.dev_nodes(2)
+    inst = t.cann("8.5.0", ops="910b")
+    t.nnal("8.5.0").python_stack("2.8.0", "2.8.0.post2").sourced(inst, nnal_abi=1)
+    return t
+
+
 def bare(root: Path) -> HostTree:
     """A machine with no Ascend software at all."""
     return HostTree(root).os_release()
@@ -634,6 +693,7 @@ SCENARIOS: dict[str, Callable[[Path], HostTree]] = {
     "broken-torch-npu-vs-cann": torch_npu_mismatch,
     "broken-env-not-sourced": env_not_sourced,
     "broken-two-cann-mixed": two_cann_mixed,
+    "broken-reboot-pending": reboot_pending,
     "bare-no-ascend": bare,
 }
 

@@ -4,10 +4,10 @@ Hosts are containers of the local Docker engine made from Debian images without 
 (debootstrap + `docker import`), each running sshd on its own loopback port with host networking and
 an Ascend host tree (a fixture in real formats, tests/helpers/fleet_hosts.py):
 
-* Debian trixie (tests/integration/fleet_base_debian.sh trixie): python3 is CPython 3.13, the controller here
-  runs 3.11. `cannenv fleet collect` pushes the same bundle it would push anywhere (no per-Python
-  build, nothing downloaded) and must collect facts there.
-* Debian bullseye (tests/integration/fleet_base_debian.sh bullseye): python3 is CPython 3.9, the
+* Debian trixie (fixture ``trixie_image``, tests/integration/bases.sh): python3 is CPython 3.13,
+  the controller here runs 3.11. `cannenv fleet collect` pushes the same bundle it would push
+  anywhere (no per-Python build, nothing downloaded) and must collect facts there.
+* Debian bullseye (fixture ``bullseye_image``): python3 is CPython 3.9, the
   Python of openEuler 22.03 LTS and older than the package's 3.10. The same bundle collects its facts
   there (the facts path stays 3.7-compatible: tests/unit/test_py37.py); older Debian suites that ship
   3.7/3.8 are no longer served, so those versions run the bundle locally (test_fleet_bundle.py).
@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -43,14 +42,7 @@ from helpers.fleet_hosts import (
 from cannenv.fleet.zipapp import BUNDLE_TAG
 from cannenv.fsutil import sha256_file
 
-if TYPE_CHECKING:
-    from cannenv.engine import Engine
-
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-TRIXIE_IMAGE = os.environ.get("CANNENV_FLEET_TRIXIE_IMAGE", "cannenv-test/fleet-host:trixie")
-BULLSEYE_IMAGE = os.environ.get("CANNENV_FLEET_BULLSEYE_IMAGE", "cannenv-test/fleet-host:bullseye")
-SETUP = Path(__file__).with_name("fleet_base_debian.sh")
 
 
 @dataclass
@@ -63,17 +55,11 @@ class Host:
 
 
 @contextmanager
-def _ssh_host(image: str, suite: str, name: str, work: Path) -> Iterator[Host]:
-    """A container of ``image`` serving SSH with a fixture tree; the image (Debian ``suite``) is made
-    by fleet_base_debian.sh when missing."""
+def _ssh_host(image: str, name: str, work: Path) -> Iterator[Host]:
+    """A container of ``image`` (Debian with sshd, a conftest fixture) serving SSH with a fixture tree."""
     problem = engine_problem()
     if problem:
         pytest.skip(f"fleet hosts need Docker, ssh and ansible-runner: {problem}")
-    made = subprocess.run(
-        ["bash", str(SETUP), suite, image], capture_output=True, text=True, timeout=900, check=False
-    )
-    if made.returncode != 0:
-        pytest.skip(f"{SETUP.name} could not make {image} ({made.returncode}): {made.stderr.strip()[-600:]}")
     python = docker("run", "--rm", "--network", "none", image, "python3", "-V").stdout.strip()
     key = work / "id_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=60)
@@ -121,16 +107,16 @@ def _ssh_host(image: str, suite: str, name: str, work: Path) -> Iterator[Host]:
 
 
 @pytest.fixture(scope="module")
-def trixie(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+def trixie(trixie_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     work = tmp_path_factory.mktemp("trixie")
-    with _ssh_host(TRIXIE_IMAGE, "trixie", "trixie-1", work) as host:
+    with _ssh_host(trixie_image, "trixie-1", work) as host:
         yield host
 
 
 @pytest.fixture(scope="module")
-def bullseye(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+def bullseye(bullseye_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     work = tmp_path_factory.mktemp("bullseye")
-    with _ssh_host(BULLSEYE_IMAGE, "bullseye", "bullseye-1", work) as host:
+    with _ssh_host(bullseye_image, "bullseye-1", work) as host:
         yield host
 
 

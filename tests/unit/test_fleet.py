@@ -306,6 +306,7 @@ def test_node_labels() -> None:
         "cannenv.io/nnal": "none",
         "cannenv.io/torch-npu": "none",
         "cannenv.io/ops-chips": "none",
+        "cannenv.io/reboot-pending": "false",
     }
     for v in labels.values():
         assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?", v)

@@ -1,0 +1,1 @@
+# FIXTURE: stands for the toolkit's set_env.sh

@@ -1,0 +1,1 @@
+# FIXTURE: stands for NNAL's set_env.sh

@@ -1,0 +1,287 @@
+"""Issue 30: the complete vendor record through importers with a refresh diff.
+
+tests/data/vendor_refresh/ holds the saved artefacts (README there names each source): the TorchNPU
+release note of every release branch of Ascend/pytorch, the package index's listing of torch-npu with
+the METADATA headers of all its wheels, and vllm-ascend sdists (their version tables, install page and
+PKG-INFO). The shipped generated files must be exactly what the importers make of them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cannenv import checks
+from cannenv.cli import cli
+from cannenv.errors import ExternalError, InputError
+from cannenv.facts import CannFacts, CannInstall, Facts, PythonFacts
+from cannenv.matrix import load, refresh, torchnpu_notes, wheel_metadata
+from cannenv.matrix.artefact import MAX_MEMBER
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "vendor_refresh"
+MATRICES = Path(__file__).resolve().parents[2] / "matrices"
+
+
+def _query(*args: str) -> tuple[int, list[str]]:
+    res = CliRunner().invoke(cli, ["matrix", "query", *args])
+    return res.exit_code, res.output.splitlines()
+
+
+# ------------------------------------------------------------------ the importers and their diff
+
+
+def test_shipped_files_are_what_the_importers_make_of_the_artefacts(tmp_path: Path) -> None:
+    r = refresh.compare(refresh.gather(DATA), load())
+    assert r.unexplained == [], [f"{c.status} {c.key}" for c in r.unexplained][:5]
+    counts = r.counts()
+    assert counts["pypi.org torch-npu"]["imported"] == 512  # every wheel file of the listing
+    assert {k for k in counts if k.startswith("Ascend/pytorch")} == {
+        "Ascend/pytorch master",
+        "Ascend/pytorch v2.7.1-26.1.0",
+        "Ascend/pytorch v2.7.1-26.0.0",
+        "Ascend/pytorch v2.7.1-7.3.0",
+    }
+    work = tmp_path / "m"
+    shutil.copytree(MATRICES, work)
+    # vllm_ascend.json comes from the full sdists (its sources name their sha256); the excerpts here
+    # give the same facts (unexplained == [] above) under the excerpts' own digests
+    generated = ("torchnpu.json", "wheel_metadata.json")
+    before = {n: (work / n).read_text(encoding="utf-8") for n in generated}
+    refresh.write(refresh.gather(DATA), work)
+    assert {n: (work / n).read_text(encoding="utf-8") for n in generated} == before
+
+
+def test_refresh_against_an_older_matrix_names_every_new_fact(tmp_path: Path) -> None:
+    work = tmp_path / "m"
+    shutil.copytree(MATRICES, work)
+    for name in ("torchnpu.json", "wheel_metadata.json"):
+        (work / name).unlink()
+    from cannenv.matrix import load_files
+    from cannenv.matrix.loader import matrix_files
+
+    older = load_files(matrix_files([work]), use_cache=False)
+    r = refresh.compare(refresh.gather(DATA), older)
+    added = [c for c in r.changes if c.status == "added"]
+    kinds = {c.kind for c in added}
+    assert {"wheel_metadata", "torchnpu_compat"} <= kinds
+    assert any(c.key == "torch-npu 2.13.0 cp311 x86_64: torch ==2.13.0.*, Requires-Python -" for c in added)
+    assert any(c.key == "TorchNPU 26.0.0 with CANN 9.0.0, 8.5.0, 8.3.RC1, 8.2.RC1, 8.1.RC1: Y" for c in added)
+    assert all(c.source.sha256 for c in r.changes)
+
+
+def test_release_notes_rows_and_python_column() -> None:
+    notes = {n.ref: n for n in torchnpu_notes.read_folder(DATA / torchnpu_notes.FOLDER)}
+    assert {k: (n.release, len(n.pairs)) for k, n in notes.items()} == {
+        "master": ("26.1.0", 5),
+        "v2.7.1-26.1.0": ("26.1.0", 5),
+        "v2.7.1-26.0.0": ("26.0.0", 4),
+        "v2.7.1-7.3.0": ("7.3.0", 4),
+    }
+    assert all(not n.warnings for n in notes.values())
+    p = {x.torch_npu: x for x in notes["v2.7.1-7.3.0"].pairs}
+    assert p["2.6.0.post5"].python == ("3.9", "3.10", "3.11", "3.12")
+    assert p["2.9.0"].cann == "8.5.0" and p["2.9.0"].branch == "v2.9.0-7.3.0"
+    grid = [c for c in notes["v2.7.1-26.1.0"].compat if c.table == "grid"]
+    assert len(grid) == 9 and all(c.compatible for c in grid)  # 3 release lines x 3 CANN series, all Y
+    m = load()
+    assert ("3.9", "3.10", "3.11", "3.12", "3.13") in m.python_stated("2.7.1.post4")
+
+
+def test_hostile_release_notes_are_bounded_and_reported(tmp_path: Path) -> None:
+    folder = tmp_path / torchnpu_notes.FOLDER
+    folder.mkdir()
+    bad = (
+        "|CANN版本|PyTorch版本|TorchNPU版本|分支|安装包版本|Python版本|\n|--|--|--|--|--|--|\n|x|y|z|w|v|u|\n"
+    )
+    (folder / "v2.7.1-9.9.9@abcdef1.md").write_text(bad, encoding="utf-8")
+    (folder / "notes.md").write_text(bad, encoding="utf-8")  # not <branch>@<commit>.md: not read
+    (folder / "v1@abcdef2.md").symlink_to(folder / "notes.md")
+    (imp,) = torchnpu_notes.read_folder(folder)
+    assert imp.pairs == [] and imp.warnings and "not read" in imp.warnings[0]
+    (folder / "v2@abcdef3.md").write_bytes(b"x" * (MAX_MEMBER + 1))
+    with pytest.raises(InputError):
+        torchnpu_notes.read_folder(folder)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("|<>/-:YN.0123456789CANN版本Python\n tdhr")), max_size=3000))
+def test_release_note_parser_never_raises(text: str) -> None:
+    imp = torchnpu_notes.NoteImport("r", "abcdef1", "r@abcdef1.md", "0" * 64)
+    torchnpu_notes.parse_note(text, imp)
+    assert all(p.torch_npu and p.cann for p in imp.pairs)
+
+
+def test_every_wheel_has_its_metadata_and_the_listing_agrees_with_index_json() -> None:
+    imp = wheel_metadata.read_folder(DATA / wheel_metadata.FOLDER)
+    assert len(imp.wheels) == 512 and not imp.warnings
+    by = {(w.version, w.python, w.arch) for w in imp.wheels}
+    m = load()
+    for row in m.wheels:
+        if row.package != "torch-npu":
+            continue
+        for v in row.versions:
+            for a in row.arches:
+                assert (v, row.python, a) in by, (v, row.python, a)
+    w = {x.file: x for x in imp.wheels}
+    assert w["torch_npu-2.9.1-cp311-cp311-manylinux_2_28_x86_64.whl"].torch == "==2.9.1+cpu"
+    assert w["torch_npu-2.9.1-cp311-cp311-manylinux_2_28_aarch64.whl"].torch == "==2.9.1"
+
+
+def test_metadata_headers_stop_at_the_blank_line() -> None:
+    h = wheel_metadata.headers("Name: torch_npu\nRequires-Dist: torch==2.13.0.*\n\nRequires-Dist: evil\n")
+    assert h["requires-dist"] == ["torch==2.13.0.*"]
+    assert wheel_metadata.torch_requirement(["numpy", "torch ==2.12.0", "pyyaml"]) == "==2.12.0"
+    assert wheel_metadata.torch_requirement(["torchvision==0.1"]) is None
+
+
+@pytest.mark.network
+def test_online_metadata_matches_the_saved_artefact(tmp_path: Path) -> None:
+    try:
+        n = wheel_metadata.fetch(tmp_path, versions={"2.13.0"})
+    except ExternalError as exc:
+        pytest.skip(f"package index not reachable: {exc}")
+    assert n >= 10
+    saved = json.loads((DATA / wheel_metadata.FOLDER / "metadata.json").read_text(encoding="utf-8"))
+    fresh = json.loads((tmp_path / "metadata.json").read_text(encoding="utf-8"))
+    for name, text in fresh.items():
+        assert (
+            wheel_metadata.headers(text)["requires-dist"]
+            == wheel_metadata.headers(saved[name])["requires-dist"]
+        )
+
+
+# ------------------------------------------------------------------ the answers issue 30 names
+
+
+def test_torch_2_13_names_the_published_torch_npu() -> None:
+    _code, out = _query("--torch", "2.13.0")
+    assert out[0].startswith("published: torch_npu 2.13.0 (Requires-Dist torch==2.13.0.*)")
+    assert "(published, not validated)" in out[0]
+    assert not any("no torch_npu for torch 2.13.0 is published" in line for line in out)
+
+
+def test_no_answer_names_a_wheel_missing_for_the_asked_python() -> None:
+    _code, out = _query("--cann", "9.1.0", "--torch", "2.12.0", "--python", "3.14")
+    assert out[0].startswith(
+        "no published wheel for Python 3.14 of the validated torch_npu 2.12.0, 2.12.0.post2"
+    )
+    assert "published: torch_npu 2.12.0.post3" in out[0]
+    m = load()
+    for py in ("3.10", "3.11", "3.12", "3.13", "3.14"):
+        for arch in ("aarch64", "x86_64"):
+            _c, lines = _query("--cann", "9.1.0", "--torch", "2.12.0", "--python", py, "--arch", arch)
+            named = lines[0].split(" ", 2)[1] if lines[0].startswith("torch_npu ") else None
+            if named:
+                assert m.wheel_published(named, py, arch=arch) is True, (py, arch, lines[0])
+
+
+def test_answer_line_says_validated() -> None:
+    _code, out = _query("--cann", "9.1.0", "--torch", "2.12.0", "--python", "3.11")
+    assert out[0].startswith(
+        "torch_npu 2.12.0 (torch 2.12.0, CANN 9.1.0): validated: a vendor table states the pair"
+    )
+
+
+def test_superseded_or_beta_is_never_recommended() -> None:
+    m = load()
+    v = m.torch_npu_verdict("2.10.0", "9.1.0-beta.3")
+    assert v.level != "recommended" and "superseded" in v.statement and "pre-release" in v.statement
+    assert m.torch_npu_verdict("2.10.0.post4", "9.1.0").level == "recommended"
+    for r in m.torch_npu:
+        if r.status != "current":
+            assert m.torch_npu_verdict(r.torch_npu, r.cann).level != "recommended" or any(
+                x.status == "current" and x.evidence == "recommended" and x.cann == r.cann
+                for x in m.torch_npu_rows(torch_npu=r.torch_npu)
+            )
+
+
+def test_keep_cann_8_5_1_accepts_the_hdk_mindie_names() -> None:
+    res = CliRunner().invoke(cli, ["matrix", "resolve", "--keep", "cann=8.5.1", "--json"])
+    doc = json.loads(res.output)
+    ranges = {
+        s.get("driver_range") or s.get("driver_needs") for s in doc.get("stacks", doc.get("candidates", []))
+    }
+    assert ranges and all(r is None or r.startswith(">=25.5.0") for r in ranges), ranges
+
+
+# ------------------------------------------------------------------ components and products
+
+
+@pytest.mark.parametrize(
+    ("option", "version", "first"),
+    [
+        (
+            "--vllm-ascend",
+            "0.18.0",
+            "vllm-ascend 0.18.0: CANN 8.5.1; PyTorch 2.9.0; torch_npu 2.9.0.post1+git4c901a4",
+        ),
+        ("--mindie", "2.2.RC1", "mindie 2.2.RC1: CANN 8.3.RC2; TorchNPU 7.2.0; MindCluster 7.2.RC1.SPC1"),
+        ("--triton-ascend", "3.2.1", "triton-ascend 3.2.1: CANN 9.0.0"),
+        (
+            "--mindspeed-llm",
+            "26.1.0",
+            "mindspeed-llm 26.1.0: CANN 9.1.0; TorchNPU 26.1.0; PyTorch 2.7.1; Triton-Ascend 3.2.2",
+        ),
+    ],
+)
+def test_component_queries(option: str, version: str, first: str) -> None:
+    _code, out = _query(option, version)
+    assert out[0].startswith(first)
+
+
+def test_component_sources_that_disagree_are_both_shown() -> None:
+    _code, out = _query("--vllm-ascend", "0.18.0")
+    assert any(
+        "disagree on torch_npu: 2.9.0.post1+git4c901a4" in line and "2.9.0 (installation.md" in line
+        for line in out
+    )
+    _code, out = _query("--triton-ascend", "3.2.1")
+    assert any("disagree on CANN: 9.0.0" in line and "9.0.1 (vllm-ascend 0.23.0rc1" in line for line in out)
+    _code, out = _query("--mindie", "9.9")
+    assert "no statement in the matrix names its stack" in out[0] and "known: 3.0.0" in out[0]
+
+
+def _facts(cann: str, packages: dict[str, str]) -> Facts:
+    inst = CannInstall(path="/usr/local/Ascend/cann-x", layout="cann", version=cann)
+    return Facts(
+        cann=CannFacts(installs=(inst,), active=inst.path),
+        python=PythonFacts(packages=packages),
+    )
+
+
+def test_doctor_judges_an_installed_vllm_ascend_against_what_it_names() -> None:
+    target = checks.Target(matrix=load())
+    sel = checks.select(["component-stack"])
+    good = _facts(
+        "8.5.1", {"vllm-ascend": "0.18.0", "torch": "2.9.0", "torch-npu": "2.9.0", "triton-ascend": "3.2.0"}
+    )
+    by = {f.subject: f for f in checks.run(good, target, sel)}
+    f = by["vllm-ascend 0.18.0"]
+    assert f.status == "pass" and "CANN 8.5.1" in f.detail
+    # Triton-Ascend's own README binds 3.2.0 to CANN 8.5.0, while vllm-ascend 0.18.0 ran it on 8.5.1
+    assert by["triton-ascend 3.2.0"].status == "warn" and "8.5.0" in by["triton-ascend 3.2.0"].detail
+    bad = _facts("9.1.0", {"vllm-ascend": "0.18.0", "torch": "2.9.0", "torch-npu": "2.9.0"})
+    (f,) = checks.run(bad, target, sel)
+    assert f.status == "warn" and "CANN 9.1.0 is not what vllm-ascend 0.18.0 names: 8.5.1" in f.detail
+    (f,) = checks.run(_facts("9.1.0", {"torch": "2.9.0"}), target, sel)
+    assert f.status == "skip"
+    (f,) = checks.run(_facts("9.1.0", {"vllm-ascend": "0.1.0"}), target, sel)
+    assert f.status == "skip" and "no statement" in f.detail
+
+
+def test_products_inside_a_family_carry_their_minima() -> None:
+    m = load()
+    p = m.product("atlas-800i-a2")
+    assert (p.family, p.cann_from, p.hdk_from) == ("a2", "8.0.RC1", "24.1.RC1")
+    v = m.hdk_verdict("7.0.0", "23.0.3", "a2", "atlas-800i-a2")
+    assert v.level == "unknown" and "Atlas 800I A2" in v.statement
+    assert m.hdk_verdict("7.0.0", "23.0.3", "a2").level == "recommended"  # the family as before
+    from cannenv.soc import product_from_accelerator_type
+
+    assert product_from_accelerator_type("card-910b-infer").id == "atlas-300i-a2"
