@@ -156,7 +156,7 @@ def test_tampered_installer_is_refused_before_anything_runs(fleet: Fleet, art: A
     assert f"{art.files['driver']} in --artifacts has sha256" in h["reason"]
     assert art.sha256["driver"] in h["reason"]
     assert not (fleet.work / "run-tampered" / "runner").exists()  # no playbook ran at all
-    after = saved(fleet, "run-tampered/after")["tampered"]
+    after = facts(fleet, "facts-tampered-after", "tampered")["tampered"]
     assert after["driver"] is None and after["firmware"] is None and after["cann"]["installs"] == []
 
 

@@ -43,6 +43,7 @@ from helpers.hosts import (
     NPU_SMI_DATA,
     NPU_SMI_SCRIPT,
     driver_like_25_3,
+    loaded_driver_set,
 )
 from helpers.provision import PIP_CONF, STACK_ID, _pip_wheel, make_artifacts
 
@@ -76,15 +77,18 @@ PEP668 = ("deb12",)
 
 def _spec(name: str) -> HostSpec:
     smi, driver, *_ = HOSTS[name]
+    installed = next(x.split("=", 1)[1] for x in driver.splitlines() if x.startswith("Version="))
+    # npu-smi's header names the loaded driver: the installed one (no reboot pending here)
+    info = loaded_driver_set((NPU_SMI_DATA / f"{smi}_info.txt").read_text(), installed)
     files = {
         "/usr/local/Ascend/driver/version.info": driver,
         "/usr/local/Ascend/firmware/version.info": FIRMWARE_7_7,
         "/usr/local/Ascend/driver/lib64/driver/libascend_hal.so": "FIXTURE placeholder, not a library\n",
         "/usr/local/Ascend/driver/lib64/common/.keep": "",
         "/usr/local/bin/npu-smi": NPU_SMI_SCRIPT,
-        "/usr/local/bin/info.txt": (NPU_SMI_DATA / f"{smi}_info.txt").read_text(),
+        "/usr/local/bin/info.txt": info,
         # for the k8s agent's --root copy: a tree carries the captured output here (docs/doctor.md)
-        "/var/lib/cannenv/npu-smi-info.txt": (NPU_SMI_DATA / f"{smi}_info.txt").read_text(),
+        "/var/lib/cannenv/npu-smi-info.txt": info,
     }
     if name not in PEP668:
         files["/etc/pip.conf"] = PIP_CONF
