@@ -185,10 +185,73 @@ def bench_activations() -> None:
             )
 
 
+PEER = """
+import os, sys, warnings
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+warnings.simplefilter("ignore")
+from cannenv.model import config, memory, trace
+cfg = config.load(config=sys.argv[1])
+shp = trace.shape(cfg)  # what `model memory` did before issue 32: build on the meta device, count
+memory.plan(shp, dtype="bf16", batch=1, seq_len=4096)
+print(shp.params)
+"""
+
+
+def one_core(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int, str]:
+    """wall s, CPU s, peak RSS MiB of this child alone (wait4), exit code, output; pinned to CPU 0."""
+    import shutil
+
+    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        p = subprocess.Popen(pin + argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), text
+
+
+def bench_memory() -> None:
+    """`cannenv model memory` on real configs, one core: cannenv's own rules against the meta-device
+    build it replaces (issue 32 targets: < 3 s and < 200 MiB)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    real = REPO / "tests" / "data" / "model_configs" / "real"
+    for name in (
+        "DeepSeek-V3",
+        "Kimi-K2-Instruct",
+        "Qwen3-235B-A22B",
+        "gpt-oss-120b",
+        "Qwen3-VL-30B-A3B-Instruct",
+        "Llama-4-Maverick-17B-128E-Instruct",
+        "Mixtral-8x7B-v0.1",
+    ):
+        cfg = str(real / f"{name}.json")
+        argv = [sys.executable, "-m", "cannenv", "model", "memory", "--config", cfg, "--json"]
+        wall, cpu, rss, rc, out = one_core(argv, env)
+        if rc:
+            raise SystemExit(f"cannenv model memory failed (exit {rc}):\n{out[-2000:]}")
+        line = f"model memory {name:36s}: {wall:5.2f} s wall, {cpu:5.2f} s CPU, {rss:6.1f} MiB peak"
+        if name in ("Qwen3-235B-A22B", "Mixtral-8x7B-v0.1"):
+            pw, pc, pr, prc, _ = one_core([sys.executable, "-c", PEER, cfg], env)
+            line += (
+                f"; meta build {pw:5.2f} s wall, {pc:5.2f} s CPU, {pr:6.1f} MiB"
+                f" -> {pc / cpu:.1f}x CPU, {pr / rss:.1f}x memory"
+                if prc == 0
+                else f"; meta build failed (exit {prc})"
+            )
+        print(line)
+    print(f"  load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; targets < 3 s CPU, < 200 MiB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuda", action="store_true", help="also compare KV cache and peak on a CUDA GPU")
+    ap.add_argument("--memory-only", action="store_true", help="only the `model memory` timings")
     args = ap.parse_args()
+    bench_memory()
+    if args.memory_only:
+        return
     bench_ops()
     bench_weights()
     bench_activations()

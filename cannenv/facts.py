@@ -379,13 +379,20 @@ class Facts:
         return to_json(self, indent=indent)
 
     @classmethod
-    def from_json(cls, text: str, *, source: str = "<facts>") -> Facts:
-        """Parse saved facts; a bad file is an InputError naming the file and the field."""
+    def from_json(cls, text: str, *, source: str = "<facts>", memo: dict[str, Facts] | None = None) -> Facts:
+        """Parse saved facts; a bad file is an InputError naming the file and the field.
+
+        ``memo`` (one per collection): facts that differ from one already read only in
+        ``hostname`` and ``collected_at`` are that one's, with those two fields set — a fleet's
+        nodes of one pool are validated once (every file is still read, parsed and scanned)."""
         from cannenv import records
 
         hint = "produce facts with `cannenv facts --json > host.json`; do not edit them by hand"
         raw = records.parse_json(text, source=source, hint=hint)
-        where = records.find_string(raw, _template_like)
+        # A template marker in a string value or key must be in the text itself unless a \u escape
+        # spells one of its characters: text with neither holds none (no walk over every string).
+        scan = "\\u" in text or any(m in text for m in _markers())
+        where = records.find_string(raw, _template_like) if scan else None
         if where is not None:
             from cannenv.errors import InputError
 
@@ -401,8 +408,23 @@ class Facts:
             what="facts",
             hint="collect the facts again with this cannenv version, or upgrade cannenv",
         )
-        facts = records.validate(cls, raw, source=source, hint=hint)
-        return facts.redacted()
+        key = None
+        if memo is not None and isinstance(raw, dict):
+            name, when = raw.get("hostname"), raw.get("collected_at", "")
+            if (name is None or isinstance(name, str)) and isinstance(when, str):
+                import json
+
+                rest = {k: v for k, v in raw.items() if k not in ("hostname", "collected_at")}
+                key = json.dumps(rest, sort_keys=True, separators=(",", ":"))
+                seen = memo.get(key)
+                if seen is not None:
+                    from dataclasses import replace
+
+                    return replace(seen, hostname=name, collected_at=when)
+        facts = records.validate(cls, raw, source=source, hint=hint).redacted()
+        if key is not None and memo is not None:
+            memo[key] = facts
+        return facts
 
     def redacted(self) -> Facts:
         """These facts with the redaction policy applied again (facts written by another tool or
@@ -426,7 +448,11 @@ class Facts:
         return cls.from_json(text, source=str(path))
 
 
-def _template_like(text: str) -> bool:
+def _markers() -> tuple[str, ...]:
     from cannenv.sanitize import TEMPLATE_MARKERS
 
-    return any(m in text for m in TEMPLATE_MARKERS)
+    return tuple(TEMPLATE_MARKERS)
+
+
+def _template_like(text: str) -> bool:
+    return any(m in text for m in _markers())

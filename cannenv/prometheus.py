@@ -152,7 +152,9 @@ def render_job(job: str, report: Report, *, timestamp: float) -> str:
     """Gauges of ``cannenv fleet job``: the job's verdict and each job check's worst result.
 
     Named ``cannenv_job_*``: beside npu-exporter's ``npu_chip_info_*`` / ``node_base_info``, never
-    one of them (docs/multinode.md)."""
+    one of them (docs/multinode.md). The job's name is the label ``cannenv_job``, never ``job``:
+    Prometheus sets ``job`` to the scrape job and renames a scraped ``job`` to ``exported_job``, so
+    ``{job="train-a"}`` would match nothing."""
     results = check_results(report.findings)
     ok = 0.0 if report.exit_code() else 1.0
     return "".join(
@@ -161,14 +163,14 @@ def render_job(job: str, report: Report, *, timestamp: float) -> str:
                 "cannenv_job_consistent",
                 "gauge",
                 "1 when the job's nodes agree on everything HCCL needs (no job check failed), else 0.",
-                [({"job": job, "nodes": str(len(report.host.get("nodes", ())))}, ok)],
+                [({"cannenv_job": job, "nodes": str(len(report.host.get("nodes", ())))}, ok)],
             ),
             _family(
                 "cannenv_job_check_status",
                 "gauge",
                 "Worst result of each job check: -1 skip, 0 pass, 1 warn, 2 fail, 3 error.",
                 (
-                    ({"job": job, "check": cid, "severity": sev}, float(val))
+                    ({"cannenv_job": job, "check": cid, "severity": sev}, float(val))
                     for cid, (sev, val) in sorted(results.items())
                 ),
             ),
@@ -176,14 +178,14 @@ def render_job(job: str, report: Report, *, timestamp: float) -> str:
                 "cannenv_job_last_run_timestamp_seconds",
                 "gauge",
                 "When cannenv last judged the job (Unix time).",
-                [({"job": job}, float(int(timestamp)))],
+                [({"cannenv_job": job}, float(int(timestamp)))],
             ),
         ]
     )
 
 
 def render_jobs(jobs: Iterable[Any], *, timestamp: float) -> str:
-    """``fleet report --job``: each job's verdict (``cannenv_fleet_job_ready{job}``)."""
+    """``fleet report --job``: each job's verdict (``cannenv_fleet_job_ready{cannenv_job}``)."""
     items = list(jobs)
     return "".join(
         [
@@ -192,7 +194,7 @@ def render_jobs(jobs: Iterable[Any], *, timestamp: float) -> str:
                 "gauge",
                 "1 when a multi-node job's nodes agree on what HCCL needs, else 0 (fleet report --job).",
                 (
-                    ({"job": j.name, "nodes": str(len(j.nodes))}, 1.0 if j.status == "ready" else 0.0)
+                    ({"cannenv_job": j.name, "nodes": str(len(j.nodes))}, 1.0 if j.status == "ready" else 0.0)
                     for j in items
                 ),
             ),
@@ -200,7 +202,7 @@ def render_jobs(jobs: Iterable[Any], *, timestamp: float) -> str:
                 "cannenv_fleet_job_failing_checks",
                 "gauge",
                 "Job checks that failed, per job.",
-                (({"job": j.name}, float(len(j.failing))) for j in items),
+                (({"cannenv_job": j.name}, float(len(j.failing))) for j in items),
             ),
         ]
     )

@@ -291,7 +291,10 @@ def parse_json(text: str | bytes, *, source: str, hint: str | None = None) -> An
         raise InputError(f"{source}: not a record cannenv reads: {exc}", hint=hint) from None
     if not json_depth_ok(doc):
         raise InputError(f"{source}: nested deeper than {MAX_JSON_DEPTH} levels", hint=hint)
-    where = find_string(doc, _SURROGATE.search)
+    # in text (not bytes: json decodes those with surrogatepass) a lone surrogate in a string is
+    # a \u escape or the character itself: text with neither needs no walk over every string
+    scan = isinstance(text, bytes) or "\\u" in text or _SURROGATE.search(text) is not None
+    where = find_string(doc, _SURROGATE.search) if scan else None
     if where is not None:
         raise InputError(
             f"{source}: field {where or '(top level)'}: a lone UTF-16 surrogate "

@@ -45,6 +45,11 @@ def model_config_rules_file() -> Path:
     return _PACKAGE_DIR / "model" / "config_rules.yaml"
 
 
+def model_architectures_file() -> Path:
+    """Model types `cannenv model memory` plans by its own rules (shipped inside the package)."""
+    return _PACKAGE_DIR / "model" / "architectures.yaml"
+
+
 def model_chips_file() -> Path:
     """What each SoC family computes, for `cannenv model` (shipped inside the package)."""
     return _PACKAGE_DIR / "model" / "chips.yaml"

@@ -69,6 +69,15 @@ def port_range_problem(value: str) -> str | None:
     return None
 
 
+HCCL_VALUE_RULES = {
+    "HCCL_CONNECT_TIMEOUT": "an integer in [120, 7200] (seconds)",
+    "HCCL_NPU_SOCKET_PORT_RANGE": "ports or ranges a-b in [1, 65535] that do not overlap, or auto",
+    "HCCL_IF_IP": "one IPv4 or IPv6 address",
+    "HCCL_LOGIC_SUPERPOD_ID": "at most 127 characters",
+}
+"""What :func:`hccl_env_problems` accepts for each variable it judges, as a remedy says it."""
+
+
 def hccl_env_problems(env: dict[str, str]) -> list[tuple[str, str]]:
     """(variable, why) for each HCCL variable whose value the vendor's docs do not allow."""
     out: list[tuple[str, str]] = []
@@ -249,7 +258,12 @@ def _hccl_env(facts: Facts, target: Target) -> list[Finding]:
         return skipped
     env = facts.env.vars
     out = [
-        HCCL_ENV.finding("fail", f"{name}: {why}", f"fix or unset {name}", subject=name)
+        HCCL_ENV.finding(
+            "fail",
+            f"{name}: {why}",
+            f"set {name} to {HCCL_VALUE_RULES.get(name, 'a value the vendor allows')}, or unset it",
+            subject=name,
+        )
         for name, why in hccl_env_problems(env)
     ]
     if facts.multinode.port_16666 == "in-use" and "HCCL_NPU_SOCKET_PORT_RANGE" not in env:

@@ -197,3 +197,28 @@ def reboot_pending(facts: Facts) -> tuple[str, str, str] | None:
     if ka == kb:
         return None
     return loaded[0], installed, loaded[1]
+
+
+def family_inferred(facts: Facts, target: Target) -> str | None:
+    """Why the node's product family is a guess, or None when the hardware tells it (npu-smi, its
+    board, a PCI device) or the target was named (``--stack``, ``--lock``, ``--target FAMILY=…``).
+
+    With no hardware evidence the doctor picks a stack whose family matches the installed
+    ops/kernels package — a 310P node carrying 910B kernels would be taken for an A2. The doctor,
+    ``fleet report`` and ``plan`` name such a family as an inference, and the planner plans no
+    driver or firmware from it (another chip's driver would not load)."""
+    if facts.devices.family is not None or target.family is None or explicit(target):
+        return None
+    chips = sorted({ch for i in facts.cann.installs for p in i.ops for ch in p.chips})
+    from cannenv.checks._util import family_title
+    from cannenv.layout import family_of_chip
+
+    fams = {f for f in (family_of_chip(c) for c in chips) if f}
+    if fams == {target.family}:
+        why = f"its ops/kernels package (built for {', '.join(chips)})"
+    else:
+        why = f"the stack chosen for what is installed ({target.stack.id if target.stack else 'none'})"
+    return (
+        f"the family {family_title(target.family)} is inferred from {why}: no npu-smi answer, board "
+        "or PCI device tells the hardware"
+    )

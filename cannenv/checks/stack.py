@@ -315,6 +315,18 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
         )
         # A stack for other hardware is refused as a whole: no remedy installs its packages here.
         return out
+    guess = policy.family_inferred(facts, target)
+    if guess is not None and not target.no_devices:
+        out.append(
+            c.finding(
+                "warn",
+                guess,
+                "confirm the hardware (`npu-smi info`, `lspci -d 19e5:`) and name the target: "
+                f"--stack ID or --target {target.family}=ID; no driver or firmware is planned from a guess",
+                subject="family",
+                scope="device",
+            )
+        )
     for key in COMPARED:
         want = policy.wanted(facts, target, key)
         if want is None:

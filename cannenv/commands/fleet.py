@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from cannenv.commands.options import DRIVER_POLICY, MATRIX, ROLE, target_options
+from cannenv.commands.options import DRIVER_POLICY, MATRIX, QUIET, ROLE, target_options
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def fleet() -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the manifest (collection.json) instead of a table."
 )
+@QUIET
 def collect_cmd(
     inventory: str,
     limit: str | None,
@@ -102,6 +103,7 @@ def collect_cmd(
     facts_args: tuple[str, ...],
     keep: int,
     as_json: bool,
+    quiet: bool,
 ) -> int:
     """Run `cannenv facts --json` on every host of INVENTORY through Ansible; one facts file per host.
 
@@ -114,6 +116,7 @@ def collect_cmd(
     6 no host collected · 3 no host matched · 2 bad input.
     """
     from cannenv.fleet.collect import collect
+    from cannenv.progress import Progress
 
     if bundle and no_bundle:
         raise InputError("give either --bundle or --no-bundle, not both")
@@ -128,6 +131,7 @@ def collect_cmd(
         login_shell=not no_login_shell,
         facts_args=facts_args,
         keep=keep,
+        progress=Progress.for_cli(quiet),
     )
     got = sum(1 for h in collection.hosts if h.status == "collected")
     code = 0 if got == len(collection.hosts) else 1 if got else 6
@@ -342,20 +346,20 @@ def report_cmd(
         from cannenv.fleet.report import render_junit
 
         atomic_write_text(junit_file, render_junit(report, strict=strict))
-    if html_file:
-        from cannenv.fleet.html import render_html
-
-        atomic_write_text(html_file, render_html(report))
-    history = None
-    if since_at is not None:
-        from cannenv.fleet.history import history_since
-
-        history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
     explained = None
     if logs_dir:
         from cannenv.explain import group_by_error
 
         explained = group_by_error(report.nodes, logs_dir)
+    if html_file:
+        from cannenv.fleet.html import render_html
+
+        atomic_write_text(html_file, render_html(report, explained))
+    history = None
+    if since_at is not None:
+        from cannenv.fleet.history import history_since
+
+        history = history_since(directory, since_at, default if (stack_id or lock_file) else None)
     if as_json:
         text = report.to_json(indent=None if not details else 2, details=details)
         if explained is not None:

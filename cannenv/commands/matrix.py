@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cannenv.commands.options import QUIET
 from cannenv.errors import ExitCode, InputError, NotFoundError
 
 if TYPE_CHECKING:
@@ -1097,15 +1098,22 @@ def refresh(folder: Path, write: bool, matrix_dir: Path | None, as_json: bool) -
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--package", default="torch-npu", show_default=True, help="the distribution on the index")
 @click.option("--version", "versions", multiple=True, help="only these versions' METADATA (repeatable)")
-def fetch_metadata(folder: Path, package: str, versions: tuple[str, ...]) -> int:
+@QUIET
+def fetch_metadata(folder: Path, package: str, versions: tuple[str, ...], quiet: bool) -> int:
     """Save the index listing and every wheel's METADATA into FOLDER/wheel_metadata/ (network).
 
     Then `cannenv matrix refresh --from FOLDER` imports them: Requires-Dist torch, Requires-Python
     and the cpXY x platform builds of every wheel.
     """
     from cannenv.matrix import wheel_metadata
+    from cannenv.progress import Progress
 
-    n = wheel_metadata.fetch(folder / wheel_metadata.FOLDER, package=package, versions=set(versions) or None)
+    n = wheel_metadata.fetch(
+        folder / wheel_metadata.FOLDER,
+        package=package,
+        versions=set(versions) or None,
+        progress=Progress.for_cli(quiet),
+    )
     click.echo(f"wrote {folder / wheel_metadata.FOLDER}: the listing and {n} wheels' METADATA")
     return 0
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cannenv.commands.options import QUIET
 from cannenv.errors import InputError
 
 if TYPE_CHECKING:
@@ -50,12 +51,18 @@ def _source_options(f: Any) -> Any:
     return f
 
 
-def _load(model_dir: str | None, config_file: str | None) -> ModelConfig:
-    """The validated config; torch/transformers present (exit 4 otherwise); typo warnings printed."""
-    from cannenv.model import env
+def _load(model_dir: str | None, config_file: str | None, *, build: bool = True) -> ModelConfig:
+    """The validated config (an alias of architectures.yaml read as the type it is); typo warnings
+    printed. ``build=False`` (the memory plan): a model type cannenv's own rules plan needs neither
+    torch nor transformers; any other needs both (exit 4 otherwise), as every ``build`` does."""
+    from cannenv.model import arch, env
     from cannenv.model.config import load
 
-    cfg = load(model_dir, config_file)
+    cfg, note = arch.resolve(load(model_dir, config_file))
+    if note:
+        _warn(note)
+    if not build and arch.plannable(cfg):
+        return cfg
     env.require(transformers=cfg.tiny is None)
     from cannenv.model import trace
 
@@ -107,11 +114,18 @@ def _coverage(
     *,
     python: str | None = None,
     family: str | None = None,
+    quiet: bool = False,
 ) -> Coverage:
     from cannenv.model import coverage, registry, trace
+    from cannenv.progress import Progress
 
-    reg = registry.resolve(torch_npu, python=python)
-    tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
+    shown = Progress.for_cli(quiet)
+    with shown.task(f"torch_npu registry ({torch_npu or 'this Python'})", unit="") as task:
+        reg = registry.resolve(torch_npu, python=python)
+        task.advance(1)
+    with shown.task(f"tracing the model on the meta device ({dtype}, {seq_len} tokens)", unit="") as task:
+        tr = trace.record(cfg, dtype=dtype, seq_len=seq_len)
+        task.advance(1)
     return _fusions_for(coverage.classify(_stack_kernels(tr, reg), reg), cfg, family)
 
 
@@ -276,6 +290,7 @@ def render_coverage(cov: Coverage, console: Console, *, all_ops: bool = True) ->
     help="A second torch_npu (folder, wheel or version): show what changes for this model from it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.ops/1).")
+@QUIET
 def ops(
     model_dir: str | None,
     config_file: str | None,
@@ -284,6 +299,7 @@ def ops(
     seq_len: int,
     compare_with: str | None,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """List every ATen operator the model calls (prefill + one decode step, on the meta device)
     and classify it against a torch_npu build: native / composite / CPU fallback / unsupported.
@@ -292,7 +308,7 @@ def ops(
     """
     from cannenv.model import coverage, registry
 
-    cov = _coverage(_load(model_dir, config_file), torch_npu, dtype, seq_len)
+    cov = _coverage(_load(model_dir, config_file), torch_npu, dtype, seq_len, quiet=quiet)
     changes: dict[str, Any] | None = None
     if compare_with is not None:
         old = coverage.classify(cov.trace, registry.resolve(compare_with))
@@ -343,9 +359,18 @@ def _hbm(
     mem = socs.device_memory(soc=soc, family=family)
     name = socs.normalize_soc(soc) if soc else socs.family_title(str(family))
     if mem is None:
+        from cannenv.model import chips
+
         known = [m.soc or socs.family_title(str(m.family)) for m in socs.hardware().memory]
+        fam = socs.soc_family(soc) if soc else socs.normalize_family(str(family))
+        announced = chips.announced_hbm(fam)
+        said = (
+            f"; announced, not measured: {announced.text} ({announced.source})"
+            if announced is not None
+            else ""
+        )
         raise InputError(
-            f"no sourced HBM size for {name} in the SoC data",
+            f"no sourced HBM size for {name} in the SoC data: unknown{said}",
             hint="pass --soc with one that has a size (" + ", ".join(known) + ") or --hbm-gib N "
             "(the total `npu-smi info` shows in HBM-Usage(MB), / 1024)",
         )
@@ -380,12 +405,16 @@ def _scheme(cfg: ModelConfig, dtype: str | None, family: str | None = None) -> t
     from cannenv.model import chips, quant
 
     notes: list[str] = []
-    own = quant.from_config(cfg.raw, cfg.origin)
-    if dtype is not None:
+    if dtype is not None:  # a what-if: --dtype replaces whatever the checkpoint stores, known or not
+        try:
+            own = quant.from_config(cfg.raw, cfg.origin)
+        except InputError as exc:
+            notes.append(f"--dtype {dtype} replaces the checkpoint's own weights ({exc})")
+            own = None
         if own is not None and dtype != own.name:
             notes.append(f"--dtype {dtype} replaces the checkpoint's own {own.name} weights")
         sch = quant.DTYPES[dtype]
-    elif own is not None:
+    elif (own := quant.from_config(cfg.raw, cfg.origin)) is not None:
         notes.append(f"weights as the checkpoint stores them: {own.name} ({own.source})")
         sch = own
     else:
@@ -413,6 +442,12 @@ def _scheme(cfg: ModelConfig, dtype: str | None, family: str | None = None) -> t
             " beyond fp16's range overflow: check the model's outputs)"
         )
         sch = quant.DTYPES["fp16"]
+    if sch.needs_format and sch.needs_format not in chip.formats:
+        notes.append(
+            f"needs conversion: {title} has no {sch.needs_format} matmul ({chip.source}); the"
+            f" {sch.name} weights are dequantised to bf16 at load (plan with --dtype bf16) or converted"
+            " (--dtype w8a8 with msmodelslim, --dtype int4 for weight-only)"
+        )
     if sch.needs_fp8_matmul and not chip.fp8_matmul:
         if dtype is not None:
             raise InputError(
@@ -437,12 +472,21 @@ def _plan(
     reserve_gib: float | None,
     ep: int = 1,
     family: str | None = None,
+    images: int = 0,
 ) -> Plan:
-    from cannenv.model import memory, trace
+    from cannenv.model import arch, memory
 
     _seq_warnings(cfg, seq_len)
     scheme, notes = _scheme(cfg, dtype, family)
-    shp = trace.shape(cfg, skip=scheme.skip)
+    if arch.plannable(cfg):
+        read = arch.read(cfg, skip=scheme.skip)
+        shp = read.shape
+        for w in _key_warnings(cfg, read.keys):
+            _warn(w)
+    else:
+        from cannenv.model import trace
+
+        shp = trace.shape(cfg, skip=scheme.skip)
     reserve = int(reserve_gib * (1 << 30)) if reserve_gib is not None else None
     return memory.plan(
         shp,
@@ -457,7 +501,19 @@ def _plan(
         kv_dtype=kv_dtype,
         reserve=reserve,
         notes=tuple(notes),
+        images=images,
     )
+
+
+def _key_warnings(cfg: ModelConfig, read: frozenset[str]) -> list[str]:
+    """Keys close to one cannenv's rules read (a typo would leave that size at its default)."""
+    from cannenv.model import config as config_mod
+
+    out = config_mod.key_warnings(cfg.raw, read)
+    sub = cfg.raw.get("text_config")
+    if isinstance(sub, dict):
+        out += [f"text_config.{w}" for w in config_mod.key_warnings(sub, read)]
+    return out
 
 
 def _gib(n: float | None) -> str:
@@ -485,6 +541,14 @@ def render_plan(p: Plan, console: Console) -> None:
         else "no device given (--soc / --family / --hbm-gib)"
     )
     console.print(f"{device} · reserve {_gib(p.reserve)} (runtime + idle device use)")
+    if s.vision is not None:
+        v = s.vision
+        console.print(
+            f"vision: {escape(v.kind)} tower, {v.layers} layers of {v.hidden} ·"
+            f" {p.images} image(s) per sequence planned ({escape(v.assumption)}; {v.tokens_per_image}"
+            " tokens each, part of --seq-len)"
+        )
+    console.print(f"read by: {escape(s.rules)}")
     table = Table()
     for col in ("TP", "weights", "KV cache", "activations", "total", "fits", "max batch×seq"):
         table.add_column(col, justify="right")
@@ -541,6 +605,14 @@ def _memory_options(f: Any) -> Any:
     f = click.option(
         "--tp", type=click.IntRange(1, 64), default=1, show_default=True, help="Tensor-parallel degree."
     )(f)
+    f = click.option(
+        "--images",
+        type=click.IntRange(0, 4096),
+        default=0,
+        show_default=True,
+        help="Images per sequence (multimodal models): the vision tower's activations are planned for"
+        " them; their tokens are part of --seq-len.",
+    )(f)
     f = click.option("--batch", type=click.IntRange(1), default=1, show_default=True)(f)
     f = click.option("--seq-len", type=click.IntRange(1), default=4096, show_default=True)(f)
     return f
@@ -561,6 +633,7 @@ def memory(
     config_file: str | None,
     seq_len: int,
     batch: int,
+    images: int,
     tp: int,
     ep: int,
     soc: str | None,
@@ -576,7 +649,7 @@ def memory(
     Exit code 1 when a device is given and the model does not fit at --tp.
     """
     p = _plan(
-        _load(model_dir, config_file),
+        _load(model_dir, config_file, build=False),
         dtype,
         seq_len,
         batch,
@@ -586,6 +659,7 @@ def memory(
         reserve_gib,
         ep,
         _family(soc, family),
+        images,
     )
     if as_json:
         _echo_json(p.to_json())
@@ -629,6 +703,7 @@ def _detected_soc() -> tuple[str | None, int | None]:
 )
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on CPU fallbacks too.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema cannenv.model.check/1).")
+@QUIET
 @click.option(
     "--matrix", "matrix_paths", multiple=True, metavar="PATH", help="Matrix files/dirs (default: shipped)."
 )
@@ -637,6 +712,7 @@ def check(
     config_file: str | None,
     seq_len: int,
     batch: int,
+    images: int,
     tp: int,
     ep: int,
     soc: str | None,
@@ -649,6 +725,7 @@ def check(
     dtype: str | None,
     strict: bool,
     as_json: bool,
+    quiet: bool = False,
     matrix_paths: tuple[str, ...] = (),
 ) -> None:
     """One readiness verdict: operators (ready / runs with CPU fallbacks / not runnable) and memory
@@ -685,9 +762,9 @@ def check(
             host_hbm = (host_mib << 20, soc, ("npu-smi info on this host",))
     fam = _family(soc, family, stack_family)
     hbm = host_hbm or _hbm(soc, family, hbm_gib)
-    p = _plan(cfg, dtype, seq_len, batch, tp, hbm, kv_dtype, reserve_gib, ep, fam)
+    p = _plan(cfg, dtype, seq_len, batch, tp, hbm, kv_dtype, reserve_gib, ep, fam, images)
     op_dtype = p.dtype if p.dtype in ("bf16", "fp16") else "bf16"
-    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python, family=fam)
+    cov = _coverage(cfg, torch_npu, op_dtype, 16, python=python, family=fam, quiet=quiet)
     ops_verdict = {"ready": "ready", "fallbacks": "runs with CPU fallbacks", "unsupported": "not runnable"}[
         cov.verdict
     ]

@@ -170,3 +170,12 @@ ROLE = click.option(
     "those are judged, the driver against the target's CANN.",
 )
 """``--role full|hdk`` (``doctor``, ``fleet report``, the DaemonSet): what a node is meant to carry."""
+
+QUIET = click.option(
+    "--quiet",
+    "-q",
+    "quiet",
+    is_flag=True,
+    help="No progress on stderr while it runs (only the final report). Progress is live on a terminal, "
+    "plain lines otherwise; CANNENV_PROGRESS=live|plain|quiet overrides.",
+)

@@ -14,6 +14,7 @@ import click
 from cannenv.commands.options import (
     DRIVER_POLICY,
     MATRIX,
+    QUIET,
     ROOT,
     SMI_BOARD,
     SMI_OUTPUT,
@@ -380,6 +381,7 @@ def plan_folder(
     "--timeout", type=int, default=1800, show_default=True, help="Seconds one step may run on a host."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the per-host report as JSON.")
+@QUIET
 def provision_cmd(
     inventory: str,
     stack_id: str | None,
@@ -407,6 +409,7 @@ def provision_cmd(
     out: str | None,
     timeout: int,
     as_json: bool,
+    quiet: bool,
 ) -> int:
     """Bring the inventory's hosts to their targets: collect facts, plan, preflight, run, judge.
 
@@ -420,11 +423,19 @@ def provision_cmd(
     a host is `done` only when the doctor passes.
 
     \b
+    \b
+    While it runs, stderr shows each host's state as Ansible reports it (live on a terminal, one line
+    per host per step otherwise; --quiet: none): the step running, steps done, failures the moment
+    they happen, each batch's verdict before the next starts. Ctrl-C once: no new batch starts;
+    twice: no new step starts (running steps finish or reach --timeout); then every host's state.
+
+    \b
     Exit codes: 0 every host done or nothing to do · 1 a host failed, was refused, needs a reboot,
     or (--check) needs steps · 2 bad input · 4 Ansible missing.
     """
     from cannenv.fleet.targets import refuse_misfits, target_map
     from cannenv.plan.provision import load_plans, parse_percent, parse_serial, provision, render_report
+    from cannenv.progress import Progress
 
     plans = None
     if plan_file:
@@ -465,6 +476,7 @@ def provision_cmd(
         max_fail=parse_percent(max_fail, "--max-fail"),
         cordon=cordon,
         uncordon=uncordon,
+        progress=Progress.for_cli(quiet),
     )
     click.echo(report.to_json() if as_json else render_report(report), nl=not as_json)
     return report.exit_code()

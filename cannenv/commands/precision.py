@@ -91,6 +91,18 @@ def _emit(report: PrecisionReport, as_json: bool, junit_file: str | None) -> int
     return report.exit_code
 
 
+def _runner() -> Any:
+    """The torch side (exit 4 when torch is present but cannot be imported: a broken install)."""
+    try:
+        from cannenv.precision import runner
+    except ImportError as exc:
+        from cannenv.errors import MissingToolError
+        from cannenv.model.env import INSTALL
+
+        raise MissingToolError(f"torch cannot be imported here ({exc})", hint=f"install: {INSTALL}") from None
+    return runner
+
+
 def _checkpoints(*folders: str) -> None:
     """Each folder is a checkpoint (config.json, a weight file): exit 2 before torch is imported."""
     from cannenv.certify.checkpoint import inspect
@@ -151,7 +163,7 @@ def run_cmd(
     policy = _policy(tolerances_file)
     _checkpoints(model_dir)
     env.require(purpose=PURPOSE)
-    from cannenv.precision import runner
+    runner = _runner()
 
     inputs = runner.InputSpec(batch=batch, seq_len=seq_len, seed=seed)
     if from_dump:
@@ -212,7 +224,7 @@ def compare_cmd(
     policy = _policy(tolerances_file)
     _checkpoints(model_dir, against)
     env.require(purpose=PURPOSE)
-    from cannenv.precision import runner
+    runner = _runner()
 
     report = runner.compare(
         model_dir,

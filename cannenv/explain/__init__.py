@@ -85,7 +85,11 @@ def log_findings(
         match = next(m for m in ex.matches if m.id == c.signature)
         quoted = next((line for e in match.evidence for line in e.lines), "")
         detail = f"{c.status}: {c.title} ({c.why}); signature {c.signature}: {quoted}"
-        if c.status == "undecided" and c.decide:
+        if c.tie:
+            detail += f"; tied to this error by: {c.tie}"
+        if c.contradiction:
+            detail += f"; contradiction: {c.contradiction}"
+        if c.status in ("undecided", "consistent") and c.decide:
             detail += "; would decide: " + "; ".join(c.decide)
         out.append(
             Finding(

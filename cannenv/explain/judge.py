@@ -3,13 +3,26 @@
 Pure: it takes the scan, the signature table, and the doctor's own findings (``checks.run`` on
 the host's facts) or none. A cause is
 
-* ``confirmed`` when a check that decides it fails, or its fact condition holds (the driver is
-  below the version the signature needs …);
-* ``ruled-out`` when every check and condition that decides it says the host is fine;
-* ``undecided`` otherwise: no host facts, a check skipped or only warning, or a cause (HCCL
-  links, memory) that one host's facts cannot settle. The answer then names what would decide.
+* ``confirmed`` only when a fact ties the cause to this error: a check that decides it fails (the
+  pair, the package, the device the error needs is wrong here), or the version condition the
+  vendor states for this very message holds — on the versions the log itself prints first, else
+  on the host's. The tying fact is kept (``tie``) and shown in --verbose and JSON;
+* ``consistent`` when a fact merely allows it (a deciding check only warns);
+* ``ruled-out`` when every check and condition that decides it says the host is fine, or the log's
+  own detail excludes it (``rules_out`` of a matched signature: ``cur_sq_num … ret=-28`` says the
+  queues are used up, so a too-old driver is not why ``Alloc sq cq fail``);
+* ``undecided`` otherwise: no host facts, a check skipped, or a cause (HCCL links, memory) that
+  one host's facts cannot settle. The answer then names what would decide.
 
-Causes are ranked confirmed first, then undecided, then ruled out; within that by the matched
+A **contradiction** is flagged where the log and the host disagree (the log prints numpy 2.0.1,
+the probed interpreter has 1.26: the log may come from another environment).
+
+Besides the hand-written signatures, the knowledge tables (:mod:`cannenv.explain.knowledge`) give
+signatures for every vendor code, and :func:`derive` makes one for each missing shared object
+(mapped to the package that ships it) and undefined symbol (demangled, mapped by namespace) the
+scan extracted.
+
+Causes are ranked confirmed, consistent, undecided, ruled out; within that by the matched
 signature's priority and the order its data gives. The first keyword of a log never decides
 alone: a memory error that a too-old driver raises ranks ``driver-too-old`` first only when the
 driver facts say so.
@@ -18,18 +31,28 @@ driver facts say so.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from cannenv.explain.scan import ScanResult
-from cannenv.explain.signatures import Cause, Condition, Signature, SignatureCause, SignatureTable, Source
+from cannenv.explain.scan import Hit, ScanResult
+from cannenv.explain.signatures import (
+    FAMILY_TITLE,
+    Cause,
+    Condition,
+    Pattern,
+    Signature,
+    SignatureCause,
+    SignatureTable,
+    Source,
+    code_signature,
+)
 
 if TYPE_CHECKING:
     from cannenv.facts import Facts
     from cannenv.report import Finding
 
-CauseStatus = Literal["confirmed", "undecided", "ruled-out"]
-_ORDER: dict[str, int] = {"confirmed": 0, "undecided": 1, "ruled-out": 2}
+CauseStatus = Literal["confirmed", "consistent", "undecided", "ruled-out"]
+_ORDER: dict[str, int] = {"confirmed": 0, "consistent": 1, "undecided": 2, "ruled-out": 3}
 SCHEMA_VERSION = 1
 
 
@@ -56,6 +79,10 @@ class CauseVerdict:
     version_problem: bool
     confirmed_by: tuple[str, ...] = ()
     """The doctor checks whose failing findings confirmed it (the root cause to group under)."""
+    tie: str | None = None
+    """When confirmed: the fact that ties the cause to this error."""
+    contradiction: str | None = None
+    """Where the log and the host disagree about a fact that decides this cause."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,10 @@ class Explanation:
     scan: ScanResult
     no_ascend: Finding | None = None
     """The doctor's failing ``ascend-software`` finding: nothing Ascend on the host at all."""
+    log_facts: Mapping[str, str] | None = None
+    """Versions the log itself prints (component -> version): facts of the log's environment."""
+    contradictions: tuple[str, ...] = ()
+    """Where the log's facts and the host's disagree."""
 
     @property
     def exit_code(self) -> int:
@@ -112,15 +143,14 @@ class Explanation:
         return "every cause the signatures know is ruled out on this host"
 
 
-def matched(table: SignatureTable, scan: ScanResult) -> list[Signature]:
+def matched(table: SignatureTable, scan: ScanResult, derived: Sequence[Signature] = ()) -> list[Signature]:
     """The signatures whose patterns were found: one of ``any`` and every one of ``all``;
-    ordered by priority (high first), then file order."""
+    ordered by priority (high first), then file order (derived ones after)."""
     hits = scan.hits
-    out = [
-        s for s in table.signatures if any(p.key in hits for p in s.any) and all(p.key in hits for p in s.all)
-    ]
-    order = {s.id: i for i, s in enumerate(table.signatures)}
-    return sorted(out, key=lambda s: (-s.priority, order[s.id]))
+    every = (*table.signatures, *derived)
+    out = [s for s in every if any(p.key in hits for p in s.any) and all(p.key in hits for p in s.all)]
+    order = {id(s): i for i, s in enumerate(every)}
+    return sorted(out, key=lambda s: (-s.priority, order[id(s)]))
 
 
 def _version(component: str, text: str | None) -> Any:
@@ -144,10 +174,24 @@ def _installed(component: str, facts: Facts) -> str | None:
     return facts.python.packages.get(canonicalize_name(component))
 
 
-def judge_condition(cond: Condition, facts: Facts) -> tuple[CauseStatus, str]:
-    """Whether the host's version of ``cond.component`` meets the condition, by the project's
-    version grammars (HDK, CANN, PEP 440)."""
-    have = _installed(cond.component, facts)
+def fact_key(component: str) -> str:
+    """The key of a component in log facts: driver, cann, or a canonical distribution name."""
+    from cannenv.versions import canonicalize_name
+
+    return component if component in ("driver", "cann") else canonicalize_name(component)
+
+
+def judge_condition(
+    cond: Condition, facts: Facts | None, log_facts: Mapping[str, str] | None = None
+) -> tuple[CauseStatus, str]:
+    """Whether ``cond.component`` meets the condition, by the project's version grammars (HDK,
+    CANN, PEP 440): on the version the log prints when it prints one (the environment that failed),
+    else on the host's."""
+    logged = (log_facts or {}).get(fact_key(cond.component))
+    have = (
+        logged if logged is not None else (_installed(cond.component, facts) if facts is not None else None)
+    )
+    where = "the log shows" if logged is not None else "this host has"
     bound = cond.below or cond.at_least
     if have is None:
         return "undecided", f"{cond.component}: not found on this host (decides: {cond.describe()})"
@@ -155,10 +199,10 @@ def judge_condition(cond: Condition, facts: Facts) -> tuple[CauseStatus, str]:
     if hv is None or bv is None:
         return "undecided", f"{cond.component} {have}: not comparable with {bound}"
     holds = hv < bv if cond.below else hv >= bv
-    verb = "is below" if cond.below else "is at least"
+    verb = "below" if cond.below else "at least"
     if holds:
-        return "confirmed", f"{cond.component} {have} {verb} {bound}"
-    return "ruled-out", f"{cond.component} {have} is not {'below' if cond.below else 'at least'} {bound}"
+        return "confirmed", f"{where} {cond.component} {have}, {verb} {bound}, the version this error needs"
+    return "ruled-out", f"{where} {cond.component} {have}, not {verb} {bound}"
 
 
 def judge_checks(
@@ -185,6 +229,8 @@ def judge_checks(
         )
     basis = [f"doctor {f.id}: {f.status}: {f.detail}" for f in fs if f.status != "pass"]
     remedy = next((f.remedy for f in fs if f.status == "warn" and f.remedy), None)
+    if any(f.status == "warn" for f in fs):
+        return "consistent", basis, remedy
     return "undecided", basis, remedy
 
 
@@ -195,22 +241,29 @@ def _verdict(
     table: SignatureTable,
     facts: Facts | None,
     findings: Mapping[str, Sequence[Finding]] | None,
+    log_facts: Mapping[str, str] | None = None,
 ) -> CauseVerdict:
     checks = sc.checks if sc.checks is not None else cause.checks
     statuses: list[CauseStatus] = []
     basis: list[str] = []
     remedy: str | None = None
     confirmed_by: tuple[str, ...] = ()
-    if facts is not None and sc.when is not None:
-        st, why = judge_condition(sc.when, facts)
+    tie: str | None = None
+    contradiction: str | None = None
+    if sc.when is not None and (facts is not None or (log_facts or {}).get(fact_key(sc.when.component))):
+        st, why = judge_condition(sc.when, facts, log_facts)
         statuses.append(st)
         basis.append(why)
+        if st == "confirmed":
+            tie = why
+        contradiction = _contradiction(sc.when.component, facts, log_facts)
     if findings is not None:
         st_c, basis_c, remedy = judge_checks(checks, findings)
         if st_c == "confirmed":
             confirmed_by = tuple(
                 dict.fromkeys(c for c in checks for f in findings.get(c, ()) if f.status == "fail")
             )
+            tie = tie or basis_c[0]
         if st_c is not None:
             statuses.append(st_c)
             basis += basis_c
@@ -219,10 +272,12 @@ def _verdict(
         status = "confirmed"
     elif statuses and all(s == "ruled-out" for s in statuses):
         status = "ruled-out"
+    elif "consistent" in statuses:
+        status = "consistent"
     else:
         status = "undecided"
     decide: tuple[str, ...] = ()
-    if status == "undecided":
+    if status in ("undecided", "consistent"):
         decide = ((f"whether {sc.when.describe()}",) if sc.when else ()) + cause.facts
     chosen_remedy = remedy if status == "confirmed" and remedy else (sc.remedy or remedy or cause.remedy)
     return CauseVerdict(
@@ -237,7 +292,177 @@ def _verdict(
         sources=tuple(table.sources[s] for s in sc.sources),
         version_problem=cause.version_problem,
         confirmed_by=confirmed_by if status == "confirmed" else (),
+        tie=tie if status == "confirmed" else None,
+        contradiction=contradiction,
     )
+
+
+def _contradiction(component: str, facts: Facts | None, log_facts: Mapping[str, str] | None) -> str | None:
+    logged = (log_facts or {}).get(fact_key(component))
+    if logged is None or facts is None:
+        return None
+    have = _installed(component, facts)
+    if have is None or _version(component, have) == _version(component, logged):
+        return None
+    return (
+        f"the log shows {component} {logged}; this host has {have} — the log may come from another "
+        "environment; judge it with --facts from that one"
+    )
+
+
+def log_facts_of(table: SignatureTable, scan: ScanResult) -> dict[str, str]:
+    """The versions the log prints (the version extractors of the knowledge): the first value of
+    each component."""
+    out: dict[str, str] = {}
+    for e in table.knowledge.extractors if table.knowledge is not None else ():
+        if e.kind != "version" or e.component is None:
+            continue
+        found = scan.values.get(e.id)
+        if found:
+            out.setdefault(fact_key(e.component), next(iter(found)))
+    return out
+
+
+def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], dict[str, Hit]]:
+    """Signatures made from what the extractors found: a missing shared object (the package that
+    ships it), an undefined symbol (demangled, by namespace and the library that needs it), an
+    HCCL result code; each with the line it came from."""
+    from cannenv.explain.knowledge import demangle
+
+    k = table.knowledge
+    if k is None or not scan.values:
+        return [], {}
+    sigs: list[Signature] = []
+    hits: dict[str, Hit] = {}
+
+    def add(
+        sid: str,
+        title: str,
+        component: str,
+        priority: int,
+        key: str,
+        line: str,
+        count: int,
+        causes: Iterable[tuple[str, str, str]],
+    ) -> None:
+        hits[key] = Hit(count, [line])
+        sigs.append(
+            Signature(
+                id=sid,
+                title=title,
+                component=component,
+                any=(Pattern(key, key, rx=None),),
+                all=(),
+                priority=priority,
+                causes=tuple(SignatureCause(c, why, (src,), None, None, None) for c, why, src in causes),
+                note="",
+                derived=True,
+            )
+        )
+
+    for value, v in scan.values.get("missing-library", {}).items():
+        lib = k.library(value)
+        key = f"derived:library:{value}"
+        if lib is not None:
+            add(
+                f"library-{lib.name.rstrip('_')}",
+                f"{value} is not found by the loader (it ships with {lib.package_title})",
+                f"dynamic loader ({lib.package_title})",
+                12,
+                key,
+                v.line,
+                v.count,
+                [(c, f"{value} ships with {lib.package_title}", lib.source) for c in lib.causes],
+            )
+        else:
+            add(
+                "library-third-party",
+                f"{value} is not found by the loader (none of CANN, the driver, NNAL, torch, torch_npu)",
+                "dynamic loader (a third-party library)",
+                4,
+                key,
+                v.line,
+                v.count,
+                [
+                    (
+                        "third-party-library",
+                        f"{value} is none of the libraries the knowledge tables map",
+                        "torch-npu-setup",
+                    )
+                ],
+            )
+    for value, v in scan.values.get("undefined-symbol", {}).items():
+        needed_by, _, symbol = value.partition("|")
+        name = demangle(symbol) or symbol
+        rule = k.symbol(name, needed_by)
+        if rule is None and symbol.startswith("_Z"):  # a cut-off mangled name: its first namespace
+            rule = next(
+                (
+                    r
+                    for r in k.symbols
+                    if r.prefix.endswith("::")
+                    and _mangled_ns(symbol, r.prefix[:-2])
+                    and (r.needed_by is None or r.needed_by in needed_by)
+                    and (r.needed_by_not is None or r.needed_by_not not in needed_by)
+                ),
+                None,
+            )
+        if rule is None:
+            continue
+        add(
+            f"symbol-{rule.prefix.strip(':').lower()}",
+            f"{needed_by} needs {name}, which the installed {rule.provider} does not provide",
+            f"{needed_by} against {rule.provider}",
+            27,
+            f"derived:symbol:{value}",
+            v.line,
+            v.count,
+            [
+                (
+                    c,
+                    f"{needed_by} was built against another {rule.provider} than the one installed ({name})",
+                    rule.source,
+                )
+                for c in rule.causes
+            ],
+        )
+    code_values: dict[str, Any] = {}
+    for e in k.extractors:
+        if e.kind == "code":
+            for value, v in scan.values.get(e.id, {}).items():
+                code_values.setdefault(value, v)
+    for value, v in code_values.items():
+        code = k.code(value)
+        if code is None or not code.causes or code.family not in FAMILY_TITLE:
+            continue
+        key = f"derived:code:{value}"
+        hits[key] = Hit(v.count, [v.line])
+        sigs.append(code_signature(code, (Pattern(key, key, rx=None),)))
+    for value, v in scan.values.get("hccl-result", {}).items():
+        code = k.hccl_results.get(int(value)) if value.isdigit() else None
+        if code is None or not code.causes:
+            continue
+        add(
+            f"hccl-result-{code.name.lower().replace('_', '-')}",
+            f"HCCL returned {value} ({code.name}: {code.meaning})",
+            "HCCL (HcclResult)",
+            -25,
+            f"derived:hccl-result:{value}",
+            v.line,
+            v.count,
+            [
+                (c, f"the vendor's table: {value} is {code.name} ({code.meaning})", code.source)
+                for c in code.causes
+            ],
+        )
+    return sigs, hits
+
+
+def _mangled_ns(symbol: str, ns: str) -> bool:
+    """Whether a mangled name's first nested-name component is ``ns`` (``_ZN3atb…``, ``_ZNK3atb…``):
+    the ABI's length-prefixed encoding of one identifier, for names cut off in the log."""
+    enc = f"{len(ns)}{ns}"
+    return symbol.startswith(("_ZN" + enc, "_ZNK" + enc, "_Z" + enc))
 
 
 def _evidence(sig: Signature, scan: ScanResult) -> tuple[Evidence, ...]:
@@ -269,10 +494,23 @@ def explain(
         by_check = {}
         for f in all_findings:
             by_check.setdefault(f.id, []).append(f)
+    derived, derived_hits = derive(table, scan)
+    if derived_hits:
+        scan = replace(scan, hits={**scan.hits, **derived_hits})
+    log_facts = log_facts_of(table, scan)
+    found = matched(table, scan, derived)
+    excluded: dict[str, str] = {}
+    for sig in found:
+        for cid in sig.rules_out:
+            line = next((ln for p in sig.any for ln in scan.hits.get(p.key, Hit()).lines), sig.title)
+            excluded.setdefault(cid, f"the log's own detail rules it out: {line} ({sig.id})")
     matches: list[Match] = []
     ranked: list[tuple[tuple[int, int, int, int], CauseVerdict]] = []
-    for si, sig in enumerate(matched(table, scan)):
-        verdicts = tuple(_verdict(sig, sc, table.causes[sc.id], table, facts, by_check) for sc in sig.causes)
+    for si, sig in enumerate(found):
+        verdicts = tuple(
+            _excluded(_verdict(sig, sc, table.causes[sc.id], table, facts, by_check, log_facts), excluded)
+            for sc in sig.causes
+        )
         evidence = _evidence(sig, scan)
         matches.append(Match(sig.id, sig.title, sig.component, sig.priority, evidence, verdicts, sig.note))
         ranked += [((_ORDER[v.status], -sig.priority, si, ci), v) for ci, v in enumerate(verdicts)]
@@ -284,6 +522,9 @@ def explain(
             seen.add(v.id)
             causes.append(v)
     doctor = tuple(f for f in all_findings if f.status in ("fail", "warn", "error"))
+    contradictions = tuple(
+        c for c in (_contradiction(comp, facts, log_facts) for comp in log_facts) if c is not None
+    )
     return Explanation(
         matches=tuple(matches),
         causes=tuple(causes),
@@ -292,4 +533,13 @@ def explain(
         doctor=doctor,
         scan=scan,
         no_ascend=next((f for f in doctor if f.id == "ascend-software" and f.status == "fail"), None),
+        log_facts=log_facts,
+        contradictions=contradictions,
     )
+
+
+def _excluded(v: CauseVerdict, excluded: Mapping[str, str]) -> CauseVerdict:
+    why = excluded.get(v.id)
+    if why is None:
+        return v
+    return replace(v, status="ruled-out", basis=(why, *v.basis), remedy=None, tie=None, confirmed_by=())

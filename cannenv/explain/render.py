@@ -13,7 +13,12 @@ from typing import Any
 from cannenv import sanitize
 from cannenv.explain.judge import SCHEMA_VERSION, CauseVerdict, Explanation
 
-_LABEL = {"confirmed": "confirmed", "undecided": "undecided", "ruled-out": "ruled out"}
+_LABEL = {
+    "confirmed": "confirmed",
+    "consistent": "consistent",
+    "undecided": "undecided",
+    "ruled-out": "ruled out",
+}
 _HOST = {
     "live": "this machine's facts",
     "root": "the facts of the tree under --root",
@@ -33,6 +38,8 @@ def _cause_json(c: CauseVerdict) -> dict[str, Any]:
         "decide": list(c.decide),
         "remedy": c.remedy,
         "version_problem": c.version_problem,
+        "tie": c.tie,
+        "contradiction": c.contradiction,
         "sources": [{"title": s.title, "url": s.url} for s in c.sources],
     }
 
@@ -63,6 +70,8 @@ def to_dict(ex: Explanation) -> dict[str, Any]:
             for m in ex.matches
         ],
         "causes": [_cause_json(c) for c in ex.causes],
+        "log_facts": dict(ex.log_facts or {}),
+        "contradictions": list(ex.contradictions),
         "error_lines": list(scan.error_lines) if not ex.matches else [],
         "doctor": [
             {"id": f.id, "status": f.status, "detail": f.detail, "remedy": f.remedy, "caused_by": f.caused_by}
@@ -103,6 +112,11 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
     for s in scan.skipped:
         out.append(f"  not read: {L(s)}")
     out.append(f"host: {_HOST.get(ex.host_source, ex.host_source)}{L(_host_versions(ex))}")
+    if ex.log_facts:
+        shown = " · ".join(f"{k} {v}" for k, v in ex.log_facts.items())
+        out.append(f"the log prints: {L(shown)} (facts of the environment that failed)")
+    for note in ex.contradictions:
+        out.append(f"contradiction: {L(note)}")
     if not ex.matches:
         out.append("")
         if scan.bytes_read == 0:
@@ -138,9 +152,11 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
     for i, c in enumerate(ex.causes, 1):
         out.append(f"  {i}. [{_LABEL[c.status]}] {L(c.id)}: {L(c.title)}")
         out.append(f"       why: {L(c.why)}")
+        if c.tie and verbose:
+            out.append(f"       tied to this error by: {L(c.tie)}")
         for b in c.basis if (verbose or c.status != "ruled-out") else c.basis[:1]:
             out.append(f"       found: {L(b)}")
-        if c.status == "undecided" and c.decide:
+        if c.status in ("undecided", "consistent") and c.decide:
             out.append(f"       would decide: {L('; '.join(c.decide))}")
         if c.remedy:
             out.append(f"       fix: {L(c.remedy)}")
@@ -151,8 +167,8 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
 
 
 def render_junit(ex: Explanation) -> str:
-    """One testcase per cause: confirmed → failure, ruled out → pass, undecided → skipped; no
-    match → one skipped testcase saying so."""
+    """One testcase per cause: confirmed → failure, ruled out → pass, undecided or consistent →
+    skipped; no match → one skipped testcase saying so."""
     import xml.etree.ElementTree as ET
 
     cases = ex.causes
@@ -162,7 +178,7 @@ def render_junit(ex: Explanation) -> str:
         tests=str(max(len(cases), 1)),
         failures=str(sum(1 for c in cases if c.status == "confirmed")),
         errors="0",
-        skipped=str(sum(1 for c in cases if c.status == "undecided") + (0 if cases else 1)),
+        skipped=str(sum(1 for c in cases if c.status in ("undecided", "consistent")) + (0 if cases else 1)),
     )
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="verdict", value=ex.verdict)
@@ -176,8 +192,8 @@ def render_junit(ex: Explanation) -> str:
         if c.status == "confirmed":
             el = ET.SubElement(case, "failure", message=c.title, type="confirmed")
             el.text = body
-        elif c.status == "undecided":
-            ET.SubElement(case, "skipped", message="undecided: " + "; ".join(c.decide))
+        elif c.status in ("undecided", "consistent"):
+            ET.SubElement(case, "skipped", message=f"{c.status}: " + "; ".join(c.decide))
     suites = ET.Element("testsuites")
     suites.append(suite)
     ET.indent(suites)
@@ -206,6 +222,8 @@ def render_signature_doc(table: Any) -> str:
         "|---|---|---|",
     ]
     for s in table.signatures:
+        if s.derived:  # the knowledge tables: summarised below, not one row per vendor code
+            continue
         pats = " or ".join(pattern(p) for p in s.any)
         if s.all:
             pats += " — with " + " and ".join(pattern(p) for p in s.all)
@@ -219,6 +237,18 @@ def render_signature_doc(table: Any) -> str:
             for c in s.causes
         )
         out.append(f"| `{s.id}` ({cell(s.component)}, priority {s.priority}) | {pats} | {causes} |")
+    k = table.knowledge
+    if k is not None:
+        families: dict[str, int] = {}
+        for code in k.codes:
+            families[code.family] = families.get(code.family, 0) + 1
+        out += [
+            "",
+            "From the knowledge tables (`matrices/explain/knowledge.yaml`, ranked below those above): "
+            + ", ".join(f"{n} {fam} codes" for fam, n in families.items())
+            + f", {len(k.hccl_stages)} HCCL stage keywords, {len(k.libraries)} shared objects mapped to their"
+            f" packages, {len(k.symbols)} symbol namespaces, {len(k.extractors)} extractors.",
+        ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():
         checks = ", ".join(f"`{x}`" for x in c.checks) or "— (cannot be decided from one host's facts)"

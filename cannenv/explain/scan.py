@@ -44,6 +44,8 @@ MAX_SEEN_LINES = 200_000
 MB however long the lines are)."""
 MAX_SHOWN = 300
 """Characters of an evidence line kept (centred on the match)."""
+MAX_VALUES = 32
+"""Distinct values an extractor keeps (a missing library, a symbol, a version …)."""
 MAX_ERROR_LINES = 5
 """Error-looking lines kept for the answer when nothing matched."""
 
@@ -94,6 +96,14 @@ class Hit:
 
 
 @dataclass
+class Value:
+    """A value an extractor pulled out of the log (its regex groups joined by ``|``)."""
+
+    count: int = 0
+    line: str = ""
+
+
+@dataclass
 class ScanResult:
     """What a scan found: per pattern key, the distinct lines it matched and the first few."""
 
@@ -106,6 +116,8 @@ class ScanResult:
     """``full`` (every line examined) or ``around-errors`` (the large-input prefilter)."""
     skipped: tuple[str, ...] = ()
     """Inputs not read, with the reason (a link out of the folder, a FIFO …)."""
+    values: dict[str, dict[str, Value]] = field(default_factory=dict)
+    """Per extractor id, the values it found (at most :data:`MAX_VALUES`), in order found."""
 
 
 class Scanner:
@@ -117,6 +129,7 @@ class Scanner:
             by_anchor.setdefault(p.anchor.encode("utf-8"), []).append(p)
         self._by_anchor = by_anchor
         self.hits: dict[str, Hit] = {}
+        self.values: dict[str, dict[str, Value]] = {}
         self.bytes_read = 0
         self._seen: set[bytes] = set()
         self._full = total_hint is not None and total_hint <= FULL_SCAN_BYTES
@@ -227,6 +240,9 @@ class Scanner:
             for p in patterns:
                 if p.anchor not in text:
                     continue
+                if p.capture is not None:
+                    self._capture(p, text)
+                    continue
                 if p.regex is not None and p.regex.search(text) is None:
                     continue
                 hit = self.hits.setdefault(p.key, Hit())
@@ -235,6 +251,18 @@ class Scanner:
                     shown = _shown(redact(text), p.anchor)
                     if shown not in hit.lines:
                         hit.lines.append(shown)
+
+    def _capture(self, p: Pattern, text: str) -> None:
+        assert p.regex is not None and p.capture is not None
+        found = self.values.setdefault(p.capture, {})
+        for m in p.regex.finditer(text):
+            value = "|".join(m.group(i) or "" for i in range(1, p.groups + 1))
+            v = found.get(value)
+            if v is None:
+                if len(found) >= MAX_VALUES:
+                    return
+                v = found[value] = Value(line=_shown(redact(text), p.anchor))
+            v.count += 1
 
     def _note_error_lines(self, region: bytes) -> None:
         pos = region.find(b"rror")
@@ -260,4 +288,5 @@ class Scanner:
             error_lines=tuple(self._error_lines),
             mode=mode or ("full" if self._full else "around-errors"),
             skipped=tuple(self.skipped),
+            values=self.values,
         )

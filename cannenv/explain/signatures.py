@@ -18,12 +18,38 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from typing import TYPE_CHECKING, Any
 
 from cannenv import linre
 from cannenv.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cannenv.explain.knowledge import Knowledge
+    from cannenv.explain.models import PatternModel, SignatureFile
+
+_MODELS = frozenset(
+    {
+        "SourceModel",
+        "CauseModel",
+        "PatternModel",
+        "ComponentCondition",
+        "SignatureCauseModel",
+        "SignatureModel",
+        "SignatureFile",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The pydantic models, from :mod:`cannenv.explain.models` (imported on first use only)."""
+    if name in _MODELS:
+        from cannenv.explain import models
+
+        return getattr(models, name)
+    raise AttributeError(name)
+
 
 REQUIRED_CAUSES: tuple[str, ...] = (
     "env-not-sourced",
@@ -44,136 +70,22 @@ REQUIRED_CAUSES: tuple[str, ...] = (
 """Cause ids of the stable JSON schema: more may be added, none renamed or removed."""
 
 MAX_SIGNATURE_BYTES = 4 << 20
+KNOWLEDGE_PRIORITY = -20
+"""Priority of the signatures made from the vendor's code tables: below every hand-written one."""
+
+
+def re2_subset_problem(rx: str) -> str | None:
+    """Why ``rx`` cannot be a signature pattern (not linear-time: outside RE2, or too long), or
+    None. Signature patterns are data a user may supply: none may backtrack (docs/explain.md)."""
+    try:
+        linre.compile(rx, what="regex")
+    except InputError as exc:
+        return exc.message
+    return None
+
+
 _ID = r"^[a-z0-9][a-z0-9_-]*[a-z0-9]$"
 _MAX_REGEX = 400
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SourceModel(_Frozen):
-    title: str = Field(min_length=1)
-    url: str = Field(pattern=r"^https://[^\s]+$")
-
-
-class CauseModel(_Frozen):
-    title: str = Field(min_length=1)
-    checks: tuple[str, ...] = ()
-    """Doctor checks whose findings decide the cause (fail: confirmed; pass: ruled out)."""
-    facts: tuple[str, ...] = Field(min_length=1)
-    """What would decide it, said to a user without host facts."""
-    remedy: str = Field(min_length=1)
-    version_problem: bool = True
-
-
-class PatternModel(_Frozen):
-    """One thing to look for in a line: ``text`` (exact), ``code`` (a vendor code as a whole
-    word) or ``regex`` (with ``anchor``, a literal every match contains)."""
-
-    text: str | None = Field(None, min_length=3)
-    code: str | None = Field(None, pattern=r"^(E[0-9A-Z]{2}\d{3}|ERR\d{5}|[1-5]\d{5}|-?\d{4,6})$")
-    regex: str | None = Field(None, min_length=3, max_length=_MAX_REGEX)
-    anchor: str | None = Field(None, min_length=3)
-
-    @model_validator(mode="after")
-    def _one(self) -> PatternModel:
-        given = [k for k in ("text", "code", "regex") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("give exactly one of text, code, regex")
-        if self.regex is not None:
-            if self.anchor is None:
-                raise ValueError("a regex needs an anchor: a literal every match contains")
-            try:  # the linear-time engine: no pattern in data can hang a scan
-                linre.compile(self.regex, what="regex")
-            except InputError as exc:
-                raise ValueError(exc.message) from None
-        elif self.anchor is not None:
-            raise ValueError("anchor goes with regex only")
-        return self
-
-
-class ComponentCondition(_Frozen):
-    """A fact about one component that decides a cause for one signature: the driver (HDK),
-    CANN, or a Python distribution, compared with the project's own version grammars."""
-
-    component: str = Field(min_length=2)
-    below: str | None = None
-    at_least: str | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> ComponentCondition:
-        if (self.below is None) == (self.at_least is None):
-            raise ValueError("give exactly one of below, at_least")
-        return self
-
-
-class SignatureCauseModel(_Frozen):
-    id: str
-    why: str = Field(min_length=1)
-    sources: tuple[str, ...] = Field(min_length=1)
-    checks: tuple[str, ...] | None = None
-    when: ComponentCondition | None = None
-    remedy: str | None = None
-
-
-class SignatureModel(_Frozen):
-    id: str = Field(pattern=_ID)
-    title: str = Field(min_length=1)
-    component: str = Field(min_length=1)
-    any: tuple[PatternModel, ...] = Field(min_length=1)
-    all: tuple[PatternModel, ...] = ()
-    priority: int = Field(0, ge=-100, le=100)
-    causes: tuple[SignatureCauseModel, ...] = Field(min_length=1)
-    note: str = ""
-
-
-class SignatureFile(_Frozen):
-    schema_version: Literal[1] = 1
-    sources: dict[str, SourceModel]
-    causes: dict[str, CauseModel]
-    signatures: tuple[SignatureModel, ...] = Field(min_length=1)
-
-    @field_validator("causes")
-    @classmethod
-    def _stable_ids(cls, v: dict[str, CauseModel]) -> dict[str, CauseModel]:
-        missing = [c for c in REQUIRED_CAUSES if c not in v]
-        if missing:
-            raise ValueError(f"the stable cause ids are missing: {', '.join(missing)}")
-        bad = [c for c in v if not re.match(_ID, c)]
-        if bad:
-            raise ValueError(f"cause ids must be lower-case ids: {', '.join(bad)}")
-        return v
-
-    @model_validator(mode="after")
-    def _references(self) -> SignatureFile:
-        from cannenv.checks import all_checks
-
-        known_checks = {c.id for c in all_checks()}
-        problems: list[str] = []
-        seen: set[str] = set()
-        for cid, cause in self.causes.items():
-            problems += [f"cause {cid}: unknown check {c!r}" for c in cause.checks if c not in known_checks]
-        for sig in self.signatures:
-            if sig.id in seen:
-                problems.append(f"signature {sig.id}: id used twice")
-            seen.add(sig.id)
-            for sc in sig.causes:
-                if sc.id not in self.causes:
-                    problems.append(f"signature {sig.id}: unknown cause {sc.id!r}")
-                problems += [
-                    f"signature {sig.id}: unknown source {s!r}" for s in sc.sources if s not in self.sources
-                ]
-                problems += [
-                    f"signature {sig.id}: unknown check {c!r}"
-                    for c in sc.checks or ()
-                    if c not in known_checks
-                ]
-            if len({sc.id for sc in sig.causes}) != len(sig.causes):
-                problems.append(f"signature {sig.id}: a cause listed twice")
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
 
 
 # ------------------------------------------------------------------------------ engine values
@@ -184,7 +96,24 @@ class Pattern:
 
     key: str
     anchor: str
-    regex: linre.LinearPattern | None
+    rx: str | None
+    """The regex's source (compiled on first use, once per process: a 1 KB log compiles the few
+    whose anchor it contains, and the cached table unpickles without compiling any)."""
+    capture: str | None = None
+    """An extractor's id: the scan keeps the values of the regex's groups, not only the lines."""
+
+    groups: int = 0
+    """The regex's capture groups (an extractor's values)."""
+
+    @property
+    def regex(self) -> linre.LinearPattern | None:
+        return None if self.rx is None else _compiled(self.rx)
+
+
+@cache
+def _compiled(rx: str) -> linre.LinearPattern:
+    """Every pattern of the data through the project's one door for data regexes (RE2)."""
+    return linre.compile(rx, what="regex")
 
 
 @dataclass(frozen=True)
@@ -236,6 +165,9 @@ class Signature:
     priority: int
     causes: tuple[SignatureCause, ...]
     note: str
+    rules_out: tuple[str, ...] = ()
+    derived: bool = False
+    """Made from the knowledge tables (a code, a library, a symbol), not written by hand."""
 
 
 @dataclass(frozen=True)
@@ -244,7 +176,8 @@ class SignatureTable:
     causes: dict[str, Cause]
     signatures: tuple[Signature, ...]
     patterns: tuple[Pattern, ...]
-    """Every distinct pattern of every signature, once."""
+    """Every distinct pattern of every signature, once (and the knowledge's extractors)."""
+    knowledge: Knowledge | None = None
 
     def signature(self, sid: str) -> Signature:
         for s in self.signatures:
@@ -255,16 +188,90 @@ class SignatureTable:
 
 def _pattern(p: PatternModel) -> Pattern:
     if p.text is not None:
-        return Pattern(key=f"text:{p.text}", anchor=p.text, regex=None)
+        return Pattern(key=f"text:{p.text}", anchor=p.text, rx=None)
     if p.code is not None:
         # a code as a whole word: 561103 but not 5611030, EI0005 but not EI00051
-        rx = linre.compile(rf"(?:^|[^0-9A-Za-z]){re.escape(p.code)}(?:[^0-9A-Za-z]|$)", what="code")
-        return Pattern(key=f"code:{p.code}", anchor=p.code, regex=rx)
+        rx = rf"(?:^|[^0-9A-Za-z]){re.escape(p.code)}(?:[^0-9A-Za-z]|$)"
+        return Pattern(key=f"code:{p.code}", anchor=p.code, rx=rx)
     assert p.regex is not None and p.anchor is not None
-    return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, regex=linre.compile(p.regex, what="regex"))
+    return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, rx=p.regex)
 
 
-def build(model: SignatureFile) -> SignatureTable:
+FAMILY_TITLE = {
+    "acl-runtime": "CANN runtime (ACL_ERROR_RT_*)",
+    "acl": "ACL (acl_base.h)",
+    "aclnn": "aclnn operator API (libopapi)",
+    "hccl": "HCCL/HCCP",
+}
+
+
+def code_signature(c: Any, patterns: tuple[Pattern, ...]) -> Signature:
+    """The signature of one code of the vendor's tables (a ``knowledge.Code`` with causes)."""
+    return Signature(
+        id=f"code-{c.code}",
+        title=f"{c.code} {c.name}: {c.meaning}",
+        component=FAMILY_TITLE.get(c.family, c.family),
+        any=patterns,
+        all=(),
+        priority=KNOWLEDGE_PRIORITY,
+        causes=tuple(
+            SignatureCause(
+                id=cid,
+                why=f"the vendor's table: {c.code} is {c.name} ({c.meaning})",
+                sources=(c.source,),
+                checks=None,
+                when=None,
+                remedy=None,
+            )
+            for cid in c.causes
+        ),
+        note="",
+        derived=True,
+    )
+
+
+def _code_signatures(
+    knowledge: Knowledge, pat: Callable[[PatternModel], Pattern], patterns: dict[str, Pattern]
+) -> list[Signature]:
+    """A signature for every E-code of the vendor's tables that points to a cause (as a whole word),
+    and for HCCL's stage keywords. Numeric codes are made by ``judge.derive`` from the code
+    extractors' values: a handful of anchors (error words), not one per code."""
+    from cannenv.explain.models import PatternModel
+
+    out = []
+    for c in knowledge.codes:
+        if not c.causes or c.family not in FAMILY_TITLE or c.code[0] != "E":
+            continue
+        out.append(code_signature(c, (pat(PatternModel(code=c.code)),)))
+    for st in knowledge.hccl_stages:
+        text = f"[{st.stage}][{st.tag}]"
+        out.append(
+            Signature(
+                id=f"hccl-stage-{st.stage.lower()}-{st.tag.lower().replace(' ', '-')}",
+                title=f"HCCL {text}: {st.meaning}",
+                component="HCCL (plog stage keywords)",
+                any=(pat(PatternModel(text=text)),),
+                all=(),
+                priority=15,
+                causes=tuple(
+                    SignatureCause(
+                        cid,
+                        f"HCCL's fault guide: {text} is where {st.meaning}",
+                        (st.source,),
+                        None,
+                        None,
+                        None,
+                    )
+                    for cid in st.causes
+                ),
+                note="",
+                derived=True,
+            )
+        )
+    return out
+
+
+def build(model: SignatureFile, knowledge: Knowledge | None = None) -> SignatureTable:
     patterns: dict[str, Pattern] = {}
 
     def pat(p: PatternModel) -> Pattern:
@@ -291,44 +298,68 @@ def build(model: SignatureFile) -> SignatureTable:
                 for c in s.causes
             ),
             note=s.note,
+            rules_out=s.rules_out,
         )
         for s in model.signatures
     )
+    sources = {k: Source(k, v.title, v.url) for k, v in model.sources.items()}
+    if knowledge is not None:
+        _check_knowledge(knowledge, model)
+        sources.update({k: Source(k, t, u) for k, (t, u) in knowledge.sources.items()})
+        sigs = sigs + tuple(_code_signatures(knowledge, pat, patterns))
+        for e in knowledge.extractors:
+            key = f"extract:{e.id}"
+            patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
     return SignatureTable(
-        sources={k: Source(k, v.title, v.url) for k, v in model.sources.items()},
+        sources=sources,
         causes={
             k: Cause(k, v.title, v.checks, v.facts, v.remedy, v.version_problem)
             for k, v in model.causes.items()
         },
         signatures=sigs,
         patterns=tuple(patterns.values()),
+        knowledge=knowledge,
     )
 
 
+def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
+    """Every cause the knowledge names is a cause of the signature file, every source a source of
+    either file."""
+    sources = set(model.sources) | set(knowledge.sources)
+    problems: list[str] = []
+    rows: list[tuple[str, tuple[str, ...], str]] = [
+        (f"code {c.code}", c.causes, c.source) for c in knowledge.codes
+    ]
+    rows += [(f"library {x.name}", x.causes, x.source) for x in knowledge.libraries]
+    rows += [(f"symbol {x.prefix}", x.causes, x.source) for x in knowledge.symbols]
+    rows += [(f"stage {x.stage}/{x.tag}", x.causes, x.source) for x in knowledge.hccl_stages]
+    for what, causes, source in rows:
+        problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
+        if source not in sources:
+            problems.append(f"{what}: unknown source {source!r}")
+    if problems:
+        raise InputError("invalid knowledge file:\n" + "\n".join(sorted(set(problems))))
+
+
 def parse(raw: Any, *, source: str) -> SignatureTable:
-    try:
-        model = SignatureFile.model_validate(raw)
-    except ValidationError as exc:
-        problems = "\n".join(
-            f"{source}: field {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise InputError(
-            f"invalid signature file:\n{problems}", hint="see docs/explain.md (How to add a signature)"
-        ) from None
-    return build(model)
+    from cannenv.explain import knowledge
+    from cannenv.explain.models import SignatureFile, validate
+
+    model = validate(
+        SignatureFile,
+        raw,
+        source=source,
+        what="signature file",
+        hint="see docs/explain.md (How to add a signature)",
+    )
+    return build(model, knowledge.shipped())
 
 
 def load(path: str | Path) -> SignatureTable:
     """A signature file (YAML or JSON), read bounded and validated."""
-    from cannenv.records import decode_utf8, load_yaml, read_bytes
+    from cannenv.explain.models import read_yaml
 
-    p = Path(path)
-    text = decode_utf8(read_bytes(p, what="signature file", max_bytes=MAX_SIGNATURE_BYTES), source=str(p))
-    try:
-        raw = load_yaml(text)
-    except Exception as exc:  # yaml.YAMLError and the node-count bound
-        raise InputError(f"{p}: not valid YAML: {exc}") from None
+    p, raw = read_yaml(path, what="signature file", max_bytes=MAX_SIGNATURE_BYTES)
     return parse(raw, source=str(p))
 
 
@@ -340,11 +371,82 @@ def shipped_path() -> Path:
 
 @cache
 def shipped() -> SignatureTable:
-    return load(shipped_path())
+    """The shipped signatures and knowledge, from the validated-table cache when the files, the
+    code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
+    than explaining a short log), else loaded, validated and cached."""
+    from cannenv.explain import knowledge
+
+    key = _cache_key((shipped_path(), knowledge.shipped_path()))
+    if key is not None:
+        hit = _cache_read(key)
+        if hit is not None:
+            return hit
+    table = load(shipped_path())
+    if key is not None:
+        _cache_write(key, table)
+    return table
+
+
+CACHE_FORMAT = 1
+"""Bump when the cached table's layout changes without a change in the hashed files or code."""
+
+
+def _cache_key(files: tuple[Path, ...]) -> str | None:
+    import hashlib
+    import sys
+
+    from cannenv import __version__
+    from cannenv.matrix.loader import cache_dir
+
+    if cache_dir() is None:
+        return None
+    h = hashlib.sha256(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
+    here = Path(__file__).parent
+    try:
+        for f in (*files, here / "signatures.py", here / "knowledge.py"):
+            data = f.read_bytes()
+            h.update(len(data).to_bytes(8, "big") + data)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _cache_read(key: str) -> SignatureTable | None:
+    import pickle
+
+    from cannenv.matrix.loader import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        obj = pickle.loads((folder / f"explain-{key}.pickle").read_bytes())
+    except Exception:  # absent, corrupt or written by other code: validate instead
+        return None
+    return obj if isinstance(obj, SignatureTable) else None
+
+
+def _cache_write(key: str, table: SignatureTable) -> None:
+    import pickle
+
+    from cannenv.fsutil import atomic_write_bytes
+    from cannenv.matrix.loader import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return
+    try:
+        atomic_write_bytes(folder / f"explain-{key}.pickle", pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+        for f in sorted(folder.glob("explain-*.pickle"), key=lambda f: f.stat().st_mtime)[:-4]:
+            f.unlink()
+    except Exception:  # unwritable, full, raced by another process: the cache is only a shortcut
+        return
 
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a signature file (``matrices/explain/schema.json``; a test keeps it in sync)."""
+    from cannenv.explain.models import SignatureFile
+
     schema = SignatureFile.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "cannenv error signatures"

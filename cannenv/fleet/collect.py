@@ -15,13 +15,16 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cannenv.errors import InputError, MissingToolError, NotFoundError
 from cannenv.fleet.collection import MANIFEST_NAME, Collection, HostResult
+
+if TYPE_CHECKING:
+    from cannenv.progress import Progress
 
 _FLEET_MSG = re.compile(r"cannenv-fleet: (?P<code>[a-z-]+): (?P<reason>.*)", re.DOTALL)
 _TIMEOUT_MARKERS = ("expected time frame", "timed out", "Timeout (")
@@ -109,8 +112,12 @@ def run_playbook(
     forks: int,
     extravars: Mapping[str, Any],
     connect_timeout: int,
+    on_event: Callable[[Mapping[str, Any]], object] | None = None,
 ) -> list[Mapping[str, Any]]:
     """Run ``playbook`` over ``inventory`` quietly (no colour, no retry files); return its events.
+
+    ``on_event`` sees each event as ansible-runner receives it (its ``event_handler``: live
+    progress, :mod:`cannenv.fleet.live`); every event is kept whatever it returns.
 
     One way to run a playbook for ``fleet collect`` and ``provision``. A run that produced no
     events and did not finish is an InputError carrying the tail of ansible's output.
@@ -139,6 +146,7 @@ def run_playbook(
         },
         quiet=True,
         timeout=None,
+        event_handler=None if on_event is None else _keep_all(on_event),
     )
     events = list(runner.events)
     if runner.status not in ("successful", "failed") and not events:
@@ -148,6 +156,14 @@ def run_playbook(
             hint="check the inventory file and --limit pattern",
         )
     return events
+
+
+def _keep_all(on_event: Callable[[Mapping[str, Any]], object]) -> Callable[[Mapping[str, Any]], bool]:
+    def handler(event: Mapping[str, Any]) -> bool:
+        on_event(event)
+        return True  # ansible-runner stores an event only when its handler returns True
+
+    return handler
 
 
 def inventory_hosts(ansible_runner: Any, inventory: Path) -> list[str]:
@@ -214,6 +230,7 @@ def collect(
     extravars: Mapping[str, Any] | None = None,
     connect_timeout: int = 10,
     keep: int = 30,
+    progress: Progress | None = None,
 ) -> Collection:
     """Collect facts from the inventory's hosts into ``out``; every host gets a status and a reason.
 
@@ -264,16 +281,22 @@ def collect(
             "cannenv_facts_args": list(facts_args),
             **dict(extravars or {}),
         }
-        events = run_playbook(
-            ansible_runner,
-            playbook_path(),
-            inv,
-            Path(work) / "runner",
-            limit=limit,
-            forks=forks,
-            extravars=variables,
-            connect_timeout=connect_timeout,
-        )
+        from cannenv.fleet.live import CollectView
+        from cannenv.progress import QUIET
+
+        view = CollectView(progress or QUIET, classify_events)
+        with view.out.region(view.render):
+            events = run_playbook(
+                ansible_runner,
+                playbook_path(),
+                inv,
+                Path(work) / "runner",
+                limit=limit,
+                forks=forks,
+                extravars=variables,
+                connect_timeout=connect_timeout,
+                on_event=view.feed,
+            )
     failures = classify_events(events)
     hosts: list[HostResult] = []
     from cannenv.sanitize import is_plain_file_name

@@ -12,6 +12,8 @@ autoescaping is on, so values from facts files cannot inject markup.
 
 from __future__ import annotations
 
+from typing import Any
+
 from cannenv.fleet.report import NODE_STATUSES, FleetReport, cell_status
 
 MARKS = {"pass": "✓", "warn": "!", "fail": "✗", "error": "E", "skip": "–", "none": "–"}
@@ -29,7 +31,9 @@ def cell_links(report: FleetReport) -> dict[tuple[str, str], int]:
     return out
 
 
-def render_html(report: FleetReport) -> str:
+def render_html(report: FleetReport, explained: list[dict[str, Any]] | None = None) -> str:
+    """The page; with ``explained`` (``fleet report --logs``: :func:`cannenv.explain.group_by_error`)
+    a section of nodes grouped by the error their log explains."""
     import jinja2
 
     from cannenv import sanitize
@@ -44,5 +48,10 @@ def render_html(report: FleetReport) -> str:
     )
     template = env.get_template("report.html.j2")
     return template.render(
-        report=report, statuses=NODE_STATUSES, cell=cell_status, links=cell_links(report), marks=MARKS
+        report=report,
+        statuses=NODE_STATUSES,
+        cell=cell_status,
+        links=cell_links(report),
+        marks=MARKS,
+        explained=explained,
     )

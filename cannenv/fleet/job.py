@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cannenv.checks import Check, Target
-from cannenv.checks.multinode import MOUNT_REMEDY, hccl_env_problems, subnet_of, valid_ip
+from cannenv.checks.multinode import (
+    HCCL_VALUE_RULES,
+    MOUNT_REMEDY,
+    hccl_env_problems,
+    subnet_of,
+    valid_ip,
+)
 from cannenv.facts import Facts
 from cannenv.report import Finding, Severity
 
@@ -403,24 +409,43 @@ def _superpod(nodes: Sequence[JobNode]) -> list[Finding]:
     ]
 
 
+def _same_value(var: str, values: Mapping[str, str | None]) -> str:
+    """The remedy for ranks that disagree on ``var``: the value most of them hold that the same rule
+    that judges each value (:func:`cannenv.checks.multinode.hccl_env_problems`) accepts — never a
+    value that rule calls invalid; unset everywhere when none is valid and some rank leaves it unset."""
+    valid = {n: v for n, v in values.items() if v is not None and not hccl_env_problems({var: v})}
+    want = converge_on(valid)
+    if want is not None:
+        return f"export {var}={want} on every node"
+    if any(v is None for v in values.values()):
+        return f"unset {var} everywhere (no rank holds a value the vendor allows)"
+    rule = HCCL_VALUE_RULES.get(var, "a value the vendor allows")
+    return f"export {var}=<{rule}> with one value on every node (no rank holds a valid one)"
+
+
 def _hccl_env(nodes: Sequence[JobNode]) -> list[Finding]:
     out = []
     for var in SAME_HCCL_VARS:
         values = {n.name: n.facts.env.vars.get(var) for n in nodes}
         if len(set(values.values())) > 1:
-            want = converge_on(values)
             out.append(
                 JOB_HCCL_ENV.finding(
                     "fail",
                     f"{var} differs between ranks: {sides(values)}",
-                    f"export {var}={want} on every node" if want is not None else f"unset {var} everywhere",
+                    _same_value(var, values),
                     subject=var,
                 )
             )
     for n in nodes:
         for var, why in hccl_env_problems(n.facts.env.vars):
             out.append(
-                JOB_HCCL_ENV.finding("fail", f"{n.name}: {var}: {why}", f"fix {var} on {n.name}", subject=var)
+                JOB_HCCL_ENV.finding(
+                    "fail",
+                    f"{n.name}: {var}: {why}",
+                    f"on {n.name}, set {var} to {HCCL_VALUE_RULES.get(var, 'a value the vendor allows')} "
+                    "(the same value on every rank) or unset it",
+                    subject=var,
+                )
             )
     taken = [
         n.name

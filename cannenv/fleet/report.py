@@ -198,7 +198,7 @@ def judge_with_checks(
     return judge
 
 
-def load_facts(path: Path, *, root: Path | None = None) -> Facts:
+def load_facts(path: Path, *, root: Path | None = None, memo: dict[str, Facts] | None = None) -> Facts:
     """Read one facts file with the doctor's reader (``doctor --facts``): the same schema_version
     check and messages. A missing or unreadable file raises OSError, a bad one InputError.
 
@@ -224,7 +224,7 @@ def load_facts(path: Path, *, root: Path | None = None) -> Facts:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise InputError(f"cannot read facts file {root / name}: {reason}") from None
         path = root / name
-    return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path))
+    return Facts.from_json(data.decode("utf-8", errors="replace"), source=str(path), memo=memo)
 
 
 def key_versions(facts: Facts) -> dict[str, str | None]:
@@ -249,6 +249,7 @@ def build_report(
     nodes: list[NodeResult] = []
     choices: list[StackChoice] = []
     check_order: dict[str, None] = {}
+    memo: dict[str, Facts] = {}  # nodes of one pool: validated once (Facts.from_json)
     for host in collection.hosts:
         if host.status != "collected" or host.facts_file is None:
             nodes.append(
@@ -258,7 +259,7 @@ def build_report(
             )
             continue
         try:
-            facts = load_facts(Path(host.facts_file), root=collection.root)
+            facts = load_facts(Path(host.facts_file), root=collection.root, memo=memo)
         except (InputError, OSError) as exc:
             message = exc.message if isinstance(exc, InputError) else str(exc)
             nodes.append(

@@ -25,10 +25,13 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cannenv.errors import ExternalError, InputError
 from cannenv.matrix.artefact import Provenance
+
+if TYPE_CHECKING:
+    from cannenv.progress import Progress
 
 FOLDER = "wheel_metadata"
 SIMPLE_URL = "https://pypi.org/simple/{package}/"
@@ -266,13 +269,20 @@ def remote_metadata(url: str, size: int) -> str:
 
 
 def fetch(
-    folder: Path, *, package: str = "torch-npu", versions: set[str] | None = None, workers: int = 8
+    folder: Path,
+    *,
+    package: str = "torch-npu",
+    versions: set[str] | None = None,
+    workers: int = 8,
+    progress: Progress | None = None,
 ) -> int:
     """Write ``folder/listing.json`` and ``folder/metadata.json`` from the index (network); the
-    number of wheels read. ``versions`` limits the METADATA reads (the listing is always whole)."""
-    from concurrent.futures import ThreadPoolExecutor
+    number of wheels read. ``versions`` limits the METADATA reads (the listing is always whole).
+    ``progress`` counts the wheels whose METADATA has arrived (stderr)."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from cannenv.fsutil import atomic_write_text
+    from cannenv.progress import QUIET
 
     listing_raw = _get(
         SIMPLE_URL.format(package=package),
@@ -293,8 +303,16 @@ def fetch(
         text = remote_metadata(str(f["url"]), int(f["size"]))
         return str(f["filename"]), "\n".join(text.split("\n\n", 1)[0].splitlines()) + "\n"
 
-    with ThreadPoolExecutor(max(1, workers)) as ex:
-        metas = dict(ex.map(one, files))
+    shown = progress or QUIET
+    metas: dict[str, str] = {}
+    with (
+        shown.task(f"{package}: METADATA of {len(files)} wheels", total=len(files), unit="wheels") as task,
+        ThreadPoolExecutor(max(1, workers)) as ex,
+    ):
+        for done in as_completed([ex.submit(one, f) for f in files]):
+            name, text = done.result()
+            metas[name] = text
+            task.advance(1, note=name)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "listing.json", listing_raw.decode("utf-8"))
     atomic_write_text(folder / "metadata.json", json.dumps(dict(sorted(metas.items())), indent=0) + "\n")

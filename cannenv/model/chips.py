@@ -12,6 +12,18 @@ class Chip(BaseModel):
     dtypes: list[str]
     fp8_matmul: bool
     fused_attention: bool
+    formats: list[str] = []
+    """low-precision weight formats the cube computes natively (mxfp4, nvfp4 ...); none listed for
+    A2/A3/310P"""
+    source: str
+
+
+class Announced(BaseModel):
+    """A device memory size the vendor announced but no device output shows yet: said in the
+    answer, never planned with (the usable total npu-smi shows is smaller and unknown)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str
     source: str
 
 
@@ -19,6 +31,7 @@ class Chips(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     schema_version: int
     families: dict[str, Chip]
+    announced_hbm: dict[str, Announced] = {}
 
 
 @cache
@@ -32,3 +45,7 @@ def chips() -> Chips:
 
 def of_family(family: str | None) -> Chip | None:
     return chips().families.get(str(family)) if family else None
+
+
+def announced_hbm(family: str | None) -> Announced | None:
+    return chips().announced_hbm.get(str(family)) if family else None

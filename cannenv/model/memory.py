@@ -22,7 +22,7 @@ a stated assumption"""
 TP_CANDIDATES = (1, 2, 4, 8, 16)
 KV_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "int8": 1.0}
 
-AttnKind = Literal["mha", "gqa", "mqa", "mla", "ssm", "none"]
+AttnKind = Literal["mha", "gqa", "mqa", "mla", "ssm", "linear", "none"]
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,26 @@ class Layer:
     latent: int = 0
     """MLA: kv_lora_rank + qk_rope_head_dim (the cached width per token)"""
     state_elems: int = 0
-    """SSM: elements of the per-sequence state (conv + ssm), independent of the sequence length"""
+    """SSM / linear attention: elements of the per-sequence state (conv + recurrent), independent of
+    the sequence length"""
+    pattern: str = ""
+    """how the layer attends where it is not plain full attention: "sliding", "chunked" (Llama-4's
+    local chunks: at most ``window`` tokens cached), "nope" (full attention without RoPE)"""
 
 
-Role = Literal["attention", "mlp", "expert", "shared_expert", "router", "embedding", "head", "norm", "other"]
+Role = Literal[
+    "attention",
+    "mlp",
+    "expert",
+    "shared_expert",
+    "router",
+    "embedding",
+    "head",
+    "norm",
+    "vision",
+    "projector",
+    "other",
+]
 Split = Literal["tp", "kv", "expert", "replicated"]
 QUANTISED_ROLES = ("attention", "mlp", "expert", "shared_expert")
 """roles whose weight matrices a quantisation scheme quantises"""
@@ -57,6 +73,24 @@ class Weights:
     matrices: tuple[tuple[int, int, int], ...] = ()
     """(out, in, count): the weight matrices a scheme quantises (empty: the group stays 16-bit)"""
     kv_heads: int = 0
+
+
+@dataclass(frozen=True)
+class Vision:
+    """A vision tower and its projector: counted in the weights (roles vision/projector), planned
+    for a stated number of images."""
+
+    kind: str
+    layers: int
+    hidden: int
+    intermediate: int
+    heads: int
+    patches_per_image: int
+    """patches the tower runs per image (its sequence length)"""
+    tokens_per_image: int
+    """tokens each image adds to the decoder's sequence (after merging/pixel shuffle)"""
+    assumption: str
+    """what fixes the image size (a config field or a stated default)"""
 
 
 @dataclass(frozen=True)
@@ -83,12 +117,22 @@ class Shape:
     eager_layers: int = 0
     """layers whose attention runs eager (materialises the seq x seq scores)"""
     experts_per_token: int = 0
+    vision: Vision | None = None
+    encoder_only: bool = False
+    """an encoder (BERT): no KV cache by design"""
+    rules: str = ""
+    """how the shape was read: cannenv's rules for a model type, or transformers' meta build"""
 
     @property
     def attention_kinds(self) -> tuple[str, ...]:
-        return tuple(
-            sorted({lay.kind + (f"+window{lay.window}" if lay.window else "") for lay in self.layers})
-        )
+        def label(lay: Layer) -> str:
+            if lay.pattern == "chunked":
+                return f"{lay.kind}+chunk{lay.window}"
+            if lay.window:
+                return f"{lay.kind}+window{lay.window}"
+            return lay.kind + (f"+{lay.pattern}" if lay.pattern else "")
+
+        return tuple(sorted({label(lay) for lay in self.layers}))
 
     @property
     def linear_params(self) -> int:
@@ -152,7 +196,7 @@ def kv_cache_bytes(s: Shape, batch: int, seq: int, kv_bytes: float, tp: int = 1)
     for lay in s.layers:
         tokens = min(seq, lay.window) if lay.window else seq
         total += _kv_width(lay, tp, kv_bytes) * tokens * batch
-        total += lay.state_elems * kv_bytes * batch / (tp if lay.kind == "ssm" else 1)
+        total += lay.state_elems * kv_bytes * batch / (tp if lay.kind in ("ssm", "linear") else 1)
     for lay in s.cross_attention:
         total += _kv_width(lay, tp, kv_bytes) * seq * batch
     return int(total)
@@ -180,6 +224,18 @@ def activation_bytes(s: Shape, batch: int, seq: int, act_bytes: float, tp: int =
     if s.eager_layers:  # scores in the activation dtype beside their fp32 softmax
         scores = batch * math.ceil(s.heads / tp) * seq * seq * (act_bytes + 4)
     return int(tokens * per_token + logits + scores)
+
+
+def vision_activation_bytes(s: Shape, images: int, act_bytes: float, tp: int = 1) -> int:
+    """Peak of the vision tower over ``images`` images (run before the decoder's prefill, so the
+    plan takes the larger of the two): per patch the residual, the normed input and the block
+    output (3 h_v) plus the larger of the QKV output and the MLP's hidden (fused attention: no
+    patch x patch scores)."""
+    v = s.vision
+    if v is None or images <= 0:
+        return 0
+    per_patch = 3 * v.hidden + max(math.ceil(3 * v.hidden / tp), math.ceil(v.intermediate / tp))
+    return int(images * v.patches_per_image * per_patch * act_bytes)
 
 
 def _weights_per_device(s: Shape, dtype: str | Scheme, tp: int, ep: int = 1) -> int:
@@ -234,6 +290,7 @@ class Plan:
     min_tp: int | None
     notes: tuple[str, ...] = field(default=())
     ep: int = 1
+    images: int = 0
 
     def to_json(self) -> dict[str, Any]:
         def dev(p: DevicePlan) -> dict[str, Any]:
@@ -253,6 +310,7 @@ class Plan:
         return {
             "schema": "cannenv.model.memory/1",
             "model": s.model,
+            "rules": s.rules,
             "parameters": s.params,
             "tied_embeddings": s.tied,
             "attention": list(s.attention_kinds),
@@ -273,8 +331,42 @@ class Plan:
             "at_tp": dev(self.at_tp),
             "min_tp": self.min_tp,
             "per_tp": [dev(p) for p in self.per_tp],
+            "vision": None
+            if s.vision is None
+            else {
+                "kind": s.vision.kind,
+                "layers": s.vision.layers,
+                "hidden": s.vision.hidden,
+                "patches_per_image": s.vision.patches_per_image,
+                "tokens_per_image": s.vision.tokens_per_image,
+                "assumption": s.vision.assumption,
+                "images": self.images,
+            },
             "notes": list(self.shape.notes + self.notes),
         }
+
+
+def _plannable(s: Shape) -> None:
+    """A plan of nothing is an error, never a fit (0 layers; a decoder that caches nothing)."""
+    if not s.layers:
+        raise InputError(
+            f"{s.model}: 0 decoder layers read from the config: there is nothing to plan",
+            hint="a multimodal config keeps the decoder in text_config (cannenv reads it for the model types"
+            " in cannenv/model/architectures.yaml); check num_hidden_layers",
+        )
+    caches = any(lay.kind not in ("none",) for lay in s.layers)
+    if not caches and not s.encoder_only:
+        raise InputError(
+            f"{s.model}: no layer of this decoder caches anything (0 KV heads, no MLA latent, no state):"
+            " a plan would call it free",
+            hint="check num_key_value_heads / head_dim in the config (or its text_config)",
+        )
+    if (
+        not s.encoder_only
+        and kv_bytes_per_token(s, 2.0) == 0
+        and not any(lay.state_elems for lay in s.layers)
+    ):
+        raise InputError(f"{s.model}: 0 KV bytes per token for a decoder: check the attention sizes")
 
 
 def _device(
@@ -288,10 +380,13 @@ def _device(
     hbm: int | None,
     reserve: int,
     ep: int = 1,
+    images: int = 0,
 ) -> DevicePlan:
     w = _weights_per_device(s, dtype, tp, ep)
     kv = kv_cache_bytes(s, batch, seq, kv_b, tp)
-    act = activation_bytes(s, batch, seq, act_b, tp)
+    act = max(
+        activation_bytes(s, batch, seq, act_b, tp), vision_activation_bytes(s, batch * images, act_b, tp)
+    )
     total = w + kv + act + reserve
     max_tokens = None
     if hbm is not None:
@@ -317,10 +412,12 @@ def plan(
     kv_dtype: str | None = None,
     reserve: int | None = None,
     notes: tuple[str, ...] = (),
+    images: int = 0,
 ) -> Plan:
     sch = scheme_of(dtype)
     if batch < 1 or seq_len < 1 or tp < 1 or ep < 1:
         raise InputError("--batch, --seq-len, --tp and --ep must be at least 1")
+    _plannable(s)
     if s.heads and s.heads % tp:
         raise InputError(f"--tp {tp} does not divide the model's {s.heads} attention heads")
     if ep > 1 and (not s.experts or s.experts % ep):
@@ -335,8 +432,14 @@ def plan(
     act_b = sch.dense_bytes
     res = reserve if reserve is not None else (IDLE_RESERVED_MIB + RUNTIME_WORKSPACE_MIB) << 20
     candidates = [t for t in TP_CANDIDATES if not s.heads or s.heads % t == 0]
-    per_tp = tuple(_device(s, sch, kv_b, act_b, batch, seq_len, t, hbm, res, ep) for t in candidates)
-    at = _device(s, sch, kv_b, act_b, batch, seq_len, tp, hbm, res, ep)
+    if images < 0 or (images and s.vision is None):
+        raise InputError(
+            f"--images {images}: {s.model} has no vision tower in this config"
+            if images > 0
+            else "--images must be at least 0"
+        )
+    per_tp = tuple(_device(s, sch, kv_b, act_b, batch, seq_len, t, hbm, res, ep, images) for t in candidates)
+    at = _device(s, sch, kv_b, act_b, batch, seq_len, tp, hbm, res, ep, images)
     min_tp = next((p.tp for p in per_tp if p.fits), None) if hbm is not None else None
     return Plan(
         s,
@@ -356,4 +459,5 @@ def plan(
         min_tp,
         notes,
         ep,
+        images,
     )

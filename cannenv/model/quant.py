@@ -44,6 +44,11 @@ class Scheme:
     needs_fp8_matmul: bool = False
     matmul_op: str | None = None
     """the torch_npu operator the quantised matmul runs on (checked against the registry)"""
+    per_matrix_bytes: float = 0.0
+    """per weight matrix (per-tensor scales: NVFP4's fp32 global scale, modelopt's input scale)"""
+    needs_format: str | None = None
+    """a low-precision format the chip must compute natively (mxfp4, nvfp4); else the checkpoint
+    needs conversion there (chips.yaml ``formats``)"""
 
     @property
     def quantised(self) -> bool:
@@ -66,6 +71,7 @@ class Scheme:
             + scales * (self.scale_bytes + self.zero_bytes)
             + inp * self.per_in_bytes
             + out * self.per_out_bytes
+            + self.per_matrix_bytes
         )
 
 
@@ -205,10 +211,111 @@ def from_config(raw: dict[str, Any], origin: str) -> Scheme | None:
         )
     if method == "compressed-tensors":
         return _compressed_tensors(q, origin, skip)
+    if method == "mxfp4":
+        # gpt-oss: *_blocks uint8 [.., out, in/32, 16] (two e2m1 values a byte) and *_scales uint8
+        # [.., out, in/32] (one E8M0 exponent per 32 elements); modules_to_not_convert stay bf16
+        return Scheme(
+            "mxfp4",
+            4,
+            "group",
+            32,
+            scale_bytes=1.0,
+            skip=skip,
+            needs_format="mxfp4",
+            source="quantization_config mxfp4 (OCP MX): e2m1 weights, one E8M0 scale byte per 32"
+            " along the input",
+        )
+    if method == "modelopt":
+        return _modelopt(q, origin, skip)
+    if method == "bitsandbytes":
+        return _bitsandbytes(q, origin, skip)
+    known = "gptq, awq, fp8, compressed-tensors, mxfp4, modelopt (NVFP4, FP8), bitsandbytes, msmodelslim w8a8"
     raise InputError(
-        f"{origin}: quantization_config.quant_method: {str(method)[:40]!r} is not a scheme cannenv plans",
-        hint="known: gptq, awq, fp8, compressed-tensors, msmodelslim w8a8 (quantize); or plan with --dtype",
+        f"{origin}: quantization_config.quant_method: {str(method)[:40]!r}: cannenv does not know how this"
+        " format stores its weights, so it cannot plan them",
+        hint=f"known: {known}; plan a what-if with --dtype (bf16, int8, int4, w8a8 ...)",
     )
+
+
+def _modelopt(q: dict[str, Any], origin: str, skip: tuple[str, ...]) -> Scheme:
+    """NVIDIA ModelOpt checkpoints (``quant_method: modelopt``, ``quant_algo``)."""
+    algo = str(q.get("quant_algo", ""))
+    skip = skip + _names(q, "exclude_modules", origin)
+    if algo == "NVFP4":
+        group = _int(q, "group_size", 16, origin, 1, 1 << 16)
+        # e2m1 weights, an e4m3 scale per group of 16, fp32 weight_scale_2 and input_scale per matrix
+        return Scheme(
+            "nvfp4",
+            4,
+            "group",
+            group,
+            scale_bytes=1.0,
+            per_matrix_bytes=8.0,
+            activation="8",
+            skip=skip,
+            needs_format="nvfp4",
+            source=f"quantization_config modelopt NVFP4: e2m1 weights, e4m3 scale per {group}, fp32 global"
+            " and input scales per matrix",
+        )
+    if algo == "FP8":
+        return Scheme(
+            "fp8-tensor",
+            8,
+            "tensor",
+            scale_bytes=4.0,
+            per_matrix_bytes=4.0,
+            activation="8",
+            needs_fp8_matmul=True,
+            matmul_op=QUANT_OP,
+            skip=skip,
+            source="quantization_config modelopt FP8: e4m3 weights, fp32 weight and input scales per matrix",
+        )
+    raise InputError(
+        f"{origin}: quantization_config.quant_algo: {algo[:40]!r} (modelopt): cannenv does not know how it"
+        " stores its weights",
+        hint="known modelopt algorithms: NVFP4, FP8; plan a what-if with --dtype",
+    )
+
+
+def _bitsandbytes(q: dict[str, Any], origin: str, skip: tuple[str, ...]) -> Scheme:
+    """bitsandbytes (quantised when loaded, or saved so): 4-bit NF4/FP4 with an absmax per 64
+    elements (fp32, or uint8 plus an fp32 per 256 blocks with double quantisation); 8-bit LLM.int8
+    with an fp32 scale per output row. A few hundred bytes of per-matrix metadata are not counted."""
+    skip = skip + _names(q, "llm_int8_skip_modules", origin)
+    if q.get("load_in_4bit"):
+        double = bool(q.get("bnb_4bit_use_double_quant"))
+        kind = str(q.get("bnb_4bit_quant_type", "fp4"))
+        return Scheme(
+            f"bnb-{kind}",
+            4,
+            "group",
+            64,
+            scale_bytes=1.0 + 4.0 / 256 if double else 4.0,
+            skip=skip,
+            matmul_op=WOQ_OP,
+            source=f"quantization_config bitsandbytes 4-bit {kind}: absmax per 64"
+            + (" (uint8, double-quantised)" if double else " (fp32)"),
+        )
+    if q.get("load_in_8bit"):
+        return Scheme(
+            "bnb-int8",
+            8,
+            "channel",
+            scale_bytes=4.0,
+            skip=skip,
+            matmul_op=WOQ_OP,
+            source="quantization_config bitsandbytes LLM.int8: int8 weights, fp32 SCB per output row",
+        )
+    raise InputError(f"{origin}: quantization_config: bitsandbytes without load_in_4bit or load_in_8bit")
+
+
+def _names(q: dict[str, Any], key: str, origin: str) -> tuple[str, ...]:
+    v = q.get(key)
+    if v is None:
+        return ()
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v) or len(v) > 100_000:
+        raise InputError(f"{origin}: quantization_config.{key}: expected a list of module names")
+    return tuple(v)
 
 
 def _compressed_tensors(q: dict[str, Any], origin: str, skip: tuple[str, ...]) -> Scheme:
@@ -231,6 +338,20 @@ def _compressed_tensors(q: dict[str, Any], origin: str, skip: tuple[str, ...]) -
         if isinstance(block, list) and block and type(block[0]) is int:
             group = int(block[0])
     acts = first.get("input_activations")
+    if kind == "float" and bits == 4:  # NVFP4 packed: e4m3 scale per group, fp32 global scale
+        return Scheme(
+            "compressed-tensors-nvfp4",
+            4,
+            "group",
+            group,
+            scale_bytes=1.0,
+            per_matrix_bytes=4.0,
+            activation="8" if isinstance(acts, dict) and acts.get("num_bits") == 4 else "16",
+            skip=skip,
+            needs_format="nvfp4",
+            source="quantization_config compressed-tensors nvfp4: e2m1 weights, e4m3 scale per group, fp32"
+            " global scale per matrix",
+        )
     return Scheme(
         f"compressed-tensors-{kind}{bits}",
         bits,

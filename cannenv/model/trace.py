@@ -674,6 +674,11 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None, *, skip: tuple[str, 
     )
     tied = emb is not None and head is not None and head.weight is emb.weight
     hf = getattr(model, "config", None) or cfg.raw
+    # a multimodal config keeps the decoder's sizes in its text config (Gemma-3, Mistral-3, Qwen-VL)
+    if hasattr(hf, "get_text_config"):
+        hf = hf.get_text_config()
+    elif isinstance(hf, dict) and isinstance(hf.get("text_config"), dict):
+        hf = hf["text_config"]
     if cfg.tiny is not None:
         t = cfg.tiny
         hidden, heads, inter, vocab, n_layers = (
@@ -699,6 +704,7 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None, *, skip: tuple[str, 
     model_type = cfg.model_type
     layers: list[Layer] = []
     cross: list[Layer] = []
+    encoder_only = False
     kind: AttnKind = "mqa" if kv_heads == 1 and heads > 1 else ("gqa" if kv_heads < heads else "mha")
     if cfg.tiny is None and model_type in ("mamba", "mamba2"):
         d_inner = int(_get(hf, "intermediate_size", default=2 * hidden))
@@ -721,6 +727,7 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None, *, skip: tuple[str, 
     ):
         layers = [Layer("none")] * n_layers
         notes.append("encoder: no KV cache")
+        encoder_only = True
     else:
         layers = _attention_layers(hf, cfg, n_layers, kind, kv_heads, head_dim, notes)
         if _get(hf, "is_encoder_decoder", default=False):
@@ -762,7 +769,15 @@ def shape(cfg: ModelConfig, model: nn.Module | None = None, *, skip: tuple[str, 
         experts,
         eager,
         top_k if experts else 0,
+        encoder_only=encoder_only,
+        rules=f"transformers {_transformers_version()} (meta build)",
     )
+
+
+def _transformers_version() -> str:
+    import transformers
+
+    return str(transformers.__version__)
 
 
 def _attention_layers(

@@ -307,7 +307,12 @@ def _compute(
         offline=offline,
         steps=b.numbered(),
         problems=tuple(b.problems),
-        notes=((f"driver and firmware not planned: {b.hdk_skip} (--hdk plans them)",) if b.hdk_skip else ())
+        notes=((b.guess,) if b.guess else ())
+        + (
+            (f"driver and firmware not planned: {b.hdk_skip}" + ("" if b.guess else " (--hdk plans them)"),)
+            if b.hdk_skip
+            else ()
+        )
         + tuple(b.notes),
     )
 
@@ -325,6 +330,12 @@ class _Builder:
             )
         else:
             self.hdk_skip = "not planned (--no-hdk)" if hdk == "no" else None
+        from cannenv.checks.policy import family_inferred
+
+        self.guess = family_inferred(facts, target)
+        if self.guess is not None and self.hdk_skip is None:
+            # a family no hardware evidence tells is never planned another chip's driver (issue 31)
+            self.hdk_skip = "the family is a guess; name the target (--target FAMILY=ID or --stack ID)"
         self.matrix = target.matrix
         self.family: str = target.family or stack.family
         arch = facts.os.arch

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cannenv.errors import InputError, NotFoundError
+from cannenv.fleet.live import STEP_DONE as _DONE
+from cannenv.fleet.live import STEP_STOP as _MSG
 from cannenv.plan.model import Plan, Step
 from cannenv.plan.state import STATE_OF, STATES, Cause, HostState, State
 from cannenv.values import to_json, value
@@ -33,9 +35,7 @@ if TYPE_CHECKING:
     from cannenv.fleet.targets import TargetMap
     from cannenv.matrix import Matrix
     from cannenv.plan.compute import CannPolicy, HdkPolicy
-
-_MSG = re.compile(r"cannenv-provision: (?P<code>[a-z-]+): step (?P<step>\d+): (?P<reason>.*)", re.DOTALL)
-_DONE = re.compile(r"cannenv-provision: done: step (?P<step>\d+)")
+    from cannenv.progress import Progress
 
 
 @value
@@ -433,6 +433,7 @@ def provision(
     max_fail: int | None = None,
     cordon: str | None = None,
     uncordon: str | None = None,
+    progress: Progress | None = None,
 ) -> ProvisionReport:
     """Collect, plan (or take ``plans``, made by ``plan --out``), preflight, run, judge.
 
@@ -507,7 +508,11 @@ def provision(
         work = keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         before = work / "before"
-        collect(inventory, before, limit=limit, forks=forks, connect_timeout=connect_timeout)
+        from cannenv.progress import QUIET
+
+        shown = progress or QUIET
+        shown.line("collecting facts before the run")
+        collect(inventory, before, limit=limit, forks=forks, connect_timeout=connect_timeout, progress=shown)
         facts, missing = _load_facts(before)
         outcomes: dict[str, HostOutcome] = {
             name: outcome(name, "not-collected", why) for name, why in missing.items()
@@ -573,30 +578,42 @@ def provision(
             runs[name] = steps
             outcomes[name] = outcome(name, "rollout-stopped", plan=plan)
         if runs:
-            events = _run_playbook(
-                ansible_runner,
-                inventory,
-                runs,
-                art,
-                work,
-                forks=forks,
-                reboot=reboot,
-                step_timeout=step_timeout,
-                connect_timeout=connect_timeout,
-                serial=serial,
-                max_fail=max_fail,
-                cordon=cordon,
-                uncordon=uncordon,
-            )
+            from cannenv.fleet.live import Interrupt, RolloutView
+
+            canary = bool(serial and len(serial) == 2 and serial[0] == 1)
+            view = RolloutView(shown, runs, canary=canary)
+            interrupt = Interrupt(work / "control", shown)
+            shown.line(f"rollout: {len(runs)} host{'s' if len(runs) != 1 else ''} (Ctrl-C stops new batches)")
+            with interrupt.installed(), shown.region(view.render):
+                events = _run_playbook(
+                    ansible_runner,
+                    inventory,
+                    runs,
+                    art,
+                    work,
+                    forks=forks,
+                    reboot=reboot,
+                    step_timeout=step_timeout,
+                    connect_timeout=connect_timeout,
+                    serial=serial,
+                    max_fail=max_fail,
+                    cordon=cordon,
+                    uncordon=uncordon,
+                    extra=interrupt.extravars(),
+                    on_event=view.feed,
+                )
             seen = classify(events)
             preflight_failed = sorted(h for h, r in seen.items() if (r["failure"] or ("",))[0] == "preflight")
+            shown.line("collecting facts after the run")
             after_facts, after_missing = _collect_after(
-                inventory, work / "after", {n: outcomes[n].plan for n in runs}, forks, connect_timeout
+                inventory, work / "after", {n: outcomes[n].plan for n in runs}, forks, connect_timeout, shown
             )
             for name in sorted(runs):
                 host_plan = outcomes[name].plan
                 rec = seen.get(name, {"done": [], "failure": None, "reboot": None})
-                judged = run_outcome(name, host_plan, rec, preflight_failed)
+                judged = run_outcome(
+                    name, host_plan, rec, preflight_failed, interrupted=bool(interrupt.level)
+                )
                 if judged is None:  # every step ran: the doctor judges the host
                     f2 = after_facts.get(name)
                     done = tuple(rec["done"])
@@ -641,10 +658,16 @@ def provision(
 
 
 def run_outcome(
-    name: str, plan: Plan | None, rec: Mapping[str, Any], preflight_failed: Sequence[str]
+    name: str,
+    plan: Plan | None,
+    rec: Mapping[str, Any],
+    preflight_failed: Sequence[str],
+    *,
+    interrupted: bool = False,
 ) -> HostOutcome | None:
     """A host's outcome from what Ansible reported for it (:func:`classify`); None when every step
-    ran (then the doctor decides between ``done`` and ``failed``)."""
+    ran (then the doctor decides between ``done`` and ``failed``). ``interrupted``: the operator
+    pressed Ctrl-C (issue 35)."""
     done = tuple(rec.get("done") or ())
     failure = rec.get("failure")
     reboot = rec.get("reboot")
@@ -657,6 +680,23 @@ def run_outcome(
             return outcome(name, "half-installed", head, plan=plan)
         if code == "awaiting-reboot":
             return outcome(name, "awaiting-reboot", head, plan=plan)
+        if code == "interrupted" and not done:
+            return outcome(
+                name,
+                "rollout-stopped",
+                "the operator interrupted the rollout (Ctrl-C) before its first step",
+                plan=plan,
+            )
+        if code == "interrupted":
+            return outcome(
+                name,
+                "interrupted",
+                f"the operator stopped it (Ctrl-C) before step {step_no}; marked half-installed",
+                plan=plan,
+                failed_step=step_no,
+                failed_component=_component(plan, step_no),
+                steps_done=done,
+            )
         if code == "preflight":
             return outcome(
                 name,
@@ -694,7 +734,9 @@ def run_outcome(
         return outcome(
             name,
             "rollout-stopped",
-            "the rollout stopped before this host's batch (the canary failed, or --max-fail was passed)",
+            "the operator interrupted the rollout (Ctrl-C) before its batch"
+            if interrupted
+            else "the rollout stopped before this host's batch (the canary failed, or --max-fail was passed)",
             plan=plan,
         )
     missing = [i for i in planned if i not in done]
@@ -753,6 +795,7 @@ def _collect_after(
     host_plans: Mapping[str, Plan | None],
     forks: int,
     connect_timeout: int,
+    progress: Progress | None = None,
 ) -> tuple[dict[str, Facts], dict[str, str]]:
     """Facts after the run, each host's read with the interpreter its plan installed into (a venv:
     the doctor then judges that interpreter, not the system's)."""
@@ -772,6 +815,7 @@ def _collect_after(
             forks=forks,
             connect_timeout=connect_timeout,
             facts_args=("--python", interp) if interp else (),
+            progress=progress,
         )
         got, lost = _load_facts(folder)
         facts.update(got)
@@ -809,6 +853,7 @@ def _run_playbook(
     cordon: str | None = None,
     uncordon: str | None = None,
     extra: Mapping[str, Any] | None = None,
+    on_event: Callable[[Mapping[str, Any]], object] | None = None,
 ) -> list[Mapping[str, Any]]:
     from cannenv.fleet.collect import run_playbook
 
@@ -836,4 +881,5 @@ def _run_playbook(
             **dict(extra or {}),
         },
         connect_timeout=connect_timeout,
+        on_event=on_event,
     )

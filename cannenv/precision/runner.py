@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -222,7 +222,41 @@ def run(
     ref_model = load_model(model_dir)
     cand_model = copy.deepcopy(ref_model).to(device=cand.device, dtype=DTYPES[cand.dtype])
     _no_hf32(cand)
-    ids = inputs.ids(_vocab(ref_model))
+    return _localised_report(
+        "run",
+        ref_model,
+        cand_model,
+        inputs.ids(_vocab(ref_model)),
+        cand=cand,
+        reference=Side(label=model_dir, device="cpu", dtype="fp32", source="CPU float32 reference"),
+        candidate=Side(label=model_dir, device=cand.label, dtype=cand.dtype, source="this host's device"),
+        notes=list(cand.notes),
+        policy=policy,
+        inputs=inputs,
+        keep_dir=keep_dir,
+        replay=replay,
+        progress=progress,
+        started=started,
+    )
+
+
+def _localised_report(
+    mode: Literal["run", "compare"],
+    ref_model: nn.Module,
+    cand_model: nn.Module,
+    ids: torch.Tensor,
+    *,
+    cand: Candidate,
+    reference: Side,
+    candidate: Side,
+    notes: list[str],
+    policy: Policy,
+    inputs: InputSpec,
+    keep_dir: str | None,
+    replay: bool,
+    progress: Progress,
+    started: float,
+) -> PrecisionReport:
     entries, rp, timings, flips = localise(
         ref_model,
         cand_model,
@@ -236,15 +270,15 @@ def run(
     )
     timings["total_s"] = round(time.perf_counter() - started, 3)
     return build(
-        mode="run",
-        reference=Side(label=model_dir, device="cpu", dtype="fp32", source="CPU float32 reference"),
-        candidate=Side(label=model_dir, device=cand.label, dtype=cand.dtype, source="this host's device"),
+        mode=mode,
+        reference=reference,
+        candidate=candidate,
         dtype=cand.dtype,
         policy=policy,
         entries=entries,
         replay=rp,
         input_info=inputs.record(),
-        notes=[*cand.notes, *flips],
+        notes=[*notes, *flips],
         timings=timings,
     )
 
@@ -285,31 +319,21 @@ def compare(
         notes.append(
             f"architectures differ: {cand_type} here, {ref_type} in --against; modules are matched by name"
         )
-    vocab = min(_vocab(ref_model), _vocab(cand_model))
-    ids = inputs.ids(vocab)
-    entries, rp, timings, flips = localise(
+    return _localised_report(
+        "compare",
         ref_model,
         cand_model,
-        forward_on(ids),
-        cand_device=torch.device("cpu"),
-        cand_dtype=name,
+        inputs.ids(min(_vocab(ref_model), _vocab(cand_model))),
+        cand=Candidate(torch.device("cpu"), name, "cpu"),
+        reference=Side(label=against, device="cpu", dtype=name, source="--against (the original)"),
+        candidate=Side(label=model_dir, device="cpu", dtype=name, source="--model (the copy)"),
+        notes=notes,
         policy=policy,
+        inputs=inputs,
         keep_dir=keep_dir,
         replay=replay,
         progress=progress,
-    )
-    timings["total_s"] = round(time.perf_counter() - started, 3)
-    return build(
-        mode="compare",
-        reference=Side(label=against, device="cpu", dtype=name, source="--against (the original)"),
-        candidate=Side(label=model_dir, device="cpu", dtype=name, source="--model (the copy)"),
-        dtype=name,
-        policy=policy,
-        entries=entries,
-        replay=rp,
-        input_info=inputs.record(),
-        notes=[*notes, *flips],
-        timings=timings,
+        started=started,
     )
 
 

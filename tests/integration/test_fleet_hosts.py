@@ -21,6 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers.fleet_hosts import FLEET, Fleet, engine_problem, start_fleet
+from helpers.streams import Run, start
 
 if TYPE_CHECKING:
     from cannenv.engine import Engine
@@ -57,15 +58,37 @@ def fleet(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 @pytest.fixture(scope="module")
-def collected(fleet: Fleet) -> Path:
+def collect_run(fleet: Fleet) -> tuple[Path, Run]:
+    """The collection, with stdout and stderr on a pseudo-terminal (as an operator runs it)."""
     out = fleet.work / "facts"
-    proc = cannenv(
-        "fleet", "collect", "-i", str(fleet.inventory), "--out", str(out), "--forks", "4", "--json"
+    run = start(
+        ["fleet", "collect", "-i", str(fleet.inventory), "--out", str(out), "--forks", "4", "--json"],
+        terminal=True,
     )
     # 1: the run finished, but not every host was collected (one is stopped, one has no Python)
-    assert proc.returncode == 1, proc.stderr
-    assert "2 of 7 hosts not collected" in proc.stderr
-    return out
+    assert run.wait(600) == 1, "\n".join(run.err.texts())
+    assert any("2 of 7 hosts not collected" in t for t in run.err.texts())
+    return out, run
+
+
+@pytest.fixture(scope="module")
+def collected(collect_run: tuple[Path, Run]) -> Path:
+    return collect_run[0]
+
+
+def test_collect_shows_each_host_as_it_ends(collect_run: tuple[Path, Run]) -> None:
+    """Issue 35: a line per host the moment its facts arrive or it fails, read while the run goes on;
+    the manifest on stdout is untouched by it."""
+    out, run = collect_run
+    manifest = json.loads(bytes(run.stdout))
+    assert manifest == json.loads((out / "collection.json").read_text())
+    for h in manifest["hosts"]:
+        ends = [(t, r) for t, r in run.err.lines if h["name"] in t and f"  {h['status']} (" in t]
+        assert ends, f"no line says {h['name']} {h['status']}:\n" + "\n".join(run.err.texts())
+        text, running = ends[0]
+        assert running, f"{h['name']}'s line came after the run had ended"
+        if h["reason"]:
+            assert h["reason"].split()[0] in text, (text, h["reason"])
 
 
 def test_collect_records_every_host_with_a_reason(collected: Path) -> None:

@@ -331,7 +331,7 @@ def test_every_source_a_check_can_cite_is_readable() -> None:
     assert CannFacts() is not None
 
 
-# ------------------------------------------------------------------ the 12 example hosts
+# ------------------------------------------------------------------ the 13 example hosts
 
 
 def _readme_exits() -> dict[str, int]:
@@ -343,7 +343,7 @@ def test_the_example_hosts_still_give_their_documented_verdicts() -> None:
     from cannenv.commands.doctor import read_env_file
 
     exits = _readme_exits()
-    assert len(exits) == 12
+    assert len(exits) == 13
     for name, code in exits.items():
         env = read_env_file(str(EXAMPLES / name / "host.env"))
         f = collect(Host((EXAMPLES / name / "tree").resolve(), env, True, 5.0))

@@ -311,8 +311,8 @@ def test_docs_list_every_signature_from_the_data() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "explain.md").read_text()
     section = page[page.index(DOC_BEGIN) : page.index(DOC_END) + len(DOC_END)] + "\n"
     assert section == render_signature_doc(TABLE), "regenerate: python -m cannenv.explain.render"
-    for sig in TABLE.signatures:
-        assert f"`{sig.id}`" in section
+    for sig in TABLE.signatures:  # the knowledge tables' signatures are summarised, not listed
+        assert sig.derived or f"`{sig.id}`" in section
 
 
 # --- where users already are: doctor --log, fleet report --logs ------------------------------------

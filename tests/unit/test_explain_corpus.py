@@ -1,12 +1,19 @@
 """`cannenv explain` on real error excerpts from public threads (tests/data/errors/cases.yaml).
 
-Each excerpt must be explained with the cause its thread established ranked first; where the
-thread states the host's versions, they are built into a host tree and the cause decided on it.
+Each excerpt of the working set must be explained with the cause its thread established ranked
+first; where the thread states the host's versions, they are built into a host tree and the cause
+decided on it. A seeded third of the excerpts added for issue 29 is held out (split.json): no rule
+was written while reading them, no test asserts on them one by one; they are scored as a whole
+(``python -m tests.unit.test_explain_corpus --score``) and the recorded score must not fall.
 ``python -m tests.unit.test_explain_corpus`` regenerates tests/data/errors/SOURCES.md.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,24 @@ from tests.helpers import hosts
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
 CASES: list[dict[str, Any]] = yaml.safe_load((DATA / "cases.yaml").read_text(encoding="utf-8"))
 TABLE = signatures.shipped()
+SPLIT: dict[str, Any] = json.loads((DATA / "split.json").read_text(encoding="utf-8"))
+HELD_OUT = frozenset(SPLIT["held_out"])
+WORKING = [c for c in CASES if c["file"] not in HELD_OUT]
+
+
+def held_out_by_rule(cases: list[dict[str, Any]]) -> set[str]:
+    """The split's rule, recomputed: a case added for issue 29 whose salted sha256 is 0 mod 3."""
+    salt = SPLIT["salt"]
+    return {
+        c["file"]
+        for c in cases[SPLIT["first_new_index"] :]
+        if int(hashlib.sha256((salt + c["file"]).encode()).hexdigest(), 16) % 3 == 0
+    }
+
+
+def project(url: str) -> str:
+    m = re.match(r"https://github\.com/([^/]+/[^/]+)", url)
+    return m.group(1) if m else url.split("/")[2]
 
 
 def _scan(text: bytes) -> Any:
@@ -63,7 +88,16 @@ def _explain_on(tmp_path: Path, case: dict[str, Any], text: bytes) -> judge.Expl
     return judge.explain(TABLE, _scan(text), facts=facts, findings=findings, host_source="root")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["file"].removesuffix(".txt") for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c["known_miss"]))
+        if "known_miss" in c
+        else c
+        for c in WORKING
+    ],
+    ids=[c["file"].removesuffix(".txt") for c in WORKING],
+)
 def test_real_excerpt_is_explained_by_the_established_cause(case: dict[str, Any], tmp_path: Path) -> None:
     text = (DATA / case["file"]).read_bytes()
     ex = judge.explain(TABLE, _scan(text))
@@ -75,16 +109,57 @@ def test_real_excerpt_is_explained_by_the_established_cause(case: dict[str, Any]
         assert top.id == case["cause"], [(c.id, c.status, c.basis) for c in on_host.causes]
         if "status" in case:
             assert top.status == case["status"], top.basis
+        for c in on_host.causes:  # a confirmed cause always carries the fact that ties it
+            assert c.status != "confirmed" or c.tie, c
 
 
 def test_the_corpus_is_large_real_and_has_traps_and_non_version_problems() -> None:
-    assert len(CASES) >= 40
+    assert len(CASES) >= 150
+    assert len({project(c["url"]) for c in CASES}) >= 10
     assert len({c["file"] for c in CASES}) == len(CASES)
-    assert all(c["url"].startswith("https://github.com/") for c in CASES)
-    assert sum(1 for c in CASES if c.get("trap")) >= 5
+    assert all(c["url"].startswith("https://") for c in CASES)
+    assert sum(1 for c in CASES if c.get("trap")) >= 15
     assert sum(1 for c in CASES if not TABLE.causes[c["cause"]].version_problem) >= 5
     assert {p.name for p in DATA.glob("*.txt")} == {c["file"] for c in CASES}
     assert sum(1 for c in CASES if "host" in c) >= 3
+
+
+def test_the_held_out_third_is_the_seeded_split() -> None:
+    assert held_out_by_rule(CASES) == HELD_OUT
+    assert len(HELD_OUT) * 4 >= len(CASES[SPLIT["first_new_index"] :])
+
+
+def score(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Top-1 and no-signature counts of text-only explanations (no host facts)."""
+    hits, misses, unmatched, ver, ver_unmatched = 0, [], 0, 0, 0
+    for c in cases:
+        ex = judge.explain(TABLE, _scan((DATA / c["file"]).read_bytes()))
+        top = ex.causes[0].id if ex.causes else None
+        is_ver = TABLE.causes[c["cause"]].version_problem
+        ver += is_ver
+        if not ex.matches:
+            unmatched += 1
+            ver_unmatched += is_ver
+        if top == c["cause"]:
+            hits += 1
+        else:
+            misses.append({"file": c["file"], "expected": c["cause"], "got": top})
+    return {
+        "cases": len(cases),
+        "top1": hits,
+        "no_signature": unmatched,
+        "version_cases": ver,
+        "version_no_signature": ver_unmatched,
+        "misses": misses,
+    }
+
+
+def test_the_held_out_score_does_not_fall() -> None:
+    recorded = SPLIT.get("score")
+    if recorded is None:
+        pytest.skip("the held-out set has not been scored yet")
+    now = score([c for c in CASES if c["file"] in HELD_OUT])
+    assert now["top1"] >= recorded["top1"], now["misses"]
 
 
 def render_sources() -> str:
@@ -95,17 +170,24 @@ def render_sources() -> str:
         "of the cause id the thread established (tests/unit/test_explain_corpus.py). Generated from",
         "cases.yaml by `python -m tests.unit.test_explain_corpus`; a test keeps it in sync.",
         "",
-        "| file | source | cause established | trap | host facts from the thread |",
-        "|---|---|---|---|---|",
+        "| file | source | cause established | trap | host facts from the thread | split |",
+        "|---|---|---|---|---|---|",
     ]
     for c in CASES:
         host = ", ".join(f"{k} {v}" for k, v in c.get("host", {}).items()) or "-"
         est = c["established"].replace("|", "\\|")
         trap = "yes" if c.get("trap") else ""
-        out.append(f"| `{c['file']}` | {c['url']} | `{c['cause']}`: {est} | {trap} | {host} |")
+        held = "held out" if c["file"] in HELD_OUT else ""
+        out.append(f"| `{c['file']}` | {c['url']} | `{c['cause']}`: {est} | {trap} | {host} | {held} |")
     traps = sum(1 for c in CASES if c.get("trap"))
     nonver = sum(1 for c in CASES if not TABLE.causes[c["cause"]].version_problem)
-    out += ["", f"{len(CASES)} excerpts; {traps} traps; {nonver} not version problems.", ""]
+    projects = len({project(c["url"]) for c in CASES})
+    out += [
+        "",
+        f"{len(CASES)} excerpts from {projects} projects; {traps} traps; {nonver} not version problems;"
+        f" {len(HELD_OUT)} held out (split.json).",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -116,4 +198,9 @@ def test_sources_md_is_in_sync() -> None:
 
 
 if __name__ == "__main__":
-    (DATA / "SOURCES.md").write_text(render_sources(), encoding="utf-8")
+    if "--score" in sys.argv:
+        which = "held-out" if "--held-out" in sys.argv else "working"
+        chosen = [c for c in CASES if (c["file"] in HELD_OUT) == (which == "held-out")]
+        print(json.dumps({"set": which, **score(chosen)}, indent=2))
+    else:
+        (DATA / "SOURCES.md").write_text(render_sources(), encoding="utf-8")

@@ -153,6 +153,45 @@ def test_hccl_variables_must_agree() -> None:
     assert env.remedy == "export HCCL_CONNECT_TIMEOUT=1200 on every node"
 
 
+@pytest.mark.parametrize(
+    ("values", "remedy"),
+    [
+        # the majority's 60 is below the vendor's range: the remedy is the valid value, never 60
+        ({"a": "60", "b": "60", "c": "1200"}, "export HCCL_CONNECT_TIMEOUT=1200 on every node"),
+        (
+            {"a": "60", "b": None},
+            "unset HCCL_CONNECT_TIMEOUT everywhere (no rank holds a value the vendor allows)",
+        ),
+        (
+            {"a": "60", "b": "30"},
+            "export HCCL_CONNECT_TIMEOUT=<an integer in [120, 7200] (seconds)> with one value on every node "
+            "(no rank holds a valid one)",
+        ),
+    ],
+)
+def test_an_hccl_remedy_never_names_a_value_the_same_rule_rejects(
+    values: dict[str, str | None], remedy: str
+) -> None:
+    from dataclasses import replace
+
+    from cannenv.checks.multinode import hccl_env_problems
+    from cannenv.facts import EnvFacts, Facts
+    from cannenv.fleet.job import JobNode
+
+    nodes = [
+        JobNode(n, replace(Facts(), env=EnvFacts(vars={} if v is None else {"HCCL_CONNECT_TIMEOUT": v})))
+        for n, v in values.items()
+    ]
+    findings, _ = judge_job(nodes)
+    [differs] = [f for f in findings if f.id == "job-hccl-env" and "differs" in f.detail]
+    assert differs.remedy == remedy
+    exported = remedy.removeprefix("export HCCL_CONNECT_TIMEOUT=").split(" ", 1)[0]
+    if remedy.startswith("export") and not exported.startswith("<"):
+        assert hccl_env_problems({"HCCL_CONNECT_TIMEOUT": exported}) == []
+    for bad in (f for f in findings if f.id == "job-hccl-env" and "is not an integer" in f.detail):
+        assert "an integer in [120, 7200] (seconds)" in (bad.remedy or "")
+
+
 def test_converge_on_majority_then_newest() -> None:
     assert converge_on({"a": "8.3.RC2", "b": "8.5.0", "c": "8.5.0"}) == "8.5.0"
     assert converge_on({"a": "8.3.RC2", "b": "8.5.0"}) == "8.5.0"
@@ -187,8 +226,8 @@ def test_cli_job_text_json_junit_prometheus(a2_planted: Path, tmp_path: Path) ->
     suite = ET.parse(junit).getroot()
     assert int(suite.find("testsuite").get("failures")) >= 4  # type: ignore[union-attr, arg-type]
     text = prom.read_text()
-    assert 'cannenv_job_consistent{job="llm-train",nodes="3"} 0' in text
-    assert 'cannenv_job_check_status{job="llm-train",check="job-tls",severity="high"} 2' in text
+    assert 'cannenv_job_consistent{cannenv_job="llm-train",nodes="3"} 0' in text
+    assert 'cannenv_job_check_status{cannenv_job="llm-train",check="job-tls",severity="high"} 2' in text
     assert "npu_chip_info" not in text and "node_base_info" not in text
     js = cannenv("fleet", "job", str(a2_planted), "--json", "--nodes", "node-a,node-b")
     report = json.loads(js.stdout)
@@ -232,7 +271,7 @@ def test_fleet_report_judges_each_job_group(a2_planted: Path, a2_clean: Path, tm
     page = html.read_text()
     assert 'data-job="train"' in page and "192.168.1.8 on node-a:0, node-b:0" in page
     text = prom.read_text()
-    assert 'cannenv_fleet_job_ready{job="train",nodes="2"} 0' in text
+    assert 'cannenv_fleet_job_ready{cannenv_job="train",nodes="2"} 0' in text
     ok = cannenv("fleet", "report", str(a2_clean), "--check", checks, "--job", "all=node-a,node-b,node-c")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "job all (3 nodes): ready" in ok.stdout

@@ -286,3 +286,33 @@ def test_policy_cites_every_limit_and_refuses_unknown_sources(tmp_path: Path) ->
     bad.write_text(text.replace("cosine_min: {value: 0.99,", "cosine_min: {value: high,", 1))
     with pytest.raises(InputError, match="cosine_min"):
         load_policy(bad)
+
+
+def test_missing_torch_is_exit_4(tmp_path: Path) -> None:
+    """A Python where torch cannot be imported: `precision run` is exit 4 naming the install, while
+    `precision dumps` of statistics needs no torch at all."""
+    import os
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "blocker" / "torch"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text('raise ImportError("no torch in this environment")\n')
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text('{"model_type": "llama", "vocab_size": 512}')
+    (ckpt / "model.safetensors").write_bytes(b"not loaded")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(blocker.parent), os.environ.get("PYTHONPATH", "")]),
+    }
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "cannenv", "precision", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
+
+    r = run("run", "--model", str(ckpt), "--device", "cpu")
+    assert r.returncode == 4, r.stderr
+    assert "torch" in r.stderr and "pip install" in r.stderr
+    d = run("dumps", str(DATA / "pytorch_L1_dump.json"), str(DATA / "pytorch_L1_dump.json"))
+    assert d.returncode == 0, d.stderr

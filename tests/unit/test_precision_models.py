@@ -233,3 +233,47 @@ def test_cli_bad_input_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("[1]")
     r = cannenv("precision", "compare", "--model", str(tmp_path), "--against", str(tmp_path))
     assert r.returncode == 2 and "expected a JSON object" in r.stderr
+
+
+@pytest.mark.parametrize("tensors", [False, True], ids=["statistics", "tensor"])
+def test_from_dump_runs_the_bench_side_here(
+    models: Callable[..., str], tmp_path: Path, tensors: bool
+) -> None:
+    """An "NPU" dump in msprobe's format (here: the bf16 model, and a bf16 copy with layer 1's
+    down_proj scaled, dumped by the same writer) against the checkpoint run here as its bench."""
+    orig = models("llama")
+    fwd = runner.forward_on(INPUTS.ids(COMMON["vocab_size"]))
+    npu_model = runner.load_model(orig).to(torch.bfloat16)
+    good = runner.bench_dump(npu_model, fwd, tmp_path / "good", tensors=tensors)
+    assert good.task == ("tensor" if tensors else "statistics") and len(good.entries) > 20
+    report = runner.from_dump(orig, str(tmp_path / "good"), inputs=INPUTS, policy=POLICY)
+    assert report.first_divergence is None, report.worst[:3]
+    assert report.candidate.dtype == "bf16"
+    with torch.no_grad():
+        npu_model.get_submodule("model.layers.1.mlp.down_proj").weight.mul_(2.0)
+    runner.bench_dump(npu_model, fwd, tmp_path / "bad", tensors=tensors)
+    report = runner.from_dump(orig, str(tmp_path / "bad"), inputs=INPUTS, policy=POLICY)
+    fd = report.first_divergence
+    assert fd is not None and fd.module == "model.layers.1.mlp.down_proj", report.worst[:3]
+    assert (fd.metrics is not None) == tensors  # tensor mode compares tensors, else statistics
+
+
+def test_from_dump_refuses_a_dump_without_modules(tmp_path: Path, models: Callable[..., str]) -> None:
+    from cannenv.errors import InputError
+
+    (tmp_path / "dump.json").write_text(json.dumps({"task": "statistics", "level": "L1", "data": {}}))
+    with pytest.raises(InputError, match="no module"):
+        runner.from_dump(models("llama"), str(tmp_path), inputs=INPUTS, policy=POLICY)
+
+
+def test_npu_asked_without_torch_npu_is_missing_tool() -> None:
+    import importlib.util
+
+    from cannenv.errors import MissingToolError
+
+    if importlib.util.find_spec("torch_npu") is not None:
+        pytest.skip("torch_npu is installed here")
+    with pytest.raises(MissingToolError, match="torch_npu"):
+        runner.choose_candidate("npu", "auto")
+    cpu = runner.choose_candidate("auto", "auto")  # auto without an NPU: bf16 on the CPU, said so
+    assert cpu.device.type == "cpu" and cpu.dtype == "bf16" and "no NPU here" in cpu.notes[0]

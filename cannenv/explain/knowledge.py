@@ -1,0 +1,293 @@
+"""Knowledge from the vendor's complete tables: ``matrices/explain/knowledge.yaml``, validated at load.
+
+Hand-written signatures (signatures.yaml) follow the wording of errors seen before; this file
+holds what generalises to errors never seen:
+
+* ``codes``: every ACL/runtime, aclnn, HCCL (EI/EJ) and HcclResult code of the vendor's tables, each
+  with its name, meaning, source and the causes it points to. Every code with causes becomes a
+  signature ranked below every hand-written one (numeric codes only next to an error word:
+  ``error code is 507033``, ``ret=207001``, not a token count that happens to be 107000);
+* ``libraries``/``packages``: a missing shared object mapped to the package that ships it;
+* ``symbols``: an undefined symbol, demangled (itanium-demangler) and mapped by namespace or C
+  prefix to the component that provides it, narrowed by the library that needs it;
+* ``extractors``: patterns that pull the value out of a line (the library, the symbol, a version
+  the log prints, an HCCL result code). Versions a log prints are facts of the log's environment
+  (:mod:`cannenv.explain.judge` weighs them against the host's).
+
+Every pattern is in the RE2 subset (no backreferences, no lookaround): linear in its input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cannenv.explain.models import KnowledgeFile
+
+MAX_KNOWLEDGE_BYTES = 4 << 20
+
+
+# ------------------------------------------------------------------------------ engine values
+@dataclass(frozen=True)
+class Code:
+    code: str
+    name: str
+    family: str
+    meaning: str
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    prefix: bool
+    package: str
+    package_title: str
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class SymbolRule:
+    prefix: str
+    provider: str
+    needed_by: str | None
+    needed_by_not: str | None
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    stage: str
+    tag: str
+    meaning: str
+    causes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class Extractor:
+    id: str
+    kind: str
+    component: str | None
+    anchor: str
+    regex: str
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    sources: Mapping[str, tuple[str, str]]
+    """id -> (title, url)"""
+    codes: tuple[Code, ...]
+    libraries: tuple[Library, ...]
+    symbols: tuple[SymbolRule, ...]
+    extractors: tuple[Extractor, ...]
+    hccl_results: Mapping[int, Code]
+    hccl_stages: tuple[Stage, ...] = ()
+
+    def code(self, value: str) -> Code | None:
+        for c in self.codes:
+            if c.code == value:
+                return c
+        return None
+
+    def library(self, soname: str) -> Library | None:
+        """The package row of a shared object (``libhccl.so.1`` → libhccl): the exact name, else the
+        longest prefix row."""
+        stem = soname.rsplit("/", 1)[-1]
+        stem = re.sub(r"\.so(\.[0-9]+)*$", "", stem)
+        best: Library | None = None
+        for lib in self.libraries:
+            if lib.name == stem and not lib.prefix:
+                return lib
+            if lib.prefix and stem.startswith(lib.name) and (best is None or len(lib.name) > len(best.name)):
+                best = lib
+        return best
+
+    def symbol(self, demangled: str, needed_by: str) -> SymbolRule | None:
+        """The first rule whose prefix begins the symbol's qualified name (or the C name) and whose
+        library condition fits."""
+        name = demangled
+        for lead in ("const ", "void ", "int ", "bool ", "unsigned ", "long "):
+            if name.startswith(lead):
+                name = name[len(lead) :]
+        for rule in self.symbols:
+            if not name.startswith(rule.prefix):
+                continue
+            if rule.needed_by is not None and rule.needed_by not in needed_by:
+                continue
+            if rule.needed_by_not is not None and rule.needed_by_not in needed_by:
+                continue
+            return rule
+        return None
+
+
+def demangle(symbol: str) -> str | None:
+    """The demangled C++ name (itanium-demangler), or None when it is not a mangled name or cannot
+    be parsed (a cut-off symbol)."""
+    if not symbol.startswith("_Z"):
+        return None
+    try:
+        from itanium_demangler import parse
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    try:
+        node = parse(symbol)
+    except Exception:  # the library raises on some malformed inputs
+        return None
+    if node is None:
+        return None
+    text = str(node)
+    # itanium-demangler writes a function with its return type first for templates
+    return text
+
+
+def build(model: KnowledgeFile) -> Knowledge:
+    return Knowledge(
+        sources={k: (v.title, v.url) for k, v in model.sources.items()},
+        codes=tuple(Code(c.code, c.name, c.family, c.meaning, c.causes, c.source) for c in model.codes),
+        libraries=tuple(
+            Library(
+                lib.name,
+                lib.prefix,
+                lib.package,
+                model.packages[lib.package].title,
+                model.packages[lib.package].causes,
+                lib.source,
+            )
+            for lib in model.libraries
+        ),
+        symbols=tuple(
+            SymbolRule(s.prefix, s.provider, s.needed_by, s.needed_by_not, s.causes, s.source)
+            for s in model.symbols
+        ),
+        extractors=tuple(Extractor(e.id, e.kind, e.component, e.anchor, e.regex) for e in model.extractors),
+        hccl_results={
+            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source)
+            for c in model.codes
+            if c.family == "hccl-result" and c.value is not None
+        },
+        hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
+    )
+
+
+def parse_knowledge(raw: Any, *, source: str) -> Knowledge:
+    from cannenv.explain.models import KnowledgeFile, validate
+
+    model = validate(
+        KnowledgeFile,
+        raw,
+        source=source,
+        what="knowledge file",
+        hint="see docs/explain.md (Knowledge tables)",
+    )
+    return build(model)
+
+
+def load(path: str | Path) -> Knowledge:
+    from cannenv.explain.models import read_yaml
+
+    p, raw = read_yaml(path, what="knowledge file", max_bytes=MAX_KNOWLEDGE_BYTES)
+    return parse_knowledge(raw, source=str(p))
+
+
+def shipped_path() -> Path:
+    from cannenv.resources import matrices_dir
+
+    return matrices_dir() / "explain" / "knowledge.yaml"
+
+
+@cache
+def shipped() -> Knowledge:
+    return load(shipped_path())
+
+
+def json_schema() -> dict[str, Any]:
+    from cannenv.explain.models import KnowledgeFile
+
+    schema = KnowledgeFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "cannenv explain knowledge tables"
+    return schema
+
+
+def re_code(word: str) -> bool:
+    """A 6-digit ACL code."""
+    return word.isdigit() and len(word) == 6
+
+
+def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]]:
+    """Rows of ``codes`` from a vendor header (rt_error_codes.h, acl_base.h): code, name, meaning
+    (the header's comment, else the name in words); causes are left empty for a person to set."""
+    rows: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        decl, _, comment = line.partition("//")
+        words = decl.replace("=", " ").replace(";", " ").split()
+        if words[:1] == ["#define"]:
+            words = words[1:]
+        elif words[:3] == ["static", "const", "int"]:
+            words = words[3:]
+        else:
+            continue
+        if (
+            len(words) == 2
+            and words[0].startswith("ACL_ERROR_")
+            and words[1].isdigit()
+            and len(words[1]) == 6
+        ):
+            name, code, comment = words[0], words[1], comment.strip()
+            meaning = comment or name.removeprefix("ACL_ERROR_").replace("_", " ").lower()
+            rows.append(
+                {
+                    "code": code,
+                    "name": name,
+                    "family": family,
+                    "meaning": meaning,
+                    "causes": [],
+                    "source": source,
+                }
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m cannenv.explain.knowledge --schema`` prints the JSON Schema;
+    ``--import-header FILE FAMILY SOURCE`` prints the code rows of a vendor header that the
+    shipped table lacks (refresh: docs/explain.md)."""
+    import json
+    import sys
+
+    import yaml
+
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--schema"]:
+        print(json.dumps(json_schema(), indent=2, sort_keys=True))
+        return 0
+    if len(args) == 4 and args[0] == "--import-header":
+        known = {c.code for c in shipped().codes}
+        rows = [
+            r
+            for r in import_header(
+                Path(args[1]).read_text(encoding="utf-8", errors="replace"), family=args[2], source=args[3]
+            )
+            if r["code"] not in known
+        ]
+        print(yaml.safe_dump(rows, sort_keys=False, width=200), end="")
+        return 0
+    print(
+        "usage: python -m cannenv.explain.knowledge --schema > matrices/explain/knowledge.schema.json\n"
+        "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

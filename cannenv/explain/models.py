@@ -1,0 +1,272 @@
+"""The pydantic models of the explain data files (signatures.yaml, knowledge.yaml).
+
+Imported only to validate a file (a first load, a user's --signatures file, the JSON Schemas): a
+load from the validated-table cache never imports pydantic (docs/explain.md, Speed).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from cannenv.errors import InputError
+from cannenv.explain.signatures import _ID, _MAX_REGEX, REQUIRED_CAUSES, re2_subset_problem
+
+ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result"]
+CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SourceModel(_Frozen):
+    title: str = Field(min_length=1)
+    url: str = Field(pattern=r"^https://[^\s]+$")
+
+
+class CauseModel(_Frozen):
+    title: str = Field(min_length=1)
+    checks: tuple[str, ...] = ()
+    """Doctor checks whose findings decide the cause (fail: confirmed; pass: ruled out)."""
+    facts: tuple[str, ...] = Field(min_length=1)
+    """What would decide it, said to a user without host facts."""
+    remedy: str = Field(min_length=1)
+    version_problem: bool = True
+
+
+class PatternModel(_Frozen):
+    """One thing to look for in a line: ``text`` (exact), ``code`` (a vendor code as a whole
+    word) or ``regex`` (with ``anchor``, a literal every match contains)."""
+
+    text: str | None = Field(None, min_length=3)
+    code: str | None = Field(None, pattern=r"^(E[0-9A-Z]{2}\d{3}|ERR\d{5}|[1-5]\d{5}|-?\d{4,6})$")
+    regex: str | None = Field(None, min_length=3, max_length=_MAX_REGEX)
+    anchor: str | None = Field(None, min_length=3)
+
+    @model_validator(mode="after")
+    def _one(self) -> PatternModel:
+        given = [k for k in ("text", "code", "regex") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of text, code, regex")
+        if self.regex is not None:
+            if self.anchor is None:
+                raise ValueError("a regex needs an anchor: a literal every match contains")
+            problem = re2_subset_problem(self.regex)
+            if problem:
+                raise ValueError(problem)
+        elif self.anchor is not None:
+            raise ValueError("anchor goes with regex only")
+        return self
+
+
+class ComponentCondition(_Frozen):
+    """A fact about one component that decides a cause for one signature: the driver (HDK),
+    CANN, or a Python distribution, compared with the project's own version grammars."""
+
+    component: str = Field(min_length=2)
+    below: str | None = None
+    at_least: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> ComponentCondition:
+        if (self.below is None) == (self.at_least is None):
+            raise ValueError("give exactly one of below, at_least")
+        return self
+
+
+class SignatureCauseModel(_Frozen):
+    id: str
+    why: str = Field(min_length=1)
+    sources: tuple[str, ...] = Field(min_length=1)
+    checks: tuple[str, ...] | None = None
+    when: ComponentCondition | None = None
+    remedy: str | None = None
+
+
+class SignatureModel(_Frozen):
+    id: str = Field(pattern=_ID)
+    title: str = Field(min_length=1)
+    component: str = Field(min_length=1)
+    any: tuple[PatternModel, ...] = Field(min_length=1)
+    all: tuple[PatternModel, ...] = ()
+    priority: int = Field(0, ge=-100, le=100)
+    causes: tuple[SignatureCauseModel, ...] = Field(min_length=1)
+    rules_out: tuple[str, ...] = ()
+    """Causes the log's own detail excludes when this signature matches (a trap: the obvious
+    keyword of another signature points one way, this detail another)."""
+    note: str = ""
+
+
+class SignatureFile(_Frozen):
+    schema_version: Literal[1] = 1
+    sources: dict[str, SourceModel]
+    causes: dict[str, CauseModel]
+    signatures: tuple[SignatureModel, ...] = Field(min_length=1)
+
+    @field_validator("causes")
+    @classmethod
+    def _stable_ids(cls, v: dict[str, CauseModel]) -> dict[str, CauseModel]:
+        missing = [c for c in REQUIRED_CAUSES if c not in v]
+        if missing:
+            raise ValueError(f"the stable cause ids are missing: {', '.join(missing)}")
+        bad = [c for c in v if not re.match(_ID, c)]
+        if bad:
+            raise ValueError(f"cause ids must be lower-case ids: {', '.join(bad)}")
+        return v
+
+    @model_validator(mode="after")
+    def _references(self) -> SignatureFile:
+        from cannenv.checks import all_checks
+
+        known_checks = {c.id for c in all_checks()}
+        problems: list[str] = []
+        seen: set[str] = set()
+        for cid, cause in self.causes.items():
+            problems += [f"cause {cid}: unknown check {c!r}" for c in cause.checks if c not in known_checks]
+        for sig in self.signatures:
+            if sig.id in seen:
+                problems.append(f"signature {sig.id}: id used twice")
+            seen.add(sig.id)
+            for sc in sig.causes:
+                if sc.id not in self.causes:
+                    problems.append(f"signature {sig.id}: unknown cause {sc.id!r}")
+                problems += [
+                    f"signature {sig.id}: unknown source {s!r}" for s in sc.sources if s not in self.sources
+                ]
+                problems += [
+                    f"signature {sig.id}: unknown check {c!r}"
+                    for c in sc.checks or ()
+                    if c not in known_checks
+                ]
+            problems += [
+                f"signature {sig.id}: rules out unknown cause {c!r}"
+                for c in sig.rules_out
+                if c not in self.causes
+            ]
+            if len({sc.id for sc in sig.causes}) != len(sig.causes):
+                problems.append(f"signature {sig.id}: a cause listed twice")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class CodeModel(_Frozen):
+    code: str = Field(pattern=r"^(E[0-9A-Z]{2}\d{3}|[1-5]\d{5}|HCCL_E_[A-Z_]+)$")
+    name: str = Field(min_length=2)
+    value: int | None = None
+    """The numeric value of a named code (HcclResult)."""
+    family: CodeFamily
+    meaning: str = Field(min_length=2)
+    causes: tuple[str, ...] = ()
+    source: str
+
+
+class PackageModel(_Frozen):
+    title: str = Field(min_length=2)
+    causes: tuple[str, ...] = Field(min_length=1)
+
+
+class LibraryModel(_Frozen):
+    name: str = Field(pattern=r"^[A-Za-z0-9_+.-]+$")
+    prefix: bool = False
+    package: str
+    source: str
+
+
+class SymbolModel(_Frozen):
+    prefix: str = Field(min_length=2)
+    provider: str = Field(min_length=2)
+    needed_by: str | None = None
+    """Only when the library that needs the symbol contains this literal."""
+    needed_by_not: str | None = None
+    """Only when the library that needs the symbol does not contain this literal."""
+    causes: tuple[str, ...] = Field(min_length=1)
+    source: str
+
+
+class StageModel(_Frozen):
+    stage: str = Field(pattern=r"^[A-Za-z]+$")
+    tag: str = Field(pattern=r"^[A-Za-z ]+$")
+    meaning: str = Field(min_length=2)
+    causes: tuple[str, ...] = Field(min_length=1)
+    source: str
+
+
+class ExtractorModel(_Frozen):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    kind: ExtractorKind
+    component: str | None = None
+    anchor: str = Field(min_length=3)
+    regex: str = Field(min_length=3, max_length=400)
+
+    @model_validator(mode="after")
+    def _check(self) -> ExtractorModel:
+        from cannenv.explain.signatures import re2_subset_problem
+
+        problem = re2_subset_problem(self.regex)
+        if problem:
+            raise ValueError(problem)
+        if (self.kind == "version") != (self.component is not None):
+            raise ValueError("a version extractor names its component, no other does")
+        return self
+
+
+class KnowledgeFile(_Frozen):
+    schema_version: Literal[1] = 1
+    sources: dict[str, SourceModel]
+    packages: dict[str, PackageModel]
+    libraries: tuple[LibraryModel, ...]
+    symbols: tuple[SymbolModel, ...]
+    hccl_stages: tuple[StageModel, ...] = ()
+    extractors: tuple[ExtractorModel, ...]
+    codes: tuple[CodeModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> KnowledgeFile:
+        problems: list[str] = []
+        seen: set[str] = set()
+        for c in self.codes:
+            if c.code in seen:
+                problems.append(f"code {c.code}: listed twice")
+            seen.add(c.code)
+        problems += [
+            f"library {lib.name}: unknown package {lib.package!r}"
+            for lib in self.libraries
+            if lib.package not in self.packages
+        ]
+        if len({e.id for e in self.extractors}) != len(self.extractors):
+            problems.append("an extractor id is used twice")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], raw: Any, *, source: str, what: str, hint: str) -> M:
+    """``raw`` validated as ``model``; InputError naming every problem by field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "\n".join(
+            f"{source}: field {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InputError(f"invalid {what}:\n{problems}", hint=hint) from None
+
+
+def read_yaml(path: str | Path, *, what: str, max_bytes: int) -> tuple[Path, Any]:
+    """A data file (YAML or JSON), read bounded (size, alias expansion)."""
+    from cannenv.records import decode_utf8, load_yaml, read_bytes
+
+    p = Path(path)
+    text = decode_utf8(read_bytes(p, what=what, max_bytes=max_bytes), source=str(p))
+    try:
+        return p, load_yaml(text)
+    except Exception as exc:  # yaml.YAMLError and the node-count bound
+        raise InputError(f"{p}: not valid YAML: {exc}") from None

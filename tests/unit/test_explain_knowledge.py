@@ -1,0 +1,283 @@
+"""`cannenv explain` knowledge from the vendor's tables and evidence weighed (issue 29).
+
+The code tables, the shared-object → package map, symbol namespaces (demangled), log-printed
+versions as facts of the log's environment, confirmed/consistent/contradiction, details that rule
+a cause out, linear-time patterns, and the fleet page's explained-error groups.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from cannenv.cli import cli
+from cannenv.errors import InputError
+from cannenv.explain import judge, knowledge, models, signatures
+from cannenv.explain.scan import Scanner
+from cannenv.resources import matrices_dir
+from tests.helpers import hosts
+
+TABLE = signatures.shipped()
+K = knowledge.shipped()
+
+
+def _explain(text: str, **kw: Any) -> judge.Explanation:
+    s = Scanner(TABLE, total_hint=len(text))
+    s.feed(text.encode())
+    s.end_input()
+    return judge.explain(TABLE, s.result(), **kw)
+
+
+def _top(text: str) -> str | None:
+    ex = _explain(text)
+    return ex.causes[0].id if ex.causes else None
+
+
+# --- the tables ---------------------------------------------------------------------------------
+def test_knowledge_schema_is_in_sync() -> None:
+    shipped = json.loads((matrices_dir() / "explain" / "knowledge.schema.json").read_text())
+    assert shipped == knowledge.json_schema(), (
+        "regenerate: python -m cannenv.explain.knowledge --schema > matrices/explain/knowledge.schema.json"
+    )
+
+
+def test_the_tables_are_complete_and_every_row_has_a_source() -> None:
+    codes = {c.code: c for c in K.codes}
+    # the runtime header's full ranges, the aclnn table, HCCL's EI/EJ codes, HcclResult 1..24
+    assert {"107000", "107036", "207000", "207019", "507000", "507057", "507899", "507904"} <= set(codes)
+    assert {"100000", "148053", "200000", "500000", "500005"} <= set(codes)
+    assert {"161001", "161002", "361001", "561000", "561003", "561103", "561107"} <= set(codes)
+    ei = (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 19)
+    assert {f"EI00{n:02d}" for n in ei} <= set(codes)
+    assert {"EJ0001", "EJ0002", "EJ0003", "EJ0004"} <= set(codes)
+    assert sorted(K.hccl_results) == list(range(1, 25))
+    assert all(c.source in K.sources or c.source in TABLE.sources for c in K.codes)
+    assert all(url.startswith("https://") for _, url in K.sources.values())
+
+
+def test_a_knowledge_row_with_an_unknown_cause_is_refused(tmp_path: Path) -> None:
+    import yaml
+
+    raw = yaml.safe_load(knowledge.shipped_path().read_text())
+    raw["codes"][0]["causes"] = ["no-such-cause"]
+    bad = knowledge.parse_knowledge(raw, source="k.yaml")
+    model = models.SignatureFile.model_validate(yaml.safe_load(signatures.shipped_path().read_text()))
+    with pytest.raises(InputError, match="no-such-cause"):
+        signatures.build(model, bad)
+
+
+def test_the_header_importer_reads_vendor_headers() -> None:
+    text = (
+        "#define  ACL_ERROR_RT_PARAM_INVALID              107000 // param invalid\n"
+        "static const int ACL_ERROR_INVALID_PARAM = 100000;\n"
+    )
+    rows = knowledge.import_header(text, family="acl-runtime", source="rt-error-codes")
+    assert [(r["code"], r["name"], r["meaning"]) for r in rows] == [
+        ("107000", "ACL_ERROR_RT_PARAM_INVALID", "param invalid"),
+        ("100000", "ACL_ERROR_INVALID_PARAM", "invalid param"),
+    ]
+
+
+# --- linear-time patterns ---------------------------------------------------------------------------
+@pytest.mark.parametrize("rx", [r"(?=x)abc", r"(?<!x)abc", r"(a)\1", r"(?P<n>a)(?P=n)", r"(?>ab)c"])
+def test_patterns_outside_the_re2_subset_are_refused(rx: str) -> None:
+    assert signatures.re2_subset_problem(rx)
+    with pytest.raises(ValueError, match=r"linear-time|super-linear|RE2"):
+        models.PatternModel(regex=rx, anchor="abc")
+
+
+def test_every_shipped_pattern_is_in_the_re2_subset() -> None:
+    regexes = [p.regex.pattern for p in TABLE.patterns if p.regex is not None]
+    assert len(regexes) > 50
+    assert [rx for rx in regexes if signatures.re2_subset_problem(rx)] == []
+    try:
+        import re2
+    except ImportError:
+        return
+    for rx in regexes:  # and RE2 itself takes every one
+        re2.compile(rx)
+
+
+# --- codes ---------------------------------------------------------------------------------------
+def test_a_numeric_code_counts_only_next_to_an_error_word() -> None:
+    assert _top("processed 107000 tokens in 3 s\n") is None
+    ex = _explain("aclrtMemcpy failed, error code is 107000\n")
+    assert [m.id for m in ex.matches] == ["code-107000"]
+    assert ex.causes[0].id == "not-a-version-problem" and "ACL_ERROR_RT_PARAM_INVALID" in ex.causes[0].why
+
+
+def test_an_ei_code_is_known_from_the_table_without_a_hand_signature() -> None:
+    assert _top("EI0014: The ranktable information check failed, Reason:[x].\n") == "hccl-config"
+    assert _top("EJ0001: Failed to initialize the HCCP process.\n") == "device-busy"
+
+
+def test_an_hccl_result_code_is_read_from_the_log() -> None:
+    ex = _explain("HCCL function error: HcclAllReduce failed, error code is 9\n")
+    assert ex.causes[0].id == "hccl-link" and "HCCL_E_TIMEOUT" in ex.causes[0].why
+
+
+# --- shared objects and symbols ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("line", "package", "cause"),
+    [
+        ("ImportError: libascend_hal.so.1: cannot open shared object file", "driver", "device-not-visible"),
+        ("OSError: libascend_ml.so: cannot open shared object file", "cann-toolkit", "env-not-sourced"),
+        ("OSError: libacl_new_thing.so: cannot open shared object file", "cann-toolkit", "env-not-sourced"),
+        ("ImportError: libatb_foo.so: cannot open shared object file", "nnal", "env-not-sourced"),
+        ("ImportError: libfoo_bar.so.2: cannot open shared object file", None, "third-party-library"),
+    ],
+)
+def test_a_missing_shared_object_is_mapped_to_its_package(line: str, package: str | None, cause: str) -> None:
+    soname = line.split(": cannot")[0].rsplit(" ", 1)[-1]
+    lib = K.library(soname)
+    assert (lib.package if lib else None) == package
+    assert _top(line + "\n") == cause
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        # a torch_npu extension built against another torch_npu
+        (
+            "ext.so: undefined symbol: _ZN7c10_npu3acl20AclrtPeekAtLastErrorE17aclrtLastErrLevel",
+            "framework-mismatch",
+        ),
+        # torch_npu itself against another torch
+        (
+            "libtorch_npu.so: undefined symbol: _ZN3c1010TensorImpl18set_storage_offsetEl",
+            "torch-torch_npu-mismatch",
+        ),
+        # an NNAL symbol, cut off in the log (no demangler can parse it): its first namespace decides
+        (
+            "libop_plugin_atb.so: undefined symbol: _ZN3atb15CreateOperationINS_5infer14GroupTo",
+            "nnal-mismatch",
+        ),
+        ("libfoo.so: undefined symbol: aclnnFooBar", "cann-too-old"),
+    ],
+)
+def test_an_undefined_symbol_is_demangled_and_mapped_by_namespace(line: str, cause: str) -> None:
+    assert _top(line + "\n") == cause
+
+
+def test_demangling_uses_the_library() -> None:
+    assert knowledge.demangle("_ZN2ge8Operator7SetAttrEPKcb") == "ge::Operator::SetAttr(char const*, bool)"
+    assert knowledge.demangle("aclnnAdd") is None
+
+
+# --- evidence weighed ------------------------------------------------------------------------------
+def test_checks_that_only_warn_make_a_cause_consistent_not_confirmed() -> None:
+    from cannenv.report import Finding
+
+    warn = Finding(id="toolkit-ops", status="warn", severity="medium", title="t", detail="910b kernels only")
+    st, basis, _ = judge.judge_checks(["toolkit-ops"], {"toolkit-ops": [warn]})
+    assert st == "consistent" and "warn" in basis[0]
+
+
+def _numpy_host(tmp_path: Path, numpy: str) -> tuple[str, str]:
+    t = hosts.HostTree(tmp_path / "h").os_release()
+    inst = t.toolkit("8.2.RC1", kernels="910b")
+    t.python_stack("2.6.0", "2.6.0.post1")
+    sp = t.site_packages("3.11")
+    for old in (t.root / sp.lstrip("/")).glob("numpy-*.dist-info"):
+        (old / "METADATA").unlink()
+        old.rmdir()
+    t.dist("numpy", numpy)
+    t.sourced(inst)
+    env = tmp_path / "h.env"
+    env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
+    return str(t.root), str(env)
+
+
+LOG_NUMPY_2 = (
+    "Successfully installed numpy-2.0.1\n"
+    "numpy version: 2.0.1\n"
+    "AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use `np.float64` instead.\n"
+)
+
+
+def test_a_version_the_log_prints_decides_and_a_disagreeing_host_is_a_contradiction(tmp_path: Path) -> None:
+    root, env = _numpy_host(tmp_path, "1.26.4")
+    r = CliRunner().invoke(
+        cli, ["explain", "--root", root, "--env-file", env, "--json", LOG_NUMPY_2], standalone_mode=False
+    )
+    doc = json.loads(r.output)
+    top = doc["causes"][0]
+    assert (top["id"], top["status"]) == ("python-deps", "confirmed")
+    assert top["tie"].startswith("the log shows numpy 2.0.1")
+    assert "this host has 1.26.4" in top["contradiction"] and "--facts" in top["contradiction"]
+    assert doc["log_facts"] == {"numpy": "2.0.1"} and doc["contradictions"]
+    r = CliRunner().invoke(
+        cli, ["explain", "--root", root, "--env-file", env, "--verbose", LOG_NUMPY_2], standalone_mode=False
+    )
+    assert "tied to this error by: the log shows numpy 2.0.1" in r.output
+    assert "contradiction: the log shows numpy 2.0.1; this host has 1.26.4" in r.output
+
+
+SQ_CQ_USED_UP = (
+    "[ERROR] DRV(1,):2025 [drv_share_log.c:238][drv][tsdrv]Alloc chan failed. "
+    "(devid=3; tsid=0; type=0; cur_sq_num=150; cur_cq_num=150; ret=-28)\n"
+    "[ERROR] RUNTIME(1,):2025 [stream_sqcq_manage.cc:79]1 AllocStreamSqCq:[SqCqManage]Alloc sq cq fail, "
+    "stream_id=1088, retCode=0x7020023.\n"
+)
+
+
+def test_trap_alloc_sq_cq_fail_with_used_up_queues_is_not_an_old_driver(tmp_path: Path) -> None:
+    """`Alloc sq cq fail` on a driver below 25.5.1 used to be confirmed driver-too-old; the driver's
+    own line (cur_sq_num … ret=-28) says the queues are used up: device-busy, the old driver ruled out."""
+    t = hosts.HostTree(tmp_path / "h").os_release().driver(hosts.driver_like_25_3("25.2.0")).npu_smi("a2")
+    t.dev_nodes(2)
+    inst = t.cann("8.5.0", ops="910b")
+    t.python_stack("2.8.0", "2.8.0.post2").sourced(inst)
+    env = tmp_path / "h.env"
+    env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
+    r = CliRunner().invoke(
+        cli,
+        ["explain", "--root", str(t.root), "--env-file", str(env), "--json", SQ_CQ_USED_UP],
+        standalone_mode=False,
+    )
+    doc = json.loads(r.output)
+    assert doc["causes"][0]["id"] == "device-busy"
+    [old] = [c for c in doc["causes"] if c["id"] == "driver-too-old"]
+    assert old["status"] == "ruled-out" and old["basis"][0].startswith("the log's own detail rules it out")
+
+
+def test_a_dtype_the_operator_lacks_is_not_an_ops_package_problem() -> None:
+    text = (
+        "RuntimeError: call aclnnExpm1 failed, error code is 161002\n"
+        "AclNN_Parameter_Error(EZ1001): Tensor self not implemented for DT_DOUBLE, "
+        "should be in dtype support list [DT_FLOAT,DT_FLOAT16].\n"
+    )
+    ex = _explain(text)
+    assert ex.causes[0].id == "not-a-version-problem"
+    assert "ops-package-missing-or-wrong" not in [c.id for c in ex.causes if c.status != "ruled-out"]
+
+
+# --- fleet page ----------------------------------------------------------------------------------------
+def test_the_fleet_html_page_shows_the_explained_error_groups(tmp_path: Path) -> None:
+    from tests.unit.test_explain import _facts_json
+
+    _facts_json(tmp_path, hosts.kernels_wrong(tmp_path / "n1"), "node1")
+    _facts_json(tmp_path, hosts.a2_cann85_new(tmp_path / "n3"), "node3")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "node1.log").write_text("error code is 561103\n")
+    (logs / "node3.log").write_text("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    page = tmp_path / "fleet.html"
+    r = CliRunner().invoke(
+        cli,
+        ["fleet", "report", str(tmp_path / "collection"), "--logs", str(logs), "--html", str(page)],
+        standalone_mode=False,
+    )
+    assert r.exception is None, r.output
+    html = page.read_text()
+    assert "<h2>Explained errors</h2>" in html
+    rows = re.findall(r'<tr class="explained">(.*?)</tr>', html, re.S)
+    assert len(rows) == 2
+    [ops] = [x for x in rows if "node1" in x]
+    assert "ops-561103" in ops and "ops-package-missing-or-wrong" in ops and "confirmed" in ops
+    assert any("<code>oom</code>" in x and "node3" in x for x in rows)
