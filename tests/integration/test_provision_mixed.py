@@ -103,7 +103,7 @@ def _spec(name: str) -> HostSpec:
 
 def cannenv(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cannenv", *args], capture_output=True, text=True, timeout=900, check=False
+        [sys.executable, "-m", "cannenv", *args], capture_output=True, text=True, timeout=2400, check=False
     )
 
 
