@@ -72,6 +72,11 @@ class SocFamily:
     cann_from: str | None = None
     """the first CANN release that supports the family (older ones: incompatible, naming the statement)"""
     cann_from_statement: str | None = None
+    accelerator: str | None = None
+    """the Ascend device plugin's node label ``accelerator`` on this family's nodes (MindCluster)"""
+    accelerator_types: tuple[str, ...] = ()
+    """``accelerator-type`` label values that tell this family's nodes apart from the others with
+    the same ``accelerator`` (empty: the ``accelerator`` label alone tells it)"""
     sources: Sources
     note: str | None = None
 

@@ -13,6 +13,7 @@ from cannenv.commands.options import (
     HCCN_OUTPUT,
     MATRIX,
     MULTINODE,
+    QUIET,
     ROOT,
     SMI_BOARD,
     SMI_OUTPUT,
@@ -57,6 +58,7 @@ from cannenv.errors import InputError
 )
 @click.option("--junit", "junit_file", metavar="FILE", help="Also write a JUnit XML report to FILE.")
 @click.option("-v", "--verbose", is_flag=True, help="Show what ruled each cause out, and every source.")
+@QUIET
 def explain_cmd(
     error: tuple[str, ...],
     logs: tuple[str, ...],
@@ -76,6 +78,7 @@ def explain_cmd(
     as_json: bool,
     junit_file: str | None,
     verbose: bool,
+    quiet: bool,
 ) -> int:
     """Explain an Ascend error: the known signature, its causes ranked, each confirmed, ruled out
     or undecided on this host (live, --root or --facts), and the exact remedy.
@@ -109,8 +112,15 @@ def explain_cmd(
         raise InputError("--no-host decides nothing on a host: leave out --facts and --root")
     table = signatures.load(signature_file) if signature_file else signatures.shipped()
     root_path = Path(root).resolve() if root not in ("/", "") else None
+    from cannenv.progress import Progress
+
     result = inputs.scan(
-        table, texts=texts, logs=log_paths, stdin=sys.stdin.buffer if use_stdin else None, root=root_path
+        table,
+        texts=texts,
+        logs=log_paths,
+        stdin=sys.stdin.buffer if use_stdin else None,
+        root=root_path,
+        progress=Progress.for_cli(quiet),
     )
     facts = None
     findings = None

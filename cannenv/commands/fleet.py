@@ -349,8 +349,9 @@ def report_cmd(
     explained = None
     if logs_dir:
         from cannenv.explain import group_by_error
+        from cannenv.progress import Progress
 
-        explained = group_by_error(report.nodes, logs_dir)
+        explained = group_by_error(report.nodes, logs_dir, progress=Progress.for_cli())
     if html_file:
         from cannenv.fleet.html import render_html
 
@@ -422,7 +423,7 @@ def _write_node_metrics(report: FleetReport, directory: str) -> None:
     for node in report.nodes:
         if node.status in ("unreachable", "untargeted"):
             continue
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$", node.name):  # a file name, never a path
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z", node.name):  # a file name, never a path
             raise InputError(f"node name {node.name!r} cannot name a metrics file")
         doctor = Report.build(node.findings, host=dict(node.versions), stack=StackChoice(id=node.stack))
         atomic_write_text(out / f"{node.name}.prom", render_node(doctor, timestamp=now))
@@ -789,14 +790,23 @@ def diff_cmd(
     help="hdk: the nodes carry only driver and firmware (CANN and torch live in the images); "
     "only those are judged, the driver against the target's CANN.",
 )
-@click.option("--interval", type=int, default=3600, show_default=True, help="Seconds between two checks.")
+@click.option(
+    "--interval", type=click.IntRange(1), default=3600, show_default=True, help="Seconds between two checks."
+)
 @click.option(
     "--node-selector",
     "selectors",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Run only on nodes with this label (repeatable; default: nodes that Node Feature Discovery "
-    "(pci-1200_19e5 or pci-19e5) or the Ascend device plugin (accelerator) mark as Huawei NPU nodes).",
+    help="KEY=VALUE: run only on nodes that also carry this label (repeatable, every family). "
+    "FAMILY=KEY=VALUE: the nodes of FAMILY are those with this label (instead of the Ascend device "
+    "plugin's accelerator / accelerator-type labels, the default).",
+)
+@click.option(
+    "--nfd",
+    is_flag=True,
+    help="Also select a family's nodes by Node Feature Discovery's PCI device label "
+    "(pci-1200_19e5_<device>.present; NFD configured with deviceLabelFields [class, vendor, device]).",
 )
 @click.option(
     "--host-path",
@@ -861,6 +871,7 @@ def k8s_manifest_cmd(
     role: str,
     interval: int,
     selectors: tuple[str, ...],
+    nfd: bool,
     host_dirs: tuple[str, ...],
     host_files: tuple[str, ...],
     run_as_user: int,
@@ -885,12 +896,21 @@ def k8s_manifest_cmd(
     from cannenv.fleet.k8s import dump_manifest, render_manifest
 
     _refuse_image_tag(image, allow_tag)
+    from cannenv.hardware import FAMILY_IDS
+
     node_selector: dict[str, str] = {}
+    per_family_selector: dict[str, dict[str, str]] = {}
     for item in selectors:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"--node-selector {item!r}: expected KEY=VALUE")
-        node_selector[key] = value
+        head, sep, rest = item.partition("=")
+        if head in FAMILY_IDS and "=" in rest:  # FAMILY=KEY=VALUE
+            key, _, value = rest.partition("=")
+            if not key:
+                raise InputError(f"--node-selector {item!r}: expected FAMILY=KEY=VALUE")
+            per_family_selector.setdefault(head, {})[key] = value
+            continue
+        if not sep or not head:
+            raise InputError(f"--node-selector {item!r}: expected KEY=VALUE or FAMILY=KEY=VALUE")
+        node_selector[head] = rest
     per_family: list[tuple[str, str | None, str | None, str | None]] = []  # name, stack, lock, family
     if target_items or targets_file:
         from cannenv.fleet.targets import spec_of, target_map
@@ -913,6 +933,13 @@ def k8s_manifest_cmd(
         raise InputError("give the target as --lock FILE or --stack ID (one of them), or --target FAMILY=…")
     else:
         per_family.append((name, stack_id, lock_file, None))
+    named = {f for _, _, _, f in per_family if f is not None}
+    unknown = sorted(set(per_family_selector) - named) if named else []
+    if unknown:
+        raise InputError(
+            f"--node-selector {unknown[0]}=…: no --target for {unknown[0]}",
+            hint="name a family's nodes only for a family the manifest has a target for",
+        )
     site: list[tuple[str, str]] = []
     if matrix_paths:
         from cannenv import records
@@ -936,6 +963,13 @@ def k8s_manifest_cmd(
         else:
             stack = m.stack(str(one_stack))  # unknown id: NotFoundError with a did-you-mean hint
             digest = m.digest
+        if for_family is None and per_family_selector and set(per_family_selector) != {stack.family}:
+            raise InputError(
+                f"--node-selector {', '.join(sorted(per_family_selector))}=…: the target is for "
+                f"{stack.family} only",
+                hint=f"name {stack.family}'s nodes (--node-selector {stack.family}=KEY=VALUE) or give one "
+                "target per family (--target FAMILY=ID)",
+            )
         if for_family is not None and stack.family != for_family:
             raise InputError(
                 f"--target {for_family}={one_lock or one_stack}: stack {stack.id} is for "
@@ -956,6 +990,9 @@ def k8s_manifest_cmd(
             supplemental_groups=groups,
             interval=interval,
             node_selector=node_selector or None,
+            family=stack.family,
+            nfd=nfd,
+            family_selector=per_family_selector.get(stack.family),
             tolerations=tolerations,
             device_resource=device_resource,
             textfile_dir=textfile_dir,
@@ -973,9 +1010,10 @@ def _refuse_image_tag(image: str, allow_tag: bool) -> None:
     """The agent's image named by a tag is refused (exit 5) unless --allow-tag, as `image lock` does
     for a base image: every node pulls it, and a tag can name other bytes on each pull."""
     from cannenv.errors import IntegrityError
+    from cannenv.lock import is_digest_ref
     from cannenv.sanitize import line
 
-    if "@sha256:" in image:
+    if is_digest_ref(image):
         return
     if not allow_tag:
         raise IntegrityError(
@@ -1049,7 +1087,9 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
         dest / "Dockerfile", render_image_dockerfile(wheel.name, base_image, offline=bool(wheelhouse))
     )
     click.echo(f"wrote {dest / 'Dockerfile'} and {dest / wheel.name}")
-    if "@sha256:" not in base_image:
+    from cannenv.lock import is_digest_ref
+
+    if not is_digest_ref(base_image):
         click.echo(
             f"note: {base_image} is a tag, not a pin; give --base-image NAME@sha256:<digest>", err=True
         )
@@ -1178,13 +1218,14 @@ def k8s_label_cmd(
     import json
     from pathlib import Path
 
+    from cannenv import records
     from cannenv.fleet.k8s import apply_labels, failing_checks, label_patch, node_labels
     from cannenv.fsutil import sha256_file
 
-    try:
-        report = json.loads(Path(report_file).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read doctor report {report_file}: {exc}") from None
+    text = records.read_text(report_file, what="doctor report")
+    report = records.parse_json(text, source=f"doctor report {report_file}")
+    if not isinstance(report, dict):
+        raise InputError(f"doctor report {report_file}: expected a JSON object (`cannenv doctor --json`)")
     digest = None
     if certificate and Path(certificate).is_file():
         digest = "sha256:" + sha256_file(certificate)

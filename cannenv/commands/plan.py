@@ -348,7 +348,9 @@ def plan_folder(
     "--check", "check_only", is_flag=True, help="Collect facts and show each host's plan; change nothing."
 )
 @click.option("--limit", metavar="PATTERN", help="Ansible host pattern: only these hosts.")
-@click.option("--forks", type=int, default=5, show_default=True, help="Hosts worked on in parallel.")
+@click.option(
+    "--forks", type=click.IntRange(1, 1000), default=5, show_default=True, help="Hosts worked on in parallel."
+)
 @click.option("--serial", metavar="N|P%", help="Roll out in batches of N hosts (or P% of them).")
 @click.option(
     "--canary", is_flag=True, help="The first batch is one host; the rest follow only if it succeeds."
@@ -378,7 +380,11 @@ def plan_folder(
     "--out", metavar="DIR", help="Keep the facts before/after and the report here (default: a temp dir)."
 )
 @click.option(
-    "--timeout", type=int, default=1800, show_default=True, help="Seconds one step may run on a host."
+    "--timeout",
+    type=click.IntRange(1, 86400),
+    default=1800,
+    show_default=True,
+    help="Seconds one step may run on a host.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the per-host report as JSON.")
 @QUIET

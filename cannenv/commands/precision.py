@@ -8,11 +8,12 @@ torch and transformers are imported only inside ``run`` and ``compare`` (exit 4 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from cannenv.commands.options import QUIET
 
 if TYPE_CHECKING:
     from cannenv.precision.report import PrecisionReport
@@ -37,6 +38,7 @@ def _output_options(f: F) -> F:
 
 
 def _input_options(f: F) -> F:
+    f = QUIET(f)
     f = click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)(f)
     f = click.option("--seq-len", type=click.IntRange(1, 65536), default=32, show_default=True)(f)
     f = click.option("--batch", type=click.IntRange(1, 1024), default=1, show_default=True)(f)
@@ -62,17 +64,11 @@ def precision() -> None:
     """
 
 
-def _progress() -> Callable[[str], None]:
-    """Hook point for the shared progress module (issue 35): a line on stderr when it is a terminal."""
-    if not sys.stderr.isatty():
-        return lambda _msg: None
+def _progress(quiet: bool) -> Callable[[str], None]:
+    """Where the runner says what it is doing: stderr through :mod:`cannenv.progress`."""
+    from cannenv.progress import Progress
 
-    def say(msg: str) -> None:
-        from cannenv import sanitize
-
-        click.echo(f"… {sanitize.line(msg)}", err=True)
-
-    return say
+    return Progress.for_cli(quiet).line
 
 
 def _policy(tolerances_file: str | None) -> Any:
@@ -155,6 +151,7 @@ def run_cmd(
     tolerances_file: str | None,
     as_json: bool,
     junit_file: str | None,
+    quiet: bool,
 ) -> int:
     """The model on this host's device (or --dtype on the CPU) against the CPU float32 reference."""
     from cannenv.model import env
@@ -168,7 +165,7 @@ def run_cmd(
     inputs = runner.InputSpec(batch=batch, seq_len=seq_len, seed=seed)
     if from_dump:
         report = runner.from_dump(
-            model_dir, from_dump, inputs=inputs, policy=policy, keep_dir=keep_dir, progress=_progress()
+            model_dir, from_dump, inputs=inputs, policy=policy, keep_dir=keep_dir, progress=_progress(quiet)
         )
     else:
         report = runner.run(
@@ -179,7 +176,7 @@ def run_cmd(
             policy=policy,
             keep_dir=keep_dir,
             replay=not no_replay,
-            progress=_progress(),
+            progress=_progress(quiet),
         )
     return _emit(report, as_json, junit_file)
 
@@ -216,6 +213,7 @@ def compare_cmd(
     tolerances_file: str | None,
     as_json: bool,
     junit_file: str | None,
+    quiet: bool,
 ) -> int:
     """Two checkpoints of one architecture, same inputs, same dtype: where does the copy drift?"""
     from cannenv.model import env
@@ -234,7 +232,7 @@ def compare_cmd(
         policy=policy,
         keep_dir=keep_dir,
         replay=not no_replay,
-        progress=_progress(),
+        progress=_progress(quiet),
     )
     return _emit(report, as_json, junit_file)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cannenv.checks import Target
     from cannenv.facts import Facts
+    from cannenv.progress import Progress
     from cannenv.report import Finding
 
 
@@ -106,7 +107,7 @@ def log_findings(
     return out
 
 
-def group_by_error(nodes: Any, logs_dir: str) -> list[dict[str, Any]]:
+def group_by_error(nodes: Any, logs_dir: str, *, progress: Progress | None = None) -> list[dict[str, Any]]:
     """``fleet report --logs DIR``: nodes grouped by the error their log explains.
 
     A node's log is ``DIR/<node>`` (a file, or a folder such as its plog) or ``DIR/<node>.log``,
@@ -127,27 +128,33 @@ def group_by_error(nodes: Any, logs_dir: str) -> list[dict[str, Any]]:
     root = top.resolve()
     table = signatures.shipped()
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for node in nodes:
-        name = str(node.name)
-        if not name or "/" in name or name in (".", ".."):
-            continue
-        found = [p for p in (root / name, root / f"{name}.log") if p.exists() or p.is_symlink()]
-        if not found:
-            continue
-        try:
-            scan = inputs.scan(table, logs=[str(found[0])], root=root)
-        except CannenvError as exc:
-            groups.setdefault(("unreadable log", "-", exc.message), []).append(name)
-            continue
-        ex = judge.explain(
-            table, scan, findings=list(getattr(node, "findings", ()) or ()), host_source="facts"
-        )
-        if not ex.matches:
-            key = ("no known signature", "-", "-")
-        else:
-            c = ex.causes[0]
-            key = (ex.matches[0].id, c.id, c.status)
-        groups.setdefault(key, []).append(name)
+    from cannenv.progress import QUIET
+
+    nodes = list(nodes)
+    shown = progress if progress is not None and len(nodes) >= inputs.PROGRESS_FILES else QUIET
+    with shown.task(f"explaining the logs of {len(nodes)} nodes", total=len(nodes), unit="nodes") as task:
+        for node in nodes:
+            task.advance(1)
+            name = str(node.name)
+            if not name or "/" in name or name in (".", ".."):
+                continue
+            found = [p for p in (root / name, root / f"{name}.log") if p.exists() or p.is_symlink()]
+            if not found:
+                continue
+            try:
+                scan = inputs.scan(table, logs=[str(found[0])], root=root)
+            except CannenvError as exc:
+                groups.setdefault(("unreadable log", "-", exc.message), []).append(name)
+                continue
+            ex = judge.explain(
+                table, scan, findings=list(getattr(node, "findings", ()) or ()), host_source="facts"
+            )
+            if not ex.matches:
+                key = ("no known signature", "-", "-")
+            else:
+                c = ex.causes[0]
+                key = (ex.matches[0].id, c.id, c.status)
+            groups.setdefault(key, []).append(name)
     return [
         {"signature": sig, "cause": cause, "status": status, "nodes": sorted(names)}
         for (sig, cause, status), names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))

@@ -12,7 +12,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from cannenv.errors import InputError
 from cannenv.explain.scan import CHUNK, Scanner, ScanResult
@@ -22,6 +22,9 @@ MAX_LOG_BYTES = 4 << 30
 """The most bytes read from all inputs together (the rest is named as not read)."""
 MAX_DIR_FILES = 10_000
 MAX_DEPTH = 8
+
+if TYPE_CHECKING:
+    from cannenv.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,11 @@ def _chunks(fd: int, budget: list[int]) -> Iterator[bytes]:
             yield data
 
 
+PROGRESS_FILES = 200
+PROGRESS_BYTES = 256 << 20
+"""From this many log files or bytes on, a scan shows its progress on stderr (below: nothing)."""
+
+
 def scan(
     table: SignatureTable,
     *,
@@ -127,8 +135,10 @@ def scan(
     logs: Sequence[str] = (),
     stdin: IO[bytes] | None = None,
     root: Path | None = None,
+    progress: Progress | None = None,
 ) -> ScanResult:
-    """Scan every input in turn (arguments, then logs, then stdin)."""
+    """Scan every input in turn (arguments, then logs, then stdin). ``progress`` shows the bytes
+    read, file by file, when the logs are many or large (``PROGRESS_FILES``, ``PROGRESS_BYTES``)."""
     skipped: list[str] = []
     plan: list[tuple[str, Path, int, bool]] = []  # (name, local, size, nofollow)
     for log in logs:
@@ -153,19 +163,27 @@ def scan(
         scanner.feed("\n".join(texts).encode("utf-8", "surrogateescape"))
         scanner.end_input()
     budget = [MAX_LOG_BYTES]
-    for name, local, _size, nofollow in plan:
-        if budget[0] <= 0:
-            skipped.append(f"{name}: not read, {MAX_LOG_BYTES} bytes were read already")
-            continue
-        try:
-            fd, _ = _open(local, name, nofollow=nofollow)
-        except InputError as exc:
-            if name in logs:
-                raise
-            skipped.append(exc.message.removeprefix("cannot read log "))
-            continue
-        scanner.sources.append(name)
-        scanner.feed_all(_chunks(fd, budget))
+    from cannenv.progress import QUIET
+
+    big = len(plan) >= PROGRESS_FILES or total >= PROGRESS_BYTES
+    shown = (progress or QUIET) if big else QUIET
+    with shown.task(
+        f"scanning {len(plan)} log file{'s' if len(plan) != 1 else ''}", total=total, unit="B"
+    ) as task:
+        for name, local, size, nofollow in plan:
+            if budget[0] <= 0:
+                skipped.append(f"{name}: not read, {MAX_LOG_BYTES} bytes were read already")
+                continue
+            try:
+                fd, _ = _open(local, name, nofollow=nofollow)
+            except InputError as exc:
+                if name in logs:
+                    raise
+                skipped.append(exc.message.removeprefix("cannot read log "))
+                continue
+            scanner.sources.append(name)
+            scanner.feed_all(_chunks(fd, budget))
+            task.advance(size, note=name)
     if stdin is not None:
         scanner.sources.append("stdin")
         while budget[0] > 0:

@@ -13,7 +13,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cannenv.errors import InputError
-from cannenv.explain.signatures import _ID, _MAX_REGEX, REQUIRED_CAUSES, re2_subset_problem
+from cannenv.explain.rules import ID_RULE as _ID
+from cannenv.explain.rules import MAX_REGEX as _MAX_REGEX
+from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 
 ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result"]
 CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result"]
@@ -205,8 +207,6 @@ class ExtractorModel(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> ExtractorModel:
-        from cannenv.explain.signatures import re2_subset_problem
-
         problem = re2_subset_problem(self.regex)
         if problem:
             raise ValueError(problem)

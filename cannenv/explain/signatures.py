@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from cannenv import linre
 from cannenv.errors import InputError
+from cannenv.explain.rules import REQUIRED_CAUSES as REQUIRED_CAUSES
+from cannenv.explain.rules import re2_subset_problem as re2_subset_problem
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,41 +53,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-REQUIRED_CAUSES: tuple[str, ...] = (
-    "env-not-sourced",
-    "torch-torch_npu-mismatch",
-    "torch_npu-cann-mismatch",
-    "nnal-mismatch",
-    "ops-package-missing-or-wrong",
-    "driver-too-old",
-    "driver-firmware-mismatch",
-    "device-not-visible",
-    "hccl-link",
-    "hccl-consistency",
-    "hccl-port",
-    "oom",
-    "python-deps",
-    "not-a-version-problem",
-)
-"""Cause ids of the stable JSON schema: more may be added, none renamed or removed."""
-
 MAX_SIGNATURE_BYTES = 4 << 20
 KNOWLEDGE_PRIORITY = -20
 """Priority of the signatures made from the vendor's code tables: below every hand-written one."""
-
-
-def re2_subset_problem(rx: str) -> str | None:
-    """Why ``rx`` cannot be a signature pattern (not linear-time: outside RE2, or too long), or
-    None. Signature patterns are data a user may supply: none may backtrack (docs/explain.md)."""
-    try:
-        linre.compile(rx, what="regex")
-    except InputError as exc:
-        return exc.message
-    return None
-
-
-_ID = r"^[a-z0-9][a-z0-9_-]*[a-z0-9]$"
-_MAX_REGEX = 400
 
 
 # ------------------------------------------------------------------------------ engine values

@@ -113,11 +113,17 @@ def run_playbook(
     extravars: Mapping[str, Any],
     connect_timeout: int,
     on_event: Callable[[Mapping[str, Any]], object] | None = None,
+    cancel: Callable[[], bool] | None = None,
 ) -> list[Mapping[str, Any]]:
     """Run ``playbook`` over ``inventory`` quietly (no colour, no retry files); return its events.
 
     ``on_event`` sees each event as ansible-runner receives it (its ``event_handler``: live
     progress, :mod:`cannenv.fleet.live`); every event is kept whatever it returns.
+
+    ``cancel``: ansible-runner's ``cancel_callback``. Without it ansible-runner installs its own
+    SIGINT/SIGTERM handler that kills ``ansible-playbook`` at once (right for a read-only
+    collection); a rollout passes its own (:class:`cannenv.fleet.live.Interrupt`), which never kills
+    a running step.
 
     One way to run a playbook for ``fleet collect`` and ``provision``. A run that produced no
     events and did not finish is an InputError carrying the tail of ansible's output.
@@ -147,6 +153,7 @@ def run_playbook(
         quiet=True,
         timeout=None,
         event_handler=None if on_event is None else _keep_all(on_event),
+        **({"cancel_callback": cancel} if cancel is not None else {}),
     )
     events = list(runner.events)
     if runner.status not in ("successful", "failed") and not events:

@@ -8,9 +8,9 @@
   the node its pod runs on;
 * a ConfigMap ``NAME-target`` with what every node is judged against: the lock file itself
   (``lock.json``), or a stack id and the matrix digest it was chosen from;
-* the DaemonSet: on NPU nodes only (Node Feature Discovery's default ``pci-1200_19e5`` label, its
-  vendor-only ``pci-19e5`` form, or the Ascend device plugin's ``accelerator`` label; or the labels
-  the user names), with only the tolerations asked for. Its container runs ``cannenv fleet
+* the DaemonSet: on its family's nodes only (the Ascend device plugin's ``accelerator`` and
+  ``accelerator-type`` labels, :func:`family_affinity`; NFD's per-device label only with ``nfd``; or
+  the labels the user names), with only the tolerations asked for. Its container runs ``cannenv fleet
   k8s-agent`` directly (no shell) as ``nobody``, with no capability: it reads, under ``/host``
   (``--root /host``), only the node paths ``templates/k8s-host-paths.yaml`` lists, each mounted
   read-only (nothing there is run, no device node is opened), or, with ``device_resource``, asks
@@ -76,16 +76,16 @@ _FORBIDDEN_HOST_PATHS = re.compile(
 )
 _LABEL_VALUE_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 _LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
-_IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*\Z")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _QUALIFIED = re.compile(
-    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z"
 )
 _TOLERATION = re.compile(
-    r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>NoSchedule|PreferNoSchedule|NoExecute)$"
+    r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>NoSchedule|PreferNoSchedule|NoExecute)\Z"
 )
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-_SAFE_ARG = re.compile(r"^[A-Za-z0-9._/+:-]+$")
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9._/+:-]+\Z")
 
 
 def label_value(text: str | None) -> str:
@@ -196,8 +196,17 @@ def render_manifest(
     run_as_user: int = NOBODY,
     supplemental_groups: Sequence[int] = (),
     matrix_files: Sequence[tuple[str, str]] = (),
+    family: str | None = None,
+    nfd: bool = False,
+    family_selector: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The Kubernetes objects, as plain dicts (dump them as YAML or JSON).
+
+    ``family`` (the target stack's): the DaemonSet runs only on that family's nodes, told by the
+    Ascend device plugin's labels (:func:`family_affinity`); ``nfd`` also accepts Node Feature
+    Discovery's PCI device labels for it. ``family_selector`` (``--node-selector FAMILY=KEY=VALUE``)
+    names that family's nodes instead of the device plugin's labels; ``node_selector`` narrows every
+    family's nodes (both must match). Without ``family`` (a direct call) the vendor-wide default.
 
     Give the target as ``lock_text`` (a lock file's content, delivered in the ConfigMap) or as
     ``stack_id`` (with ``matrix_digest``: the agent refuses to judge against another matrix).
@@ -230,11 +239,16 @@ def render_manifest(
     for val, what in ((stack_id, "--stack"), (matrix_digest, "--matrix-digest")):
         if val is not None and not _SAFE_ARG.match(val):
             raise InputError(f"{what} {val!r}: only letters, digits and . _ / + - : are allowed here")
-    for path, what in ((certificate, "--certificate"), (textfile_dir, "--textfile-dir")):
-        if path is not None and (not path.startswith("/") or not _SAFE_ARG.match(path) or ".." in path):
-            raise InputError(f"{what} {path!r}: expected an absolute host path without '..'")
+    if certificate is not None and (
+        not certificate.startswith("/") or not _SAFE_ARG.match(certificate) or ".." in certificate
+    ):
+        raise InputError(f"--certificate {certificate!r}: expected an absolute host path without '..'")
+    if textfile_dir is not None:
+        # writable: held to the --host-path rules, and never created on the node
+        textfile_dir = _checked_host_path(textfile_dir, "--textfile-dir")
     selector = dict(node_selector or {})
-    for key, val in selector.items():
+    own = dict(family_selector or {})
+    for key, val in [*selector.items(), *own.items()]:
         if not _QUALIFIED.fullmatch(key):
             raise InputError(f"--node-selector {key!r}: not a label key")
         if not _LABEL_VALUE.fullmatch(val):
@@ -278,7 +292,7 @@ def render_manifest(
         config["data"] = {"stack": str(stack_id), "matrix-digest": matrix_digest or ""}
     projected = {key: key for key in config["data"]}
     for i, (file_name, text) in enumerate(matrix_files):
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$", file_name):
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\Z", file_name):
             raise InputError(f"--matrix file {file_name!r}: its name cannot be a ConfigMap key")
         key = f"matrix.{i:02d}.{file_name}"
         config["data"][key] = text
@@ -290,9 +304,17 @@ def render_manifest(
     ds["spec"]["template"]["metadata"]["labels"] = dict(labels)
     pod = ds["spec"]["template"]["spec"]
     pod["serviceAccountName"] = name
-    if selector:  # the user's labels replace the default affinity
-        pod["nodeSelector"] = selector
+    if own:  # the user names this family's nodes: the device plugin's labels are not asked
         del pod["affinity"]
+    elif family is not None:
+        terms = family_affinity(family, nfd=nfd)
+        pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": terms
+        }
+    elif selector:  # no family: the user's labels replace the vendor-wide default
+        del pod["affinity"]
+    if selector or own:
+        pod["nodeSelector"] = {**selector, **own}
     pod["tolerations"] = [parse_toleration(t) for t in tolerations]
     security = pod["securityContext"]
     security.update(runAsUser=run_as_user, runAsNonRoot=run_as_user != 0)
@@ -332,7 +354,7 @@ def render_manifest(
             not sep
             or not _QUALIFIED.match(dev_name)
             or "/" not in dev_name
-            or not count.isdigit()
+            or not count.isdecimal()
             or int(count) < 1
         ):
             raise InputError(
@@ -342,10 +364,43 @@ def render_manifest(
         container["resources"]["requests"][dev_name] = count
     if textfile_dir:
         container["volumeMounts"].append({"name": "textfile", "mountPath": TEXTFILE_MOUNT})
-        pod["volumes"].append(
-            {"name": "textfile", "hostPath": {"path": textfile_dir, "type": "DirectoryOrCreate"}}
-        )
+        pod["volumes"].append({"name": "textfile", "hostPath": {"path": textfile_dir, "type": "Directory"}})
     return objects
+
+
+NFD_PCI_DEVICE_LABEL = "feature.node.kubernetes.io/pci-1200_19e5_{device}.present"
+"""Node Feature Discovery's label for a PCI device of class 12 (processing accelerator), vendor
+0x19e5 (Huawei) and device ``{device}`` when NFD is configured with ``deviceLabelFields: [class,
+vendor, device]`` (its default labels class and vendor only, which cannot tell the families apart)."""
+
+
+def family_affinity(family: str, *, nfd: bool = False) -> list[dict[str, Any]]:
+    """``nodeSelectorTerms`` (ORed) that select this family's nodes only, from the Ascend device
+    plugin's labels in the hardware table (``accelerator``, and ``accelerator-type`` where the
+    ``accelerator`` value is shared: A2, A3 and the first 910 are all ``huawei-Ascend910``); with
+    ``nfd`` also NFD's per-device PCI label (:data:`NFD_PCI_DEVICE_LABEL`). A family whose nodes no
+    label tells is refused: name them with ``--node-selector FAMILY=KEY=VALUE``."""
+    from cannenv.soc import hardware
+
+    fam = next((f for f in hardware().families if f.id == family), None)
+    terms: list[dict[str, Any]] = []
+    if fam is not None and fam.accelerator:
+        exprs: list[dict[str, Any]] = [{"key": "accelerator", "operator": "In", "values": [fam.accelerator]}]
+        if fam.accelerator_types:
+            exprs.append({"key": "accelerator-type", "operator": "In", "values": list(fam.accelerator_types)})
+        terms.append({"matchExpressions": exprs})
+    if nfd and fam is not None:
+        for device in fam.pci_device_ids:
+            label = NFD_PCI_DEVICE_LABEL.format(device=device.lower().removeprefix("0x"))
+            terms.append({"matchExpressions": [{"key": label, "operator": "In", "values": ["true"]}]})
+    if not terms:
+        raise InputError(
+            f"no node label tells the {family} nodes apart (the Ascend device plugin labels none"
+            + ("" if nfd else "; --nfd adds Node Feature Discovery's PCI device labels")
+            + ")",
+            hint=f"label those nodes and name them: --node-selector {family}=KEY=VALUE",
+        )
+    return terms
 
 
 DEFAULT_DOCTOR_BASE = "python:3.12-slim"
@@ -361,7 +416,7 @@ def render_image_dockerfile(
     """
     if not _IMAGE_RE.match(base_image):
         raise InputError(f"--base-image {base_image!r} is not an image reference")
-    if not re.match(r"^cannenv-[A-Za-z0-9_.+-]+-py3-none-any\.whl$", wheel_name):
+    if not re.match(r"^cannenv-[A-Za-z0-9_.+-]+-py3-none-any\.whl\Z", wheel_name):
         raise InputError(
             f"{wheel_name!r} is not a cannenv wheel file name (cannenv-VERSION-py3-none-any.whl)"
         )
@@ -521,7 +576,7 @@ def apply_labels(
     import urllib.parse
     import urllib.request
 
-    if not _DNS_LABEL.match(node) and not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$", node):
+    if not _DNS_LABEL.match(node) and not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z", node):
         raise InputError(f"--node {node!r} is not a node name")
     context: ssl.SSLContext | None = None
     if api is None:

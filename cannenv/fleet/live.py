@@ -372,15 +372,24 @@ class Interrupt:
                 "(stopping them now would leave hosts in a state nobody knows)"
             )
 
+    def terminate(self) -> None:
+        """SIGTERM (a service manager, ``kubectl delete``): both levels at once — no new batch, no
+        new step; running steps finish or reach their timeout."""
+        while self.level < 2:
+            self.press()
+
     @contextmanager
     def installed(self) -> Iterator[Interrupt]:
-        """SIGINT goes to :meth:`press` while the block runs (main thread only; elsewhere nothing)."""
+        """SIGINT goes to :meth:`press`, SIGTERM to :meth:`terminate`, while the block runs (main
+        thread only; elsewhere nothing); the previous handlers come back after it."""
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
-        previous = signal.getsignal(signal.SIGINT)
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         signal.signal(signal.SIGINT, lambda _sig, _frame: self.press())
+        signal.signal(signal.SIGTERM, lambda _sig, _frame: self.terminate())
         try:
             yield self
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

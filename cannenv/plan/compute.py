@@ -1075,7 +1075,7 @@ def _driver_requirement(matrix: Matrix, cann: str, family: str) -> Any:
 
 
 _RANK = {c: i for i, c in enumerate(ORDER)}
-_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+/-]{0,250}$")
+_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+/-]{0,250}\Z")
 _PEP668 = (
     "import os, sys, sysconfig, configparser as c\n"
     "m = os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')\n"

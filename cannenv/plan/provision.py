@@ -94,7 +94,7 @@ def _wheel_key(name: str) -> tuple[str, str] | None:
     return re.sub(r"[-_.]+", "-", parts[0]).lower(), parts[1]
 
 
-_TOOLKIT = re.compile(r"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86_64)\.(run|zip)$")
+_TOOLKIT = re.compile(r"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86_64)\.(run|zip)\Z")
 
 
 def _combined_hint(name: str, artifacts: Path) -> str:
@@ -355,12 +355,8 @@ def load_plans(path: str | Path) -> dict[str, Plan]:
     from cannenv import records
 
     text = records.read_text(str(path), what="plan file", missing=NotFoundError)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise InputError(
-            f"--plan {path}: not JSON: {exc}", hint="write it with `cannenv plan --out`"
-        ) from None
+    # the one bounded JSON reader: depth, integer digits, NaN (a 100,000-deep list is exit 2, not 70)
+    doc = records.parse_json(text, source=f"--plan {path}", hint="write it with `cannenv plan --out`")
     docs = doc.get("plans") if isinstance(doc, dict) and "plans" in doc else [doc]
     if not isinstance(docs, list) or not docs:
         raise InputError(f"--plan {path}: field 'plans': expected a list of plans")
@@ -882,4 +878,5 @@ def _run_playbook(
         },
         connect_timeout=connect_timeout,
         on_event=on_event,
+        cancel=lambda: False,  # Ctrl-C goes to Interrupt: steps finish, no host is killed mid-step
     )

@@ -112,7 +112,7 @@ MAX_METADATA_HEAD = 256 << 10
 MAX_LIBC10_BYTES = 512 << 20
 """libc10.so is tens of MB; a larger file is not scanned further."""
 MAX_FIELD = 200
-_FIELD_RE = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,199}$")  # MAX_FIELD printable ASCII
+_FIELD_RE = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,199}\Z")  # MAX_FIELD printable ASCII
 
 
 def torch_cxx11_abi(host: Host, torch_dir: str) -> bool | None:

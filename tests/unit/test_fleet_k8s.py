@@ -105,9 +105,16 @@ def test_the_daemonset_is_what_issue_15_asks(manifest: list[dict[str, Any]], tmp
     pod = _by_kind(manifest, "DaemonSet")["spec"]["template"]["spec"]
     assert "nodeSelector" not in pod
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    keys = [e["key"] for t in terms["nodeSelectorTerms"] for e in t["matchExpressions"]]
-    # default NFD (class_vendor), NFD with vendor only, the vendor device plugin's label: ORed terms
-    assert keys == [NFD_ASCEND_LABEL, "feature.node.kubernetes.io/pci-19e5.present", "accelerator"]
+    # the lock's family (A2) only, by the Ascend device plugin's labels: accelerator AND accelerator-type
+    (term,) = terms["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [
+        {"key": "accelerator", "operator": "In", "values": ["huawei-Ascend910"]},
+        {
+            "key": "accelerator-type",
+            "operator": "In",
+            "values": ["module-910b-8", "module-910b-16", "card-910b-2", "card-910b-infer"],
+        },
+    ]
     assert NFD_ASCEND_LABEL == "feature.node.kubernetes.io/pci-1200_19e5.present"
     assert pod["tolerations"] == []  # only those asked for
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 65534
@@ -122,7 +129,10 @@ def test_the_daemonset_is_what_issue_15_asks(manifest: list[dict[str, Any]], tmp
     assert not [m for m in mounts if "davinci" in m]
     volumes = {v["name"]: v for v in pod["volumes"]}
     host = {v["hostPath"]["path"]: v["hostPath"]["type"] for v in volumes.values() if "hostPath" in v}
-    assert volumes["textfile"]["hostPath"]["path"] == "/var/lib/prometheus/node-exporter"
+    assert volumes["textfile"]["hostPath"] == {
+        "path": "/var/lib/prometheus/node-exporter",
+        "type": "Directory",
+    }
     del host["/var/lib/prometheus/node-exporter"]  # the one writable host path
     # only what the probes read, each read-only under /host, never created on the node
     assert host == {p["path"]: p["type"] for p in host_paths("full")}
@@ -631,3 +641,125 @@ def test_an_agent_image_by_tag_is_refused_unless_allow_tag(tmp_path: Path) -> No
     pinned = "registry.example/cannenv-doctor@sha256:" + "1" * 64
     quiet = _cli("fleet", "k8s-manifest", "--image", pinned, "--stack", STACK, "--json")
     assert quiet.returncode == 0 and "tag" not in quiet.stderr
+
+
+# ------------------------------------------------------------------ mixed clusters (issue 31 point 5)
+
+DIGEST_IMAGE = "registry.example/cannenv-doctor@sha256:" + "1" * 64
+
+
+def _stack_of(family: str) -> str:
+    return next(s.id for s in matrix.load().stacks if s.family == family)
+
+
+def _schedules(pod: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether the scheduler may place ``pod`` on a node with ``labels``: nodeSelector AND one of the
+    required nodeAffinity terms (In / NotIn / Exists / DoesNotExist), as the scheduler reads them."""
+    if any(labels.get(k) != v for k, v in pod.get("nodeSelector", {}).items()):
+        return False
+    affinity = pod.get("affinity", {}).get("nodeAffinity", {})
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return True
+
+    def holds(e: dict[str, Any]) -> bool:
+        op, key = e["operator"], e["key"]
+        if op == "In":
+            return labels.get(key) in e["values"]
+        if op == "NotIn":
+            return labels.get(key) not in e["values"]
+        if op == "Exists":
+            return key in labels
+        if op == "DoesNotExist":
+            return key not in labels
+        raise AssertionError(op)
+
+    return any(all(holds(e) for e in t.get("matchExpressions", ())) for t in required["nodeSelectorTerms"])
+
+
+NODES = {
+    # labels as the Ascend device plugin sets them (MindCluster k8s.md, "Node labels")
+    "a2-800t": {"accelerator": "huawei-Ascend910", "accelerator-type": "module-910b-8"},
+    "a2-card": {"accelerator": "huawei-Ascend910", "accelerator-type": "card-910b-2"},
+    "a3-800": {"accelerator": "huawei-Ascend910", "accelerator-type": "module-a3-16"},
+    "a3-superpod": {"accelerator": "huawei-Ascend910", "accelerator-type": "module-a3-16-super-pod"},
+    "310p-duo": {"accelerator": "huawei-Ascend310P", "infer-card-type": "card-300i-duo"},
+    "910a-old": {"accelerator": "huawei-Ascend910", "accelerator-type": "module"},  # no target for 910
+    "cpu-only": {"kubernetes.io/os": "linux"},
+}
+EXPECTED = {
+    "a2-800t": "a2",
+    "a2-card": "a2",
+    "a3-800": "a3",
+    "a3-superpod": "a3",
+    "310p-duo": "310p",
+    "910a-old": None,
+    "cpu-only": None,
+}
+
+
+def _three_families(*extra: str) -> list[dict[str, Any]]:
+    targets = ",".join(f"{f}={_stack_of(f)}" for f in ("a2", "a3", "310p"))
+    proc = _cli("fleet", "k8s-manifest", "--image", DIGEST_IMAGE, "--target", targets, "--json", *extra)
+    assert proc.returncode == 0, proc.stderr
+    items: list[dict[str, Any]] = json.loads(proc.stdout)["items"]
+    return items
+
+
+def test_three_families_put_one_agent_on_each_npu_node() -> None:
+    objects = _three_families("--textfile-dir", "/var/lib/node-exporter")
+    daemonsets = {o["metadata"]["name"]: o for o in objects if o["kind"] == "DaemonSet"}
+    assert set(daemonsets) == {"cannenv-doctor-a2", "cannenv-doctor-a3", "cannenv-doctor-310p"}
+    # render against labelled node objects: exactly one agent on each NPU node, of its own family
+    for node, labels in NODES.items():
+        on = [n for n, ds in daemonsets.items() if _schedules(ds["spec"]["template"]["spec"], labels)]
+        want = EXPECTED[node]
+        assert on == ([] if want is None else [f"cannenv-doctor-{want}"]), (node, on)
+    kv = pytest.importorskip("kubernetes_validate")
+    node_objects = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": labels}}
+        for n, labels in NODES.items()
+    ]
+    for obj in [*objects, *node_objects]:
+        kv.validate(obj, K8S_VERSION, strict=True)
+
+
+def test_a_family_named_by_its_own_selector_and_nfd_only_when_asked() -> None:
+    objects = _three_families("--node-selector", "310p=pool=edge", "--node-selector", "zone=z1", "--nfd")
+    pods = {o["metadata"]["name"]: o["spec"]["template"]["spec"] for o in objects if o["kind"] == "DaemonSet"}
+    # 310p: its own label replaces the device plugin's; every family: zone=z1 too
+    assert pods["cannenv-doctor-310p"]["nodeSelector"] == {"zone": "z1", "pool": "edge"}
+    assert "affinity" not in pods["cannenv-doctor-310p"]
+    assert pods["cannenv-doctor-a2"]["nodeSelector"] == {"zone": "z1"}
+    terms = pods["cannenv-doctor-a2"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    keys = [e["key"] for t in terms["nodeSelectorTerms"] for e in t["matchExpressions"]]
+    assert keys == [
+        "accelerator",
+        "accelerator-type",
+        "feature.node.kubernetes.io/pci-1200_19e5_d802.present",
+    ]
+    assert _schedules(
+        pods["cannenv-doctor-a2"],
+        {"zone": "z1", "feature.node.kubernetes.io/pci-1200_19e5_d802.present": "true"},
+    )
+    assert not _schedules(pods["cannenv-doctor-a2"], {**NODES["a2-800t"]})  # not in zone z1
+    # without --nfd no NFD label selects a node
+    plain = _three_families()
+    a2 = next(o for o in plain if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "cannenv-doctor-a2")
+    a2 = a2["spec"]["template"]["spec"]
+    assert "pci-" not in json.dumps(a2["affinity"])
+    proc = _cli(
+        "fleet", "k8s-manifest", "--image", DIGEST_IMAGE, "--target", f"a2={_stack_of('a2')}",
+        "--node-selector", "a3=pool=x", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 2 and "no --target for a3" in proc.stderr
+
+
+@pytest.mark.parametrize("path", ["/", "/etc", "/var/lib/kubelet", "/root/x", "/var/run/secrets/k", "/proc"])
+def test_textfile_dir_is_refused_where_host_path_is(path: str) -> None:
+    with pytest.raises(InputError, match="--textfile-dir"):
+        render_manifest(DIGEST_IMAGE, stack_id=STACK, textfile_dir=path)
+    with pytest.raises(InputError, match="--host-path"):
+        render_manifest(DIGEST_IMAGE, stack_id=STACK, extra_host_paths=[path])

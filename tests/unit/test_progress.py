@@ -266,3 +266,43 @@ def test_a_task_without_a_count_says_only_start_end_and_time(plain: tuple[Progre
     got = lines(stream)
     assert got[0] == "tracing the model: started"
     assert got[1].startswith("tracing the model: done in ") and got[1].endswith(" s")
+
+
+def test_sigterm_stops_new_batches_and_new_steps_at_once(
+    tmp_path: Path, plain: tuple[Progress, io.StringIO]
+) -> None:
+    import os
+    import signal
+
+    p, _ = plain
+    intr = Interrupt(tmp_path, p)
+    before = signal.getsignal(signal.SIGTERM)
+    with intr.installed():
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert intr.batches.exists() and intr.steps.exists()
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_large_log_folder_shows_its_scan_on_stderr_and_the_json_is_the_same(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from cannenv.explain.inputs import PROGRESS_FILES
+
+    plog = tmp_path / "plog"
+    plog.mkdir()
+    for i in range(PROGRESS_FILES):
+        (plog / f"plog-{i}.log").write_text("[ERROR] RUNTIME: error code is 507035\n" if i == 7 else "ok\n")
+
+    def run(*extra: str, mode: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CANNENV_")} | {
+            "CANNENV_PROGRESS": mode
+        }
+        args = [sys.executable, "-m", "cannenv", "explain", "--log", str(plog), "--no-host", "--json", *extra]
+        return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+    shown, quiet = run(mode="plain"), run("--quiet", mode="plain")
+    assert shown.stdout == quiet.stdout and shown.returncode == quiet.returncode
+    assert f"scanning {PROGRESS_FILES} log files: done" in shown.stderr
+    assert "scanning" not in quiet.stderr
