@@ -240,6 +240,9 @@ class PythonFacts:
     torch_dir: str | None = None
     torch_cxx11_abi: bool | None = None
     error: str | None = None
+    externally_managed: bool | None = None
+    """The interpreter refuses ``pip install`` (PEP 668: an ``EXTERNALLY-MANAGED`` marker, not a venv,
+    not allowed by pip's configuration or ``PIP_BREAK_SYSTEM_PACKAGES``); None: not asked."""
 
 
 @value

@@ -20,15 +20,24 @@ if TYPE_CHECKING:
 
 LOCK_SCHEMA_VERSION: Literal[1] = 1
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 
-_REQ_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?$")
+_REQ_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9])?\Z")
 """A distribution name as PEP 508 spells it: it becomes a package URL (``pkg:pypi/NAME@VERSION``)."""
-_REQ_VERSION = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63})?$")
+_REQ_VERSION = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63})?\Z")
 """Empty: not pinned (a requirement taken from the index as it stood)."""
-_PINNED_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:-]{0,254}@sha256:[0-9a-f]{64}$")
+_PINNED_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:-]{0,254}@sha256:[0-9a-f]{64}\Z")
+_DIGEST_SUFFIX = re.compile(r"@sha256:[0-9a-f]{64}\Z")
+
+
+def is_digest_ref(ref: str) -> bool:
+    """Whether an image reference is pinned by a digest: ``…@sha256:`` and 64 hex digits, nothing
+    after (``@sha256:latest`` and a trailing newline are not digests)."""
+    return _DIGEST_SUFFIX.search(ref) is not None
+
+
 """``REPO@sha256:<64 hex>``: a pushed image by its digest, never a tag that can move."""
 
 

@@ -196,7 +196,7 @@ def _redact_url_rest(rest: str) -> str:
     at = -1
     if "@" in authority:
         at = authority.rfind("@")
-    elif ":" in authority and not authority.rsplit(":", 1)[1].isdigit() and "@" in rest:
+    elif ":" in authority and not authority.rsplit(":", 1)[1].isdecimal() and "@" in rest:
         # ``user:pa/ss@host``: an unencoded '/' in the password. The user-info then ends at the
         # last '@' (an '@' in the path is redacted with it: more hidden, nothing leaked)
         at = rest.rfind("@")

@@ -82,7 +82,7 @@ def _int(parser: configparser.ConfigParser, section: str, key: str, source: str)
 
 def _mnk(raw: str, where: str) -> tuple[int, int, int]:
     parts = [p.strip() for p in raw.split(",")]
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if len(parts) != 3 or not all(p.isdecimal() for p in parts):
         raise InputError(f"{where}: expected three integers 'm,n,k', got {raw!r}")
     return int(parts[0]), int(parts[1]), int(parts[2])
 
@@ -159,7 +159,7 @@ TOOLKIT_ROOTS_ENV = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 TOOLKIT_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
 
 
-_SOC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_SOC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
 MAX_INI_BYTES = 1 << 20
 """A platform ini is a few KB."""
 

@@ -80,6 +80,18 @@ def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
     if len(installs) == 1:
         via = f"; found through {installs[0].found_via}" if installs[0].found_via else ""
         return [c.finding("pass", f"CANN {listing}; {facts.cann.active_reason}{via}")]
+    others = [i for i in installs if i is not active]
+    if active is not None and not any(references(facts, i) for i in others):
+        # side by side (the vendor's multi-version layout; the planner's default policy): an install
+        # nothing selects — no link, no variable, no search path names it — cannot be picked up
+        kept = ", ".join(f"{i.version or '?'} ({i.path})" for i in others)
+        return [
+            c.finding(
+                "pass",
+                f"CANN {active.version or '?'} ({active.path}) in use — {facts.cann.active_reason}; "
+                f"kept beside it, inactive (nothing points at it): {kept}",
+            )
+        ]
     return [
         c.finding(
             "warn",
@@ -90,6 +102,34 @@ def _cann_installs(facts: Facts, target: Target) -> list[Finding]:
             else "source exactly one CANN set_env.sh in a fresh shell",
         )
     ]
+
+
+def references(facts: Facts, install: CannInstall) -> list[str]:
+    """What on this host still points at ``install``: selector links and the environment's CANN
+    variables and search paths (``LD_LIBRARY_PATH``, ``PATH``, ``PYTHONPATH``), links resolved."""
+    root = install.path.rstrip("/")
+    links = facts.cann.links
+
+    def hits(path: str) -> bool:
+        p = path.rstrip("/")
+        for link, dest in links.items():  # a path through a selector link is where the link leads
+            if p == link or p.startswith(link + "/"):
+                p = dest.rstrip("/") + p[len(link) :]
+                break
+        return p == root or p.startswith(root + "/")
+
+    out = [f"{link} → {dest}" for link, dest in links.items() if hits(dest)]
+    env = facts.env
+    for key, val in sorted(env.vars.items()):
+        if key.startswith("ASCEND") and val.startswith("/") and hits(val):
+            out.append(f"{key}={val}")
+    for key, paths in (
+        ("LD_LIBRARY_PATH", env.ld_library_path),
+        ("PATH", env.path),
+        ("PYTHONPATH", env.pythonpath),
+    ):
+        out.extend(f"{key} entry {p}" for p in paths if hits(p))
+    return out
 
 
 def _install_remedy(facts: Facts, target: Target) -> str:

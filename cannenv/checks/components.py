@@ -47,7 +47,7 @@ def _matches(key: str, stated: str, have: str) -> bool:
 
     stated = stated.strip()
     if key == "cann":
-        return series_matches("cann", stated, have) if stated[:1].isdigit() else False
+        return series_matches("cann", stated, have) if stated[:1].isdecimal() else False
     try:
         from cannenv.matrix.model import _pep
 

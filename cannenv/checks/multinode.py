@@ -22,7 +22,7 @@ from cannenv.report import Finding
 SINGLE_NODE = "single node (judge multi-node readiness with --multinode)"
 CONNECT_TIMEOUT_RANGE = (120, 7200)
 """hicann/hccl docs/zh/user_guide/hccl_env/HCCL_CONNECT_TIMEOUT.md: an integer in [120, 7200] s."""
-_PORT_ITEM_RE = re.compile(r"^(\d{1,5})(?:-(\d{1,5}))?$")
+_PORT_ITEM_RE = re.compile(r"^(\d{1,5})(?:-(\d{1,5}))?\Z")
 MOUNT_REMEDY = "mount it into the container: `docker run ... -v /etc/hccn.conf:/etc/hccn.conf:ro`"
 
 
@@ -84,7 +84,7 @@ def hccl_env_problems(env: dict[str, str]) -> list[tuple[str, str]]:
     timeout = env.get("HCCL_CONNECT_TIMEOUT")
     if timeout is not None:
         lo, hi = CONNECT_TIMEOUT_RANGE
-        if not timeout.strip().isdigit() or not lo <= int(timeout) <= hi:
+        if not timeout.strip().isdecimal() or not lo <= int(timeout) <= hi:
             out.append(("HCCL_CONNECT_TIMEOUT", f"{timeout!r} is not an integer in [{lo}, {hi}] (seconds)"))
     ports = env.get("HCCL_NPU_SOCKET_PORT_RANGE")
     if ports is not None:

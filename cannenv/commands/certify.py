@@ -79,7 +79,7 @@ def _common(fn: Any) -> Any:
             click.option(
                 "--timeout",
                 "timeout_s",
-                type=float,
+                type=click.FloatRange(0, 86400, min_open=True),
                 default=900.0,
                 show_default=True,
                 help="Seconds each device run may take before it counts as a hang.",

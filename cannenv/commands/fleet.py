@@ -423,7 +423,7 @@ def _write_node_metrics(report: FleetReport, directory: str) -> None:
     for node in report.nodes:
         if node.status in ("unreachable", "untargeted"):
             continue
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$", node.name):  # a file name, never a path
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z", node.name):  # a file name, never a path
             raise InputError(f"node name {node.name!r} cannot name a metrics file")
         doctor = Report.build(node.findings, host=dict(node.versions), stack=StackChoice(id=node.stack))
         atomic_write_text(out / f"{node.name}.prom", render_node(doctor, timestamp=now))
@@ -790,7 +790,9 @@ def diff_cmd(
     help="hdk: the nodes carry only driver and firmware (CANN and torch live in the images); "
     "only those are judged, the driver against the target's CANN.",
 )
-@click.option("--interval", type=int, default=3600, show_default=True, help="Seconds between two checks.")
+@click.option(
+    "--interval", type=click.IntRange(1), default=3600, show_default=True, help="Seconds between two checks."
+)
 @click.option(
     "--node-selector",
     "selectors",
@@ -1008,9 +1010,10 @@ def _refuse_image_tag(image: str, allow_tag: bool) -> None:
     """The agent's image named by a tag is refused (exit 5) unless --allow-tag, as `image lock` does
     for a base image: every node pulls it, and a tag can name other bytes on each pull."""
     from cannenv.errors import IntegrityError
+    from cannenv.lock import is_digest_ref
     from cannenv.sanitize import line
 
-    if "@sha256:" in image:
+    if is_digest_ref(image):
         return
     if not allow_tag:
         raise IntegrityError(
@@ -1084,7 +1087,9 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
         dest / "Dockerfile", render_image_dockerfile(wheel.name, base_image, offline=bool(wheelhouse))
     )
     click.echo(f"wrote {dest / 'Dockerfile'} and {dest / wheel.name}")
-    if "@sha256:" not in base_image:
+    from cannenv.lock import is_digest_ref
+
+    if not is_digest_ref(base_image):
         click.echo(
             f"note: {base_image} is a tag, not a pin; give --base-image NAME@sha256:<digest>", err=True
         )
@@ -1213,13 +1218,14 @@ def k8s_label_cmd(
     import json
     from pathlib import Path
 
+    from cannenv import records
     from cannenv.fleet.k8s import apply_labels, failing_checks, label_patch, node_labels
     from cannenv.fsutil import sha256_file
 
-    try:
-        report = json.loads(Path(report_file).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read doctor report {report_file}: {exc}") from None
+    text = records.read_text(report_file, what="doctor report")
+    report = records.parse_json(text, source=f"doctor report {report_file}")
+    if not isinstance(report, dict):
+        raise InputError(f"doctor report {report_file}: expected a JSON object (`cannenv doctor --json`)")
     digest = None
     if certificate and Path(certificate).is_file():
         digest = "sha256:" + sha256_file(certificate)

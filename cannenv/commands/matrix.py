@@ -791,7 +791,11 @@ def _render_verdict(con: Console, v: dict[str, Any]) -> None:
 @click.option("--family", help="a2, a3, 310p, 910, 310b or 950")
 @click.option("--python", help="Python version line, e.g. 3.11")
 @click.option(
-    "--limit", type=int, default=10, show_default=True, help="Show at most this many stacks (0 = all)."
+    "--limit",
+    type=click.IntRange(0),
+    default=10,
+    show_default=True,
+    help="Show at most this many stacks (0 = all).",
 )
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context

@@ -168,8 +168,10 @@ def plan_cmd(
         inventory=groups_inventory,
     )
     refuse_misfits(targets, matrix_paths)
+    if python and venv:
+        raise InputError("give either --python or --venv, not both")
     opts = _PlanOptions(
-        cast("CannPolicy", cann_policy), hdk_policy(hdk), offline, driver_policy, venv, matrix_paths
+        cast("CannPolicy", cann_policy), hdk_policy(hdk), offline, driver_policy, venv, matrix_paths, python
     )
     if facts_file and Path(facts_file).is_dir():
         if as_shell:
@@ -185,7 +187,11 @@ def plan_cmd(
             f"no target stack for this host: {target.choice.reason or 'none chosen'}",
             hint="name one: --stack ID (list them with `cannenv matrix list`) or --lock FILE",
         )
-    plan = compute_plan(facts, target, cann_policy=opts.cann_policy, offline=offline, hdk=opts.hdk, venv=venv)
+    # --python: the interpreter probed here (or, with --facts, the one named for the hosts) is the one
+    # the Python packages go into
+    plan = compute_plan(
+        facts, target, cann_policy=opts.cann_policy, offline=offline, hdk=opts.hdk, venv=venv, python=python
+    )
     if plan.refused:
         raise InputError(
             f"refused: {'; '.join(plan.problems)}", hint="give this host a target of its own family"
@@ -204,9 +210,11 @@ class _PlanOptions:
         driver_policy: str,
         venv: str | None,
         matrix_paths: tuple[str, ...],
+        python: str | None = None,
     ) -> None:
         self.cann_policy, self.hdk, self.offline = cann_policy, hdk, offline
         self.driver_policy, self.venv, self.matrix_paths = driver_policy, venv, matrix_paths
+        self.python = python
         self._matrix: Any = None
 
     @property
@@ -281,6 +289,7 @@ def plan_folder(
                 offline=opts.offline,
                 hdk=opts.hdk,
                 venv=opts.venv,
+                python=opts.python,
             )
         plans.append((path.stem, replace(plan, host=path.stem)))
     if out_file:
@@ -339,7 +348,9 @@ def plan_folder(
     "--check", "check_only", is_flag=True, help="Collect facts and show each host's plan; change nothing."
 )
 @click.option("--limit", metavar="PATTERN", help="Ansible host pattern: only these hosts.")
-@click.option("--forks", type=int, default=5, show_default=True, help="Hosts worked on in parallel.")
+@click.option(
+    "--forks", type=click.IntRange(1, 1000), default=5, show_default=True, help="Hosts worked on in parallel."
+)
 @click.option("--serial", metavar="N|P%", help="Roll out in batches of N hosts (or P% of them).")
 @click.option(
     "--canary", is_flag=True, help="The first batch is one host; the rest follow only if it succeeds."
@@ -369,7 +380,11 @@ def plan_folder(
     "--out", metavar="DIR", help="Keep the facts before/after and the report here (default: a temp dir)."
 )
 @click.option(
-    "--timeout", type=int, default=1800, show_default=True, help="Seconds one step may run on a host."
+    "--timeout",
+    type=click.IntRange(1, 86400),
+    default=1800,
+    show_default=True,
+    help="Seconds one step may run on a host.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the per-host report as JSON.")
 @QUIET

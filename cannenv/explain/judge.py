@@ -439,7 +439,7 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         hits[key] = Hit(v.count, [v.line])
         sigs.append(code_signature(code, (Pattern(key, key, rx=None),)))
     for value, v in scan.values.get("hccl-result", {}).items():
-        code = k.hccl_results.get(int(value)) if value.isdigit() else None
+        code = k.hccl_results.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:
             continue
         add(

@@ -220,7 +220,7 @@ def json_schema() -> dict[str, Any]:
 
 def re_code(word: str) -> bool:
     """A 6-digit ACL code."""
-    return word.isdigit() and len(word) == 6
+    return word.isdecimal() and len(word) == 6
 
 
 def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]]:
@@ -239,7 +239,7 @@ def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]
         if (
             len(words) == 2
             and words[0].startswith("ACL_ERROR_")
-            and words[1].isdigit()
+            and words[1].isdecimal()
             and len(words[1]) == 6
         ):
             name, code, comment = words[0], words[1], comment.strip()

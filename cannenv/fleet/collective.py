@@ -25,9 +25,9 @@ from cannenv.errors import InputError, NotFoundError
 
 MARKER = "CANNENV-COLLECTIVE "
 GLOO_NOTE = "gloo (harness only; HCCL not exercised)"
-_ADDR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")
-_PYTHON_RE = re.compile(r"^[A-Za-z0-9_./+-]{1,255}$")
-_ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_ADDR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}\Z")
+_PYTHON_RE = re.compile(r"^[A-Za-z0-9_./+-]{1,255}\Z")
+_ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 HISTORY_DIR = "history"
 DEFAULT_KEEP = 30
 _STAMP = "%Y%m%dT%H%M%SZ"
-_STAMP_RE = re.compile(r"^(\d{8}T\d{6}Z)(?:-\d{1,4})?$")
-_RELATIVE = re.compile(r"^(\d{1,5})([mhdw])$")
+_STAMP_RE = re.compile(r"^(\d{8}T\d{6}Z)(?:-\d{1,4})?\Z")
+_RELATIVE = re.compile(r"^(\d{1,5})([mhdw])\Z")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -38,11 +38,11 @@ def collection_time(directory: Path) -> dt.datetime:
     if manifest.is_file():
         try:
             when = load_collection(directory).finished_at
-            parsed = dt.datetime.fromisoformat(when) if when else None
-        except (ValueError, InputError):
+            parsed = _utc(dt.datetime.fromisoformat(when)) if when else None
+        except (ValueError, OverflowError, InputError):  # 9999-12-31T23:59:59-23:00 is past year 9999 in UTC
             parsed = None
         if parsed is not None:
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+            return parsed
     src = manifest if manifest.is_file() else directory
     return dt.datetime.fromtimestamp(src.stat().st_mtime, dt.timezone.utc)
 
@@ -98,13 +98,19 @@ def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime:
     if m:
         return now - dt.timedelta(**{_UNITS[m[2]]: int(m[1])})
     try:
-        when = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
+        when = _utc(dt.datetime.fromisoformat(text.strip()))
+    except (ValueError, OverflowError):
         raise InputError(
             f"--since {text!r}: expected an ISO date or time (2026-11-30, 2026-11-30T08:00) "
             "or an age (90m, 12h, 7d, 2w)"
         ) from None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+    return when
+
+
+def _utc(when: dt.datetime) -> dt.datetime:
+    """``when`` in UTC (naive means UTC); OverflowError at the edge of the calendar, before any
+    comparison or arithmetic meets it."""
+    return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).astimezone(dt.timezone.utc)
 
 
 def history_since(

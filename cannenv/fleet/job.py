@@ -63,7 +63,7 @@ class JobNode:
 
 
 def _natural(text: str) -> tuple[tuple[int, str], ...]:
-    return tuple((int(p), "") if p.isdigit() else (-1, p.lower()) for p in re.split(r"(\d+)", text) if p)
+    return tuple((int(p), "") if p.isdecimal() else (-1, p.lower()) for p in re.split(r"(\d+)", text) if p)
 
 
 def converge_on(values: Mapping[str, str | None]) -> str | None:
@@ -678,7 +678,7 @@ def parse_job_spec(spec: str) -> tuple[str, list[str] | None]:
 
     name, sep, rest = spec.partition("=")
     name = name.strip()
-    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$", name):
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}\Z", name):
         raise InputError(f"--job {spec!r}: a job name is letters, digits and ._- (NAME=a,b or GROUP)")
     if not sep:
         return name, None

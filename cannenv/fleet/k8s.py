@@ -76,16 +76,16 @@ _FORBIDDEN_HOST_PATHS = re.compile(
 )
 _LABEL_VALUE_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 _LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
-_IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*\Z")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 _QUALIFIED = re.compile(
-    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z"
 )
 _TOLERATION = re.compile(
-    r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>NoSchedule|PreferNoSchedule|NoExecute)$"
+    r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>NoSchedule|PreferNoSchedule|NoExecute)\Z"
 )
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-_SAFE_ARG = re.compile(r"^[A-Za-z0-9._/+:-]+$")
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9._/+:-]+\Z")
 
 
 def label_value(text: str | None) -> str:
@@ -292,7 +292,7 @@ def render_manifest(
         config["data"] = {"stack": str(stack_id), "matrix-digest": matrix_digest or ""}
     projected = {key: key for key in config["data"]}
     for i, (file_name, text) in enumerate(matrix_files):
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$", file_name):
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}\Z", file_name):
             raise InputError(f"--matrix file {file_name!r}: its name cannot be a ConfigMap key")
         key = f"matrix.{i:02d}.{file_name}"
         config["data"][key] = text
@@ -354,7 +354,7 @@ def render_manifest(
             not sep
             or not _QUALIFIED.match(dev_name)
             or "/" not in dev_name
-            or not count.isdigit()
+            or not count.isdecimal()
             or int(count) < 1
         ):
             raise InputError(
@@ -416,7 +416,7 @@ def render_image_dockerfile(
     """
     if not _IMAGE_RE.match(base_image):
         raise InputError(f"--base-image {base_image!r} is not an image reference")
-    if not re.match(r"^cannenv-[A-Za-z0-9_.+-]+-py3-none-any\.whl$", wheel_name):
+    if not re.match(r"^cannenv-[A-Za-z0-9_.+-]+-py3-none-any\.whl\Z", wheel_name):
         raise InputError(
             f"{wheel_name!r} is not a cannenv wheel file name (cannenv-VERSION-py3-none-any.whl)"
         )
@@ -576,7 +576,7 @@ def apply_labels(
     import urllib.parse
     import urllib.request
 
-    if not _DNS_LABEL.match(node) and not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$", node):
+    if not _DNS_LABEL.match(node) and not re.match(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z", node):
         raise InputError(f"--node {node!r} is not a node name")
     context: ssl.SSLContext | None = None
     if api is None:

@@ -32,9 +32,9 @@ from cannenv.fleet.job import JobNode, sides
 from cannenv.report import Finding, Severity
 
 VERSION_BY_FAMILY = {"a2": "1.0", "910": "1.0", "310p": "1.0", "a3": "1.2", "950": "2.0"}
-_DIGITS = re.compile(r"^\d{1,9}$")
-_PORT = re.compile(r"^\d{1,2}/\d{1,3}$")
-_EID = re.compile(r"^[0-9A-Fa-f]{32}$")
+_DIGITS = re.compile(r"^\d{1,9}\Z")
+_PORT = re.compile(r"^\d{1,2}/\d{1,3}\Z")
+_EID = re.compile(r"^[0-9A-Fa-f]{32}\Z")
 
 
 def table_version(nodes: Sequence[JobNode]) -> str:
@@ -129,7 +129,7 @@ def generate(nodes: Sequence[JobNode], *, device_port: int | None = None) -> dic
 
 
 def _natural_key(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdigit() else (1 << 62, text)
+    return (int(text), "") if text.isdecimal() else (1 << 62, text)
 
 
 def _generate_v2(nodes: Sequence[JobNode], device_port: int | None) -> dict[str, Any]:
@@ -236,11 +236,15 @@ def _passed(check: Check, doc: dict[str, Any], version: str, n_nodes: int) -> st
     """What a passing check found, with the table's counts (not the title again)."""
     servers = doc.get("server_list") if version != "2.0" else None
     if isinstance(servers, list):
-        ranks = sum(len(s.get("device") or []) for s in servers if isinstance(s, dict))
+        ranks = sum(
+            len(s["device"]) for s in servers if isinstance(s, dict) and isinstance(s.get("device"), list)
+        )
         where = f"{ranks} rank(s) on {len(servers)} server(s)"
     else:
-        where = f"{len(doc.get('rank_list') or [])} rank(s)"
-    pods = len(doc.get("super_pod_list") or [])
+        rank_list = doc.get("rank_list")
+        where = f"{len(rank_list) if isinstance(rank_list, list) else 0} rank(s)"
+    pod_list = doc.get("super_pod_list")
+    pods = len(pod_list) if isinstance(pod_list, list) else 0
     return {
         SCHEMA.id: f"v{version}: fields and value types as documented",
         RANKS.id: f"{where}, numbered in order",
@@ -295,7 +299,7 @@ def _check_v1(doc: dict[str, Any], version: str, nodes: Sequence[JobNode], found
             for key in ("device_port", "backup_device_port", "host_port"):
                 if key in dev and not _port_ok(dev[key], as_str=True):
                     bad.append(f"{dwhere}.{key} must be a port in [1, 65535] as a string, got {dev[key]!r}")
-            if dev.get("device_id") in seen_dev:
+            if str(dev.get("device_id")) in seen_dev:  # any JSON value: a list is not hashable
                 bad.append(f"{sid}: device_id {dev.get('device_id')} listed twice")
             seen_dev.add(str(dev.get("device_id")))
             ip = dev.get("device_ip")

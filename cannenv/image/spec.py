@@ -30,18 +30,18 @@ COMPONENT_ORDER: tuple[Component, ...] = ("cann", "ops", "nnal")
 INSTALL_FLAGS = "--quiet --install --install-for-all"  # [CCI] Dockerfiles, versions.md §3.2
 
 # What may reach a Dockerfile. Anything else is refused before rendering.
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
-SAFE_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.(?:run|whl)$")
-SAFE_RANGE = re.compile(r"^[A-Za-z0-9.,<>=!* ]{1,200}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}\Z")
+SAFE_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}\Z")
+SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.(?:run|whl)\Z")
+SAFE_RANGE = re.compile(r"^[A-Za-z0-9.,<>=!* ]{1,200}\Z")
+SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 IMAGE_REF = re.compile(
     r"^(?:(?P<registry>[a-zA-Z0-9][a-zA-Z0-9.-]*(?::[0-9]{1,5})?)/)?"
     r"(?P<path>[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
-    r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
+    r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?\Z"
 )
-LABEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+LABEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}\Z")
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -203,8 +203,8 @@ def validate_spec(spec: ImageSpec) -> None:
         VersionRange.parse("driver", spec.driver_range)
     except VersionError as exc:
         raise InputError(f"stack {spec.stack_id}: {exc.message}", hint=exc.hint) from None
-    check(re.compile(r"^[a-z0-9]{1,16}$"), "chip series", spec.chip, "a chip series like 910b")
-    check(re.compile(r"^3\.[0-9]{1,2}$"), "python version", spec.python, "a Python version like 3.11")
+    check(re.compile(r"^[a-z0-9]{1,16}\Z"), "chip series", spec.chip, "a chip series like 910b")
+    check(re.compile(r"^3\.[0-9]{1,2}\Z"), "python version", spec.python, "a Python version like 3.11")
     for name, version in spec.components.items():
         check(LABEL_KEY, "component name", name, "lower-case letters, digits and . _ -")
         check(

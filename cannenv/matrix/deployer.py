@@ -50,19 +50,21 @@ _FILE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("toolbox", re.compile(rf"^Ascend-mindx-toolbox_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("tfplugin", re.compile(rf"^Ascend-cann-tfplugin_(?P<v>[^_]+)_linux-{_ARCH}\.(zip|run)$")),
     ("hdk", re.compile(rf"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu_(?P<v>[^_]+)_linux-{_ARCH}\.zip$")),
-    ("mcu", re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-mcu_(?P<v>[^_]+)\.zip$")),
+    ("mcu", re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-mcu_(?P<v>[^_]+)\.zip\Z")),
     (
         "torch",
-        re.compile(r"^torch-(?P<v>[^-]+?)(\+cpu)?-cp(?P<py>3\d+)-cp3\d+m?-.*?(?P<arch>aarch64|x86_64)\.whl$"),
+        re.compile(
+            r"^torch-(?P<v>[^-]+?)(\+cpu)?-cp(?P<py>3\d+)-cp3\d+m?-.*?(?P<arch>aarch64|x86_64)\.whl\Z"
+        ),
     ),
     (
         "torch_npu",
-        re.compile(r"^torch_npu-(?P<v>[^-]+)-cp(?P<py>3\d+)-cp3\d+m?-.*?(?P<arch>aarch64|x86_64)\.whl$"),
+        re.compile(r"^torch_npu-(?P<v>[^-]+)-cp(?P<py>3\d+)-cp3\d+m?-.*?(?P<arch>aarch64|x86_64)\.whl\Z"),
     ),
 )
 IMPORTED_KINDS = frozenset({"CANN", "NPU", "Torch-npu"})
-_SHA = re.compile(r"^[0-9a-f]{64}$")
-_NAME_VERSION = re.compile(r"^(?P<name>[A-Za-z][A-Za-z-]*)_(?P<v>[0-9][0-9A-Za-z.+-]*)$")
+_SHA = re.compile(r"^[0-9a-f]{64}\Z")
+_NAME_VERSION = re.compile(r"^(?P<name>[A-Za-z][A-Za-z-]*)_(?P<v>[0-9][0-9A-Za-z.+-]*)\Z")
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,7 @@ def read_deployer(path: str | Path) -> DeployerImport:
                 if not (lm and rm and lm["name"] == "Torch-npu" and rm["name"] == "CANN"):
                     continue
                 tnpu = lm["v"]
-                torch = re.sub(r"(\.post\d+|rc\d+)$", "", tnpu)
+                torch = re.sub(r"(\.post\d+|rc\d+)\Z", "", tnpu)
                 result.facts.append(Fact("torch_npu", (tnpu, rm["v"]), {"torch": torch}, prov))
     return result
 

@@ -185,7 +185,7 @@ def parse_policy(text: str, prov: Provenance, warnings: list[str]) -> list[Downs
                 torch=torch,
                 torch_npu=tnpu,
                 provenance=prov,
-                triton=triton if triton[:1].isdigit() else "",
+                triton=triton if triton[:1].isdecimal() else "",
             )
         )
     if header is None:
@@ -240,7 +240,7 @@ def parse_install(text: str) -> dict[str, str]:
         val = cells[1]
         if key and val.startswith("==") and key not in out:
             v = val[2:].strip()
-            if v[:1].isdigit() and " " not in v:
+            if v[:1].isdecimal() and " " not in v:
                 out[key] = v
     return out
 

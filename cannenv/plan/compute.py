@@ -383,6 +383,8 @@ class _Builder:
 
     # -- the steps, in order ---------------------------------------------------------------------
     def build(self) -> None:
+        from dataclasses import replace
+
         driver = self.driver()
         self.account(driver)
         self.add(driver)
@@ -392,7 +394,23 @@ class _Builder:
         self.nnal()
         self.python()
         self.environment()
-        self.steps.sort(key=lambda s: _RANK[s.component])
+        rank = dict(_RANK)
+        # the vendor's order of the driver and firmware: driver → firmware on a first installation,
+        # firmware → driver on an overwrite or upgrade (a driver is installed); CANN after both
+        order = installer_rules()["hdk_order"]
+        scenario = "first-install" if self.facts.driver is None else "overwrite"
+        hdk = [s for s in self.steps if s.acts and s.component in ("driver", "firmware")]
+        if len(hdk) == 2:  # only an order of the two when both run
+            first, second = order[scenario]
+            rank[first], rank[second] = sorted((rank["driver"], rank["firmware"]))
+        srcs = tuple(order["sources"])
+        self.steps = [
+            replace(s, sources=s.sources + tuple(x for x in srcs if x not in s.sources))
+            if s.acts and s.component in ("driver", "firmware")
+            else s
+            for s in self.steps
+        ]
+        self.steps.sort(key=lambda s: rank[s.component])
 
     def account(self, driver: Step) -> None:
         rules = installer_rules()["account"]
@@ -843,22 +861,37 @@ class _Builder:
             )
         )
 
+    def fresh_interpreter(self) -> bool:
+        """The packages go into another interpreter than the one the facts read (``--venv``, or a
+        ``--python`` the facts were not collected with): nothing is known of its packages."""
+        if self.python_override is None:
+            return False
+        py = self.facts.python
+        return not (py.source == "interpreter" and py.interpreter == self.python_override)
+
     def python_packages(self) -> tuple[list[str], list[str]]:
         want: list[str] = []
         have: list[str] = []
-        pkgs = self.facts.python.packages
+        fresh = self.fresh_interpreter()
+        pkgs = {} if fresh else self.facts.python.packages
         for key, dist in (("torch", "torch"), ("torch_npu", "torch-npu")):
             v = self.stack.version(key)
             if v is None:
                 continue
             got = pkgs.get(dist)
             got = got.split("+")[0] if got else None
-            if not _matches(key, v, got) and self.kept(key, got, v):
+            if not fresh and not _matches(key, v, got) and self.kept(key, got, v):
                 self.notes.append(f"{dist} {got} kept (the chosen stack pins {v}); name a target to move it")
                 continue
-            if not _matches(key, v, got):
+            if fresh or not _matches(key, v, got):
                 want.append(f"{dist}=={v}")
                 have.append(f"{dist} {got or 'absent'}")
+        if fresh and want and self.cann_want is not None:
+            from cannenv.checks.cann import CANN_PYTHON_DEPS
+
+            # the toolkit's own Python dependencies (the doctor's cann-python-deps), into the new
+            # interpreter too: from the wheelhouse offline, any version it holds
+            want.extend(CANN_PYTHON_DEPS)
         return want, have
 
     def python_interpreter(self) -> str:
@@ -964,6 +997,8 @@ class _Builder:
             return
         py = self.python_interpreter()
         rules = installer_rules()
+        pinned = [w for w in want if "==" in w]
+        deps = [w for w in want if "==" not in w]
         reqs = " ".join(_q(w) for w in want)
         if self.offline:
             lines: tuple[str, ...] = (
@@ -979,19 +1014,29 @@ class _Builder:
                 out.append(f"{_q(py)} -m pip install " + " ".join(_q(w) for w in rest))
             lines = tuple(out)
         verify = tuple(
-            Verify(fact=f"python.packages.{w.split('==')[0]}", expect=w.split("==")[1]) for w in want
-        )
+            Verify(fact=f"python.packages.{w.split('==')[0]}", expect=w.split("==")[1]) for w in pinned
+        ) + tuple(Verify(fact=f"python.packages.{d}", expect="installed") for d in deps)
         preflight: list[str] = []
         if self.venv:
             venv = _q(self.venv)
-            # pip comes from the wheel provision ships (PYTHONPATH), so the venv needs no ensurepip
-            bare = "--without-pip " if self.offline else ""
-            make = f"[ -x {venv}/bin/python ] || python3 -m venv {bare}"
-            lines = (make + venv, *lines)
+            # offline: pip from Python's own ensurepip (Debian: python3-venv) when the host has it, else
+            # the venv is made without pip and pip runs from the pip wheel provision copies from
+            # --artifacts ($PYTHONPATH); the preflight refuses a host that has neither
+            make = (
+                f"[ -x {venv}/bin/python ] || {{ if python3 -c 'import ensurepip' 2>/dev/null; "
+                f"then python3 -m venv {venv}; else python3 -m venv --without-pip {venv}; fi; }}"
+            )
+            lines = (make, *lines)
             preflight.append(
                 f"[ -x {venv}/bin/python ] || python3 -c 'import venv' "
                 "|| { echo 'python3 has no venv module (Debian/Ubuntu: apt install python3-venv)' >&2; "
                 "exit 1; }"
+            )
+            preflight.append(
+                f"[ -x {venv}/bin/python ] || python3 -c 'import ensurepip' 2>/dev/null "
+                '|| [ -n "${CANNENV_PIP_WHEEL:-}" ] '
+                "|| { echo 'python3 has no ensurepip (Debian/Ubuntu: apt install python3-venv) and no pip "
+                "wheel is in --artifacts: the venv would have no pip' >&2; exit 1; }"
             )
         else:
             preflight.append(
@@ -999,12 +1044,14 @@ class _Builder:
                 f"|| {{ echo {_q(py + ': no such interpreter')} >&2; exit 1; }}"
             )
             preflight.append(f"{_q(py)} -c {_q(_PEP668)}")
+        into = f" into {py}" if self.python_override else ""
+        named = " ".join(pinned) + (f" and CANN's Python dependencies ({' '.join(deps)})" if deps else "")
         self.add(
             Step(
                 index=0,
                 component="python-packages",
                 action="install" if all(h.endswith("absent") for h in have) else "upgrade",
-                summary=f"pip install {' '.join(want)} (now: {', '.join(have)}); torch is the CPU build",
+                summary=f"pip install {named}{into} (now: {', '.join(have)}); torch is the CPU build",
                 version_to=" ".join(want),
                 commands=lines,
                 preconditions=(
@@ -1028,7 +1075,7 @@ def _driver_requirement(matrix: Matrix, cann: str, family: str) -> Any:
 
 
 _RANK = {c: i for i, c in enumerate(ORDER)}
-_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+/-]{0,250}$")
+_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+/-]{0,250}\Z")
 _PEP668 = (
     "import os, sys, sysconfig, configparser as c\n"
     "m = os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')\n"

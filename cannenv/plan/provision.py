@@ -20,12 +20,13 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from cannenv.errors import InputError, NotFoundError
 from cannenv.fleet.live import STEP_DONE as _DONE
 from cannenv.fleet.live import STEP_STOP as _MSG
 from cannenv.plan.model import Plan, Step
+from cannenv.plan.state import STATE_OF, STATES, Cause, HostState, State
 from cannenv.values import to_json, value
 
 if TYPE_CHECKING:
@@ -36,25 +37,14 @@ if TYPE_CHECKING:
     from cannenv.plan.compute import CannPolicy, HdkPolicy
     from cannenv.progress import Progress
 
-HostStatus = Literal[
-    "done",
-    "nothing-to-do",
-    "failed",
-    "reboot-required",
-    "planned",
-    "not-collected",
-    "doctor-fails",
-    "refused",
-    "untargeted",
-    "facts-moved",
-    "not-run",
-]
-
 
 @value
 class HostOutcome:
+    """One host's rollout outcome: its state (:mod:`cannenv.plan.state`) and what backs it."""
+
     name: str
-    status: HostStatus
+    status: State
+    cause: Cause
     reason: str = ""
     failed_step: int | None = None
     failed_component: str | None = None
@@ -76,10 +66,7 @@ class ProvisionReport:
     hosts: tuple[HostOutcome, ...] = ()
 
     def exit_code(self) -> int:
-        ok = ("done", "nothing-to-do")
-        if self.check:
-            return 0 if all(h.status == "nothing-to-do" for h in self.hosts) else 1
-        return 0 if all(h.status in ok for h in self.hosts) else 1
+        return 0 if all(h.status == "done" for h in self.hosts) else 1
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return to_json(self, indent=indent)
@@ -107,7 +94,7 @@ def _wheel_key(name: str) -> tuple[str, str] | None:
     return re.sub(r"[-_.]+", "-", parts[0]).lower(), parts[1]
 
 
-_TOOLKIT = re.compile(r"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86_64)\.(run|zip)$")
+_TOOLKIT = re.compile(r"^Ascend-cann-toolkit_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86_64)\.(run|zip)\Z")
 
 
 def _combined_hint(name: str, artifacts: Path) -> str:
@@ -130,12 +117,25 @@ def step_files(step: Step, artifacts: Path) -> tuple[list[tuple[str, str | None]
     files: list[tuple[str, str | None]] = [(i.file, i.sha256) for i in step.installers]
     if step.component == "python-packages" and step.version_to:
         wheels = {_wheel_key(p.name): p.name for p in sorted(artifacts.glob("*.whl"))}
+        pinned = {req.partition("==")[0] for req in step.version_to.split() if "==" in req}
+        bare = [req for req in step.version_to.split() if "==" not in req]
         for req in step.version_to.split():
             dist, _, ver = req.partition("==")
-            name = wheels.get((dist, ver))
+            name = (
+                wheels.get((dist, ver))
+                if ver
+                else next((n for k, n in wheels.items() if k is not None and k[0] == dist), None)
+            )
             if name is None:
                 return files, f"no wheel for {req} in {artifacts} (pip runs with --no-index)"
             files.append((name, None))
+        if bare:  # unpinned dependencies bring theirs: the whole wheelhouse but other pinned versions
+            taken = {n for n, _ in files}
+            files.extend(
+                (n, None)
+                for k, n in wheels.items()
+                if k is not None and n not in taken and k[0] not in pinned and k[0] != "pip"
+            )
         files.extend((n, None) for k, n in wheels.items() if k is not None and k[0] == "pip")
     from cannenv.sanitize import is_plain_file_name
 
@@ -151,17 +151,50 @@ def step_files(step: Step, artifacts: Path) -> tuple[list[tuple[str, str | None]
     return files, None
 
 
-def role_steps(
-    plan: Plan, artifacts: Path, *, allow_unpinned: bool
-) -> tuple[list[dict[str, Any]], HostOutcome | None]:
-    """The steps handed to the ``cannenv_step`` role, and the outcome when the host must stop at
-    a step before running it (manual step, missing or unpinned installer)."""
+def outcome(name: str, cause: Cause, reason: str = "", **kw: Any) -> HostOutcome:
+    """A host's outcome from its cause (the state follows: :data:`cannenv.plan.state.STATE_OF`)."""
+    return HostOutcome(name=name, status=STATE_OF[cause], cause=cause, reason=reason, **kw)
+
+
+def host_state(o: HostOutcome) -> HostState:
+    """The outcome as the state model's value (what the progress view and the renderer show)."""
+    return HostState(
+        state=o.status,
+        cause=o.cause,
+        why=o.reason,
+        step=o.failed_step,
+        component=o.failed_component,
+        ran=o.steps_done,
+    )
+
+
+def _sha256(path: Path, cache: dict[Path, str]) -> str:
     from cannenv.fsutil import sha256_file
 
+    if path not in cache:
+        cache[path] = sha256_file(path)
+    return cache[path]
+
+
+def role_steps(
+    plan: Plan,
+    artifacts: Path,
+    *,
+    allow_unpinned: bool,
+    facts: Facts | None = None,
+    digests: dict[Path, str] | None = None,
+) -> tuple[list[dict[str, Any]], list[tuple[Step, str]]]:
+    """Everything the controller can know about a host's run, checked for every step before any
+    step runs anywhere: the steps handed to the ``cannenv_step`` role, and each reason the host
+    cannot run (plan problems, manual steps, files missing from ``--artifacts``, a copy whose sha256
+    is not the plan's, an unpinned installer, an interpreter pip refuses). A host with any reason
+    runs nothing."""
+    cache = digests if digests is not None else {}
     out: list[dict[str, Any]] = []
+    refusals: list[tuple[Step, str]] = []
     for s in plan.actions:
-        stop = None
         files: list[tuple[str, str | None]] = []
+        stop: str | None = None
         if s.manual:
             stop = f"manual step: {s.summary}"
         elif s.action != "reboot":
@@ -172,15 +205,18 @@ def role_steps(
                     if sha is None and name in pinned_kind and not allow_unpinned:
                         stop = f"the matrix pins no sha256 for {name} (pin it, or --allow-unpinned)"
                         break
+                    got = _sha256(artifacts / name, cache)
+                    if sha is not None and got != sha:
+                        stop = (
+                            f"{name} in --artifacts has sha256 {got}, the plan pins {sha}: "
+                            "not the vendor's file (or a damaged copy)"
+                        )
+                        break
+        if stop is None and s.component == "python-packages":
+            stop = interpreter_refusal(plan, facts)
         if stop is not None:
-            return out, HostOutcome(
-                name=plan.host or "?",
-                status="failed",
-                reason=stop,
-                failed_step=s.index,
-                failed_component=s.component,
-                plan=plan,
-            )
+            refusals.append((s, stop))
+            continue
         out.append(
             {
                 "index": s.index,
@@ -191,14 +227,28 @@ def role_steps(
                 "preflight": list(s.preflight),
                 "reboot": s.action == "reboot",
                 # the pinned digest when there is one; else this machine's copy's (wheels, --allow-unpinned)
-                "files": [{"name": n, "sha256": sha or sha256_file(artifacts / n)} for n, sha in files],
+                "files": [{"name": n, "sha256": sha or _sha256(artifacts / n, cache)} for n, sha in files],
             }
         )
-    return out, None
+    return out, refusals
+
+
+def interpreter_refusal(plan: Plan, facts: Facts | None) -> str | None:
+    """Why pip cannot install into the interpreter the plan names, as far as the facts say."""
+    if facts is None or plan.venv or plan.python:
+        return None
+    py = facts.python
+    if py.externally_managed:
+        return (
+            f"{py.interpreter or 'python3'} is externally managed (PEP 668): pip refuses it; "
+            "plan with --venv DIR (or --python /path/to/venv/bin/python)"
+        )
+    return None
 
 
 def classify(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Runner events -> per host: steps done, and the first failure (code, step, reason)."""
+    """Runner events -> per host: steps done, the first failure (code, step, reason), and the planned
+    reboot it stopped for (step, reason)."""
     hosts: dict[str, dict[str, Any]] = {}
     for ev in events:
         kind = ev.get("event")
@@ -206,7 +256,7 @@ def classify(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         host = data.get("host")
         if not host:
             continue
-        rec = hosts.setdefault(host, {"done": [], "failure": None})
+        rec = hosts.setdefault(host, {"done": [], "failure": None, "reboot": None})
         res = data.get("res") or {}
         msg = str(res.get("msg") or "")
         for item in res.get("results") or ():  # a looped task: the first item's own message
@@ -217,6 +267,9 @@ def classify(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
             m = _DONE.search(msg)
             if m:
                 rec["done"].append(int(m.group("step")))
+            r = _MSG.search(msg)
+            if r and r.group("code") == "reboot-required" and rec["reboot"] is None:
+                rec["reboot"] = (int(r.group("step")), r.group("reason").strip())
         elif kind == "runner_on_unreachable" and rec["failure"] is None:
             rec["failure"] = ("unreachable", None, msg or "host unreachable")
         elif kind == "runner_on_failed" and not data.get("ignore_errors") and rec["failure"] is None:
@@ -240,14 +293,10 @@ def render_report(report: ProvisionReport) -> str:
     ]
     width = max((len(_l(h.name)) for h in report.hosts), default=4)
     for h in report.hosts:
-        n = len(h.plan.actions) if h.plan else 0
-        if h.status == "planned":
-            head = f"{n} step{'s' if n != 1 else ''} to run"
-        elif h.status == "failed" and h.failed_step:
-            head = f"failed at step {h.failed_step} ({_l(h.failed_component)}): {_l(h.reason)}"
-        else:
-            head = h.status + (f": {_l(h.reason)}" if h.reason else "")
-        lines.append(f"  {_l(h.name):<{width}}  {head}")
+        head = host_state(h).headline()
+        if h.cause == "nothing-to-do":
+            head = "done: nothing to do"
+        lines.append(f"  {_l(h.name):<{width}}  {_l(head)}")
         if report.check and h.plan and h.plan.actions:
             for s in h.plan.actions:
                 lines.append(
@@ -257,10 +306,8 @@ def render_report(report: ProvisionReport) -> str:
             lines.append(f"  {'':<{width}}    | {_l(t)}")
         for f in h.doctor_failures:
             lines.append(f"  {'':<{width}}    doctor: {_l(f)}")
-    counts: dict[str, int] = {}
-    for h in report.hosts:
-        counts[h.status] = counts.get(h.status, 0) + 1
-    lines.append(", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no hosts")
+    counts = {st: sum(1 for h in report.hosts if h.status == st) for st in STATES}
+    lines.append(", ".join(f"{v} {k}" for k, v in counts.items() if v) or "no hosts")
     if report.out:
         lines.append(f"facts before/after and report.json in {_l(report.out)}")
     return "\n".join(lines) + "\n"
@@ -308,12 +355,8 @@ def load_plans(path: str | Path) -> dict[str, Plan]:
     from cannenv import records
 
     text = records.read_text(str(path), what="plan file", missing=NotFoundError)
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise InputError(
-            f"--plan {path}: not JSON: {exc}", hint="write it with `cannenv plan --out`"
-        ) from None
+    # the one bounded JSON reader: depth, integer digits, NaN (a 100,000-deep list is exit 2, not 70)
+    doc = records.parse_json(text, source=f"--plan {path}", hint="write it with `cannenv plan --out`")
     docs = doc.get("plans") if isinstance(doc, dict) and "plans" in doc else [doc]
     if not isinstance(docs, list) or not docs:
         raise InputError(f"--plan {path}: field 'plans': expected a list of plans")
@@ -430,6 +473,20 @@ def provision(
     for plan in (plans or {}).values():
         if plan.stack:
             m.stack(plan.stack)
+        if (python and plan.python != python) or (venv and plan.venv != venv):
+            has = (
+                f"--venv {plan.venv}"
+                if plan.venv
+                else f"--python {plan.python}"
+                if plan.python
+                else "neither --venv nor --python"
+            )
+            raise InputError(
+                f"--plan: the reviewed plan for {plan.host} was made with {has}; "
+                f"{'--venv ' + venv if venv else '--python ' + str(python)} cannot change it",
+                hint="the interpreter is part of the plan: `cannenv plan --facts DIR --offline --venv DIR "
+                "--out FILE`, review it, then `provision --plan FILE`",
+            )
         if not plan.offline and any(s.component == "python-packages" for s in plan.actions):
             raise InputError(
                 f"--plan: the plan for {plan.host} installs Python packages from the index",
@@ -454,25 +511,23 @@ def provision(
         collect(inventory, before, limit=limit, forks=forks, connect_timeout=connect_timeout, progress=shown)
         facts, missing = _load_facts(before)
         outcomes: dict[str, HostOutcome] = {
-            name: HostOutcome(name=name, status="not-collected", reason=why) for name, why in missing.items()
+            name: outcome(name, "not-collected", why) for name, why in missing.items()
         }
         host_targets: dict[str, Target] = {}
         runs: dict[str, list[dict[str, Any]]] = {}
-        stops: dict[str, HostOutcome] = {}
         stacks_seen: set[str] = set()
+        digests: dict[Path, str] = {}
         for name, f in sorted(facts.items()):
             if plans is not None:
                 given = plans.get(name)
                 if given is None:
-                    outcomes[name] = HostOutcome(
-                        name=name, status="untargeted", reason="no plan for this host"
-                    )
+                    outcomes[name] = outcome(name, "untargeted", "no plan for this host")
                     continue
                 if given.facts_digest != facts_digest(f):
-                    outcomes[name] = HostOutcome(
-                        name=name,
-                        status="facts-moved",
-                        reason="its facts moved since the plan was made "
+                    outcomes[name] = outcome(
+                        name,
+                        "facts-moved",
+                        "its facts moved since the plan was made "
                         f"(plan {str(given.facts_digest)[:19]}…, now {facts_digest(f)[:19]}…): "
                         "plan again and review",
                         plan=given,
@@ -483,7 +538,7 @@ def provision(
             else:
                 chosen, how = _target(name, f, m, targets, driver_policy)
                 if chosen is None:
-                    outcomes[name] = HostOutcome(name=name, status="untargeted", reason=how)
+                    outcomes[name] = outcome(name, "untargeted", how)
                     continue
                 target = chosen
                 plan = compute_plan(
@@ -493,29 +548,31 @@ def provision(
             if plan.stack:
                 stacks_seen.add(plan.stack)
             if plan.refused:
-                outcomes[name] = HostOutcome(
-                    name=name, status="refused", reason="; ".join(plan.problems), plan=plan
-                )
+                outcomes[name] = outcome(name, "refused", "; ".join(plan.problems), plan=plan)
                 continue
             if plan.empty:
-                outcomes[name] = HostOutcome(name=name, status="nothing-to-do", plan=plan)
+                outcomes[name] = outcome(name, "nothing-to-do", plan=plan)
                 continue
-            if check:
-                outcomes[name] = HostOutcome(name=name, status="planned", plan=plan)
-                continue
-            if plan.problems:
-                outcomes[name] = HostOutcome(
-                    name=name, status="failed", reason="; ".join(plan.problems), plan=plan
+            steps, refusals = role_steps(plan, art, allow_unpinned=allow_unpinned, facts=f, digests=digests)
+            problems = [f"plan: {p}" for p in plan.problems] + [
+                f"step {s.index} ({s.component}): {why}" for s, why in refusals
+            ]
+            if problems:  # the controller knows this host cannot finish: it runs nothing
+                outcomes[name] = outcome(
+                    name,
+                    "controller",
+                    "refused by the controller, nothing ran: " + "; ".join(problems),
+                    plan=plan,
                 )
                 continue
-            steps, stop = role_steps(plan, art, allow_unpinned=allow_unpinned)
-            if stop is not None:
-                stops[name] = replace(stop, name=name)
-            if steps:
-                runs[name] = steps
-            elif stop is not None:
-                outcomes[name] = stops[name]
-            outcomes.setdefault(name, HostOutcome(name=name, status="planned", plan=plan))
+            n = len(steps)
+            if check:
+                outcomes[name] = outcome(
+                    name, "check", f"{n} step{'s' if n != 1 else ''} would run (--check)", plan=plan
+                )
+                continue
+            runs[name] = steps
+            outcomes[name] = outcome(name, "rollout-stopped", plan=plan)
         if runs:
             from cannenv.fleet.live import Interrupt, RolloutView
 
@@ -542,91 +599,49 @@ def provision(
                     on_event=view.feed,
                 )
             seen = classify(events)
-            after = work / "after"
+            preflight_failed = sorted(h for h, r in seen.items() if (r["failure"] or ("",))[0] == "preflight")
             shown.line("collecting facts after the run")
-            collect(
-                inventory,
-                after,
-                limit=":".join(sorted(runs)),
-                forks=forks,
-                connect_timeout=connect_timeout,
-                progress=shown,
+            after_facts, after_missing = _collect_after(
+                inventory, work / "after", {n: outcomes[n].plan for n in runs}, forks, connect_timeout, shown
             )
-            after_facts, after_missing = _load_facts(after)
             for name in sorted(runs):
                 host_plan = outcomes[name].plan
-                rec = seen.get(name, {"done": [], "failure": None})
-                done = tuple(rec["done"])
-                failure = rec["failure"]
-                base = HostOutcome(name=name, status="done", plan=host_plan, steps_done=done)
-                if failure is not None:
-                    code, step_no, reason = failure
-                    comp = _component(host_plan, step_no)
-                    if code == "reboot-required":
-                        outcomes[name] = replace(base, status="reboot-required", reason=reason)
-                    elif code == "interrupted" and not done:
-                        outcomes[name] = replace(
-                            base,
-                            status="not-run",
-                            reason="the operator interrupted the rollout (Ctrl-C) before its first step",
-                        )
-                    elif code == "interrupted":
-                        outcomes[name] = replace(
-                            base,
-                            status="failed",
-                            reason=f"interrupted: steps {', '.join(map(str, done))} ran; the operator "
-                            f"stopped it (Ctrl-C) before step {step_no}; marked half-installed",
-                            failed_step=step_no,
-                            failed_component=comp,
+                rec = seen.get(name, {"done": [], "failure": None, "reboot": None})
+                judged = run_outcome(
+                    name, host_plan, rec, preflight_failed, interrupted=bool(interrupt.level)
+                )
+                if judged is None:  # every step ran: the doctor judges the host
+                    f2 = after_facts.get(name)
+                    done = tuple(rec["done"])
+                    if f2 is None:
+                        judged = outcome(
+                            name,
+                            "facts-after",
+                            f"every step ran, but the facts after the run: {after_missing.get(name, '?')}",
+                            plan=host_plan,
+                            steps_done=done,
                         )
                     else:
-                        head, _, tail = reason.partition("\n")
-                        outcomes[name] = replace(
-                            base,
-                            status="failed",
-                            reason=f"{code}: {head}",
-                            failed_step=step_no,
-                            failed_component=comp,
-                            log_tail=tuple(t for t in tail.splitlines() if t.strip())[-20:],
+                        fails, remaining = _judge_after(
+                            name,
+                            f2,
+                            m,
+                            host_targets[name],
+                            targets,
+                            plans is not None,
+                            driver_policy,
+                            (cann_policy, hdk, python, venv),
                         )
-                    continue
-                if name in stops:
-                    outcomes[name] = replace(stops[name], steps_done=done)
-                    continue
-                if not done:
-                    # the rollout stopped before this host's batch (canary, --max-fail or Ctrl-C)
-                    why = (
-                        "the operator interrupted the rollout (Ctrl-C) before its batch"
-                        if interrupt.level
-                        else "the rollout stopped first (a preflight failed on a host, the canary "
-                        "failed, or --max-fail was passed)"
-                    )
-                    outcomes[name] = replace(base, status="not-run", reason=f"no step ran here: {why}")
-                    continue
-                f2 = after_facts.get(name)
-                if f2 is None:
-                    outcomes[name] = replace(
-                        base, status="failed", reason=f"facts after the run: {after_missing.get(name, '?')}"
-                    )
-                    continue
-                t1 = host_targets[name]
-                t2 = choose_target(
-                    f2,
-                    m,
-                    stack_id=t1.stack.id if t1.stack is not None and t1.choice.how != "lock" else None,
-                    lock=_lock_of(name, f2, targets) if t1.choice.how == "lock" else None,
-                    driver_policy=driver_policy if plans is None else t1.driver_policy,
-                )
-                fails = _doctor(f2, t2)
-                remaining = len(
-                    compute_plan(
-                        f2, t2, cann_policy=cann_policy, offline=True, hdk=hdk, python=python, venv=venv
-                    ).actions
-                )
-                status: HostStatus = "done" if not fails else "doctor-fails"
-                outcomes[name] = replace(
-                    base, status=status, doctor_failures=tuple(fails), remaining=remaining
-                )
+                        judged = outcome(
+                            name,
+                            "doctor-fails" if fails else "ran",
+                            "every step ran, the doctor still fails" if fails else "",
+                            plan=host_plan,
+                            steps_done=done,
+                            doctor_failures=tuple(fails),
+                            remaining=remaining,
+                        )
+                outcomes[name] = judged
         report = ProvisionReport(
             stack=", ".join(sorted(stacks_seen)) or None,
             check=check,
@@ -636,6 +651,172 @@ def provision(
         if keep is not None:
             atomic_write_text(keep / "report.json", report.to_json())
         return report
+
+
+def run_outcome(
+    name: str,
+    plan: Plan | None,
+    rec: Mapping[str, Any],
+    preflight_failed: Sequence[str],
+    *,
+    interrupted: bool = False,
+) -> HostOutcome | None:
+    """A host's outcome from what Ansible reported for it (:func:`classify`); None when every step
+    ran (then the doctor decides between ``done`` and ``failed``). ``interrupted``: the operator
+    pressed Ctrl-C (issue 35)."""
+    done = tuple(rec.get("done") or ())
+    failure = rec.get("failure")
+    reboot = rec.get("reboot")
+    planned = [s.index for s in plan.actions] if plan is not None else []
+    if failure is not None:
+        code, step_no, reason = failure
+        head, _, tail = str(reason).partition("\n")
+        log = tuple(t for t in tail.splitlines() if t.strip())[-20:]
+        if code == "half-installed":
+            return outcome(name, "half-installed", head, plan=plan)
+        if code == "awaiting-reboot":
+            return outcome(name, "awaiting-reboot", head, plan=plan)
+        if code == "interrupted" and not done:
+            return outcome(
+                name,
+                "rollout-stopped",
+                "the operator interrupted the rollout (Ctrl-C) before its first step",
+                plan=plan,
+            )
+        if code == "interrupted":
+            return outcome(
+                name,
+                "interrupted",
+                f"the operator stopped it (Ctrl-C) before step {step_no}; marked half-installed",
+                plan=plan,
+                failed_step=step_no,
+                failed_component=_component(plan, step_no),
+                steps_done=done,
+            )
+        if code == "preflight":
+            return outcome(
+                name,
+                "preflight",
+                f"its preflight failed, so nothing ran anywhere: step {step_no}: {head}",
+                plan=plan,
+            )
+        cause: Cause = code if code in ("checksum", "unreachable", "step-failed") else "step-failed"
+        at = step_no if step_no else next((i for i in planned if i not in done), None)
+        return outcome(
+            name,
+            cause,
+            f"{code}: {head}" if cause == "step-failed" and code != "step-failed" else head,
+            plan=plan,
+            failed_step=at,
+            failed_component=_component(plan, at),
+            steps_done=done,
+            log_tail=log,
+        )
+    if reboot is not None:
+        step_no, reason = reboot
+        return outcome(
+            name,
+            "planned-reboot",
+            str(reason),
+            plan=plan,
+            failed_step=step_no,
+            failed_component="reboot",
+            steps_done=done,
+        )
+    if not done:
+        if preflight_failed:
+            why = f"the preflight failed on {', '.join(preflight_failed)}: nothing ran on any host"
+            return outcome(name, "preflight", why, plan=plan)
+        return outcome(
+            name,
+            "rollout-stopped",
+            "the operator interrupted the rollout (Ctrl-C) before its batch"
+            if interrupted
+            else "the rollout stopped before this host's batch (the canary failed, or --max-fail was passed)",
+            plan=plan,
+        )
+    missing = [i for i in planned if i not in done]
+    if missing:  # it stopped without a failure of its own (interrupted, the run was killed)
+        return outcome(
+            name,
+            "interrupted",
+            "the run ended before this host's remaining steps; its marker keeps it refused until checked",
+            plan=plan,
+            failed_step=missing[0],
+            failed_component=_component(plan, missing[0]),
+            steps_done=done,
+        )
+    return None
+
+
+def _judge_after(
+    name: str,
+    f2: Facts,
+    m: Matrix,
+    t1: Target,
+    targets: TargetMap,
+    reviewed: bool,
+    driver_policy: str,
+    options: tuple[Any, Any, str | None, str | None],
+) -> tuple[list[str], int]:
+    """The doctor's failures on the facts after the run, and how many steps a fresh plan still has."""
+    from cannenv.checks.stack import choose_target
+    from cannenv.plan.compute import compute_plan
+
+    cann_policy, hdk, python, venv = options
+    t2 = choose_target(
+        f2,
+        m,
+        stack_id=t1.stack.id if t1.stack is not None and t1.choice.how != "lock" else None,
+        lock=_lock_of(name, f2, targets) if t1.choice.how == "lock" else None,
+        driver_policy=t1.driver_policy if reviewed else driver_policy,
+    )
+    fails = _doctor(f2, t2)
+    remaining = len(
+        compute_plan(f2, t2, cann_policy=cann_policy, offline=True, hdk=hdk, python=python, venv=venv).actions
+    )
+    return fails, remaining
+
+
+def install_interpreter(plan: Plan | None) -> str | None:
+    """The interpreter a plan installs the Python packages into, when not the facts' own."""
+    if plan is None:
+        return None
+    return f"{plan.venv}/bin/python" if plan.venv else plan.python
+
+
+def _collect_after(
+    inventory: str | Path,
+    after: Path,
+    host_plans: Mapping[str, Plan | None],
+    forks: int,
+    connect_timeout: int,
+    progress: Progress | None = None,
+) -> tuple[dict[str, Facts], dict[str, str]]:
+    """Facts after the run, each host's read with the interpreter its plan installed into (a venv:
+    the doctor then judges that interpreter, not the system's)."""
+    from cannenv.fleet.collect import collect
+
+    groups: dict[str, list[str]] = {}
+    for name, plan in sorted(host_plans.items()):
+        groups.setdefault(install_interpreter(plan) or "", []).append(name)
+    facts: dict[str, Facts] = {}
+    missing: dict[str, str] = {}
+    for i, (interp, names) in enumerate(sorted(groups.items())):
+        folder = after if len(groups) == 1 else after / f"python-{i}"
+        collect(
+            inventory,
+            folder,
+            limit=":".join(names),
+            forks=forks,
+            connect_timeout=connect_timeout,
+            facts_args=("--python", interp) if interp else (),
+            progress=progress,
+        )
+        got, lost = _load_facts(folder)
+        facts.update(got)
+        missing.update(lost)
+    return facts, missing
 
 
 def _lock_of(name: str, facts: Facts, targets: TargetMap) -> str | None:

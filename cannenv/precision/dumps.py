@@ -167,12 +167,12 @@ def parse_key(key: str) -> tuple[Literal["module", "api"], str, int, str] | None
     """(kind, name, call, direction) of an entry name, or None for a name of neither form."""
     parts = key.split(".")
     module = len(parts) >= 5 and parts[0] in ("Module", "Cell") and parts[-2] in ("forward", "backward")
-    if module and parts[-1].isdigit() and len(parts[-1]) < 10:
+    if module and parts[-1].isdecimal() and len(parts[-1]) < 10:
         return "module", ".".join(parts[1:-3]), int(parts[-1]), parts[-2]
     if (
         len(parts) >= 4
         and parts[-1] in ("forward", "backward")
-        and parts[-2].isdigit()
+        and parts[-2].isdecimal()
         and len(parts[-2]) < 10
     ):
         return "api", ".".join(parts[:-2]), int(parts[-2]), parts[-1]

@@ -67,9 +67,34 @@ def loc(n):
 extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 if site.ENABLE_USER_SITE:
     extra.append(site.getusersitepackages())
+def managed():
+    import sysconfig
+    m = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
+    if sys.prefix != getattr(sys, "base_prefix", sys.prefix) or not os.path.exists(m):
+        return False
+    on = ("1", "true", "yes", "on")
+    if os.environ.get("PIP_BREAK_SYSTEM_PACKAGES", "").lower() in on:
+        return False
+    try:
+        import configparser
+    except ImportError:
+        return None
+    h = os.path.expanduser("~")
+    for f in ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", h + "/.config/pip/pip.conf", h + "/.pip/pip.conf"):
+        p = configparser.ConfigParser()
+        try:
+            p.read(f)
+        except Exception:
+            continue
+        for sec in ("global", "install"):
+            v = p.get(sec, "break-system-packages") if p.has_option(sec, "break-system-packages") else ""
+            if v.lower() in on:
+                return False
+    return True
 print(json.dumps({"version": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
                   "path": [p for p in sys.path if p], "extra": [p for p in extra if p in sys.path],
-                  "packages": pk, "torch_npu": loc("torch_npu"), "torch": loc("torch")}))
+                  "packages": pk, "torch_npu": loc("torch_npu"), "torch": loc("torch"),
+                  "managed": managed()}))
 """
 
 _TREE_GLOBS = (
@@ -87,7 +112,7 @@ MAX_METADATA_HEAD = 256 << 10
 MAX_LIBC10_BYTES = 512 << 20
 """libc10.so is tens of MB; a larger file is not scanned further."""
 MAX_FIELD = 200
-_FIELD_RE = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,199}$")  # MAX_FIELD printable ASCII
+_FIELD_RE = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,199}\Z")  # MAX_FIELD printable ASCII
 
 
 def torch_cxx11_abi(host: Host, torch_dir: str) -> bool | None:
@@ -279,6 +304,7 @@ def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
         torch_npu_dir=data.get("torch_npu"),
         torch_dir=torch_dir,
         torch_cxx11_abi=torch_cxx11_abi(Host(), str(torch_dir)) if torch_dir else None,
+        externally_managed=data.get("managed") if isinstance(data.get("managed"), bool) else None,
     )
 
 

@@ -126,7 +126,7 @@ def test_check_changes_nothing(fleet: Fleet, art: Artifacts) -> None:
     before = saved(fleet, "run-check/before")
     assert code == 1 and report["check"] is True
     by = hosts(report)
-    assert {h["status"] for h in by.values()} == {"planned"}
+    assert {(h["status"], h["cause"]) for h in by.values()} == {("not-run", "check")}
     comps = [s["component"] for s in by["bare"]["plan"]["steps"] if s["action"] != "leave"]
     assert comps == [
         "account",
@@ -142,7 +142,9 @@ def test_check_changes_nothing(fleet: Fleet, art: Artifacts) -> None:
     assert facts(fleet, "facts-check-after", "all") == before
 
 
-def test_tampered_installer_is_refused_on_the_host(fleet: Fleet, art: Artifacts) -> None:
+def test_tampered_installer_is_refused_before_anything_runs(fleet: Fleet, art: Artifacts) -> None:
+    """Issue 31: the controller checks its copy against the plan's sha256 before any step runs
+    anywhere: the host runs nothing (the role checks the digest on the host again after the copy)."""
     bad = fleet.work / "artifacts-tampered"
     shutil.copytree(art.folder, bad)
     driver = bad / art.files["driver"]
@@ -150,10 +152,11 @@ def test_tampered_installer_is_refused_on_the_host(fleet: Fleet, art: Artifacts)
     code, report = provision(fleet, art, "run-tampered", "--limit", "tampered", folder=bad)
     assert code == 1
     h = hosts(report)["tampered"]
-    assert h["status"] == "failed" and h["failed_component"] == "driver", h
-    assert h["reason"].startswith("checksum:") and "refused before running" in h["reason"]
+    assert (h["status"], h["cause"], h["steps_done"]) == ("not-run", "controller", []), h
+    assert f"{art.files['driver']} in --artifacts has sha256" in h["reason"]
     assert art.sha256["driver"] in h["reason"]
-    after = saved(fleet, "run-tampered/after")["tampered"]
+    assert not (fleet.work / "run-tampered" / "runner").exists()  # no playbook ran at all
+    after = facts(fleet, "facts-tampered-after", "tampered")["tampered"]
     assert after["driver"] is None and after["firmware"] is None and after["cann"]["installs"] == []
 
 
@@ -164,8 +167,8 @@ def test_first_run_upgrades_the_old_host_and_stops_the_bare_ones_for_the_reboot(
     assert code == 1
     by = hosts(report)
     for name in ("bare", "failing"):  # driver and firmware installed; the firmware needs a reboot
-        assert by[name]["status"] == "reboot-required", by[name]
-        assert by[name]["steps_done"] == [1, 2, 3]
+        assert (by[name]["status"], by[name]["cause"]) == ("reboot-required", "planned-reboot"), by[name]
+        assert by[name]["steps_done"] == [1, 2, 3] and by[name]["failed_step"] == 4
     # the old host (driver 24.1.rc1, firmware 7.7.0.1.231, CANN 8.2.RC1): the driver first, and a
     # restart (the replaced driver's kernel modules stay loaded until then; the firmware is already
     # the stack's, so no firmware step brings one); the new toolkit and the rest after it
@@ -183,8 +186,12 @@ def test_first_run_upgrades_the_old_host_and_stops_the_bare_ones_for_the_reboot(
     ]
     assert "--upgrade" in steps[1]["commands"][0]
     assert "8.2.RC1 stays side by side" in steps[3]["summary"]
-    assert old["status"] == "reboot-required", old
+    assert (old["status"], old["cause"]) == ("reboot-required", "planned-reboot"), old
     assert old["steps_done"] == [1, 2]
+    # not restarted yet: the next run refuses exactly these hosts, nothing runs there
+    code, report = provision(fleet, art, "run-1b", "--limit", "bare:old:failing", "--forks", "3")
+    assert code == 1
+    assert {(h["status"], h["cause"]) for h in report["hosts"]} == {("reboot-required", "awaiting-reboot")}
     after = saved(fleet, "run-1/after")["old"]
     assert after["driver"]["version"] == "25.5.1" and after["firmware"]["version"] == "7.7.0.1.231"
 
@@ -209,12 +216,14 @@ def test_after_a_reboot_the_run_finishes_and_a_failing_host_stops(fleet: Fleet, 
         ("environment", "install"),
     ]
     assert old["status"] == "done" and old["doctor_failures"] == [] and old["remaining"] == 0, old
-    assert by["bare"]["status"] == "done", by["bare"]
+    assert (by["bare"]["status"], by["bare"]["cause"]) == ("done", "ran"), by["bare"]
     assert by["bare"]["doctor_failures"] == [] and by["bare"]["remaining"] == 0
     bare_steps = [s["component"] for s in by["bare"]["plan"]["steps"] if s["action"] != "leave"]
     assert bare_steps == ["cann", "ops", "nnal", "python-packages", "environment"]
     fail = by["failing"]
-    assert fail["status"] == "failed" and fail["failed_component"] == "nnal", fail
+    assert (fail["status"], fail["cause"], fail["failed_component"]) == ("failed", "step-failed", "nnal"), (
+        fail
+    )
     assert fail["failed_step"] == 3 and fail["steps_done"] == [1, 2]  # toolkit and ops; nothing after NNAL
     assert any("fixture failure half way" in line for line in fail["log_tail"]), fail
 
@@ -243,12 +252,12 @@ def test_provisioning_again_does_nothing_and_refuses_the_half_installed_host(
 ) -> None:
     code, report = provision(fleet, art, "run-3", "--limit", "bare:old")
     assert code == 0, report
-    assert {h["name"]: h["status"] for h in report["hosts"]} == {
-        "bare": "nothing-to-do",
-        "old": "nothing-to-do",
+    assert {h["name"]: (h["status"], h["cause"]) for h in report["hosts"]} == {
+        "bare": ("done", "nothing-to-do"),
+        "old": ("done", "nothing-to-do"),
     }
     # the failing host's NNAL was left half way: never continue onto it
     code, report = provision(fleet, art, "run-4", "--limit", "failing")
     h = hosts(report)["failing"]
-    assert code == 1 and h["status"] == "failed" and h["reason"].startswith("half-installed:"), h
+    assert code == 1 and (h["status"], h["cause"]) == ("not-run", "half-installed"), h
     assert "step 3: nnal" in h["reason"] and h["steps_done"] == []

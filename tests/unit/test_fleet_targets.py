@@ -337,12 +337,22 @@ def test_venv_and_pep668_preflight(m: matrix_mod.Matrix, tmp_path: Path) -> None
     facts = replace(facts, python=replace(facts.python, packages={}))
     plan = compute_plan(facts, target, offline=True, venv="/opt/cannenv-venv")
     step = next(s for s in plan.actions if s.component == "python-packages")
-    assert (
-        step.commands[0]
-        == "[ -x /opt/cannenv-venv/bin/python ] || python3 -m venv --without-pip /opt/cannenv-venv"
-    )
+    assert step.commands[0].startswith("[ -x /opt/cannenv-venv/bin/python ] || ")
+    assert "python3 -m venv /opt/cannenv-venv" in step.commands[0]  # ensurepip where the host has it
+    assert "python3 -m venv --without-pip /opt/cannenv-venv" in step.commands[0]  # else the pip wheel
     assert step.commands[1].startswith("/opt/cannenv-venv/bin/python -m pip install --no-index")
-    assert step.preflight and "import venv" in step.preflight[0]
+    assert step.preflight and "import venv" in step.preflight[0] and "CANNENV_PIP_WHEEL" in step.preflight[1]
+    # a new interpreter: torch, torch_npu and CANN's Python dependencies all go into it (issue 31)
+    from cannenv.checks.cann import CANN_PYTHON_DEPS
+
+    reqs = (step.version_to or "").split()
+    assert [r.split("==")[0] for r in reqs[:2]] == ["torch", "torch-npu"], reqs
+    assert reqs[2:] == list(CANN_PYTHON_DEPS), reqs
+    # the venv line, run for real (this machine's python3 has ensurepip): a venv with pip
+    made = tmp_path / "made"
+    line = step.commands[0].replace("/opt/cannenv-venv", str(made))
+    subprocess.run(["bash", "-c", line], check=True, timeout=300)
+    assert subprocess.run([str(made / "bin/python"), "-m", "pip", "--version"], check=False).returncode == 0
     plain = next(
         s for s in compute_plan(facts, target, offline=True).actions if s.component == "python-packages"
     )
@@ -506,3 +516,116 @@ def test_each_host_runs_its_own_steps_in_order_when_plans_differ(tmp_path: Path)
     assert (tmp_path / "n1" / "order").read_text().split() == ["one-a", "two", "three"]
     assert (tmp_path / "n2" / "order").read_text().split() == ["one-b", "two", "three"]
     assert seen["n1"]["done"] == [1, 2, 3] and seen["n2"]["done"] == [1, 2, 3]
+
+
+@pytest.mark.skipif(shutil.which("ansible-playbook") is None, reason="needs ansible-core")
+def test_a_planned_reboot_ends_the_host_cordoned_and_the_next_run_waits_for_the_restart(
+    tmp_path: Path,
+) -> None:
+    """Issue 31: a reboot step without --reboot is no failure (the other hosts and batches go on),
+    the host is not uncordoned, and until its boot identity changes the next run refuses it alone;
+    a host stopped part way by a failed step keeps its marker."""
+    ansible_runner = pytest.importorskip("ansible_runner")
+    from cannenv.plan.provision import _run_playbook, classify, run_outcome
+
+    done = tmp_path / "ran"
+    done.mkdir()
+    log = tmp_path / "hooks.log"
+    inv = tmp_path / "inv.ini"
+    inv.write_text(
+        "".join(
+            f"{h} ansible_connection=local ansible_python_interpreter={sys.executable} "
+            f"cannenv_step_failed_marker={tmp_path}/{h}.part "
+            f"cannenv_step_reboot_marker={tmp_path}/{h}.reboot\n"
+            for h in ("n1", "n2", "n3")
+        )
+    )
+    reboot = {**_step(2, "true"), "component": "reboot", "action": "reboot", "reboot": True}
+
+    def run(runs: dict[str, list[dict[str, Any]]], boot: str) -> dict[str, Any]:
+        events = _run_playbook(
+            ansible_runner,
+            inv,
+            runs,
+            tmp_path,
+            tmp_path / f"runner-{boot}",
+            forks=3,
+            reboot=False,
+            step_timeout=60,
+            connect_timeout=10,
+            serial=[1, "100%"],
+            max_fail=0,
+            cordon=f'echo "cordon $CANNENV_NODE" >> {log}',
+            uncordon=f'echo "uncordon $CANNENV_NODE" >> {log}',
+            extra={
+                "cannenv_step_dir": str(tmp_path / "stepdir"),
+                "cannenv_step_boot_identity": f"echo {boot}",
+            },
+        )
+        return classify(events)
+
+    runs = {
+        "n1": [_step(1, f"touch {done}/n1-1"), reboot, _step(3, f"touch {done}/n1-3")],
+        "n2": [_step(1, f"touch {done}/n2-1")],
+        "n3": [_step(1, f"touch {done}/n3-1"), _step(2, "exit 5"), _step(3, f"touch {done}/n3-3")],
+    }
+    seen = run(runs, "boot-1")
+    assert sorted(p.name for p in done.iterdir()) == ["n1-1", "n2-1", "n3-1"]
+    assert seen["n1"]["reboot"][0] == 2 and seen["n1"]["failure"] is None  # the canary's reboot: no failure
+    n1 = run_outcome("n1", None, seen["n1"], [])
+    assert n1 is not None and (n1.status, n1.cause, n1.failed_step, n1.steps_done) == (
+        "reboot-required",
+        "planned-reboot",
+        2,
+        (1,),
+    )
+    n3 = run_outcome("n3", None, seen["n3"], [])
+    assert n3 is not None and (n3.status, n3.failed_step, n3.steps_done) == ("failed", 2, (1,))
+    assert sorted(log.read_text().splitlines()) == ["cordon n1", "cordon n2", "cordon n3", "uncordon n2"]
+    assert "boot-1" in (tmp_path / "n1.reboot").read_text() and not (tmp_path / "n1.part").exists()
+    assert "step 2" in (tmp_path / "n3.part").read_text()  # stopped part way: marked
+    assert not (tmp_path / "n2.part").exists()
+
+    # not restarted yet: n1 alone is refused, n2 runs; after the restart n1 goes on
+    (tmp_path / "n3.part").unlink()
+    again = {"n1": [_step(3, f"touch {done}/n1-3")], "n2": [_step(1, f"touch {done}/n2-again")]}
+    seen = run(again, "boot-1")
+    assert seen["n1"]["failure"][0] == "awaiting-reboot" and seen["n2"]["done"] == [1]
+    assert not (done / "n1-3").exists()
+    seen = run(again, "boot-2")
+    assert seen["n1"]["done"] == [3] and (done / "n1-3").exists()
+    assert not (tmp_path / "n1.reboot").exists()
+
+
+def test_every_host_is_in_one_of_four_states_and_the_report_says_what_ran() -> None:
+    from cannenv.plan.provision import ProvisionReport, outcome, render_report, run_outcome
+    from cannenv.plan.state import CAUSES, STATE_OF, STATES
+
+    assert set(STATE_OF) == set(CAUSES) and set(STATE_OF.values()) == set(STATES)
+    assert STATES == ("done", "failed", "not-run", "reboot-required")
+    hosts = (
+        outcome(
+            "a",
+            "step-failed",
+            "nnal install exited 1",
+            failed_step=3,
+            failed_component="nnal",
+            steps_done=(1, 2),
+        ),
+        outcome(
+            "b", "controller", "refused by the controller, nothing ran: step 2 (python-packages): no wheel"
+        ),
+        outcome("c", "planned-reboot", "restart the host", failed_step=3, steps_done=(1, 2)),
+        outcome("d", "nothing-to-do"),
+    )
+    text = render_report(ProvisionReport(hosts=hosts))
+    assert "a  failed at step 3 (nnal), after steps 1, 2: nnal install exited 1" in text
+    assert "b  not-run: refused by the controller, nothing ran" in text
+    assert "c  reboot-required at step 3, after steps 1, 2: restart the host" in text
+    assert "d  done: nothing to do" in text
+    assert text.rstrip().endswith("1 done, 1 failed, 1 not-run, 1 reboot-required")
+    assert ProvisionReport(hosts=hosts).exit_code() == 1
+    # what Ansible reported -> the state: a host whose batch never came, one cut off part way
+    assert run_outcome("e", None, {"done": [], "failure": None}, []).cause == "rollout-stopped"  # type: ignore[union-attr]
+    pre = run_outcome("f", None, {"done": [], "failure": None}, ["g"])
+    assert pre is not None and pre.cause == "preflight" and "nothing ran on any host" in pre.reason

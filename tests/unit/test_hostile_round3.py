@@ -375,3 +375,136 @@ def test_a_linked_manifest_is_refused(tmp_path: Path) -> None:
     (folder / MANIFEST_NAME).symlink_to(real / MANIFEST_NAME)
     with pytest.raises(InputError):
         load_collection(folder)
+
+
+# ------------------------------------------------------------------------- 6. bad input is exit 2
+def test_no_isdigit_in_the_package() -> None:
+    """``str.isdigit`` accepts ``²`` that ``int()`` refuses (exit 70): isdecimal is int's own set."""
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in sorted((ROOT / "cannenv").rglob("*.py"))
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if ".isdigit()" in line
+    ]
+    assert not hits, hits
+
+
+def test_a_manifest_time_past_the_calendar_falls_back_to_the_folder_time(tmp_path: Path) -> None:
+    from cannenv.fleet import history
+
+    (tmp_path / MANIFEST_NAME).write_text(
+        json.dumps({"schema_version": 1, "hosts": [], "finished_at": "9999-12-31T23:59:59-23:00"})
+    )
+    when = history.collection_time(tmp_path)
+    assert when.year < 9999 and when.utcoffset() is not None
+    with pytest.raises(InputError):
+        history.parse_since("9999-12-31T23:59:59-23:00")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["provision", "--timeout", "-5"],
+        ["provision", "--forks", "0"],
+        ["fleet", "collect", "--timeout", "-5"],
+    ],
+)
+def test_negative_counts_and_timeouts_are_bad_input(argv: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from cannenv.cli import cli
+
+    r = CliRunner().invoke(cli, argv)
+    assert r.exit_code == 2, r.output
+    assert f"Invalid value for '{argv[-2]}'" in r.output
+
+
+# ------------------------------------------------------------------------- 7. validation at the edges
+def test_a_digest_is_64_hex_digits_and_nothing_after() -> None:
+    from cannenv.lock import is_digest_ref
+
+    good = "registry.example.com/cannenv@sha256:" + "a" * 64
+    assert is_digest_ref(good)
+    for bad in (good + "\n", "repo@sha256:latest", "repo:tag", good[:-1], good + "x"):
+        assert not is_digest_ref(bad), bad
+
+
+def test_identifiers_do_not_accept_a_trailing_newline() -> None:
+    from cannenv import lock
+    from cannenv.fleet import k8s
+    from cannenv.image import spec
+
+    assert spec.SHA256.match("a" * 64) and not spec.SHA256.match("a" * 64 + "\n")
+    assert k8s._DNS_LABEL.match("node-1") and not k8s._DNS_LABEL.match("node-1\n")
+    assert lock._SHA256.match("b" * 64) and not lock._SHA256.match("b" * 64 + "\n")
+
+
+VALIDATION_FILES = (
+    "cannenv/lock.py",
+    "cannenv/image/spec.py",
+    "cannenv/fleet/k8s.py",
+    "cannenv/fleet/collective.py",
+    "cannenv/fleet/job.py",
+    "cannenv/fleet/ranktable.py",
+    "cannenv/matrix/deployer.py",
+    "cannenv/plan/compute.py",
+    "cannenv/plan/provision.py",
+    "cannenv/probes/python_env.py",
+    "cannenv/commands/fleet.py",
+)
+
+
+def test_validation_patterns_end_at_the_end_of_the_text() -> None:
+    """``re.match(r"^…$")`` accepts ``value\\n``: in the modules that validate names, digests and
+    paths every pattern ends at ``\\Z`` (or is a fullmatch)."""
+    import re as _re
+
+    from tests.helpers.patterns import literal_patterns
+
+    found, _ = literal_patterns(ROOT / "cannenv")
+    loose = [
+        f"{f.where}: {f.pattern!r}"
+        for f in found
+        if f.where.rsplit(":", 1)[0] in VALIDATION_FILES
+        and f.mode != "fullmatch"
+        and f.pattern.endswith("$")
+        and not f.pattern.endswith("\\$")
+        and not f.flags & _re.MULTILINE
+    ]
+    assert not loose, loose
+
+
+_KEYS = [
+    "server_id",
+    "device",
+    "device_id",
+    "rank_id",
+    "device_ip",
+    "super_device_id",
+    "super_pod_id",
+    "server_list",
+    "rank_list",
+    "server_count",
+    "super_pod_list",
+    "device_port",
+    "host_port",
+]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 70_000) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=5),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    doc=st.fixed_dictionaries(
+        {"version": st.sampled_from(["1.0", "1.2", "2.0", 5]), "server_list": json_values},
+        optional={"super_pod_list": json_values, "rank_list": json_values, "server_count": json_values},
+    )
+)
+def test_a_rank_table_of_any_json_shape_is_judged(doc: dict[str, object]) -> None:
+    """Ints or lists where objects are expected are findings, never exit 70."""
+    from cannenv.fleet import ranktable
+
+    assert ranktable.check_table(doc, [])
