@@ -43,7 +43,9 @@ STACK = "a2-cann8.3.rc1-torch2.6.0-py3.11"
 COMP = {"cann": "toolkit", "ops": "kernels", "nnal": "nnal"}
 
 
-cli = functools.partial(cannenv, timeout=1200)
+# A ceiling for a hang, not a speed check: the arm64 build runs pip and the installers under QEMU,
+# beside the other pytest workers on the same two cores.
+cli = functools.partial(cannenv, timeout=2700)
 
 
 def emulation_missing() -> str | None:
