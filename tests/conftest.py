@@ -23,6 +23,19 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # docker tests wait on debootstrap, image builds and SSH hosts more than they compute: more workers
 # than cores keep both cores busy while some wait (CANNENV_TEST_WORKERS overrides).
 WORKERS_PER_CORE = 2
+# Integration modules whose chain is longest on a cold machine go to the workers first (xdist hands
+# out work in collection order here: --no-loadscope-reorder); the rest follow in file order, then
+# the unit tests fill the gaps. docs/performance.md has the measured durations behind this order.
+LONGEST_FIRST = (
+    "test_image_docker",  # registry, two image builds (one with Debian's apt), rebuilds, pushes
+    "test_provision_hosts",  # four SSH hosts, five Ansible runs, a restart
+    "test_fleet_hosts",  # seven SSH hosts, Ansible collections
+    "test_provision_mixed",
+    "test_image_arch",  # waits for the arm64 base (QEMU), then an arm64 build under QEMU
+    "test_collective_hosts",
+    "test_fleet_bundle_hosts",  # waits for the trixie and bullseye bases
+    "test_fleet_k8s_image",
+)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -58,6 +71,7 @@ def _shares_a_fixture(item: pytest.Item) -> bool:
     return any(defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values())
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns xdist_group marks into scopes
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Group what must share a worker, and order the run: integration modules first (they wait
     longest), then grouped unit modules, then single tests (xdist runs units in this order)."""
@@ -72,9 +86,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not hasattr(config, "workerinput"):
         return  # one process: file order
 
-    def rank(item: pytest.Item) -> int:
-        if item.nodeid.startswith("tests/integration/"):
-            return 0
-        return 1 if item.get_closest_marker("xdist_group") is not None else 2
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        module = item.nodeid.split("::", 1)[0].removeprefix("tests/")
+        if module.startswith("integration/"):
+            name = module.removeprefix("integration/").removesuffix(".py")
+            return (0, LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
+        return (1 if item.get_closest_marker("xdist_group") is not None else 2, 0)
 
     items.sort(key=rank)  # stable: file order inside each rank

@@ -24,6 +24,7 @@ host ends in a state that is true on the host.
 
 from __future__ import annotations
 
+import queue
 import re
 import signal
 import threading
@@ -345,6 +346,11 @@ class Interrupt:
         self.steps = folder / "stop-steps"
         self.out = progress
         self.level = 0
+        self._said: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        """What a press has to say. A signal handler runs in the main thread between two bytecodes,
+        possibly in the middle of printing a line (holding the progress lock, inside a buffered
+        write): it must neither print nor take a lock. SimpleQueue.put is safe there; a printer
+        thread (:meth:`installed`) or :meth:`flush` says it."""
         folder.mkdir(parents=True, exist_ok=True)
         for stale in (self.batches, self.steps):  # an earlier run's, in the same --out
             stale.unlink(missing_ok=True)
@@ -353,24 +359,35 @@ class Interrupt:
         return {"cannenv_stop_batches": str(self.batches), "cannenv_stop_steps": str(self.steps)}
 
     def press(self) -> None:
+        """One Ctrl-C: safe in a signal handler (a file written, a message queued, no lock)."""
         self.level += 1
         if self.level == 1:
             self.batches.write_text("interrupted by the operator\n")
-            self.out.line(
+            self._said.put(
                 "interrupt: no new batch will start; the running batch finishes its steps "
                 "(Ctrl-C again: no new step starts)"
             )
         elif self.level == 2:
             self.steps.write_text("interrupted by the operator\n")
-            self.out.line(
+            self._said.put(
                 "interrupt: no new step will start; running steps finish or reach --timeout, then each "
                 "host's state is reported"
             )
         else:
-            self.out.line(
+            self._said.put(
                 "interrupt: still waiting for the running steps to finish or time out "
                 "(stopping them now would leave hosts in a state nobody knows)"
             )
+
+    def flush(self) -> None:
+        """Say what the presses queued (in this thread)."""
+        while True:
+            try:
+                msg = self._said.get_nowait()
+            except queue.Empty:
+                return
+            if msg is not None:
+                self.out.line(msg)
 
     def terminate(self) -> None:
         """SIGTERM (a service manager, ``kubectl delete``): both levels at once — no new batch, no
@@ -385,6 +402,13 @@ class Interrupt:
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
+
+        def printer() -> None:
+            while (msg := self._said.get()) is not None:
+                self.out.line(msg)
+
+        thread = threading.Thread(target=printer, name="cannenv-interrupt", daemon=True)
+        thread.start()
         previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         signal.signal(signal.SIGINT, lambda _sig, _frame: self.press())
         signal.signal(signal.SIGTERM, lambda _sig, _frame: self.terminate())
@@ -393,3 +417,5 @@ class Interrupt:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            self._said.put(None)
+            thread.join(5)

@@ -194,24 +194,52 @@ def load_target_file(path: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def inventory_groups(inventory: str) -> dict[str, tuple[str, ...]]:
-    """host -> its inventory groups (Ansible's own inventory parser; ``all``/``ungrouped`` left out)."""
+    """host -> its inventory groups, parents included (``all``/``ungrouped`` left out), as Ansible's
+    own parser reads them: `ansible-inventory --list`, in a subprocess. Importing Ansible here instead
+    would replace ``sys.intern`` for the whole process (ansible-core patches it), after which a later
+    ``import torch._dynamo`` in the same process fails."""
+    import json
     import os
+    import shutil
+    import sys
 
-    from cannenv.errors import MissingToolError
+    from cannenv.errors import InputError, MissingToolError
+    from cannenv.host import run
 
-    # Group names such as `train-a` are valid for us; without this Ansible warns on every run that it
-    # "found invalid characters" (it reads the setting once, when its constants are first imported).
-    os.environ.setdefault("ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS", "ignore")
-    try:
-        from ansible.inventory.manager import InventoryManager
-        from ansible.parsing.dataloader import DataLoader
-    except ImportError:
+    beside = Path(sys.executable).parent / "ansible-inventory"
+    exe = shutil.which("ansible-inventory") or (str(beside) if beside.exists() else None)
+    if exe is None:
         raise MissingToolError(
             "--inventory needs ansible-core to read the inventory", hint="pip install 'cannenv[fleet]'"
-        ) from None
-    manager = InventoryManager(loader=DataLoader(), sources=[inventory])
+        )
+    # Group names such as `train-a` are valid for us; without this Ansible warns that it "found
+    # invalid characters" in them.
+    env = {**os.environ}
+    env.setdefault("ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS", "ignore")
+    result = run([exe, "-i", inventory, "--list"], env=env, timeout=120)
+    try:
+        doc = json.loads(result.stdout) if result.ok else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise InputError(f"--inventory {inventory}: Ansible could not read it ({result.describe()})")
+    parents: dict[str, set[str]] = {}
+    listed: dict[str, set[str]] = {}
+    for name, group in doc.items():
+        if name == "_meta" or not isinstance(group, dict):
+            continue
+        for child in group.get("children", ()):
+            parents.setdefault(str(child), set()).add(name)
+        for host in group.get("hosts", ()):
+            listed.setdefault(str(host), set()).add(name)
     out: dict[str, tuple[str, ...]] = {}
-    for host in manager.get_hosts():
-        names = sorted(g.name for g in host.get_groups() if g.name not in ("all", "ungrouped"))
-        out[host.name] = tuple(names)
+    for host, groups in listed.items():
+        seen: set[str] = set()
+        todo = list(groups)
+        while todo:
+            g = todo.pop()
+            if g not in seen:
+                seen.add(g)
+                todo.extend(parents.get(g, ()))
+        out[host] = tuple(sorted(seen - {"all", "ungrouped"}))
     return out

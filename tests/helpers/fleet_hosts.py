@@ -10,12 +10,14 @@ environment is "sourced", an ``/etc/profile.d/ascend.sh`` that sources the toolk
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
 import tarfile
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,6 +88,17 @@ def build_tree(spec: HostSpec, root: Path, *, arch: str = "x86_64") -> Path:
 
 
 def free_port() -> int:
+    """A loopback port nobody listens on, below the kernel's ephemeral range (32768-60999 by
+    default), so no outgoing connection of another test (ssh, docker, ansible) can take it between
+    now and the moment our server binds it; randomised so concurrent workers rarely pick alike."""
+    for _ in range(200):
+        port = random.randrange(20000, 32768)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -158,17 +171,23 @@ class Fleet:
                 docker("stop", "-t", "1", h.container)
 
     def remove(self) -> None:
-        for h in self.hosts:
-            docker("rm", "-f", h.container, check=False)
+        if self.hosts:
+            docker("rm", "-f", *(h.container for h in self.hosts), check=False)
+
+
+HOST_KEY = "/etc/ssh/ssh_host_ed25519_key"
+"""Each fleet's hosts share one ed25519 host key made on the controller (clients do not check it):
+no RSA key generated in every container at start."""
 
 
 def _sshd_command(spec: HostSpec, port: int) -> str:
-    steps = ["ssh-keygen -A >/dev/null", "mkdir -p /run/sshd"]
+    steps = ["mkdir -p /run/sshd"]
     if not spec.python:
         # a host without Python: remove the interpreter this image carries
         steps.append("rm -f /usr/bin/python3* /usr/local/bin/python3*")
     steps.append(
-        f"exec /usr/sbin/sshd -D -e -p {port} -o ListenAddress=127.0.0.1 -o PasswordAuthentication=no"
+        f"exec /usr/sbin/sshd -D -e -p {port} -h {HOST_KEY} "
+        "-o ListenAddress=127.0.0.1 -o PasswordAuthentication=no"
     )
     return " && ".join(steps)
 
@@ -181,47 +200,43 @@ def start_fleet(
     prefix: str = "cannenv-fleet",
     docker_args: tuple[str, ...] = (),
 ) -> Fleet:
-    """Start one container per spec, wait for every sshd, write an inventory; stop the ``stopped`` ones."""
+    """Start one container per spec (side by side), wait for every sshd, write an inventory; stop
+    the ``stopped`` ones. Containers are named ``PREFIX-HOST-PID-TIME`` and listen on ports of
+    their own (``free_port``), so concurrent workers and runs never collide."""
     ensure_host_image()
     key = work / "id_ed25519"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=60)
+    host_key = work / "ssh_host_ed25519_key"
+    for k in (key, host_key):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(k)], check=True, timeout=60)
     pub = (work / "id_ed25519.pub").read_text()
-    hosts: list[RunningHost] = []
-    suffix = f"{os.getpid()}-{int(time.time())}"
+    suffix = f"{os.getpid()}-{time.time_ns() % 10**10}"
+    hosts = [RunningHost(spec, f"{prefix}-{spec.name}-{suffix}", free_port()) for spec in specs]
     fleet = Fleet(hosts, key, work / "inventory.ini", work)
+
+    def start(h: RunningHost) -> None:
+        docker(
+            "create", "--name", h.container, "--network", "host", "--label", label, *docker_args,
+            HOST_IMAGE, "sh", "-c", _sshd_command(h.spec, h.port),
+        )  # fmt: skip
+        tree = Path(tempfile.mkdtemp(dir=work, prefix=f"tree-{h.spec.name}-"))
+        build_tree(h.spec, tree)
+        (tree / "root/.ssh").mkdir(parents=True)
+        (tree / "root/.ssh/authorized_keys").write_text(pub)
+        (tree / HOST_KEY.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(host_key, tree / HOST_KEY.lstrip("/"))
+        archive = work / f"{h.spec.name}.tar"
+        with tarfile.open(archive, "w") as tf:
+            for child in sorted(tree.iterdir()):
+                tf.add(child, arcname=child.name, filter=root_owned)
+        with archive.open("rb") as fh:
+            subprocess.run(["docker", "cp", "-", f"{h.container}:/"], stdin=fh, check=True, timeout=120)
+        docker("start", h.container)
+        wait_ssh(h.port)
+
     try:
-        for spec in specs:
-            port = free_port()
-            name = f"{prefix}-{spec.name}-{suffix}"
-            docker(
-                "create",
-                "--name",
-                name,
-                "--network",
-                "host",
-                "--label",
-                label,
-                *docker_args,
-                HOST_IMAGE,
-                "sh",
-                "-c",
-                _sshd_command(spec, port),
-            )
-            hosts.append(RunningHost(spec, name, port))
-            tree = Path(tempfile.mkdtemp(dir=work, prefix=f"tree-{spec.name}-"))
-            build_tree(spec, tree)
-            (tree / "root/.ssh").mkdir(parents=True)
-            (tree / "root/.ssh/authorized_keys").write_text(pub)
-            archive = work / f"{spec.name}.tar"
-            with tarfile.open(archive, "w") as tf:
-                for child in sorted(tree.iterdir()):
-                    tf.add(child, arcname=child.name, filter=root_owned)
-            subprocess.run(
-                ["docker", "cp", "-", f"{name}:/"], stdin=archive.open("rb"), check=True, timeout=120
-            )
-            docker("start", name)
-        for h in hosts:
-            wait_ssh(h.port)
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            for f in [pool.submit(start, h) for h in hosts]:
+                f.result()
         lines = ["[ascend]"]
         for h in hosts:
             lines.append(
@@ -242,12 +257,12 @@ def start_fleet(
 def root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = "root"
-    if info.name.startswith("root/.ssh"):
+    if info.name.startswith(("root/.ssh", HOST_KEY.lstrip("/"))):
         info.mode = 0o700 if info.isdir() else 0o600
     return info
 
 
-def wait_ssh(port: int, timeout: float = 30) -> None:
+def wait_ssh(port: int, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -40,6 +40,15 @@ image_of() {
     esac
 }
 
+# close every descriptor above stderr (in a subshell about to exec a long-lived process)
+close_fds() {
+    local fd n
+    for fd in /proc/self/fd/*; do
+        n="${fd##*/}"
+        if [ "$n" -gt 2 ] 2>/dev/null; then eval "exec $n>&-" 2>/dev/null || true; fi
+    done
+}
+
 engine_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
 ensure_engine() {
@@ -60,10 +69,7 @@ ensure_engine() {
         # dockerd outlives this script: it must not inherit our open files (a lock's descriptor above
         # all: a daemon holding it would hold the lock for as long as it runs).
         (
-            for fd in /proc/self/fd/*; do
-                n="${fd##*/}"
-                if [ "$n" -gt 2 ] 2>/dev/null; then eval "exec $n>&-" 2>/dev/null || true; fi
-            done
+            close_fds
             exec nohup dockerd --bridge=none --iptables=false --ip6tables=false >"$LOG" 2>&1
         ) &
         for _ in $(seq 1 60); do
@@ -127,10 +133,7 @@ for name in "${names[@]}"; do
     if [ "$background" = 1 ]; then
         say "making $name in the background (log: $LOCKS-$name.log)"
         (
-            for fd in /proc/self/fd/*; do
-                n="${fd##*/}"
-                if [ "$n" -gt 2 ] 2>/dev/null; then eval "exec $n>&-" 2>/dev/null || true; fi
-            done
+            close_fds  # not the caller's pipes: pytest would wait for their end
             exec nohup setsid bash "$HERE/bases.sh" "$name" </dev/null >"$LOCKS-$name.log" 2>&1
         ) &
     else

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,7 +47,7 @@ def make_bases(*names: str, background: bool = False) -> str | None:
     """Run bases.sh for ``names`` (waiting for a build under way elsewhere); None, or why it failed."""
     argv = ["bash", str(BASES), *(["--background"] if background else []), *names]
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{BASES.name} could not run: {exc}"
     if r.returncode != 0:
@@ -87,16 +86,17 @@ def _need(name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def engine() -> Iterator[Engine]:
+def engine() -> Engine:
     _need("bookworm")
     eng = _connect()
     if eng is None:
         pytest.skip(f"no Docker engine is reachable even after {BASES.name}")
     if not eng.exists(BASE_IMAGE):
         pytest.skip(f"base image {BASE_IMAGE} is missing after {BASES.name}")
-    yield eng
-    # Rebuilds leave the previous image of a tag dangling; drop those (never a tagged image).
-    subprocess.run(["docker", "image", "prune", "-f"], capture_output=True, timeout=300, check=False)
+    # No `docker image prune` at the end: with several workers (and runs) on one engine, a session
+    # that ends would delete the untagged stage images of a multi-stage build another is running
+    # (`COPY --from=cann-installer` then fails: "No such image").
+    return eng
 
 
 @pytest.fixture(scope="session")

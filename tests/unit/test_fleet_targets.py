@@ -629,3 +629,18 @@ def test_every_host_is_in_one_of_four_states_and_the_report_says_what_ran() -> N
     assert run_outcome("e", None, {"done": [], "failure": None}, []).cause == "rollout-stopped"  # type: ignore[union-attr]
     pre = run_outcome("f", None, {"done": [], "failure": None}, ["g"])
     assert pre is not None and pre.cause == "preflight" and "nothing ran on any host" in pre.reason
+
+
+def test_reading_inventory_groups_leaves_this_process_alone(tmp_path: Path) -> None:
+    """Ansible reads the inventory in a subprocess: importing it here would replace sys.intern for
+    the whole process (ansible-core patches it), and a later `import torch._dynamo` would fail."""
+    import os
+
+    from cannenv.fleet.targets import inventory_groups
+
+    pytest.importorskip("ansible", reason="--inventory reads groups with ansible-core")
+    inv = tmp_path / "inv.ini"
+    inv.write_text("[training]\na2-1\n\n[gpu:children]\ntraining\n\n[train-b]\nx\n")
+    intern, env = sys.intern, dict(os.environ)
+    assert inventory_groups(str(inv)) == {"a2-1": ("gpu", "training"), "x": ("train-b",)}
+    assert sys.intern is intern and dict(os.environ) == env

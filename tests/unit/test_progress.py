@@ -253,6 +253,8 @@ def test_interrupt_levels_write_the_files_the_playbook_reads(
     intr.press()
     assert intr.steps.exists()
     intr.press()
+    assert stream.getvalue() == "", "a press (a signal handler) must not print: it may interrupt a print"
+    intr.flush()
     got = lines(stream)
     assert got[0].startswith("interrupt: no new batch will start")
     assert got[1].startswith("interrupt: no new step will start")
@@ -306,3 +308,23 @@ def test_a_large_log_folder_shows_its_scan_on_stderr_and_the_json_is_the_same(tm
     assert shown.stdout == quiet.stdout and shown.returncode == quiet.returncode
     assert f"scanning {PROGRESS_FILES} log files: done" in shown.stderr
     assert "scanning" not in quiet.stderr
+
+
+def test_a_signal_in_the_middle_of_a_line_cannot_deadlock(tmp_path: Path) -> None:
+    """The handler runs in the main thread, possibly while it holds the progress lock (printing a
+    host's line): it must not print or lock. Simulated by pressing while the lock is held."""
+    import io
+
+    stream = io.StringIO()
+    p = Progress("plain", stream)
+    intr = Interrupt(tmp_path, p)
+    with intr.installed():
+        with p._lock:  # the main thread is printing a line when Ctrl-C comes
+            intr.press()
+            intr.press()
+        import time
+
+        deadline = time.monotonic() + 10
+        while stream.getvalue().count("interrupt:") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert stream.getvalue().count("interrupt:") == 2
