@@ -98,9 +98,9 @@ class RolloutView:
         self.hosts: dict[str, HostLive] = {
             name: HostLive(name, steps=len(steps)) for name, steps in sorted(plans.items())
         }
-        self._last_index = {
-            name: max((int(s.get("index", 0)) for s in steps), default=0) for name, steps in plans.items()
-        }
+        self._order = {name: [int(s.get("index", 0)) for s in steps] for name, steps in plans.items()}
+        """Each host's step numbers (the plan's own, which skip the steps left as they are)."""
+        self._last_index = {name: max(order, default=0) for name, order in self._order.items()}
         self.batch = 0
         self.batch_hosts: list[str] = []
         self.verdicts: list[str] = []
@@ -139,7 +139,7 @@ class RolloutView:
                 h = self._host(host)
                 h.state, h.step, h.step_what = "running", int(m.group("step")), _one_line(m.group("what"))
                 h.step_started = self.now()
-                self._say(h, f"step {h.step}{self._of(h)} {h.step_what}: started")
+                self._say(h, f"step {h.step}{self._of(h, h.step)} {h.step_what}: started")
                 return True
             m = STEP_DONE.search(msg)
             if m:
@@ -151,11 +151,11 @@ class RolloutView:
                     h.state = "ran"
                     self._say(
                         h,
-                        f"step {n}{self._of(h)} done in {took:.0f} s; all {len(h.done)} steps ran in "
+                        f"step {n}{self._of(h, n)} done in {took:.0f} s; all {len(h.done)} steps ran in "
                         f"{clock(self.now() - (h.started or self.now()))} (the doctor judges it next)",
                     )
                 else:
-                    self._say(h, f"step {n}{self._of(h)} done in {took:.0f} s")
+                    self._say(h, f"step {n}{self._of(h, n)} done in {took:.0f} s")
         elif kind == "runner_on_unreachable":
             h = self._host(host)
             if h.state != "stopped":
@@ -172,7 +172,7 @@ class RolloutView:
                 code, step = "failed", h.step or 0
                 reason = f"task {data.get('task', '?')!r}: {_one_line(msg)}"
             h.state, h.reason = "stopped", f"{code}: {reason}"
-            where = f" at step {step}{self._of(h)}" if step else ""
+            where = f" at step {step}{self._of(h, step)}" if step else ""
             word = {
                 "reboot-required": "REBOOT REQUIRED",
                 "interrupted": "STOPPED (interrupted)",
@@ -180,11 +180,14 @@ class RolloutView:
             self._say(h, f"{word}{where}: {reason}")
         return True
 
-    def _of(self, h: HostLive) -> str:
-        return f"/{h.steps}" if h.steps else ""
+    def _of(self, h: HostLive, step: int | None) -> str:
+        """`` (k/n)``: the step's place among the host's steps to run (the plan's numbers skip the
+        steps left as they are: step 5 may be the first of 3)."""
+        order = self._order.get(h.name, [])
+        return f" ({order.index(step) + 1}/{len(order)})" if step in order else ""
 
     def _at(self, h: HostLive) -> str:
-        return f" at step {h.step}{self._of(h)}" if h.step else ""
+        return f" at step {h.step}{self._of(h, h.step)}" if h.step else ""
 
     def _open_batch(self, names: list[str]) -> None:
         self._close_batch(final=False)
@@ -251,7 +254,7 @@ class RolloutView:
             table.add_row(
                 sanitize.line(h.name),
                 str(h.batch or "-"),
-                sanitize.line(f"{h.step}{self._of(h)} {h.step_what}"),
+                sanitize.line(f"{h.step}{self._of(h, h.step)} {h.step_what}"),
                 clock(now - h.step_started),
             )
         summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))

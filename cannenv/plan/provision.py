@@ -687,7 +687,7 @@ def run_outcome(
             return outcome(
                 name,
                 "interrupted",
-                f"the operator stopped it (Ctrl-C) before step {step_no}; marked half-installed",
+                f"interrupted: the operator stopped it (Ctrl-C) before step {step_no}; marked half-installed",
                 plan=plan,
                 failed_step=step_no,
                 failed_component=_component(plan, step_no),

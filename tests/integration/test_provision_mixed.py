@@ -271,9 +271,13 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
             ), by[name]
             assert "externally managed (PEP 668)" in by[name]["reason"] and "--venv" in by[name]["reason"]
         else:
-            assert (by[name]["status"], by[name]["cause"], by[name]["remaining"]) == ("done", "ran", 0), by[
-                name
-            ]
+            got = (by[name]["status"], by[name]["cause"], by[name]["remaining"])
+            assert got == ("done", "ran", 0), (
+                name,
+                by[name]["reason"],
+                by[name]["log_tail"],
+                proc.stderr[-3000:],
+            )
     assert sorted(hooks.read_text().splitlines()) == sorted(
         f"{k} {n}" for n in HOSTS if n not in PEP668 for k in ("cordon", "uncordon")
     )

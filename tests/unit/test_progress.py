@@ -163,13 +163,13 @@ def test_the_rollout_view_reports_each_host_step_and_batch_in_order(
     rollout(view, clk)
     got = lines(stream)
     assert got[0] == "batch 1: 2 hosts: h1, h2"
-    assert "h1  step 1/2 nnal install: started" in got
-    failed = got.index("h1  FAILED at step 2/2: cann upgrade exited 3")
+    assert "h1  step 1 (1/2) nnal install: started" in got
+    failed = got.index("h1  FAILED at step 2 (2/2): cann upgrade exited 3")
     verdict = got.index("batch 1 verdict: 1 of 2 ran every step; 1 stopped (h1) — the next batch starts")
     second = got.index("batch 2: 1 host: h3")
     assert failed < verdict < second  # the failure, then the verdict, before the next batch starts
     assert got[-1] == "batch 2 verdict: 1 of 1 ran every step — that was the last batch"
-    assert any(line.startswith("h2  step 2/2 done in 5 s; all 2 steps ran in 0:35") for line in got)
+    assert any(line.startswith("h2  step 2 (2/2) done in 5 s; all 2 steps ran in 0:35") for line in got)
     assert view.hosts["h1"].state == "stopped" and view.hosts["h3"].state == "ran"
     assert "\x1b" not in stream.getvalue()
 
@@ -185,7 +185,7 @@ def test_a_failed_canary_says_no_further_batch_and_who_was_not_reached(
     view.feed(ev("playbook_on_stats"))
     got = lines(stream)
     assert got[0] == "batch 1 (canary): 1 host: h1"
-    assert "h1  UNREACHABLE at step 1/2: Failed to connect to the host via ssh" in got
+    assert "h1  UNREACHABLE at step 1 (1/2): Failed to connect to the host via ssh" in got
     assert (
         got[-2]
         == "batch 1 (canary) verdict: 0 of 1 ran every step; 1 stopped (h1) — no further batch started"
@@ -202,8 +202,8 @@ def test_an_interrupted_host_and_a_reboot_have_their_own_words(plain: tuple[Prog
     )
     view.feed(ev("runner_on_failed", "h2", "cannenv-provision: reboot-required: step 1: firmware 7.7"))
     got = lines(stream)
-    assert "h1  STOPPED (interrupted) at step 2/2: the operator interrupted" in got
-    assert "h2  REBOOT REQUIRED at step 1/2: firmware 7.7" in got
+    assert "h1  STOPPED (interrupted) at step 2 (2/2): the operator interrupted" in got
+    assert "h2  REBOOT REQUIRED at step 1 (1/2): firmware 7.7" in got
 
 
 def test_the_live_table_renders_running_hosts() -> None:
@@ -217,7 +217,7 @@ def test_the_live_table_renders_running_hosts() -> None:
     console = Console(file=io.StringIO(), width=100)
     console.print(view.render())
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "h1" in text and "1/2 nnal install" in text and "1:15" in text
+    assert "h1" in text and "1 (1/2) nnal install" in text and "1:15" in text
 
 
 def test_the_collect_view_names_each_host_as_it_ends(plain: tuple[Progress, io.StringIO]) -> None:

@@ -108,13 +108,16 @@ def test_a_rollout_streams_each_host_and_reports_a_failure_before_the_next_batch
     run = start(provision_args(s, plan, "--serial", "2", "--max-fail", "100%", "--json"), terminal=False)
     assert run.wait() == 1
     err = run.err
-    first = err.index("h1  step 1/2 cann install: started")
+    first = err.index("h1  step 1 (1/2) cann install: started")
     assert err.lines[first][1], "the first host's step line came only after the run had ended"
-    failed = err.index("h1  FAILED at step 2/2: cann install exited 3")
+    failed = err.index("h1  FAILED at step 2 (2/2): cann install exited 3")
     assert err.lines[failed][1]
     verdict = err.index("batch 1 verdict: 1 of 2 ran every step; 1 stopped (h1) — the next batch starts")
     assert (
-        failed < verdict < err.index("batch 2: 1 host: h3") < err.index("h3  step 1/1 cann install: started")
+        failed
+        < verdict
+        < err.index("batch 2: 1 host: h3")
+        < err.index("h3  step 1 (1/1) cann install: started")
     )
     assert all(not t.startswith("{") for t in err.texts()), "the JSON report went to stderr"
     report = {h["name"]: h for h in json.loads(bytes(run.stdout))["hosts"]}
@@ -131,7 +134,7 @@ def test_a_rollout_streams_each_host_and_reports_a_failure_before_the_next_batch
     tty = start(provision_args(s, plan, "--serial", "2", "--max-fail", "100%", "--json"), terminal=True)
     assert tty.wait() == 1
     assert bytes(tty.stdout) == bytes(run.stdout)
-    assert any("FAILED at step 2/2" in t for t in tty.err.texts())
+    assert any("FAILED at step 2 (2/2)" in t for t in tty.err.texts())
 
 
 def test_quiet_prints_only_the_report(tmp_path: Path, collected: Path) -> None:
@@ -151,7 +154,7 @@ def test_ctrl_c_twice_stops_between_steps_and_every_host_has_a_true_state(
         s, {"h1": ["sleep 6", "echo ok"], "h2": ["echo ok"], "h3": ["echo ok"]}, tmp_path / "plan.json"
     )
     run = start(provision_args(s, plan, "--serial", "1", "--json"), terminal=False)
-    run.err.wait_for("h1  step 1/2 cann install: started", run.proc)
+    run.err.wait_for("h1  step 1 (1/2) cann install: started", run.proc)
     run.proc.send_signal(signal.SIGINT)
     run.err.wait_for("interrupt: no new batch will start", run.proc)
     run.proc.send_signal(signal.SIGINT)
