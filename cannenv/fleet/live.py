@@ -141,6 +141,15 @@ class RolloutView:
                 h.step_started = self.now()
                 self._say(h, f"step {h.step}{self._of(h, h.step)} {h.step_what}: started")
                 return True
+            m = STEP_STOP.search(msg)
+            if m and m.group("code") == "reboot-required":  # the role ends the host there: no failure
+                h = self._host(host)
+                step = int(m.group("step"))
+                h.state, h.reason = "stopped", f"reboot-required: {_one_line(m.group('reason'))}"
+                self._say(
+                    h, f"REBOOT REQUIRED at step {step}{self._of(h, step)}: {_one_line(m.group('reason'))}"
+                )
+                return True
             m = STEP_DONE.search(msg)
             if m:
                 h = self._host(host)

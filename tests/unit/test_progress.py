@@ -328,3 +328,15 @@ def test_a_signal_in_the_middle_of_a_line_cannot_deadlock(tmp_path: Path) -> Non
         while stream.getvalue().count("interrupt:") < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
     assert stream.getvalue().count("interrupt:") == 2
+
+
+def test_a_planned_reboot_reported_as_ok_is_shown_as_such(plain: tuple[Progress, io.StringIO]) -> None:
+    """The role ends a host at a reboot step without failing it (an ok event with the message)."""
+    p, stream = plain
+    view = RolloutView(p, PLANS, now=Clock())
+    view.feed(ev("runner_on_ok", "h2", "cannenv-provision: batch: h2"))
+    view.feed(
+        ev("runner_on_ok", "h2", "cannenv-provision: reboot-required: step 1: firmware 7.7 needs a restart")
+    )
+    assert "h2  REBOOT REQUIRED at step 1 (1/2): firmware 7.7 needs a restart" in lines(stream)
+    assert view.hosts["h2"].state == "stopped"
