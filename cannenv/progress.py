@@ -128,7 +128,6 @@ class Progress:
         self._lock = threading.Lock()
         self._console: Console | None = None
         self._bars: Any = None
-        self._live: Any = None
 
     @classmethod
     def for_cli(cls, quiet: bool = False, stream: IO[str] | None = None) -> Progress:
@@ -237,14 +236,7 @@ class Progress:
         with Live(
             render(), console=self.console(), refresh_per_second=4, transient=True, get_renderable=render
         ) as live:
-            self._live = live
-            try:
-                yield live.refresh
-            finally:
-                self._live = None
-
-    def close(self) -> None:
-        self._stop_bars()
+            yield live.refresh
 
 
 QUIET = Progress("quiet")

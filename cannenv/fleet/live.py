@@ -105,7 +105,6 @@ class RolloutView:
         self.batch_hosts: list[str] = []
         self.verdicts: list[str] = []
         self.width = max((len(n) for n in self.hosts), default=4)
-        self.finished = False
 
     # -- state --------------------------------------------------------------------------------------
 
@@ -123,7 +122,6 @@ class RolloutView:
         data = ev.get("event_data") or {}
         if kind == "playbook_on_stats":
             self._close_batch(final=True)
-            self.finished = True
             return True
         host = data.get("host") if isinstance(data, Mapping) else None
         if not isinstance(host, str) or not host:
@@ -143,11 +141,8 @@ class RolloutView:
                 return True
             m = STEP_STOP.search(msg)
             if m and m.group("code") == "reboot-required":  # the role ends the host there: no failure
-                h = self._host(host)
-                step = int(m.group("step"))
-                h.state, h.reason = "stopped", f"reboot-required: {_one_line(m.group('reason'))}"
-                self._say(
-                    h, f"REBOOT REQUIRED at step {step}{self._of(h, step)}: {_one_line(m.group('reason'))}"
+                self._stop(
+                    self._host(host), "reboot-required", int(m.group("step")), _one_line(m.group("reason"))
                 )
                 return True
             m = STEP_DONE.search(msg)
@@ -176,18 +171,19 @@ class RolloutView:
                 return True
             m = STEP_STOP.search(msg)
             if m:
-                code, step, reason = m.group("code"), int(m.group("step")), _one_line(m.group("reason"))
+                self._stop(h, m.group("code"), int(m.group("step")), _one_line(m.group("reason")))
             else:
-                code, step = "failed", h.step or 0
-                reason = f"task {data.get('task', '?')!r}: {_one_line(msg)}"
-            h.state, h.reason = "stopped", f"{code}: {reason}"
-            where = f" at step {step}{self._of(h, step)}" if step else ""
-            word = {
-                "reboot-required": "REBOOT REQUIRED",
-                "interrupted": "STOPPED (interrupted)",
-            }.get(code, "FAILED")
-            self._say(h, f"{word}{where}: {reason}")
+                self._stop(h, "failed", h.step or 0, f"task {data.get('task', '?')!r}: {_one_line(msg)}")
         return True
+
+    def _stop(self, h: HostLive, code: str, step: int, reason: str) -> None:
+        """The host stopped (a failure, a planned reboot, an interrupt): said once, the moment it comes."""
+        h.state, h.reason = "stopped", f"{code}: {reason}"
+        where = f" at step {step}{self._of(h, step)}" if step else ""
+        word = {"reboot-required": "REBOOT REQUIRED", "interrupted": "STOPPED (interrupted)"}.get(
+            code, "FAILED"
+        )
+        self._say(h, f"{word}{where}: {reason}")
 
     def _of(self, h: HostLive, step: int | None) -> str:
         """`` (k/n)``: the step's place among the host's steps to run (the plan's numbers skip the

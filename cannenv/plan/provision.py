@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from cannenv.errors import InputError, NotFoundError
 from cannenv.fleet.live import STEP_DONE as _DONE
 from cannenv.fleet.live import STEP_STOP as _MSG
+from cannenv.fleet.live import event_message
 from cannenv.plan.model import Plan, Step
 from cannenv.plan.state import STATE_OF, STATES, Cause, HostState, State
 from cannenv.values import to_json, value
@@ -258,11 +259,7 @@ def classify(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
             continue
         rec = hosts.setdefault(host, {"done": [], "failure": None, "reboot": None})
         res = data.get("res") or {}
-        msg = str(res.get("msg") or "")
-        for item in res.get("results") or ():  # a looped task: the first item's own message
-            if isinstance(item, Mapping) and item.get("failed") and _MSG.search(str(item.get("msg") or "")):
-                msg = str(item["msg"])
-                break
+        msg = event_message(ev)  # a looped task: the first failed item's own message
         if kind == "runner_on_ok":
             m = _DONE.search(msg)
             if m:
