@@ -368,7 +368,8 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
     afters = {n: (out_venv if n in PEP668 else out) / "after" for n in HOSTS}
     for name, (_, _, _, _, stack) in HOSTS.items():
         doctor = cannenv(
-            "doctor", "--facts", str(afters[name] / f"{name}.json"), "--stack", stack, *mx, "--no-devices"
+            "doctor", "--facts", str(afters[name] / f"{name}.json"), "--stack", stack, *mx, "--no-devices",
+            "--verbose",  # passes are hidden without it, and the line below is a pass
         )
         assert doctor.returncode == 0, doctor.stdout
         if name == "a2":  # the older CANN is judged as what it is: kept beside, inactive

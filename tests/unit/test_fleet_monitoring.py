@@ -141,7 +141,10 @@ def test_parse_since() -> None:
     assert parse_since("7d", now) == now - dt.timedelta(days=7)
     assert parse_since("90m", now) == now - dt.timedelta(minutes=90)
     assert parse_since("2026-11-30", now) == dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
-    assert parse_since("2026-11-30T08:00+01:00", now).utcoffset() == dt.timedelta(hours=1)
+    # an offset is honoured and the answer is in UTC, so every comparison with a snapshot is aware
+    when = parse_since("2026-11-30T08:00+01:00", now)
+    assert when == dt.datetime(2026, 11, 30, 7, 0, tzinfo=dt.timezone.utc)
+    assert when.utcoffset() == dt.timedelta(0)
 
 
 # ------------------------------------------------------------------ fleet collect, real Ansible
