@@ -83,10 +83,25 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
+def _unencodable_shown_escaped() -> None:
+    """A file name that is not UTF-8 reaches Python as lone surrogates (``\\udcff``); a strict UTF-8
+    terminal or pipe would refuse it (UnicodeEncodeError, exit 70). The terminal sanitiser already
+    shows them escaped; for what is not sanitised (JSON, whose strings carry the exact value) the
+    streams write ``\\udcff``, which inside a JSON string is that same value's escape."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a detached or closed stream: nothing to configure
+                pass
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; map errors to exit codes. Never shows a traceback for a user error."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    _unencodable_shown_escaped()
     try:
         rv = cli.main(args=args, prog_name="cannenv", standalone_mode=False)
     except click.exceptions.Abort:

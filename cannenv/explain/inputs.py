@@ -81,6 +81,7 @@ def _open(local: Path, name: str, *, nofollow: bool) -> tuple[int, os.stat_resul
 def _walk(top: Path, name: str, skipped: list[str]) -> list[_File]:
     """Regular files under ``top`` (links and special files are named in ``skipped``)."""
     files: list[_File] = []
+    over = 0  # regular files past MAX_DIR_FILES: counted, one line for all of them
     stack: list[tuple[Path, str, int]] = [(top, name, 0)]
     while stack:
         d, shown, depth = stack.pop()
@@ -105,11 +106,13 @@ def _walk(top: Path, name: str, skipped: list[str]) -> list[_File]:
                     stack.append((Path(e.path), label, depth + 1))
             elif stat.S_ISREG(st.st_mode):
                 if len(files) >= MAX_DIR_FILES:
-                    skipped.append(f"{label}: more than {MAX_DIR_FILES} files")
+                    over += 1
                     continue
                 files.append(_File(label, Path(e.path), st.st_size))
             else:
                 skipped.append(f"{label}: not a regular file")
+    if over:
+        skipped.append(f"{name}: {over} more files past the first {MAX_DIR_FILES} (not read)")
     return files
 
 
@@ -170,9 +173,10 @@ def scan(
     with shown.task(
         f"scanning {len(plan)} log file{'s' if len(plan) != 1 else ''}", total=total, unit="B"
     ) as task:
+        unread = 0  # files left once the byte budget is spent: counted, one line for all
         for name, local, size, nofollow in plan:
             if budget[0] <= 0:
-                skipped.append(f"{name}: not read, {MAX_LOG_BYTES} bytes were read already")
+                unread += 1
                 continue
             try:
                 fd, _ = _open(local, name, nofollow=nofollow)
@@ -184,6 +188,11 @@ def scan(
             scanner.sources.append(name)
             scanner.feed_all(_chunks(fd, budget))
             task.advance(size, note=name)
+    if unread:
+        skipped.append(
+            f"{unread} more file{'s' if unread != 1 else ''}: not read, "
+            f"{MAX_LOG_BYTES} bytes were read already"
+        )
     if stdin is not None:
         scanner.sources.append("stdin")
         while budget[0] > 0:

@@ -8,6 +8,7 @@ through :mod:`cannenv.sanitize`, JUnit through ``sanitize.xml``; JSON carries th
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from cannenv import sanitize
@@ -103,13 +104,26 @@ def _host_versions(ex: Explanation) -> str:
     return f": {' · '.join(parts)}" if parts else ""
 
 
+SHOWN_SOURCES = 5
+SHOWN_SKIPPED = 10
+
+
+def _first(items: Sequence[str], limit: int | None) -> list[str]:
+    """At most ``limit`` of ``items``, then one ``… and N more`` (a folder of 100,000 logs is one
+    line, not 100,000: ``--verbose`` and ``--json`` have every one)."""
+    if limit is None or len(items) <= limit:
+        return list(items)
+    return [*items[:limit], f"… and {len(items) - limit} more (--verbose or --json lists every one)"]
+
+
 def render_text(ex: Explanation, *, verbose: bool = False) -> str:
     L = sanitize.line
     out: list[str] = [f"cannenv explain: {L(ex.verdict)}"]
     scan = ex.scan
     how = "every line" if scan.mode == "full" else "the lines around each error-looking line"
-    out.append(f"input: {L(', '.join(scan.sources) or '-')} ({scan.bytes_read} bytes; examined {how})")
-    for s in scan.skipped:
+    sources = _first(scan.sources, None if verbose else SHOWN_SOURCES)
+    out.append(f"input: {L(', '.join(sources) or '-')} ({scan.bytes_read} bytes; examined {how})")
+    for s in _first(scan.skipped, None if verbose else SHOWN_SKIPPED):
         out.append(f"  not read: {L(s)}")
     out.append(f"host: {_HOST.get(ex.host_source, ex.host_source)}{L(_host_versions(ex))}")
     if ex.log_facts:

@@ -156,12 +156,20 @@ class SignatureTable:
         raise KeyError(sid)
 
 
+# What must come before a numeric vendor code on its line, at most 24 characters (no digit) ahead
+NUMERIC_CODE_CONTEXT = r"(?i)(?:err|code|ret|result|status|return|fail)[^0-9\n]{0,24}"
+
+
 def _pattern(p: PatternModel) -> Pattern:
     if p.text is not None:
         return Pattern(key=f"text:{p.text}", anchor=p.text, rx=None)
     if p.code is not None:
         # a code as a whole word: 561103 but not 5611030, EI0005 but not EI00051
         rx = rf"(?:^|[^0-9A-Za-z]){re.escape(p.code)}(?:[^0-9A-Za-z]|$)"
+        if p.code.lstrip("-").isdecimal():
+            # a bare number is a code only where the line says so ("error code is 561103",
+            # "ret=207018", "failed, 507035"): never a pid, a port or a size that happens to match
+            rx = NUMERIC_CODE_CONTEXT + rx
         return Pattern(key=f"code:{p.code}", anchor=p.code, rx=rx)
     assert p.regex is not None and p.anchor is not None
     return Pattern(key=f"regex:{p.regex}", anchor=p.anchor, rx=p.regex)

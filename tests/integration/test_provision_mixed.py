@@ -27,6 +27,7 @@ the agent's labels agree that it is compliant, the inactive 8.3.RC1 named as kep
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ from helpers.hosts import (
     loaded_driver_set,
 )
 from helpers.provision import PIP_CONF, STACK_ID, _pip_wheel, make_artifacts
+from helpers.streams import start
 
 from cannenv.checks.cann import CANN_PYTHON_DEPS
 
@@ -237,30 +239,49 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
 
     out = work / "run"
     hooks = work / "hooks.log"
-    proc = cannenv(
-        "provision",
-        "-i",
-        str(fleet.inventory),
-        "--plan",
-        str(plan_file),
-        "--artifacts",
-        str(artifacts),
-        *mx,
-        "--allow-unpinned",  # NNAL has no published digest: the host checks this machine's copy
-        "--canary",
-        "--serial",
-        "50%",
-        "--max-fail",
-        "0%",
-        "--cordon",
-        f'echo "cordon $CANNENV_NODE" >> {hooks}',
-        "--uncordon",
-        f'echo "uncordon $CANNENV_NODE" >> {hooks}',
-        "--out",
-        str(out),
-        "--json",
+    # read as it comes (issue 35): stderr through a pipe, as a CI log reads it
+    run = start(
+        [
+            "provision",
+            "-i",
+            str(fleet.inventory),
+            "--plan",
+            str(plan_file),
+            "--artifacts",
+            str(artifacts),
+            *mx,
+            "--allow-unpinned",  # NNAL has no published digest: the host checks this machine's copy
+            "--canary",
+            "--serial",
+            "50%",
+            "--max-fail",
+            "0%",
+            "--cordon",
+            f'echo "cordon $CANNENV_NODE" >> {hooks}',
+            "--uncordon",
+            f'echo "uncordon $CANNENV_NODE" >> {hooks}',
+            "--out",
+            str(out),
+            "--json",
+        ],
+        terminal=False,
     )
+    rc = run.wait(2400)
+    err = run.err
+    proc = subprocess.CompletedProcess(run.proc.args, rc, bytes(run.stdout).decode(), "\n".join(err.texts()))
     assert proc.returncode == 1, proc.stdout + proc.stderr  # deb12 was not run
+    # each host that runs shows its first step the moment it starts, over SSH, before the run ends
+    for name in HOSTS:
+        if name not in PEP668:
+            started = re.compile(rf"\] {name} +step \d+ \(1/\d+\) .*: started")
+            at = next((i for i, (t, _) in enumerate(err.lines) if started.search(t)), None)
+            assert at is not None and err.lines[at][1], (name, proc.stderr)
+    # the canary's verdict comes before the next batch starts
+    assert (
+        err.index("batch 1 (canary): 1 host")
+        < err.index("batch 1 (canary) verdict: 1 of 1 ran every step — the next batch starts")
+        < err.index("batch 2: ")
+    ), proc.stderr
     by = {h["name"]: h for h in _json(proc)["hosts"]}
     for name in HOSTS:
         if name in PEP668:  # refused by the controller: nothing ran there, never cordoned
@@ -368,7 +389,13 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
     afters = {n: (out_venv if n in PEP668 else out) / "after" for n in HOSTS}
     for name, (_, _, _, _, stack) in HOSTS.items():
         doctor = cannenv(
-            "doctor", "--facts", str(afters[name] / f"{name}.json"), "--stack", stack, *mx, "--no-devices",
+            "doctor",
+            "--facts",
+            str(afters[name] / f"{name}.json"),
+            "--stack",
+            stack,
+            *mx,
+            "--no-devices",
             "--verbose",  # passes are hidden without it, and the line below is a pass
         )
         assert doctor.returncode == 0, doctor.stdout

@@ -419,6 +419,64 @@ def test_negative_counts_and_timeouts_are_bad_input(argv: list[str]) -> None:
     assert f"Invalid value for '{argv[-2]}'" in r.output
 
 
+def test_ansible_beside_an_unactivated_venv_is_found_and_a_missing_one_is_exit_4(tmp_path: Path) -> None:
+    """A venv never activated: ansible-playbook/-inventory lie beside its interpreter, not on PATH.
+    They are used from there; where they are nowhere, a missing tool is exit 4, never 70."""
+    import os
+
+    beside = Path(sys.executable).parent
+    if not (beside / "ansible-inventory").is_file():
+        pytest.skip(f"ansible-core's commands are not beside {sys.executable}")
+    inv = tmp_path / "inv.ini"
+    inv.write_text(f"h1 ansible_connection=local ansible_python_interpreter={sys.executable}\n")
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    args = ["-m", "cannenv", "fleet", "collect", "-i", str(inv), "--out", str(tmp_path / "facts"), "--quiet"]
+    ok = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=300)
+    assert ok.returncode == 0 and (tmp_path / "facts" / "h1.json").is_file(), ok.stdout + ok.stderr
+    # the same interpreter through a link in a folder without Ansible: its commands are nowhere
+    alone = tmp_path / "bin"
+    alone.mkdir()
+    (alone / "python").symlink_to(Path(sys.executable).resolve())
+    gone = subprocess.run(
+        [str(alone / "python"), *args], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert gone.returncode == 4, gone.stdout + gone.stderr
+    assert "ansible-inventory not found on PATH nor beside" in gone.stderr
+    assert "internal error" not in gone.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", "--no-host", "--log"],
+        ["explain", "--no-host", "--json", "--log"],
+        ["explain", "--no-host", "--verbose", "--log"],
+    ],
+)
+def test_a_file_name_that_is_not_utf8_reaches_a_strict_terminal_escaped(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """Such a name reaches Python as a lone surrogate; a strict UTF-8 stream refused it (exit 70).
+    Text shows it escaped; JSON carries the same value as its escape."""
+    import os
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    name = os.fsencode(logs) + b"/\xffrank0.log"
+    Path(os.fsdecode(name)).write_bytes(
+        b"ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
+    )
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "LC_ALL": "C.UTF-8"}
+    r = subprocess.run(
+        [sys.executable, "-m", "cannenv", *argv, str(logs)], capture_output=True, env=env, timeout=300
+    )
+    out = r.stdout.decode("utf-8") + r.stderr.decode("utf-8")  # strict: every byte is UTF-8
+    assert r.returncode != 70 and "internal error" not in out, out
+    assert "\\udcffrank0.log" in out, out
+    if "--json" in argv:
+        assert os.fsdecode(name) in json.loads(r.stdout)["input"]["sources"], r.stdout
+
+
 # ------------------------------------------------------------------------- 7. validation at the edges
 def test_a_digest_is_64_hex_digits_and_nothing_after() -> None:
     from cannenv.lock import is_digest_ref
@@ -508,3 +566,46 @@ def test_a_rank_table_of_any_json_shape_is_judged(doc: dict[str, object]) -> Non
     from cannenv.fleet import ranktable
 
     assert ranktable.check_table(doc, [])
+
+
+def test_a_folder_of_many_logs_is_a_few_lines(tmp_path: Path) -> None:
+    """A plog folder past the file limit: the files not read are one line with their count, and the
+    text names the first few sources (every one with --verbose and in --json)."""
+    from cannenv.explain.inputs import MAX_DIR_FILES
+
+    logs = tmp_path / "plog"
+    logs.mkdir()
+    for i in range(MAX_DIR_FILES + 50):
+        (logs / f"plog-{i}.log").write_text("hello\n")
+    args = [sys.executable, "-m", "cannenv", "explain", "--no-host", "--quiet", "--log", str(logs)]
+    text = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert text.returncode in (0, 3) and len(text.stdout.splitlines()) < 20, text.stdout[:3000]
+    assert f"50 more files past the first {MAX_DIR_FILES} (not read)" in text.stdout
+    assert f"… and {MAX_DIR_FILES - 5} more (--verbose or --json lists every one)" in text.stdout
+    doc = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, timeout=300).stdout)
+    assert len(doc["input"]["sources"]) == MAX_DIR_FILES
+    assert doc["input"]["skipped"] == [f"{logs}: 50 more files past the first {MAX_DIR_FILES} (not read)"]
+
+
+@pytest.mark.parametrize(
+    ("line", "sid"),
+    [
+        ("worker pid 207018 started, listening on port 507011", None),
+        ("copied 561103 bytes in 507899 us", None),
+        ("aclnnAdd failed, error code is 561103", "ops-561103"),
+        ("[ErrorCode: 507899] driver and firmware check", "driver-firmware-mismatch"),
+        ("aclrtMalloc failed, ret=207018", "npu-oom"),
+    ],
+)
+def test_a_bare_number_is_a_vendor_code_only_where_the_line_says_so(line: str, sid: str | None) -> None:
+    """``pid 207018`` is not ACL_ERROR_RT_DEVICE_OOM: a numeric code needs an error word before it."""
+    doc = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "cannenv", "explain", "--no-host", "--json", line],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+    )
+    ids = [m["signature"] for m in doc["matches"]]
+    assert (ids[:1] == [sid]) if sid else ids == [], ids
