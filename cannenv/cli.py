@@ -91,10 +91,9 @@ def _unencodable_shown_escaped() -> None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            # a detached or closed stream: nothing to configure
+            with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # a detached or closed stream: nothing to configure
-                pass
 
 
 def main(argv: list[str] | None = None) -> None:

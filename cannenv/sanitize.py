@@ -15,9 +15,7 @@ import re
 
 # C0 controls, DEL, C1 controls, the Unicode bidi embedding/override/isolate characters, and lone
 # surrogates (a file name that is not UTF-8, as Python decodes it: a strict terminal refuses them)
-_TERMINAL_LINE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+_TERMINAL_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _TERMINAL_TEXT = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
