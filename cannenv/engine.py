@@ -20,7 +20,7 @@ from cannenv.errors import ExternalError, MissingToolError, NotFoundError
 if TYPE_CHECKING:
     from pathlib import Path
 
-_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)\Z")
 
 EventKind = Literal["step", "cached", "log", "error"]
 

@@ -19,7 +19,7 @@ from cannenv.values import Check, value
 FamilyId = Literal["a2", "a3", "310p", "910", "310b", "950"]
 FAMILY_IDS: tuple[str, ...] = get_args(FamilyId)
 
-PCI_ID_RE = re.compile(r"^(0x)?([0-9a-f]{4})$")
+PCI_ID_RE = re.compile(r"^(0x)?([0-9a-f]{4})\Z")
 
 
 def _lower_pci(ids: tuple[str, ...]) -> tuple[str, ...]:

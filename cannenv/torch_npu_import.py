@@ -21,11 +21,11 @@ from typing import Any
 from cannenv import records
 from cannenv.errors import InputError
 
-_HEADING = re.compile(r"^#{1,6}\s*Ascend Auxiliary Software\s*$", re.IGNORECASE)
+_HEADING = re.compile(r"^#{1,6}\s*Ascend Auxiliary Software\s*\Z", re.IGNORECASE)
 _VERSION = re.compile(r"^Version:\s*(\S+)\s*$", re.MULTILINE)
 _INSTALL_CANN = re.compile(r"Install CANN ([0-9][0-9A-Za-z.-]*[0-9A-Za-z])[^\n.]*")
 _TORCH_REQ = re.compile(r"^Requires-Dist:\s*torch\s*==\s*([0-9][0-9.]*[0-9])(\.\*)?\s*$", re.MULTILINE)
-_BETA = re.compile(r"^(?P<v>[^\s(（]+)\s*[(（]\s*(?P<tag>beta|alpha)\s*[)）]\s*$", re.IGNORECASE)
+_BETA = re.compile(r"^(?P<v>[^\s(（]+)\s*[(（]\s*(?P<tag>beta|alpha)\s*[)）]\s*\Z", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def parse_table(text: str, *, source_id: str = "METADATA", source_title: str = "
     if start is None and install and version_found:
         # Newer wheels (2.13+) carry no table: their README says which CANN to install.
         tnpu = str(parse_pep440(version_found[1]))
-        torch = str(parse_pep440(torch_req[1])) if torch_req else re.sub(r"(\.post\d+|rc\d+)$", "", tnpu)
+        torch = str(parse_pep440(torch_req[1])) if torch_req else re.sub(r"(\.post\d+|rc\d+)\Z", "", tnpu)
         sentence = install[0].strip()
         row = ImportedRow(str(CannVersion.parse(install[1])), torch, tnpu, None, tnpu, False)
         return ImportedTable(

@@ -171,11 +171,11 @@ _CANN_V1 = re.compile(
             T(?P<t>\d+)
           | (?:RC(?P<rc>\d+)|(?P<p>\d+))
             (?:\.(?:alpha(?P<alpha>\d+)|beta(?P<beta>\d+)|(?P<hot>\d+)))?
-        )$""",
+        )\Z""",
     re.IGNORECASE | re.VERBOSE,
 )
 _CANN_V2 = re.compile(
-    r"^(?P<M>\d+)\.(?P<m>\d+)\.(?P<p>\d+)-(?P<stage>alpha|beta|rc)(?:\.(?P<n>\d+))?$", re.IGNORECASE
+    r"^(?P<M>\d+)\.(?P<m>\d+)\.(?P<p>\d+)-(?P<stage>alpha|beta|rc)(?:\.(?P<n>\d+))?\Z", re.IGNORECASE
 )
 
 
@@ -258,7 +258,7 @@ _DRIVER = re.compile(
           | (?:RC(?P<rc>\d+)|(?P<p>\d+))
             (?:\.(?:alpha(?P<alpha>\d+)|beta(?P<beta>\d+)|spc(?P<spc>\d+)|(?P<hot>\d+)))?
             (?:\.b(?P<build>\d+))?
-        )$""",
+        )\Z""",
     re.IGNORECASE | re.VERBOSE,
 )
 
@@ -324,7 +324,7 @@ class DriverVersion(_Ordered):
         return re.sub(r"\.rc(\d)", r".RC\1", self.text)
 
 
-_FW_NUMERIC = re.compile(r"^\d+(?:\.\d+){1,5}$")
+_FW_NUMERIC = re.compile(r"^\d+(?:\.\d+){1,5}\Z")
 _FW_PARTS = 5
 
 
@@ -438,8 +438,8 @@ _COMPARE: dict[str, Callable[[Key, Key], bool]] = {
     ">": operator.gt,
     "<": operator.lt,
 }
-_CLAUSE = re.compile(r"^(==|!=|>=|<=|>|<)?\s*([^\s=!<>]+)$")  # on a stripped clause
-_SERIES = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.\*)?$")
+_CLAUSE = re.compile(r"^(==|!=|>=|<=|>|<)?\s*([^\s=!<>]+)\Z")  # on a stripped clause
+_SERIES = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.\*)?\Z")
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ def _range_admits(spec: str, series: tuple[int, ...]) -> bool | None:
     """``>=7.6, <=8.2`` on major.minor (the form in component version.info files)."""
     ok = True
     for part in (p.strip() for p in spec.split(",")):
-        m = re.match(r"^(>=|<=|==|>|<)?\s*(\d+)\.(\d+)$", part)
+        m = re.match(r"^(>=|<=|==|>|<)?\s*(\d+)\.(\d+)\Z", part)
         if not m:
             return None
         op, v = m.group(1) or "==", (int(m.group(2)), int(m.group(3)))

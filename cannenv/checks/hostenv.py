@@ -259,7 +259,7 @@ def missing_docker_flags(facts: Facts) -> list[str]:
     """The exact `docker run` flags for the device nodes and driver mounts that are absent."""
     flags: list[str] = []
     absent = set(facts.container.absent)
-    if not any(re.match(r"^/dev/v?davinci\d+$", n) for n in facts.devices.dev_nodes):
+    if not any(re.match(r"^/dev/v?davinci\d+\Z", n) for n in facts.devices.dev_nodes):
         flags.append("--device /dev/davinci0")
     for node in DEVICE_NODES:
         if node in absent:

@@ -102,7 +102,7 @@ class Knowledge:
         """The package row of a shared object (``libhccl.so.1`` → libhccl): the exact name, else the
         longest prefix row."""
         stem = soname.rsplit("/", 1)[-1]
-        stem = re.sub(r"\.so(\.[0-9]+)*$", "", stem)
+        stem = re.sub(r"\.so(\.[0-9]+)*\Z", "", stem)
         best: Library | None = None
         for lib in self.libraries:
             if lib.name == stem and not lib.prefix:

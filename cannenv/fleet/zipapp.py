@@ -62,7 +62,7 @@ _SKIP_TOP: frozenset[str] = frozenset(
     {"__main__", "site", "sitecustomize", "usercustomize", "_distutils_hack"}
 )
 _SKIP_DIRS: frozenset[str] = frozenset({"__pycache__", "tests", "test"})
-_NATIVE_FILE = re.compile(r"\.(so|pyd|dylib)(\.[0-9.]*)?$")
+_NATIVE_FILE = re.compile(r"\.(so|pyd|dylib)(\.[0-9.]*)?\Z")
 _NOT_CARRIED = (".pyc", ".pyo", ".pyi")
 """Byte code (the host compiles the sources itself) and type stubs (not needed to run)."""
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)

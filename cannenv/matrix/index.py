@@ -22,7 +22,7 @@ from cannenv.matrix.artefact import Provenance
 PACKAGES = ("torch-npu", "torch")
 INDEX_URL = "https://pypi.org/pypi/{package}/json"
 MAX_LISTING = 64 << 20
-_WHEEL = re.compile(r"^(?P<dist>[A-Za-z0-9_.]+)-(?P<v>[^-]+)-cp(?P<py>3\d+)-cp3\d+t?-(?P<plat>[^-]+)\.whl$")
+_WHEEL = re.compile(r"^(?P<dist>[A-Za-z0-9_.]+)-(?P<v>[^-]+)-cp(?P<py>3\d+)-cp3\d+t?-(?P<plat>[^-]+)\.whl\Z")
 
 
 @dataclass

@@ -1053,9 +1053,9 @@ class Matrix:
 
 
 _DRIVER_RUN = re.compile(
-    r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-driver_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86-64)\.run$"
+    r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-driver_(?P<v>[^_]+)_linux-(?P<arch>aarch64|x86-64)\.run\Z"
 )
-_FIRMWARE_RUN = re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-firmware_(?P<v>[^_]+)\.run$")
+_FIRMWARE_RUN = re.compile(r"^Ascend-hdk-(?P<chip>[0-9a-z]+)-npu-firmware_(?P<v>[^_]+)\.run\Z")
 
 
 def _covering_range(items: Sequence[str]) -> str:

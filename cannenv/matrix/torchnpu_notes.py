@@ -30,9 +30,9 @@ from cannenv.matrix.artefact import MAX_MEMBER, Provenance
 FOLDER = "torchnpu_release_notes"
 REPO_URL = "https://gitcode.com/Ascend/pytorch"
 MAX_NOTES = 200
-_NAME = re.compile(r"^(?P<ref>[A-Za-z0-9][A-Za-z0-9._-]{0,80})@(?P<commit>[0-9a-f]{7,40})\.md$")
+_NAME = re.compile(r"^(?P<ref>[A-Za-z0-9][A-Za-z0-9._-]{0,80})@(?P<commit>[0-9a-f]{7,40})\.md\Z")
 _PY = re.compile(r"Python\s?(3)\.(\d{1,2})")
-_SERIES = re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}(\.[0-9A-Za-z]{1,12})+$")
+_SERIES = re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}(\.[0-9A-Za-z]{1,12})+\Z")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ NOTES = "docs/source/user_guide/release_notes.md"
 PKG_INFO = "PKG-INFO"
 INSTALL = "docs/source/installation.md"
 _WANTED = (POLICY, NOTES, PKG_INFO, INSTALL)
-_SDIST = re.compile(r"^vllm_ascend-(?P<v>[0-9][0-9A-Za-z.+!-]*)\.tar\.gz$")
+_SDIST = re.compile(r"^vllm_ascend-(?P<v>[0-9][0-9A-Za-z.+!-]*)\.tar\.gz\Z")
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def _read_members(path: Path) -> dict[str, str]:
     return out
 
 
-_RELEASE = re.compile(r"^v\d+(\.\d+)*(rc\d+)?(\.post\d+)?$")
+_RELEASE = re.compile(r"^v\d+(\.\d+)*(rc\d+)?(\.post\d+)?\Z")
 
 
 def parse_policy(text: str, prov: Provenance, warnings: list[str]) -> list[DownstreamRow]:
@@ -195,7 +195,7 @@ def parse_policy(text: str, prov: Provenance, warnings: list[str]) -> list[Downs
 
 _SECTION = re.compile(r"^##\s+(v\d[0-9A-Za-z.]*)\b")
 # on a stripped line; no two repeats that can read the same characters (linear on any line)
-_DEP = re.compile(r"^-[\s*]*(CANN|Ascend HDK)\**\s*:[\s*]*([0-9][0-9A-Za-z.]*)$")
+_DEP = re.compile(r"^-[\s*]*(CANN|Ascend HDK)\**\s*:[\s*]*([0-9][0-9A-Za-z.]*)\Z")
 
 
 def parse_release_notes(text: str, prov: Provenance) -> list[DownstreamHdk]:
@@ -306,7 +306,7 @@ def parse_requires(text: str) -> dict[str, str]:
     """``Requires-Dist: name==version`` exact pins of PKG-INFO (headers only, before the body)."""
     out: dict[str, str] = {}
     for line in text.split("\n\n", 1)[0].splitlines():
-        m = re.match(r"^Requires-Dist:\s*([A-Za-z0-9._-]+)\s*==\s*([0-9][0-9A-Za-z.+!-]*)\s*$", line)
+        m = re.match(r"^Requires-Dist:\s*([A-Za-z0-9._-]+)\s*==\s*([0-9][0-9A-Za-z.+!-]*)\s*\Z", line)
         if m:
             out[m.group(1).lower().replace("_", "-")] = m.group(2)
     return out

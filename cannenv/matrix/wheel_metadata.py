@@ -41,9 +41,9 @@ MAX_HEADERS = 64 << 10
 MAX_CENTRAL_DIRECTORY = 8 << 20
 MAX_MEMBER = 2 << 20
 _WHEEL = re.compile(
-    r"^(?P<dist>[A-Za-z0-9_]+)-(?P<v>[0-9][0-9A-Za-z.+!]*)-cp(?P<py>3[0-9]{1,2})-cp3[0-9]{1,2}t?-(?P<plat>[A-Za-z0-9_.]+)\.whl$"
+    r"^(?P<dist>[A-Za-z0-9_]+)-(?P<v>[0-9][0-9A-Za-z.+!]*)-cp(?P<py>3[0-9]{1,2})-cp3[0-9]{1,2}t?-(?P<plat>[A-Za-z0-9_.]+)\.whl\Z"
 )
-_TORCH = re.compile(r"^torch\s*(?P<spec>[=<>!~][^;]*)?(;.*)?$")
+_TORCH = re.compile(r"^torch\s*(?P<spec>[=<>!~][^;]*)?(;.*)?\Z")
 
 
 @dataclass(frozen=True)

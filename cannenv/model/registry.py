@@ -34,7 +34,7 @@ from cannenv import records
 from cannenv.errors import ExternalError, InputError, MissingToolError, NotFoundError
 
 YAML_DIR = "torch_npu/csrc/aten"
-YAML_RE = re.compile(r"^torch_npu/csrc/aten/npu_native_functions[A-Za-z0-9_]*\.yaml$")
+YAML_RE = re.compile(r"^torch_npu/csrc/aten/npu_native_functions[A-Za-z0-9_]*\.yaml\Z")
 MAX_YAML_BYTES = 16 << 20
 """largest operator yaml we read (2.13.0's by_codegen file is 0.25 MB)"""
 MAX_METADATA_BYTES = 4 << 20
@@ -43,7 +43,7 @@ MAX_READ_MEMBERS = 16
 """operator yaml files + METADATA read from one build (a real one has 2-3 of them)"""
 MAX_READ_BYTES = 48 << 20
 """all the bytes read from one build together (a real one: under 1 MB)"""
-VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((\.post|rc|\.dev)[0-9]+)?$")
+VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((\.post|rc|\.dev)[0-9]+)?\Z")
 """a torch_npu release version as PyPI spells it (2.1.0.post8, 2.7.1, 2.13.0)"""
 
 ATEN_SECTIONS = ("supported", "autograd", "quant")
@@ -119,7 +119,7 @@ def parse_yaml(texts: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
                         f"{fname}: {section}[{i}] is neither an operator name nor a mapping with 'func'"
                     )
                 name = _name(func)
-                if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$", name):
+                if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?\Z", name):
                     raise InputError(f"{fname}: {section}[{i}]: {name!r} is not an operator name")
                 found.setdefault(_op_key(ns, name), set()).add(section)
         # A functional that delegates to a registered structured out variant is registered too
@@ -178,7 +178,7 @@ def from_wheel(path: Path) -> Registry:
     return Registry(version, str(path), tuple(sorted(texts)), parse_yaml(texts), torch_req)
 
 
-_METADATA_RE = r"^torch_npu-[^/]+\.dist-info/METADATA$"
+_METADATA_RE = r"^torch_npu-[^/]+\.dist-info/METADATA\Z"
 
 
 def _within_budget(origin: Path, members: int, size: int) -> None:
@@ -217,7 +217,7 @@ def from_dir(path: Path, version: str | None = None) -> Registry:
         )
     texts: dict[str, str] = {}
     entries = [
-        e for e in sorted(aten.iterdir()) if re.match(r"^npu_native_functions[A-Za-z0-9_]*\.yaml$", e.name)
+        e for e in sorted(aten.iterdir()) if re.match(r"^npu_native_functions[A-Za-z0-9_]*\.yaml\Z", e.name)
     ]
     _within_budget(aten, len(entries), 0)
     total = 0
@@ -312,7 +312,7 @@ def from_version(version: str, *, python: str | None = None, download: bool = Tr
     """
     if not VERSION_RE.match(version):
         raise InputError(f"{version!r} is not a torch_npu version", hint="e.g. 2.7.1 or 2.1.0.post8")
-    if python is not None and not re.match(r"^3\.[0-9]{1,2}$", python):
+    if python is not None and not re.match(r"^3\.[0-9]{1,2}\Z", python):
         raise InputError(f"{python!r} is not a Python version (3.X)")
     folder = cache_folder() / version
     wheels = sorted(folder.glob(f"torch_npu-{version}-*.whl")) if folder.is_dir() else []

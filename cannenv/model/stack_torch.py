@@ -34,7 +34,7 @@ KEYS = (
 )
 _FUNC = re.compile(r"^- func: ([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?)\(")
 _KEY_LINE = re.compile(r"^    ([A-Za-z0-9_, ]+):")
-_DELEGATE = re.compile(r"^  structured_delegate: ([A-Za-z_][A-Za-z0-9_.]*)\s*$")
+_DELEGATE = re.compile(r"^  structured_delegate: ([A-Za-z_][A-Za-z0-9_.]*)\s*\Z")
 
 
 def parse(text: str) -> dict[str, frozenset[str]]:
@@ -116,7 +116,7 @@ def cache_folder() -> Path:
 
 def table_for(version: str, *, download: bool = True) -> tuple[dict[str, frozenset[str]], str]:
     """The kernel table of torch ``version`` and the wheel it was read from."""
-    if not re.match(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$", version):
+    if not re.match(r"^[0-9]+\.[0-9]+(\.[0-9]+)?\Z", version):
         raise InputError(f"{version!r} is not a torch release version")
     folder = cache_folder() / version
     wheels = sorted(folder.glob(f"torch-{version}-*.whl")) if folder.is_dir() else []

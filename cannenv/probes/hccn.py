@@ -37,10 +37,10 @@ MAX_OUTPUT = 256 << 10
 """hccn_tool prints a few lines per query; more is not its output."""
 MAX_DEVICES = 128
 HCCL_PORT = 16666
-_KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-_VALUE_RE = re.compile(r"^[A-Za-z0-9.:_/,\-]{0,128}$")
-_CONF_ID_RE = re.compile(r"^(?P<item>[a-z_]+?)_(?P<id>\d{1,3})$")
-CAPTURE_NAME_RE = re.compile(r"^(?:hccn[-_])?(?P<id>\d{1,3})\.txt$")
+_KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}\Z")
+_VALUE_RE = re.compile(r"^[A-Za-z0-9.:_/,\-]{0,128}\Z")
+_CONF_ID_RE = re.compile(r"^(?P<item>[a-z_]+?)_(?P<id>\d{1,3})\Z")
+CAPTURE_NAME_RE = re.compile(r"^(?:hccn[-_])?(?P<id>\d{1,3})\.txt\Z")
 _TOKEN = r"([A-Za-z0-9.:_\-]{1,64})"
 # Each is tried on one line at a time (never on the whole capture under re.M, where a leading \s*
 # runs across every following blank line: quadratic in a hostile capture). ``True``: the line,
@@ -123,7 +123,7 @@ def _device_ids(ctx: ProbeContext, devices: DeviceFacts | None, conf: dict[int, 
     """Physical device ids: /dev/davinciN, else npu-smi's phy ids, else hccn.conf's, else captures."""
     ids: set[int] = set()
     for node in devices.dev_nodes if devices else ():
-        m = re.match(r"^/dev/davinci(\d+)$", node)
+        m = re.match(r"^/dev/davinci(\d+)\Z", node)
         if m:
             ids.add(int(m.group(1)))
     if not ids and devices:
@@ -281,7 +281,7 @@ def _port_state(ctx: ProbeContext) -> tuple[str, str]:
     return ("free", "/proc/net/tcp, /proc/net/tcp6") if seen else ("unknown", "")
 
 
-_PORT_RE = re.compile(r"^\d{1,2}/\d{1,3}$")
+_PORT_RE = re.compile(r"^\d{1,2}/\d{1,3}\Z")
 MAX_TOPO_BYTES = 8 << 20
 
 

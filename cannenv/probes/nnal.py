@@ -10,7 +10,7 @@ from cannenv.probes import _common as c
 from cannenv.probes._common import ProbeContext
 
 NNAL_BASES = ("/usr/local/Ascend/nnal/atb",)
-_ABI_RE = re.compile(r"^cxx_abi_[01]$")
+_ABI_RE = re.compile(r"^cxx_abi_[01]\Z")
 
 
 def parse_atb_version_info(text: str) -> str | None:

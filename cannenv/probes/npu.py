@@ -34,13 +34,13 @@ MAX_NPU_SMI_OUTPUT = 1 << 20
 NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi", "/usr/bin/npu-smi")
 HUAWEI_PCI_VENDOR = "0x19e5"
 _HEADER_RE = re.compile(r"npu-smi\s+(?P<smi>\S+)\s+Version:\s*(?P<drv>\S+)")
-_NPU_ROW_RE = re.compile(r"^(?P<npu>\d+)\s+(?P<name>\S+)$")
-_ID_RE = re.compile(r"^\d+$")
-_NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]*$")
+_NPU_ROW_RE = re.compile(r"^(?P<npu>\d+)\s+(?P<name>\S+)\Z")
+_ID_RE = re.compile(r"^\d+\Z")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][\w.-]*\Z")
 _USAGE_RE = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")
-_CHIP_ROW_RE = re.compile(r"^(?P<chip>\d+)(?:\s+(?P<phy>\d+))?$")
-_BUS_RE = re.compile(r"^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
-_DEV_NODE_RE = re.compile(r"^(davinci\d+|davinci_manager|devmm_svm|hisi_hdc|vdavinci\d+)$")
+_CHIP_ROW_RE = re.compile(r"^(?P<chip>\d+)(?:\s+(?P<phy>\d+))?\Z")
+_BUS_RE = re.compile(r"^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\Z")
+_DEV_NODE_RE = re.compile(r"^(davinci\d+|davinci_manager|devmm_svm|hisi_hdc|vdavinci\d+)\Z")
 
 
 def _npu_row(cells: list[str]) -> tuple[int, str, str] | None:

@@ -11,7 +11,7 @@ from cannenv.facts import OsFacts
 from cannenv.probes._common import ProbeContext, list_dir, parse_kv, read_text
 
 _VERSION_RE = re.compile(r"(?<!\d)(\d+\.\d+(?:\.\d+)?)")
-_LIBC_RE = re.compile(r"^libc-(\d+\.\d+)\.so$")
+_LIBC_RE = re.compile(r"^libc-(\d+\.\d+)\.so\Z")
 
 
 def _os_release(ctx: ProbeContext) -> dict[str, str]:
