@@ -235,27 +235,33 @@ def diff_collections(
 
 
 def render_text(diff: FleetDiff) -> str:
-    """Plain text for people: one block per node that changed."""
-    lines = [f"fleet diff {diff.old} -> {diff.new}"]
+    """Plain text for people: one block per node that changed. Every value from the collections
+    (node names are file names, versions and details come from hosts) is one terminal line
+    (:func:`cannenv.sanitize.line`): no escape sequence, no line of its own."""
+    from cannenv.sanitize import line as L
+
+    lines = [f"fleet diff {L(diff.old)} -> {L(diff.new)}"]
     if not diff.nodes:
         lines.append("no changes")
     for n in diff.nodes:
         if n.change != "changed":
             status = n.new_status if n.change == "added" else n.old_status
-            lines.append(f"{n.name}: {n.change} ({status})")
+            lines.append(f"{L(n.name)}: {n.change} ({L(status)})")
             continue
-        head = f"{n.name}:"
+        head = f"{L(n.name)}:"
         if n.old_status != n.new_status:
-            head += f" {n.old_status} -> {n.new_status}"
+            head += f" {L(n.old_status)} -> {L(n.new_status)}"
         lines.append(head)
         for v in n.versions:
-            lines.append(f"  {v.component} {v.kind}: {v.old or '-'} -> {v.new or '-'}")
+            lines.append(f"  {L(v.component)} {L(v.kind)}: {L(v.old or '-')} -> {L(v.new or '-')}")
         for f in n.new_findings:
-            lines.append(f"  new {f.status} {f.check}: {f.detail}")
+            lines.append(f"  new {L(f.status)} {L(f.check)}: {L(f.detail)}")
         for f in n.fixed_findings:
-            lines.append(f"  fixed {f.status} {f.check}: {f.detail}")
+            lines.append(f"  fixed {L(f.status)} {L(f.check)}: {L(f.detail)}")
         for u in n.changed_findings:
-            status = u.new_status if u.old_status == u.new_status else f"{u.old_status} -> {u.new_status}"
-            lines.append(f"  changed {status} {u.check}: {u.old_detail} -> {u.new_detail}")
+            status = (
+                L(u.new_status) if u.old_status == u.new_status else f"{L(u.old_status)} -> {L(u.new_status)}"
+            )
+            lines.append(f"  changed {status} {L(u.check)}: {L(u.old_detail)} -> {L(u.new_detail)}")
     lines.append(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in diff.summary.items()))
     return "\n".join(lines) + "\n"

@@ -217,8 +217,13 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
 
     mx = ("--matrix", str(matrices_dir()), "--matrix", str(fixture_matrix))
     collected = work / "collected"
-    proc = cannenv("fleet", "collect", "-i", str(fleet.inventory), "--out", str(collected))
-    assert proc.returncode == 0, proc.stderr
+    # issue 35: the collection read as it comes through a pipe (a CI log): a line per host the moment
+    # its facts arrive, while the others still run
+    run = start(["fleet", "collect", "-i", str(fleet.inventory), "--out", str(collected)], terminal=False)
+    assert run.wait(600) == 0, "\n".join(run.err.texts())
+    for name in HOSTS:
+        at = run.err.index(f"] {name}")
+        assert "collected (" in run.err.lines[at][0] and run.err.lines[at][1], run.err.texts()
     plan_file = work / "plan.json"
     proc = cannenv(
         "plan", "--facts", str(collected), "--target", TARGETS, *mx, "--offline", "--out", str(plan_file)
@@ -330,21 +335,33 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
     assert step["version_to"].split()[:2] == ["torch==2.8.0", "torch-npu==2.8.0.post2"]
     assert set(CANN_PYTHON_DEPS) <= set(step["version_to"].split()), step
     out_venv = work / "run-venv"
-    proc = cannenv(
-        "provision",
-        "-i",
-        str(fleet.inventory),
-        "--plan",
-        str(venv_plan),
-        "--artifacts",
-        str(artifacts),
-        *mx,
-        "--allow-unpinned",
-        "--out",
-        str(out_venv),
-        "--json",
+    # on a pseudo-terminal, as an operator runs it (issue 35): the live view on stderr, each step
+    # shown as it starts; stdout holds the JSON report alone
+    run = start(
+        [
+            "provision",
+            "-i",
+            str(fleet.inventory),
+            "--plan",
+            str(venv_plan),
+            "--artifacts",
+            str(artifacts),
+            *mx,
+            "--allow-unpinned",
+            "--out",
+            str(out_venv),
+            "--json",
+        ],
+        terminal=True,
+    )
+    rc = run.wait(2400)
+    proc = subprocess.CompletedProcess(
+        run.proc.args, rc, bytes(run.stdout).decode(), "\n".join(run.err.texts())
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    started = re.compile(r"deb12 +step \d+ \(1/\d+\) .*: started")
+    at = next((i for i, (t, _) in enumerate(run.err.lines) if started.search(t)), None)
+    assert at is not None and run.err.lines[at][1], proc.stderr
     (deb12,) = _json(proc)["hosts"]
     assert (deb12["status"], deb12["doctor_failures"]) == ("done", []), deb12
     venv_facts = json.loads((out_venv / "after" / "deb12.json").read_text())

@@ -377,6 +377,28 @@ def test_a_linked_manifest_is_refused(tmp_path: Path) -> None:
         load_collection(folder)
 
 
+def test_fleet_diff_prints_a_hostile_name_on_its_own_line(tmp_path: Path) -> None:
+    """A facts file named with a newline and an escape sequence: its node is one line in the diff
+    a person reviews, the newline and ESC shown, never a line of its own."""
+    from cannenv.facts import Facts
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    for d in (old, new):
+        (d / "n1.json").write_text(Facts().to_json())
+    (old / "evil\nINJECTED all compliant\x1b[2K.json").write_text(Facts().to_json())
+    r = subprocess.run(
+        [sys.executable, "-m", "cannenv", "fleet", "diff", str(old), str(new)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "evil\\nINJECTED all compliant\\x1b[2K: removed" in r.stdout, r.stdout
+    assert not any(line.startswith("INJECTED") for line in r.stdout.splitlines()) and "\x1b" not in r.stdout
+
+
 # ------------------------------------------------------------------------- 6. bad input is exit 2
 def test_no_isdigit_in_the_package() -> None:
     """``str.isdigit`` accepts ``²`` that ``int()`` refuses (exit 70): isdecimal is int's own set."""
