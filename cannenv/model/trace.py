@@ -275,15 +275,64 @@ def _known_type(cfg: ModelConfig) -> None:
         )
 
 
+_BOOL_TYPES = frozenset({"bool", "bool|None", "Optional[bool]", "typing.Optional[bool]"})
+
+
+def _declared_bools(cls: Any) -> set[str]:
+    """The fields a transformers config class declares ``bool`` (dataclass configs, transformers
+    5); empty for the classes of older releases, which declare nothing and check nothing."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(cls):
+        return set()
+    return {
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.type is bool or str(f.type).replace(" ", "") in _BOOL_TYPES
+    }
+
+
+def saved_ints_as_bools(model_type: str, raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``raw`` with integers read as booleans where this transformers declares a boolean field.
+
+    Configs saved by an older transformers hold integers there (Llama-4 as saved by 4.51:
+    ``attn_temperature_tuning: 4``; the model tests it for truth), which transformers 5's strict
+    config classes refuse. The value's truth is what both releases use, so the plan is the same
+    under either; each such reading is returned as a note."""
+    from transformers import CONFIG_MAPPING
+
+    if model_type not in CONFIG_MAPPING:
+        return raw, []
+    cls = CONFIG_MAPPING[model_type]
+    bools = _declared_bools(cls)
+    out, notes = dict(raw), []
+    for key in sorted(bools & set(raw)):
+        value = raw[key]
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[key] = bool(value)
+            notes.append(
+                f"{key}: {value} read as {str(bool(value)).lower()} (a boolean in this transformers)"
+            )
+    for name, sub in (getattr(cls, "sub_configs", None) or {}).items():
+        nested = raw.get(name)
+        sub_type = getattr(sub, "model_type", None)
+        if isinstance(nested, dict) and isinstance(sub_type, str) and sub_type:
+            fixed, more = saved_ints_as_bools(str(nested.get("model_type") or sub_type), nested)
+            out[name] = fixed
+            notes += [f"{name}.{n}" for n in more]
+    return out, notes
+
+
 def hf_config(cfg: ModelConfig) -> Any:
     """transformers' config object for ``cfg`` (its own code only: ``auto_map`` is never followed)."""
     import transformers
 
     _known_type(cfg)
+    raw, _ = saved_ints_as_bools(cfg.model_type, dict(cfg.raw))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return transformers.AutoConfig.for_model(**cfg.raw)
+            return transformers.AutoConfig.for_model(**raw)
     except Exception as exc:  # transformers' own validation of a config it knows: bad input
         raise InputError(
             f"{cfg.origin}: transformers {transformers.__version__} cannot read this config: "
@@ -311,6 +360,7 @@ def config_warnings(cfg: ModelConfig) -> list[str]:
         known |= set(getattr(c, "attribute_map", {}) or {})
         known |= set(inspect.signature(c.__init__).parameters)
     out = config_mod.key_warnings(cfg.raw, known)
+    out += saved_ints_as_bools(cfg.model_type, dict(cfg.raw))[1]
     import transformers
 
     for arch in cfg.raw.get("architectures") or []:

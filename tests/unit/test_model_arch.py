@@ -156,6 +156,32 @@ def test_llama4_saved_by_transformers_451_plans_like_the_published_one() -> None
     assert a["attention"] == ["gqa+chunk8192", "gqa+nope"]
 
 
+def test_llama4_saved_by_transformers_451_is_traced_under_a_strict_transformers() -> None:
+    """transformers 5 declares ``attn_temperature_tuning`` a boolean and refuses 4.51's ``4``; the
+    model tests it for truth in both, so it is read as ``true`` (said on stderr), never exit 2."""
+    pytest.importorskip("transformers")
+    from cannenv.model.trace import saved_ints_as_bools
+
+    raw = json.loads((REAL / "Llama-4-Maverick-text-tf4.51.json").read_text(encoding="utf-8"))
+    fixed, notes = saved_ints_as_bools(raw["model_type"], raw)
+    assert raw["attn_temperature_tuning"] == 4 and fixed["attn_temperature_tuning"] in (4, True)
+    res = _cli(
+        "check",
+        "--config",
+        str(REAL / "Llama-4-Maverick-text-tf4.51.json"),
+        "--soc",
+        "Ascend910B3",
+        "--torch-npu",
+        "2.7.1",
+        "--json",
+    )
+    assert res.returncode in (0, 1), res.stderr[-1500:]  # a verdict (it does not fit at TP 1), not exit 2
+    assert json.loads(res.stdout)["verdict"]
+    if notes:  # a transformers with strict config classes
+        assert notes == ["attn_temperature_tuning: 4 read as true (a boolean in this transformers)"]
+        assert "attn_temperature_tuning: 4 read as true" in res.stderr
+
+
 def test_kimi_k2_is_planned_as_deepseek_v3_only_with_its_structure() -> None:
     raw = json.loads((REAL / "Kimi-K2-Instruct.json").read_text(encoding="utf-8"))
     cfg, note = arch.resolve(config.from_dict(raw, "kimi"))
