@@ -367,6 +367,27 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
     venv_facts = json.loads((out_venv / "after" / "deb12.json").read_text())
     assert venv_facts["python"]["interpreter"].startswith(VENV), venv_facts["python"]  # the venv judged
     assert {"torch", "torch-npu", *CANN_PYTHON_DEPS} <= set(venv_facts["python"]["packages"])
+    # issue 31: the loop converges — collected again through the venv's interpreter, the same
+    # --venv plan has nothing left to do (the Python step does not come back every run)
+    again = work / "collected-venv-again"
+    proc = cannenv(
+        "fleet",
+        "collect",
+        "-i",
+        str(fleet.inventory),
+        "--limit",
+        ",".join(PEP668),
+        "--facts-arg",
+        f"--python={VENV}/bin/python",
+        "--out",
+        str(again),
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    proc = cannenv(
+        "plan", "--facts", str(again), "--target", TARGETS, *mx, "--offline", "--venv", VENV, "--json"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # nothing to do
     # the system Python stays as Debian shipped it
     system = docker("exec", _container(fleet, "deb12"), "python3", "-c", "import torch", check=False)
     assert system.returncode != 0
