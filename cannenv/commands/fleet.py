@@ -823,6 +823,14 @@ def diff_cmd(
     help="Also mount this node file read-only (repeatable), e.g. /etc/ascend_install.info.",
 )
 @click.option(
+    "--site-packages",
+    "site_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="The agents read the node's Python packages from this node folder (repeatable), mounted "
+    "read-only: a venv's lib/pythonX.Y/site-packages where the system Python is externally managed.",
+)
+@click.option(
     "--run-as-user",
     type=click.IntRange(0),
     default=65534,
@@ -874,6 +882,7 @@ def k8s_manifest_cmd(
     nfd: bool,
     host_dirs: tuple[str, ...],
     host_files: tuple[str, ...],
+    site_dirs: tuple[str, ...],
     run_as_user: int,
     groups: tuple[int, ...],
     tolerations: tuple[str, ...],
@@ -986,6 +995,7 @@ def k8s_manifest_cmd(
             role=role,
             extra_host_paths=host_dirs,
             extra_host_files=host_files,
+            site_packages=site_dirs,
             run_as_user=run_as_user,
             supplemental_groups=groups,
             interval=interval,
@@ -1114,6 +1124,14 @@ def k8s_image_cmd(out: str, base_image: str, cannenv_wheel: str | None, wheelhou
 @click.option("--once", is_flag=True, help="One round, then exit (status 0 when the node was judged).")
 @click.option("--ready-file", metavar="FILE", help="Present while the last judgement succeeded (readiness).")
 @click.option("--prometheus", "prometheus_file", metavar="FILE", help="Write node metrics here each round.")
+@click.option(
+    "--site-packages",
+    "site_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="Read the Python packages from this folder on the node (repeatable; e.g. a venv's "
+    "site-packages) instead of the system interpreter's.",
+)
 @_label_api_options
 @click.option("--dry-run", is_flag=True, help="Print each round's patch (JSON) instead of sending it.")
 @DRIVER_POLICY
@@ -1129,6 +1147,7 @@ def k8s_agent_cmd(
     once: bool,
     ready_file: str | None,
     prometheus_file: str | None,
+    site_dirs: tuple[str, ...],
     certificate: str | None,
     api: str | None,
     token_file: str | None,
@@ -1161,6 +1180,7 @@ def k8s_agent_cmd(
                 driver_policy=driver_policy,
                 role=role,
                 matrix_paths=matrix_paths,
+                site_packages=site_dirs,
             )
             if prometheus_file:
                 from cannenv.prometheus import render_node

@@ -154,8 +154,11 @@ def _agent_args(
     prometheus: bool,
     certificate: str | None,
     role: str,
+    site_packages: Sequence[str] = (),
 ) -> list[str]:
     args = ["--root", HOST_ROOT, "--node", "$(NODE_NAME)", "--interval", str(int(interval))]
+    for folder in site_packages:
+        args += ["--site-packages", folder]
     if lock:
         args += ["--lock", f"{TARGET_DIR}/lock.json"]
     else:
@@ -193,6 +196,7 @@ def render_manifest(
     role: str = "full",
     extra_host_paths: Sequence[str] = (),
     extra_host_files: Sequence[str] = (),
+    site_packages: Sequence[str] = (),
     run_as_user: int = NOBODY,
     supplemental_groups: Sequence[int] = (),
     matrix_files: Sequence[tuple[str, str]] = (),
@@ -215,7 +219,9 @@ def render_manifest(
     ``cannenv.prom`` each round. ``extra_host_paths``/``extra_host_files``: more node directories /
     files to read (read-only), e.g. ``/etc/Ascend`` or a venv; never credentials or the whole system.
     ``matrix_files`` ((file name, text), in load order): a site matrix the agents judge with, sent in
-    the ConfigMap and read from ``/etc/cannenv/matrix``.
+    the ConfigMap and read from ``/etc/cannenv/matrix``. ``site_packages``: node folders the
+    agent reads the Python packages from (a venv's ``lib/pythonX.Y/site-packages`` on hosts whose
+    system Python is externally managed), each mounted read-only like ``extra_host_paths``.
     """
     import yaml
 
@@ -260,6 +266,7 @@ def render_manifest(
     mounts = host_paths(role)
     for extra, kind, what in [
         *((p, "Directory", "--host-path") for p in extra_host_paths),
+        *((p, "Directory", "--site-packages") for p in site_packages),
         *((p, "File", "--host-file") for p in extra_host_files),
     ]:
         mounts.append({"path": _checked_host_path(extra, what), "type": kind})
@@ -332,6 +339,7 @@ def render_manifest(
         prometheus=textfile_dir is not None,
         certificate=certificate,
         role=role,
+        site_packages=[_checked_host_path(p, "--site-packages") for p in site_packages],
     )
     if matrix_files:
         container["args"] += ["--matrix", f"{TARGET_DIR}/{MATRIX_SUBDIR}"]
@@ -505,6 +513,7 @@ def judge_node(
     role: str = "full",
     driver_policy: str = "accepted",
     matrix_paths: Sequence[str] = (),
+    site_packages: Sequence[str] = (),
 ) -> tuple[Any, dict[str, Any] | None]:
     """One round of the agent: gather the node under ``root``, judge it, and the patch to apply.
 
@@ -513,7 +522,8 @@ def judge_node(
     labelling it here would overwrite that one's labels. Raises a CannenvError when it cannot judge
     (no such lock, another matrix than the one named): the agent then reports not-ready and
     patches nothing. ``role`` ``hdk``: the node carries only driver and firmware
-    (:attr:`cannenv.checks.Target.no_software`).
+    (:attr:`cannenv.checks.Target.no_software`). ``site_packages``: the node's Python packages are
+    read from these folders (paths on the node, e.g. a venv's) instead of the system interpreter's.
     """
     import datetime
     import time
@@ -534,7 +544,7 @@ def judge_node(
         )
     if role not in ROLES:
         raise InputError(f"--role {role!r}: expected one of {', '.join(ROLES)}")
-    facts = gather(root, None, None, (), None, 10.0)
+    facts = gather(root, None, None, tuple(site_packages), None, 10.0)
     target = choose_target(facts, matrix, stack_id=stack_id, lock=lock, driver_policy=driver_policy)
     if role == "hdk":
         target = dataclasses.replace(target, no_software=checks.HDK_ONLY)

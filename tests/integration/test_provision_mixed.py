@@ -449,12 +449,12 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
         for name, node in nodes.items():
             assert node["stack"] == HOSTS[name][4] and node["status"] == "compliant", node
 
-    # the DaemonSet's agent, on a copy of each host's tree (as its read-only hostPath mounts see it)
-    # (the agent reads the system interpreter's site-packages: the venv host is judged above)
+    # the DaemonSet's agent, on a copy of each host's tree (as its read-only hostPath mounts see it);
+    # on the venv host it reads the venv's packages (`k8s-manifest --site-packages` mounts that folder
+    # and passes it on), not the system interpreter's
+    venv_site = f"{VENV}/lib/python3.11/site-packages"
     for h in fleet.hosts:
         name = h.spec.name
-        if name in PEP668:
-            continue
         tree = work / f"agent-{name}"
         paths = (
             "/usr/local/Ascend",
@@ -462,6 +462,7 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
             "/usr/lib/os-release",
             "/var/lib/cannenv",
             "/usr/local/lib/python3.11",
+            *((VENV,) if name in PEP668 else ()),
         )
         for path in paths:
             (tree / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
@@ -483,6 +484,7 @@ def test_reviewed_plans_run_as_a_canary_rollout_and_every_view_is_green(
             "--stack",
             HOSTS[name][4],
             *mx,
+            *(("--site-packages", venv_site) if name in PEP668 else ()),
             "--once",
             "--dry-run",
         )

@@ -763,3 +763,21 @@ def test_textfile_dir_is_refused_where_host_path_is(path: str) -> None:
         render_manifest(DIGEST_IMAGE, stack_id=STACK, textfile_dir=path)
     with pytest.raises(InputError, match="--host-path"):
         render_manifest(DIGEST_IMAGE, stack_id=STACK, extra_host_paths=[path])
+
+
+def test_site_packages_is_mounted_read_only_and_passed_to_the_agent() -> None:
+    """A venv host (PEP 668): the agent reads the venv's packages, from a read-only mount of exactly
+    that folder; the same folders are refused as for --host-path."""
+    site = "/opt/cannenv-venv/lib/python3.11/site-packages"
+    objects = render_manifest(DIGEST_IMAGE, stack_id=STACK, site_packages=[site])
+    pod = next(o for o in objects if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    args = container["args"]
+    assert args[args.index("--site-packages") + 1] == site
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == f"/host{site}")
+    assert mount["readOnly"] is True
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    assert volume["hostPath"] == {"path": site, "type": "Directory"}
+    for path in ("/", "/etc", "/var/lib/kubelet"):
+        with pytest.raises(InputError, match="--site-packages"):
+            render_manifest(DIGEST_IMAGE, stack_id=STACK, site_packages=[path])
