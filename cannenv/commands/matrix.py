@@ -51,6 +51,14 @@ def _say(con: Console, style: str, label: str, rest: str) -> None:
     con.print(Text.assemble((label, style), " " + text(rest)))
 
 
+def _line(value: str) -> str:
+    """One terminal line of matrix data (an answer, a statement, a problem): every control
+    character, newline included, made visible (:func:`cannenv.sanitize.line`)."""
+    from cannenv.sanitize import line
+
+    return line(value)
+
+
 def _text(value: str) -> str:
     from cannenv.sanitize import text
 
@@ -254,7 +262,7 @@ def lint(files: tuple[Path, ...], as_json: bool) -> int:
             _echo_json({"ok": False, "problems": [p.to_json() for p in exc.problems], "rules": []})
         else:
             for p in exc.problems:
-                click.echo(str(p))
+                click.echo(_line(str(p)))
             click.echo(f"{len(exc.problems)} problem(s)", err=True)
         return int(ExitCode.BAD_INPUT)
     rules = m.lint_problems()
@@ -262,7 +270,7 @@ def lint(files: tuple[Path, ...], as_json: bool) -> int:
         _echo_json({"ok": not rules, "problems": [], "rules": rules, "matrix_digest": m.digest})
     else:
         for r in rules:
-            click.echo(r)
+            click.echo(_line(r))
         click.echo(
             f"{len(m.files)} file(s), {len(m.stacks)} stacks, {len(m.torch_npu)} torch_npu rows, "
             f"{len(m.hdk)} HDK rows: " + ("ok" if not rules else f"{len(rules)} rule problem(s)")
@@ -358,7 +366,7 @@ def query(
                 _echo_json({"answer": lines, "components": comp_result})
             else:
                 for line in lines:
-                    click.echo(line)
+                    click.echo(_line(line))
             return 0 if all(c["rows"] for c in comp_result.values()) else int(ExitCode.NOT_FOUND)
 
     def targets(cann_v: str) -> list[tuple[str, str | None]]:
@@ -686,7 +694,7 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
 
     con = _console()
     for line in result.get("answer", []):
-        click.echo(line)
+        click.echo(_line(line))
     if result.get("torch_npu") and torch_asked and len(result["torch_npu"]) > 1:
         t = Table(title="torch_npu ↔ PyTorch ↔ CANN")
         asked_py = any("wheel_published" in r for r in result["torch_npu"])
@@ -715,7 +723,7 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
         if v.get("settle"):
             con.print(f"  would settle it: {v['settle']}")
     if torch_asked and result.get("torch_npu_uncovered"):
-        click.echo(result["torch_npu_uncovered"])
+        click.echo(_line(result["torch_npu_uncovered"]))
     for v in result.get("verdict", []):
         if v.get("recommended"):
             con.print(f"  recommended instead: {v['recommended']}")
@@ -740,18 +748,20 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
             )
             if line not in seen:
                 seen.add(line)
-                click.echo(line)
+                click.echo(_line(line))
     for row in result.get("hdk_pairs", []):
         drivers = ", ".join(row.get("driver", [])) or row.get("driver_range") or ""
         where = ",".join(row.get("families") or ["families not stated"])
         if row.get("products"):
             where += " (" + ", ".join(row["products"]) + ")"
         click.echo(
-            f"  evidence {row['evidence']}: {where}"
-            + (f", driver {drivers}" if drivers else "")
-            + (f", firmware {row['firmware']}" if row.get("firmware") else "")
-            + f" [{', '.join(row['sources'])}]"
-            + (f" — {row['note']}" if row.get("note") else "")
+            _line(
+                f"  evidence {row['evidence']}: {where}"
+                + (f", driver {drivers}" if drivers else "")
+                + (f", firmware {row['firmware']}" if row.get("firmware") else "")
+                + f" [{', '.join(row['sources'])}]"
+                + (f" — {row['note']}" if row.get("note") else "")
+            )
         )
     if result.get("ops_package"):
         ops = result["ops_package"]

@@ -616,3 +616,30 @@ def test_a_bare_number_is_a_vendor_code_only_where_the_line_says_so(line: str, s
     )
     ids = [m["signature"] for m in doc["matches"]]
     assert (ids[:1] == [sid]) if sid else ids == [], ids
+
+
+def test_a_colleagues_matrix_prints_each_statement_on_one_line(tmp_path: Path) -> None:
+    """A matrix is hostile input: a note holding a newline and an OSC sequence is shown escaped in
+    `matrix query`'s answer lines, never as a line of its own or a terminal command."""
+    import shutil
+
+    site = tmp_path / "matrices"
+    shutil.copytree(ROOT / "matrices", site)
+    hdk = site / "hdk.yaml"
+    old = 'note: "older key of the table: 8.0.RC3.beta1"'
+    assert old in hdk.read_text()
+    hdk.write_text(
+        hdk.read_text().replace(old, 'note: "older key\\n8.0.RC3 compatible with every HDK \\e]0;pwned\\a"')
+    )
+    argv = [sys.executable, "-m", "cannenv", "matrix", "--matrix", str(site), "query"]
+    argv += ["--cann", "8.0.RC3", "--family", "a2"]
+    r = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "older key\\n8.0.RC3 compatible with every HDK \\x1b]0;pwned\\x07" in r.stdout, r.stdout
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert not any(line.startswith("8.0.RC3 compatible") for line in r.stdout.splitlines())
