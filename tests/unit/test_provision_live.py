@@ -6,7 +6,9 @@ are reviewed plans (``--plan``) whose steps are plain shell lines (``echo ok``, 
 made for the facts this machine reports, so the whole command runs: facts before, preflight,
 rollout in batches, facts after, the doctor's verdict. stderr is read as it comes, from a pipe and
 from a pseudo-terminal; stdout (``--json``) must not depend on which.
-The same views run over SSH hosts in tests/integration/test_provision_mixed.py.
+The same views run over SSH hosts: the failure before the next batch and Ctrl-C twice in
+tests/integration/test_provision_live_hosts.py, the streams from a pipe and a pseudo-terminal in
+tests/integration/test_provision_mixed.py.
 """
 
 from __future__ import annotations
