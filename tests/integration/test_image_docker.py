@@ -616,7 +616,7 @@ def test_changing_only_the_torch_npu_pin_reuses_every_cann_layer(
         ),
     )
     result = engine.build(ctx.write(tmp_path / "ctx"), "cannenv-test/i13-stack:8.3.rc1-npu-post4")
-    stage, seen_top_copy = 0, False
+    stage, seen_top_copy, seen_npu_copy = 0, False, False
     for step in result.steps:
         if step.instruction.startswith("FROM"):
             stage += 1
@@ -624,12 +624,15 @@ def test_changing_only_the_torch_npu_pin_reuses_every_cann_layer(
         if stage in (1, 2, 3):  # os, cann-installer, python (base, torch, cannenv)
             assert step.cached, f"step rebuilt: {step.instruction}"
         elif stage == 4 and "python/torch_npu/" in step.instruction:
-            assert not step.cached
+            # a cache miss on a fresh engine; where an earlier run of this test built the same
+            # post4 layer on this engine it is that layer, reused. Either way the image below must
+            # hold torch_npu 2.6.0.post4, not built83's 2.6.0: that is what proves the pin moved
+            seen_npu_copy = True
         elif stage == 5:
             seen_top_copy = seen_top_copy or step.instruction.startswith("COPY --from=python-top")
             if not seen_top_copy:
                 assert step.cached, f"CANN-side step rebuilt: {step.instruction}"
-    assert stage == 5
+    assert stage == 5 and seen_npu_copy
     r = engine.run(result.tag, ["python", "-c", "import torch_npu; print(torch_npu.__version__)"])
     assert r.stdout.strip() == "2.6.0.post4"
     engine.remove(result.tag)
