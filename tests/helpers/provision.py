@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,3 +135,35 @@ def old_cann(name: str) -> HostSpec:
     """A host with an older HDK (driver 24.1.rc1, which no rule accepts for CANN 8.5.0; firmware
     7.7.0.1.231) and CANN 8.2.RC1 sourced at login."""
     return HostSpec(name, driver=DRIVER_24_1_RC1, extra={"/etc/pip.conf": PIP_CONF})
+
+
+def reviewed_plan(path: Path, steps: dict[str, list[str]], facts_of: Callable[[str], Path]) -> Path:
+    """A reviewed plan file (``provision --plan``) whose steps are plain shell lines, one per step,
+    made for the facts each host reported (``facts_of(host)``: its facts file), so that the whole
+    rollout runs: facts before, preflight, batches, facts after."""
+    import json
+
+    from cannenv.facts import Facts
+    from cannenv.plan.compute import facts_digest
+
+    plans = [
+        {
+            "schema_version": 1,
+            "host": host,
+            "offline": True,
+            "facts_digest": facts_digest(Facts.load(facts_of(host))),
+            "steps": [
+                {
+                    "index": i,
+                    "component": "cann",
+                    "action": "install",
+                    "summary": f"line {i}",
+                    "commands": [c],
+                }
+                for i, c in enumerate(cmds, start=1)
+            ],
+        }
+        for host, cmds in steps.items()
+    ]
+    path.write_text(json.dumps({"plans": plans}))
+    return path

@@ -21,7 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers.fleet_hosts import Fleet, engine_problem, start_fleet
-from helpers.provision import bare
+from helpers.provision import bare, reviewed_plan
 from helpers.streams import start
 
 if TYPE_CHECKING:
@@ -63,30 +63,7 @@ def collected(fleet: Fleet) -> Path:
 
 
 def _plan(collected: Path, steps: dict[str, list[str]], path: Path) -> Path:
-    from cannenv.facts import Facts
-    from cannenv.plan.compute import facts_digest
-
-    plans = [
-        {
-            "schema_version": 1,
-            "host": host,
-            "offline": True,
-            "facts_digest": facts_digest(Facts.load(collected / f"{host}.json")),
-            "steps": [
-                {
-                    "index": i,
-                    "component": "cann",
-                    "action": "install",
-                    "summary": f"line {i}",
-                    "commands": [c],
-                }
-                for i, c in enumerate(cmds, start=1)
-            ],
-        }
-        for host, cmds in steps.items()
-    ]
-    path.write_text(json.dumps({"plans": plans}))
-    return path
+    return reviewed_plan(path, steps, lambda host: collected / f"{host}.json")
 
 
 def _args(fleet: Fleet, plan: Path, out: Path, *extra: str) -> list[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.provision import reviewed_plan
 from tests.helpers.streams import start
 
 pytest.importorskip("ansible_runner")
@@ -68,31 +69,7 @@ def site(tmp: Path, collected: Path) -> Site:
 
 
 def plan_file(s: Site, steps: dict[str, list[str]], path: Path) -> Path:
-    from cannenv.facts import Facts
-    from cannenv.plan.compute import facts_digest
-
-    digest = facts_digest(Facts.load(s.facts))
-    plans = [
-        {
-            "schema_version": 1,
-            "host": host,
-            "offline": True,
-            "facts_digest": digest,
-            "steps": [
-                {
-                    "index": i,
-                    "component": "cann",
-                    "action": "install",
-                    "summary": f"line {i}",
-                    "commands": [c],
-                }
-                for i, c in enumerate(cmds, start=1)
-            ],
-        }
-        for host, cmds in steps.items()
-    ]
-    path.write_text(json.dumps({"plans": plans}))
-    return path
+    return reviewed_plan(path, steps, lambda _host: s.facts)  # one machine: the same facts for all
 
 
 FAILING = {"h1": ["echo ok", "exit 3"], "h2": ["echo ok", "echo ok"], "h3": ["echo ok"]}
