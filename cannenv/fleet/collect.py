@@ -104,27 +104,17 @@ def import_ansible_runner() -> Any:
 
 
 def _ansible_commands_on_path() -> None:
-    """ansible-runner starts ``ansible-playbook`` and ``ansible-inventory`` from ``PATH``. In a venv
-    that was never activated they lie beside this interpreter only: that folder goes first on
-    ``PATH`` for this process (the operator's own interpreter, a trusted input). Neither there nor
-    on ``PATH``: MissingToolError (exit 4), never a bug."""
+    """ansible-runner starts ``ansible-playbook`` and ``ansible-inventory`` from ``PATH``: where
+    they lie beside this interpreter only (a venv never activated), that folder goes first on
+    ``PATH`` for this process."""
     import os
-    import shutil
-    import sys
 
-    needed = ("ansible-playbook", "ansible-inventory")
-    if all(shutil.which(c) for c in needed):
-        return
-    beside = Path(sys.executable).parent
-    if all((beside / c).is_file() for c in needed):
-        os.environ["PATH"] = os.pathsep.join([str(beside), os.environ.get("PATH", "")])
-        return
-    missing = ", ".join(c for c in needed if not shutil.which(c))
-    raise MissingToolError(
-        f"{missing} not found on PATH nor beside {sys.executable}",
-        hint="install the fleet extra in this interpreter: pip install 'cannenv[fleet]' "
-        "(ansible-core + ansible-runner), or activate the venv that has it",
-    )
+    from cannenv.fleet.ansible_cli import ansible_commands
+
+    for found in ansible_commands("ansible-playbook", "ansible-inventory"):
+        folder = str(Path(found).parent)
+        if folder not in os.environ.get("PATH", "").split(os.pathsep):
+            os.environ["PATH"] = os.pathsep.join([folder, os.environ.get("PATH", "")])
 
 
 def run_playbook(

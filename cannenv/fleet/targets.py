@@ -200,18 +200,12 @@ def inventory_groups(inventory: str) -> dict[str, tuple[str, ...]]:
     ``import torch._dynamo`` in the same process fails."""
     import json
     import os
-    import shutil
-    import sys
 
-    from cannenv.errors import InputError, MissingToolError
+    from cannenv.errors import InputError
+    from cannenv.fleet.ansible_cli import ansible_command
     from cannenv.host import run
 
-    beside = Path(sys.executable).parent / "ansible-inventory"
-    exe = shutil.which("ansible-inventory") or (str(beside) if beside.exists() else None)
-    if exe is None:
-        raise MissingToolError(
-            "--inventory needs ansible-core to read the inventory", hint="pip install 'cannenv[fleet]'"
-        )
+    exe = ansible_command("ansible-inventory")  # --inventory needs ansible-core: exit 4 without it
     # Group names such as `train-a` are valid for us; without this Ansible warns that it "found
     # invalid characters" in them.
     env = {**os.environ}
