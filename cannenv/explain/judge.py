@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cannenv.explain.scan import Hit, ScanResult
 from cannenv.explain.signatures import (
+    ERROR_CODE_CAPTURE,
     FAMILY_TITLE,
+    KNOWLEDGE_PRIORITY,
     Cause,
     Condition,
     Pattern,
@@ -431,6 +433,34 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         if e.kind == "code":
             for value, v in scan.values.get(e.id, {}).items():
                 code_values.setdefault(value, v)
+    for value, v in scan.values.get(ERROR_CODE_CAPTURE, {}).items():
+        code_values.setdefault(value, v)
+    for e in k.extractors:
+        if e.kind != "rt-inner" or not k.inner_codes:
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            inner = k.inner_codes.get(int(value, 16)) if _is_hex(value) else None
+            public = k.public_code(inner.acl) if inner is not None else None
+            if inner is None or public is None or not public.causes:
+                continue
+            add(
+                f"rt-inner-{inner.code.lower()}",
+                f"{inner.code} {inner.name}: {inner.meaning} (reported as {public.code} {public.name})",
+                "CANN runtime (internal error code)",
+                KNOWLEDGE_PRIORITY,
+                f"derived:rt-inner:{inner.code}",
+                v.line,
+                v.count,
+                [
+                    (
+                        c,
+                        f"the runtime's table: {inner.code} is {inner.name} ({inner.meaning}), reported as "
+                        f"{public.code} {public.name} ({public.meaning})",
+                        inner.source,
+                    )
+                    for c in public.causes
+                ],
+            )
     for value, v in code_values.items():
         code = k.code(value)
         if code is None or not code.causes or code.family not in FAMILY_TITLE:
@@ -456,6 +486,10 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
             ],
         )
     return sigs, hits
+
+
+def _is_hex(value: str) -> bool:
+    return 0 < len(value) <= 8 and all(ch in "0123456789abcdefABCDEF" for ch in value)
 
 
 def _mangled_ns(symbol: str, ns: str) -> bool:

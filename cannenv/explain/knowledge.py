@@ -41,6 +41,19 @@ class Code:
     meaning: str
     causes: tuple[str, ...]
     source: str
+    component: str | None = None
+    advice: str | None = None
+
+
+@dataclass(frozen=True)
+class InnerCode:
+    """A runtime-internal hex code and the public ACL code it is reported as."""
+
+    code: str
+    name: str
+    acl: str
+    meaning: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,15 @@ class Knowledge:
     extractors: tuple[Extractor, ...]
     hccl_results: Mapping[int, Code]
     hccl_stages: tuple[Stage, ...] = ()
+    inner_codes: Mapping[int, InnerCode] | None = None
+    """Runtime-internal hex codes by value (``0x07010003`` → RT_ERROR_DEVICE_ID)."""
+
+    def public_code(self, name: str) -> Code | None:
+        """The code row of a public ACL name (``ACL_ERROR_RT_INVALID_DEVICEID`` → 107001)."""
+        for c in self.codes:
+            if c.name == name:
+                return c
+        return None
 
     def code(self, value: str) -> Code | None:
         for c in self.codes:
@@ -152,7 +174,10 @@ def demangle(symbol: str) -> str | None:
 def build(model: KnowledgeFile) -> Knowledge:
     return Knowledge(
         sources={k: (v.title, v.url) for k, v in model.sources.items()},
-        codes=tuple(Code(c.code, c.name, c.family, c.meaning, c.causes, c.source) for c in model.codes),
+        codes=tuple(
+            Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.component, c.advice)
+            for c in model.codes
+        ),
         libraries=tuple(
             Library(
                 lib.name,
@@ -175,6 +200,9 @@ def build(model: KnowledgeFile) -> Knowledge:
             if c.family == "hccl-result" and c.value is not None
         },
         hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
+        inner_codes={
+            int(x.code, 16): InnerCode(x.code, x.name, x.acl, x.meaning, x.source) for x in model.inner_codes
+        },
     )
 
 
@@ -257,6 +285,89 @@ def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]
     return rows
 
 
+def _error_info_list(text: str) -> list[dict[str, Any]]:
+    """The ``error_info_list`` of the vendor's error-code JSON: a file of its own
+    (``error_code.json``) or the raw string a C++ source embeds it in (``R"( … )"``)."""
+    import json
+
+    start = text.find('R"(')
+    if start >= 0:
+        end = text.find(')"', start)
+        text = text[start + 3 : end if end >= 0 else len(text)]
+    raw = json.loads(text)
+    rows = raw.get("error_info_list") if isinstance(raw, dict) else None
+    return [r for r in rows or () if isinstance(r, dict)]
+
+
+def import_error_codes(
+    text: str, *, source: str, title_causes: Mapping[str, tuple[str, ...]]
+) -> list[dict[str, Any]]:
+    """Rows of ``codes`` from the vendor's error-code reference (``error_code.json``: ErrCode,
+    errClass, errTitle, ErrMessage and the suggestion's Solution): family ``error-code``, causes
+    from ``title_causes`` by the vendor's title (a person reviews them). Warnings (W…) are left out."""
+    rows: list[dict[str, Any]] = []
+    for r in _error_info_list(text):
+        code = str(r.get("ErrCode", "")).strip()
+        if not re.fullmatch(r"E[0-9A-Z]{2}[0-9]{3}", code):
+            continue
+        title = str(r.get("errTitle") or "").strip()
+        meaning = " ".join(str(r.get("ErrMessage") or "").replace("%s", "…").split())
+        advice = " ".join(str((r.get("suggestion") or {}).get("Solution") or "").split())
+        row: dict[str, Any] = {
+            "code": code,
+            "name": title or "Untitled",
+            "family": "error-code",
+            "meaning": meaning if len(meaning) >= 2 else title or code,
+            "causes": list(title_causes.get(title, ())),
+            "source": source,
+        }
+        if r.get("errClass"):
+            row["component"] = " ".join(str(r["errClass"]).split())
+        if advice and advice != "N/A":
+            row["advice"] = advice
+        rows.append(row)
+    return rows
+
+
+_DEFINE_RX = r"constexpr\s+int32_t\s+(RT_ERROR_[A-Z0-9_]+)\s*=\s*0x([0-9A-Fa-f]{8})\s*;"
+_MAP_RX = r'rtErrMap_\[(RT_ERROR_[A-Z0-9_]+)\]\s*=\s*\{\s*(ACL_[A-Z0-9_]+)\s*,\s*((?:"[^"]*"\s*)+)\}'
+
+
+def import_inner_codes(define_text: str, map_text: str, *, source: str) -> list[dict[str, Any]]:
+    """Rows of ``inner_codes`` from the runtime's sources: the hex value of each ``RT_ERROR_*``
+    (``constexpr int32_t RT_ERROR_DEVICE_ID = 0x07010003;``) and the public ACL code and message
+    the runtime reports it as (``rtErrMap_[RT_ERROR_DEVICE_ID] = {ACL_ERROR_RT_INVALID_DEVICEID,
+    "device id error"};``)."""
+    values = {
+        m.group(1): int(m.group(2), 16)
+        for m in re.finditer(
+            r"constexpr\s+int32_t\s+(RT_ERROR_[A-Z0-9_]+)\s*=\s*0x([0-9A-Fa-f]{8})\s*;", define_text
+        )
+    }
+    rows: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    flat = " ".join(map_text.split())
+    for m in re.finditer(
+        r'rtErrMap_\[(RT_ERROR_[A-Z0-9_]+)\]\s*=\s*\{\s*(ACL_[A-Z0-9_]+)\s*,\s*((?:"[^"]*"\s*)+)\}', flat
+    ):
+        name, acl, msg = m.group(1), m.group(2), m.group(3)
+        value = values.get(name)
+        if value is None or value in seen:
+            continue
+        seen.add(value)
+        meaning = "".join(re.findall(r'"([^"]*)"', msg)).strip()
+        rows.append(
+            {
+                "code": f"0x{value:08X}",
+                "name": name,
+                "acl": acl,
+                "meaning": meaning or name,
+                "source": source,
+            }
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m cannenv.explain.knowledge --schema`` prints the JSON Schema;
     ``--import-header FILE FAMILY SOURCE`` prints the code rows of a vendor header that the
@@ -281,9 +392,41 @@ def main(argv: list[str] | None = None) -> int:
         ]
         print(yaml.safe_dump(rows, sort_keys=False, width=200), end="")
         return 0
+    if len(args) == 3 and args[0] == "--import-error-codes":
+        model_raw = yaml.safe_load(shipped_path().read_text(encoding="utf-8"))
+        title_causes = {k: tuple(v) for k, v in (model_raw.get("title_causes") or {}).items()}
+        known = {c.code for c in shipped().codes}
+        rows = [
+            r
+            for r in import_error_codes(
+                Path(args[1]).read_text(encoding="utf-8", errors="replace"),
+                source=args[2],
+                title_causes=title_causes,
+            )
+            if r["code"] not in known
+        ]
+        print(yaml.safe_dump(rows, sort_keys=False, width=200, allow_unicode=True), end="")
+        return 0
+    if len(args) == 4 and args[0] == "--import-inner-codes":
+        k = shipped()
+        names = {c.name for c in k.codes}
+        known_inner = set(k.inner_codes or {})
+        rows = [
+            r
+            for r in import_inner_codes(
+                Path(args[1]).read_text(encoding="utf-8", errors="replace"),
+                Path(args[2]).read_text(encoding="utf-8", errors="replace"),
+                source=args[3],
+            )
+            if r["acl"] in names and int(r["code"], 16) not in known_inner
+        ]
+        print(yaml.safe_dump(rows, sort_keys=False, width=200), end="")
+        return 0
     print(
         "usage: python -m cannenv.explain.knowledge --schema > matrices/explain/knowledge.schema.json\n"
-        "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID",
+        "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID\n"
+        "       python -m cannenv.explain.knowledge --import-error-codes ERROR_CODE_JSON SOURCE_ID\n"
+        "       python -m cannenv.explain.knowledge --import-inner-codes DEFINE_HPP ERRCODE_MANAGE_CC SOURCE",
         file=sys.stderr,
     )
     return 2

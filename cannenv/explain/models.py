@@ -17,8 +17,8 @@ from cannenv.explain.rules import ID_RULE as _ID
 from cannenv.explain.rules import MAX_REGEX as _MAX_REGEX
 from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 
-ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result"]
-CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result"]
+ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result", "rt-inner"]
+CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "error-code"]
 
 
 class _Frozen(BaseModel):
@@ -165,6 +165,20 @@ class CodeModel(_Frozen):
     meaning: str = Field(min_length=2)
     causes: tuple[str, ...] = ()
     source: str
+    component: str | None = None
+    """The vendor's error class (``RTS Errors``, ``AclNN Errors`` …) of an error-code row."""
+    advice: str | None = None
+    """The vendor's handling advice (the reference's Solution) of an error-code row."""
+
+
+class InnerCodeModel(_Frozen):
+    """A runtime-internal hex code (``0x07010003``) and the public ACL code the runtime maps it to."""
+
+    code: str = Field(pattern=r"^0x0[0-9A-F]{7}$")
+    name: str = Field(pattern=r"^RT_ERROR_[A-Z0-9_]+$")
+    acl: str = Field(pattern=r"^ACL_[A-Z0-9_]+$")
+    meaning: str = Field(min_length=2)
+    source: str
 
 
 class PackageModel(_Frozen):
@@ -224,6 +238,10 @@ class KnowledgeFile(_Frozen):
     hccl_stages: tuple[StageModel, ...] = ()
     extractors: tuple[ExtractorModel, ...]
     codes: tuple[CodeModel, ...] = Field(min_length=1)
+    title_causes: dict[str, tuple[str, ...]] = {}
+    """The causes the vendor's error title (``Memory_Allocation_Failure`` …) points to: what the
+    error-code importer gives a new row (a person reviews them)."""
+    inner_codes: tuple[InnerCodeModel, ...] = ()
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
@@ -240,6 +258,14 @@ class KnowledgeFile(_Frozen):
         ]
         if len({e.id for e in self.extractors}) != len(self.extractors):
             problems.append("an extractor id is used twice")
+        names = {c.name for c in self.codes}
+        inner: set[str] = set()
+        for ic in self.inner_codes:
+            if ic.code in inner:
+                problems.append(f"inner code {ic.code}: listed twice")
+            inner.add(ic.code)
+            if ic.acl not in names:
+                problems.append(f"inner code {ic.code}: unknown ACL code {ic.acl!r}")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -180,22 +180,30 @@ FAMILY_TITLE = {
     "acl": "ACL (acl_base.h)",
     "aclnn": "aclnn operator API (libopapi)",
     "hccl": "HCCL/HCCP",
+    "error-code": "CANN error-code reference",
 }
+ERROR_CODE_CAPTURE = "error-code"
+"""The capture id of the patterns made from the error-code reference's codes (one per prefix)."""
 
 
 def code_signature(c: Any, patterns: tuple[Pattern, ...]) -> Signature:
     """The signature of one code of the vendor's tables (a ``knowledge.Code`` with causes)."""
+    advice = getattr(c, "advice", None)
+    component = getattr(c, "component", None)
     return Signature(
         id=f"code-{c.code}",
         title=f"{c.code} {c.name}: {c.meaning}",
-        component=FAMILY_TITLE.get(c.family, c.family),
+        component=f"{component} ({FAMILY_TITLE[c.family]})"
+        if component
+        else FAMILY_TITLE.get(c.family, c.family),
         any=patterns,
         all=(),
         priority=KNOWLEDGE_PRIORITY,
         causes=tuple(
             SignatureCause(
                 id=cid,
-                why=f"the vendor's table: {c.code} is {c.name} ({c.meaning})",
+                why=f"the vendor's table: {c.code} is {c.name} ({c.meaning})"
+                + (f"; the vendor's advice: {advice}" if advice else ""),
                 sources=(c.source,),
                 checks=None,
                 when=None,
@@ -218,7 +226,7 @@ def _code_signatures(
 
     out = []
     for c in knowledge.codes:
-        if not c.causes or c.family not in FAMILY_TITLE or c.code[0] != "E":
+        if not c.causes or c.family not in FAMILY_TITLE or c.code[0] != "E" or c.family == "error-code":
             continue
         out.append(code_signature(c, (pat(PatternModel(code=c.code)),)))
     for st in knowledge.hccl_stages:
@@ -288,6 +296,19 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
         for e in knowledge.extractors:
             key = f"extract:{e.id}"
             patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
+        for prefix in sorted(
+            {
+                c.code[:3]
+                for c in knowledge.codes
+                if c.family == "error-code" and c.causes and c.code[0] == "E"
+            }
+        ):
+            # the error-code reference's codes as whole words, one anchor per three-character prefix
+            # (EE1, EZ9, EL0 …): a few dozen anchors for hundreds of codes; judge.derive looks the
+            # value up in the table
+            key = f"extract:{ERROR_CODE_CAPTURE}-{prefix}"
+            rx = rf"(?:^|[^0-9A-Za-z])({prefix}[0-9]{{3}})(?:[^0-9A-Za-z]|$)"
+            patterns[key] = Pattern(key, prefix, rx, capture=ERROR_CODE_CAPTURE, groups=1)
     return SignatureTable(
         sources=sources,
         causes={

@@ -281,3 +281,175 @@ def test_the_fleet_html_page_shows_the_explained_error_groups(tmp_path: Path) ->
     [ops] = [x for x in rows if "node1" in x]
     assert "ops-561103" in ops and "ops-package-missing-or-wrong" in ops and "confirmed" in ops
     assert any("<code>oom</code>" in x and "node3" in x for x in rows)
+
+
+# --- the vendor's error-code reference, runtime-internal hex codes (issue 29, round 2) -------------------
+def test_the_error_code_reference_is_whole_and_every_row_has_a_source() -> None:
+    codes = {c.code: c for c in K.codes}
+    reference = [c for c in K.codes if c.family == "error-code"]
+    assert len(reference) >= 380
+    # every class of the reference: RTS (EE), ACL (EH), driver (EL), aclnn (EZ), profiling (EK),
+    # dump (EP), FE/TE fusion (E2/E4), AI CPU (E3), compiler (EB), operators (E5/E6/E7)
+    for code in ("EE1001", "EE1015", "EE1023", "EH0001", "EH0014", "EL0001", "EL0015", "EZ1001", "EZ1014"):
+        assert code in codes, code
+    assert {"EZ9999", "EZ9903", "EK0001", "EP0001", "E20001", "E40020", "E30006", "EB0000"} <= set(codes)
+    assert all(c.source in K.sources for c in reference)
+    assert codes["EE1015"].causes == ("driver-too-old",) and codes["EZ9999"].causes == ()
+    assert K.inner_codes and len(K.inner_codes) >= 350
+    assert K.inner_codes[0x07010003].acl == "ACL_ERROR_RT_INVALID_DEVICEID"
+    assert all(K.public_code(x.acl) is not None for x in K.inner_codes.values())
+
+
+def test_the_error_code_importer_reads_the_json_and_the_cpp_that_embeds_it() -> None:
+    row = {
+        "errClass": "RTS Errors",
+        "errTitle": "Package_Error_Incorrect_Driver_Version",
+        "ErrCode": "EE1015",
+        "ErrMessage": "%s failed. Reason: The driver version capability is insufficient. %s",
+        "suggestion": {"Possible Cause": "N/A", "Solution": "Upgrade the driver."},
+    }
+    warn = {"errTitle": "Not_Supported", "ErrCode": "WE0001", "ErrMessage": "Failed to %s"}
+    doc = json.dumps({"error_info_list": [row, warn]})
+    titles = {"Package_Error_Incorrect_Driver_Version": ("driver-too-old",)}
+    for text in (doc, f'static const std::string g = R"(\n{doc}\n)";\n'):
+        [r] = knowledge.import_error_codes(text, source="cann-error-codes", title_causes=titles)
+        assert r == {
+            "code": "EE1015",
+            "name": "Package_Error_Incorrect_Driver_Version",
+            "family": "error-code",
+            "meaning": "… failed. Reason: The driver version capability is insufficient. …",
+            "causes": ["driver-too-old"],
+            "source": "cann-error-codes",
+            "component": "RTS Errors",
+            "advice": "Upgrade the driver.",
+        }
+
+
+def test_the_inner_code_importer_pairs_the_hex_value_with_the_public_code() -> None:
+    define = (
+        "constexpr int32_t RT_ERROR_DEVICE_ID = 0x07010003;\nconstexpr int32_t RT_ERROR_X = 0x07010004;\n"
+    )
+    mapping = 'rtErrMap_[RT_ERROR_DEVICE_ID] = {ACL_ERROR_RT_INVALID_DEVICEID,\n    "device id " "error"};\n'
+    rows = knowledge.import_inner_codes(define, mapping, source="rt-inner-codes")
+    assert rows == [
+        {
+            "code": "0x07010003",
+            "name": "RT_ERROR_DEVICE_ID",
+            "acl": "ACL_ERROR_RT_INVALID_DEVICEID",
+            "meaning": "device id error",
+            "source": "rt-inner-codes",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        (
+            "EE1015: [PID: 7] rtsGetX failed. Reason: The driver version capability is insufficient.",
+            "driver-too-old",
+        ),
+        ("[ERROR] EL0005: The resources are busy.", "device-busy"),
+        (
+            "EZ1002: aclnnFoo failed. Environment variable ASCEND_OPP_PATH is not configured.",
+            "env-not-sourced",
+        ),
+        ("EH0011: The current system or device does not support aclmdlRICaptureBegin.", "chip-unsupported"),
+        ("E40020: Failed to import Python module [tbe]. Reason: see the plog.", "python-deps"),
+    ],
+)
+def test_a_code_of_the_reference_is_explained_without_a_hand_signature(line: str, cause: str) -> None:
+    ex = _explain(line + "\n")
+    assert ex.causes[0].id == cause, [(m.id, [c.id for c in m.causes]) for m in ex.matches]
+    assert ex.matches[-1].id.startswith("code-") and "the vendor's table" in ex.causes[0].why
+
+
+def test_a_reference_code_that_says_nothing_alone_matches_nothing() -> None:
+    assert _explain("EZ9999: Inner Error!\nEZ9999: [PID: 1] something failed\n").matches == ()
+    assert _explain("see section EE10011 and model E1001X\n").matches == ()  # not whole codes
+
+
+def test_a_runtime_internal_hex_code_after_an_error_word_is_its_public_code() -> None:
+    ex = _explain("rtGetDevice execute failed, reason=[device id error], err:0x7010003\n")
+    [m] = ex.matches
+    assert m.id == "rt-inner-0x07010003" and ex.causes[0].id == "device-not-visible"
+    assert "107001 ACL_ERROR_RT_INVALID_DEVICEID" in ex.causes[0].why
+    assert _top("ret=0x07020016 in rtMalloc\n") == "oom"  # RT_ERROR_DRV_OUT_MEMORY
+    # an address, or a hex value no error word introduces, is no code
+    assert _explain("stack 0x7010003 at frame 3\nerror at addr 0x7fff12345678\n").matches == ()
+
+
+# --- kinds of error the products name themselves ---------------------------------------------------------
+def test_a_cpu_fallback_warning_is_no_error_and_ranks_below_any_other() -> None:
+    warn = (
+        "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::foo.out' is not currently "
+        "supported on the NPU backend and will fall back to run on the CPU. This may have performance "
+        "implications. (function npu_cpu_fallback)\n"
+    )
+    assert _top(warn) == "not-a-version-problem"
+    ex = _explain(warn + "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    assert ex.causes[0].id == "oom"
+
+
+def test_a_missing_submodule_of_an_installed_package_is_a_release_mismatch() -> None:
+    """Python names the first part of a dotted import it cannot find: 'pkg.sub' missing means pkg
+    imported (installed) in a release without sub; a bare 'pkg' missing is a dependency."""
+    assert _top("ModuleNotFoundError: No module named 'somepkg.sub.mod'\n") == "framework-mismatch"
+    assert _top("ModuleNotFoundError: No module named 'somepkg'\n") == "python-deps"
+    assert _top("No module named 'torch_npu._C'\n") == "not-a-version-problem"  # the source-tree trap
+
+
+def test_a_cuda_only_api_on_npu_is_the_codes_not_a_package() -> None:
+    assert _top("ImportError: cannot import name '_cuda_foo' from 'torch.cuda.memory' (x.py)\n") == (
+        "not-a-version-problem"
+    )
+    assert _top("AttributeError: module 'torch._C' has no attribute '_cuda_getDevice'\n") == (
+        "not-a-version-problem"
+    )
+
+
+def test_trap_cuda_path_in_user_code_vs_inside_a_framework() -> None:
+    """The same 'Torch not compiled with CUDA enabled': from the user's own call it is the code; from
+    inside transformers (a newer release than the torch pair) it is the framework's release."""
+    user = (
+        '  File "train.py", line 3, in <module>\n'
+        '  File "/env/site-packages/torch/cuda/__init__.py", line 289, in _lazy_init\n'
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    framework = (
+        '  File "/env/site-packages/transformers/modeling_utils.py", line 4100, in from_pretrained\n'
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    assert _top(user) == "not-a-version-problem"
+    assert _top(framework) == "framework-mismatch"
+
+
+def test_trap_an_operator_without_a_kernel_for_this_soc_is_the_chip() -> None:
+    """'binary_info_config.json' points at the ops package; 'of socVersion [x] does not support
+    opType [y]' says the operator has no kernel registered for this SoC."""
+    text = (
+        "RuntimeError: call aclnnFooBar failed, detail:EZ1001: Get regInfo failed, The "
+        "binary_info_config.json of socVersion [ascend310p] does not support opType [FooBar].\n"
+    )
+    ex = _explain(text)
+    assert [c.id for c in ex.causes][:2] == ["chip-unsupported", "ops-package-missing-or-wrong"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: Unsupported soc_version: AscendDeviceType.X",
+        "RuntimeError: Undefined soc_version: 999. Please file an issue to vllm-ascend.",
+        "ValueError: MLAAttention is not supported for 310P.",
+        "RuntimeError: MXFP MoE quantization is only supported on Ascend A5.",
+    ],
+)
+def test_vllm_ascends_own_soc_checks_name_the_chip(line: str) -> None:
+    assert _top(line + "\n") == "chip-unsupported"
+
+
+def test_a_frameworks_own_diagnosis_is_not_a_version_problem() -> None:
+    ms = "[WARNING] DEVICE(1) DumpTaskExceptionInfo] GetNext error may be caused by slow data processing\n"
+    mindie = "NotImplementedError: unsupported model type: some_model; check atb_llm.models\n"
+    assert _top(ms) == "not-a-version-problem"
+    assert _top(mindie) == "not-a-version-problem"
