@@ -219,16 +219,12 @@ def code_signature(c: Any, patterns: tuple[Pattern, ...]) -> Signature:
 def _code_signatures(
     knowledge: Knowledge, pat: Callable[[PatternModel], Pattern], patterns: dict[str, Pattern]
 ) -> list[Signature]:
-    """A signature for every E-code of the vendor's tables that points to a cause (as a whole word),
-    and for HCCL's stage keywords. Numeric codes are made by ``judge.derive`` from the code
-    extractors' values: a handful of anchors (error words), not one per code."""
+    """A signature for each of HCCL's stage keywords. Codes (numeric and E-codes) are made by
+    ``judge.derive`` from the code extractors' values: a handful of anchors (error words, one per
+    E-code prefix), not one per code."""
     from cannenv.explain.models import PatternModel
 
-    out = []
-    for c in knowledge.codes:
-        if not c.causes or c.family not in FAMILY_TITLE or c.code[0] != "E" or c.family == "error-code":
-            continue
-        out.append(code_signature(c, (pat(PatternModel(code=c.code)),)))
+    out: list[Signature] = []
     for st in knowledge.hccl_stages:
         text = f"[{st.stage}][{st.tag}]"
         out.append(
@@ -296,15 +292,10 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
         for e in knowledge.extractors:
             key = f"extract:{e.id}"
             patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
-        for prefix in sorted(
-            {
-                c.code[:3]
-                for c in knowledge.codes
-                if c.family == "error-code" and c.causes and c.code[0] == "E"
-            }
-        ):
-            # the error-code reference's codes as whole words, one anchor per three-character prefix
-            # (EE1, EZ9, EL0 …): a few dozen anchors for hundreds of codes; judge.derive looks the
+        coded = [c for c in knowledge.codes if c.family in FAMILY_TITLE and c.causes]
+        for prefix in sorted({c.code[:3] for c in coded if c.code[0] == "E"}):
+            # every E-code of the tables as a whole word, one anchor per three-character prefix
+            # (EE1, EI0, EL0 …): a few dozen anchors for hundreds of codes; judge.derive looks the
             # value up in the table
             key = f"extract:{ERROR_CODE_CAPTURE}-{prefix}"
             rx = rf"(?:^|[^0-9A-Za-z])({prefix}[0-9]{{3}})(?:[^0-9A-Za-z]|$)"
