@@ -414,7 +414,9 @@ class Matrix:
         but not ``cann`` (a downstream pairing then goes beyond what the vendor declares)."""
         if release is None:
             return None
-        rows = [r for r in self.torch_npu_compat_current if any(_line_matches(t, release) for t in r.torchnpu)]
+        rows = [
+            r for r in self.torch_npu_compat_current if any(_line_matches(t, release) for t in r.torchnpu)
+        ]
         if not rows or any(any(series_matches("cann", c, cann) for c in r.cann) for r in rows):
             return None
         series = ", ".join(dict.fromkeys(c for r in rows for c in r.cann))
@@ -456,7 +458,9 @@ class Matrix:
         if any(any(series_matches("cann", c, cann) for c in r.cann) for r in self.torch_npu_compat_current):
             return None
         newest = max(
-            self.torch_npu_compat_current, key=lambda r: max(_cann(c.replace("X", "0")) for c in r.cann), default=None
+            self.torch_npu_compat_current,
+            key=lambda r: max(_cann(c.replace("X", "0")) for c in r.cann),
+            default=None,
         )
         if newest is None:
             return None

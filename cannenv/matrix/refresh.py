@@ -217,7 +217,11 @@ def _python_column_change(
         return Change("same", "torch_npu_python", key, "", note.provenance)
     said = "; ".join(f"Python {', '.join(r.python)} [{', '.join(r.sources)}]" for r in rows if r.python)
     return Change(
-        "added", "torch_npu_python", key, f"also stated: {said}" if said else "no Python recorded", note.provenance
+        "added",
+        "torch_npu_python",
+        key,
+        f"also stated: {said}" if said else "no Python recorded",
+        note.provenance,
     )
 
 

@@ -299,7 +299,9 @@ def read_manifest(folder: Path) -> dict[str, dict[str, Any]]:
             or not 0 < len(refs) <= MAX_REFS
             or not all(isinstance(r, str) and _REF.match(r) for r in refs)
         ):
-            raise InputError(f"{where}.refs: a list of refs/heads/… or refs/tags/… names", hint="see README.md")
+            raise InputError(
+                f"{where}.refs: a list of refs/heads/… or refs/tags/… names", hint="see README.md"
+            )
         m = _NAME.match(e["file"])
         assert m is not None
         if not e["commit"].startswith(m["commit"]):
@@ -408,7 +410,8 @@ def matrix_doc(imports: list[NoteImport]) -> dict[str, Any]:
             doc["sources"].append(
                 {
                     "id": sid,
-                    "title": f"TorchNPU {imp.release or '?'} release note (版本配套说明, 版本兼容性说明), {held}",
+                    "title": f"TorchNPU {imp.release or '?'} release note "
+                    f"(版本配套说明, 版本兼容性说明), {held}",
                     "where": f"Ascend/pytorch {imp.ref}:{path} @ {imp.full_commit or imp.commit}"
                     + (f" ({imp.date})" if imp.date else "")
                     + f" (sha256 {imp.sha256})",
