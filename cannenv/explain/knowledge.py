@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,8 @@ class Code:
     meaning: str
     causes: tuple[str, ...]
     source: str
+    value: int | None = None
+    """The numeric value of a named code (HcclResult, the driver's drvError_t)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class Knowledge:
     extractors: tuple[Extractor, ...]
     hccl_results: Mapping[int, Code]
     hccl_stages: tuple[Stage, ...] = ()
+    driver_errors: Mapping[int, Code] = field(default_factory=dict)
+    """The driver's drvError_t by value (``drvRetCode=87`` in the runtime's ``[drv api]`` lines)."""
 
     def code(self, value: str) -> Code | None:
         for c in self.codes:
@@ -152,7 +156,9 @@ def demangle(symbol: str) -> str | None:
 def build(model: KnowledgeFile) -> Knowledge:
     return Knowledge(
         sources={k: (v.title, v.url) for k, v in model.sources.items()},
-        codes=tuple(Code(c.code, c.name, c.family, c.meaning, c.causes, c.source) for c in model.codes),
+        codes=tuple(
+            Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value) for c in model.codes
+        ),
         libraries=tuple(
             Library(
                 lib.name,
@@ -170,9 +176,14 @@ def build(model: KnowledgeFile) -> Knowledge:
         ),
         extractors=tuple(Extractor(e.id, e.kind, e.component, e.anchor, e.regex) for e in model.extractors),
         hccl_results={
-            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source)
+            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
             for c in model.codes
             if c.family == "hccl-result" and c.value is not None
+        },
+        driver_errors={
+            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
+            for c in model.codes
+            if c.family == "drv-error" and c.value is not None
         },
         hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
     )
@@ -257,6 +268,62 @@ def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]
     return rows
 
 
+DRV_PREFIXES = ("DRV_ERROR_", "DEV_ERROR_")
+"""The enumerators of the driver's ``drvError_t`` (ascend_hal_error.h; a few are spelt DEV_ERROR_)."""
+
+
+def import_enum(
+    text: str,
+    *,
+    family: str,
+    source: str,
+    typedef: str = "drvError_t",
+    prefixes: tuple[str, ...] = DRV_PREFIXES,
+) -> list[dict[str, Any]]:
+    """Rows of ``codes`` from a C ``typedef enum { … } TYPEDEF;`` of a vendor header (the driver's
+    ascend_hal_error.h): every enumerator that starts with one of ``prefixes``, its value as C
+    gives it (written, else the one before plus one; decimal or hex), its meaning the header's
+    comment, else the name in words. Causes are left empty for a person to set."""
+    end = text.find(f"}} {typedef}")
+    start = text.rfind("{", 0, end) if end >= 0 else -1
+    if start < 0:
+        return []
+    rows: list[dict[str, Any]] = []
+    value = -1
+    for line in text[start + 1 : end].splitlines():
+        decl, _, comment = line.partition("/*")
+        decl, _, slashed = decl.partition("//")
+        comment = " ".join((comment.partition("*/")[0] or slashed).lstrip("*<! ").split())
+        for item in decl.split(","):
+            name, eq, written = (x.strip() for x in item.partition("="))
+            if not name:
+                continue
+            if eq:
+                try:
+                    value = int(written, 0)
+                except ValueError:  # an expression (another enumerator, a shift): not a table row
+                    return []
+            else:
+                value += 1
+            if not name.startswith(prefixes):
+                continue
+            words = name
+            for prefix in prefixes:
+                words = words.removeprefix(prefix)
+            rows.append(
+                {
+                    "code": name,
+                    "name": name,
+                    "value": value,
+                    "family": family,
+                    "meaning": comment or words.replace("_", " ").lower(),
+                    "causes": [],
+                    "source": source,
+                }
+            )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m cannenv.explain.knowledge --schema`` prints the JSON Schema;
     ``--import-header FILE FAMILY SOURCE`` prints the code rows of a vendor header that the
@@ -271,19 +338,21 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(json_schema(), indent=2, sort_keys=True))
         return 0
     if len(args) == 4 and args[0] == "--import-header":
-        known = {c.code for c in shipped().codes}
+        known = {(c.code, c.value) for c in shipped().codes}
+        text = Path(args[1]).read_text(encoding="utf-8", errors="replace")
+        # the driver's drvError_t is an enum; ACL/runtime codes are #defines and constants
+        importer = import_enum if args[2] == "drv-error" else import_header
         rows = [
             r
-            for r in import_header(
-                Path(args[1]).read_text(encoding="utf-8", errors="replace"), family=args[2], source=args[3]
-            )
-            if r["code"] not in known
+            for r in importer(text, family=args[2], source=args[3])
+            if (r["code"], r.get("value")) not in known
         ]
         print(yaml.safe_dump(rows, sort_keys=False, width=200), end="")
         return 0
     print(
         "usage: python -m cannenv.explain.knowledge --schema > matrices/explain/knowledge.schema.json\n"
-        "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID",
+        "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID\n"
+        "       (FAMILY drv-error: the drvError_t enum of the driver's ascend_hal_error.h)",
         file=sys.stderr,
     )
     return 2
