@@ -225,6 +225,9 @@ def bench_memory() -> None:
         "Qwen3-VL-30B-A3B-Instruct",
         "Llama-4-Maverick-17B-128E-Instruct",
         "Mixtral-8x7B-v0.1",
+        "Qwen2.5-VL-7B-Instruct",
+        "gemma-3-27b-it",
+        "Mistral-Small-3.1-24B-Instruct-2503",
     ):
         cfg = str(real / f"{name}.json")
         argv = [sys.executable, "-m", "cannenv", "model", "memory", "--config", cfg, "--json"]
@@ -232,7 +235,7 @@ def bench_memory() -> None:
         if rc:
             raise SystemExit(f"cannenv model memory failed (exit {rc}):\n{out[-2000:]}")
         line = f"model memory {name:36s}: {wall:5.2f} s wall, {cpu:5.2f} s CPU, {rss:6.1f} MiB peak"
-        if name in ("Qwen3-235B-A22B", "Mixtral-8x7B-v0.1"):
+        if name in ("Qwen3-235B-A22B", "Mixtral-8x7B-v0.1", "Mistral-Small-3.1-24B-Instruct-2503"):
             pw, pc, pr, prc, _ = one_core([sys.executable, "-c", PEER, cfg], env)
             line += (
                 f"; meta build {pw:5.2f} s wall, {pc:5.2f} s CPU, {pr:6.1f} MiB"

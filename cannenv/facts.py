@@ -141,6 +141,27 @@ class NnalFacts:
 
 
 @value
+class MindieFacts:
+    """MindIE as its ``.run`` installer records it (docs/doctor.md names the vendor sources).
+
+    ``layout`` ``mindie``: ``<base>/latest/version.info`` with ``Ascend-mindie : <version>`` and one
+    ``mindie-<part>: <version>`` line per part (Ascend/MindIE-Motor ``build/mindie/create_package.sh``,
+    ``install.sh``); ``mindie-llm``: only ``<base>/mindie-llm/latest/version.info`` with
+    ``MindIE-LLM Version : <version>`` (Ascend/MindIE-LLM ``scripts/install.sh``), which names no
+    MindIE release."""
+
+    path: str
+    """the MindIE base directory (``/usr/local/Ascend/mindie``, or ``$HOME/Ascend/mindie``)"""
+    version_file: str
+    layout: Literal["mindie", "mindie-llm"] = "mindie"
+    version: str | None = None
+    """``Ascend-mindie`` as written, without the product name (``MindIE 2.1.RC2.B080`` ->
+    ``2.1.RC2.B080``); None where the file names no MindIE release"""
+    parts: dict[str, str] = field(default_factory=dict)
+    """``mindie-service``, ``mindie-llm``, ``mindie-rt`` … -> the version each line names"""
+
+
+@value
 class CannFacts:
     installs: tuple[CannInstall, ...] = ()
     active: str | None = None
@@ -373,6 +394,7 @@ class Facts:
     abi: AbiFacts = AbiFacts()
     env: EnvFacts = EnvFacts()
     multinode: MultinodeFacts = MultinodeFacts()
+    mindie: MindieFacts | None = None
     issues: tuple[ProbeIssue, ...] = ()
 
     def to_json(self, *, indent: int | None = 2) -> str:

@@ -33,6 +33,7 @@ def _present(facts: Facts) -> list[tuple[str, bool]]:
         ("NNAL", facts.cann.nnal is not None),
         ("npu-smi", facts.devices.npu_smi_path is not None),
         ("torch_npu", "torch-npu" in facts.python.packages or facts.python.torch_npu_dir is not None),
+        ("MindIE", facts.mindie is not None),
         ("NPU PCI device", bool(facts.devices.pci)),
         ("/dev/davinci* node", bool(facts.devices.dev_nodes)),
     ]

@@ -5,14 +5,11 @@ Gather (probes) → judge (checks) → render (report). Nothing here imports tor
 
 from __future__ import annotations
 
-import functools
-import gc
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -25,6 +22,7 @@ from cannenv.commands.options import (
     ROOT,
     SMI_BOARD,
     SMI_OUTPUT,
+    gc_paused,
     host_options,
     print_plan,
 )
@@ -40,35 +38,9 @@ from cannenv.gather import read_env_file as read_env_file
 if TYPE_CHECKING:
     from cannenv.envscript import Shell
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
 
 def _color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-
-def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
-    """Run ``fn`` with the cyclic garbage collector paused, then restore it.
-
-    Nearly everything the doctor allocates (pydantic's model classes and schemas, the probes'
-    facts, the matrix from the cache) lives until the run ends, so collections find little to free
-    but walk every object again: about 70 of them, ~20 ms of a ~250 ms run. Reference counting
-    still frees everything else at once; the collector is re-enabled (if it was on) afterwards,
-    so an in-process caller (tests, CliRunner) keeps its own settings.
-    """
-
-    @functools.wraps(fn)
-    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return paused
 
 
 @click.command("doctor")
@@ -123,7 +95,7 @@ def _gc_paused(fn: Callable[P, R]) -> Callable[P, R]:
 )
 @DRIVER_POLICY
 @ROLE
-@_gc_paused
+@gc_paused
 def doctor(
     root: str,
     facts_file: str | None,

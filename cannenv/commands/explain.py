@@ -17,6 +17,7 @@ from cannenv.commands.options import (
     ROOT,
     SMI_BOARD,
     SMI_OUTPUT,
+    gc_paused,
     host_options,
 )
 from cannenv.errors import InputError
@@ -59,6 +60,7 @@ from cannenv.errors import InputError
 @click.option("--junit", "junit_file", metavar="FILE", help="Also write a JUnit XML report to FILE.")
 @click.option("-v", "--verbose", is_flag=True, help="Show what ruled each cause out, and every source.")
 @QUIET
+@gc_paused
 def explain_cmd(
     error: tuple[str, ...],
     logs: tuple[str, ...],
@@ -145,8 +147,9 @@ def explain_cmd(
         # an HCCL error says this host runs multi-node jobs: judge hccn.conf, links, TLS, HCCL_* too
         hccl = any(c.id.startswith("hccl-") for s in judge.matched(table, result) for c in s.causes)
         _, findings = host_findings(facts, matrix_paths, multinode=multinode or hccl)
+        summary = host_summary(facts)
         host = {
-            k: host_summary(facts).get(k)
+            k: summary.get(k)
             for k in (
                 "hostname",
                 "driver",

@@ -328,7 +328,8 @@ def log_facts_of(table: SignatureTable, scan: ScanResult) -> dict[str, str]:
 def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], dict[str, Hit]]:
     """Signatures made from what the extractors found: a missing shared object (the package that
     ships it), an undefined symbol (demangled, by namespace and the library that needs it), an
-    HCCL result code; each with the line it came from."""
+    HCCL result code, the driver's drvError_t after ``drvRetCode=``; each with the line it came
+    from."""
     from cannenv.explain.knowledge import demangle
 
     k = table.knowledge
@@ -484,6 +485,34 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 (c, f"the vendor's table: {value} is {code.name} ({code.meaning})", code.source)
                 for c in code.causes
             ],
+        )
+    for value, v in scan.values.get("drv-error", {}).items():
+        code = k.driver_errors.get(int(value)) if value.isdecimal() else None
+        if code is None or not code.causes:
+            continue
+        hits[f"derived:drv-error:{value}"] = Hit(v.count, [v.line])
+        sigs.append(
+            Signature(
+                id="drv-" + code.name.split("_ERROR_", 1)[-1].lower().replace("_", "-"),
+                title=f"the driver returned {value} ({code.name}: {code.meaning})",
+                component="Ascend driver (drvError_t)",
+                any=(Pattern(f"derived:drv-error:{value}", f"derived:drv-error:{value}", rx=None),),
+                all=(),
+                priority=-25,
+                causes=tuple(
+                    SignatureCause(
+                        c,
+                        f"the driver's table: {value} is {code.name} ({code.meaning})",
+                        (code.source, "runtime-drv-api"),
+                        None,
+                        None,
+                        None,
+                    )
+                    for c in code.causes
+                ),
+                note="",
+                derived=True,
+            )
         )
     return sigs, hits
 

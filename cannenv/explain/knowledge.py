@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,8 @@ class Code:
     meaning: str
     causes: tuple[str, ...]
     source: str
+    value: int | None = None
+    """The numeric value of a named code (HcclResult, the driver's drvError_t)."""
     component: str | None = None
     advice: str | None = None
 
@@ -104,6 +106,8 @@ class Knowledge:
     extractors: tuple[Extractor, ...]
     hccl_results: Mapping[int, Code]
     hccl_stages: tuple[Stage, ...] = ()
+    driver_errors: Mapping[int, Code] = field(default_factory=dict)
+    """The driver's drvError_t by value (``drvRetCode=87`` in the runtime's ``[drv api]`` lines)."""
     inner_codes: Mapping[int, InnerCode] | None = None
     """Runtime-internal hex codes by value (``0x07010003`` → RT_ERROR_DEVICE_ID)."""
 
@@ -175,7 +179,17 @@ def build(model: KnowledgeFile) -> Knowledge:
     return Knowledge(
         sources={k: (v.title, v.url) for k, v in model.sources.items()},
         codes=tuple(
-            Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.component, c.advice)
+            Code(
+                c.code,
+                c.name,
+                c.family,
+                c.meaning,
+                c.causes,
+                c.source,
+                c.value,
+                component=c.component,
+                advice=c.advice,
+            )
             for c in model.codes
         ),
         libraries=tuple(
@@ -195,14 +209,19 @@ def build(model: KnowledgeFile) -> Knowledge:
         ),
         extractors=tuple(Extractor(e.id, e.kind, e.component, e.anchor, e.regex) for e in model.extractors),
         hccl_results={
-            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source)
+            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
             for c in model.codes
             if c.family == "hccl-result" and c.value is not None
         },
-        hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
+        driver_errors={
+            c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
+            for c in model.codes
+            if c.family == "drv-error" and c.value is not None
+        },
         inner_codes={
             int(x.code, 16): InnerCode(x.code, x.name, x.acl, x.meaning, x.source) for x in model.inner_codes
         },
+        hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
     )
 
 
@@ -285,6 +304,62 @@ def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]
     return rows
 
 
+DRV_PREFIXES = ("DRV_ERROR_", "DEV_ERROR_")
+"""The enumerators of the driver's ``drvError_t`` (ascend_hal_error.h; a few are spelt DEV_ERROR_)."""
+
+
+def import_enum(
+    text: str,
+    *,
+    family: str,
+    source: str,
+    typedef: str = "drvError_t",
+    prefixes: tuple[str, ...] = DRV_PREFIXES,
+) -> list[dict[str, Any]]:
+    """Rows of ``codes`` from a C ``typedef enum { … } TYPEDEF;`` of a vendor header (the driver's
+    ascend_hal_error.h): every enumerator that starts with one of ``prefixes``, its value as C
+    gives it (written, else the one before plus one; decimal or hex), its meaning the header's
+    comment, else the name in words. Causes are left empty for a person to set."""
+    end = text.find(f"}} {typedef}")
+    start = text.rfind("{", 0, end) if end >= 0 else -1
+    if start < 0:
+        return []
+    rows: list[dict[str, Any]] = []
+    value = -1
+    for line in text[start + 1 : end].splitlines():
+        decl, _, comment = line.partition("/*")
+        decl, _, slashed = decl.partition("//")
+        comment = " ".join((comment.partition("*/")[0] or slashed).lstrip("*<! ").split())
+        for item in decl.split(","):
+            name, eq, written = (x.strip() for x in item.partition("="))
+            if not name:
+                continue
+            if eq:
+                try:
+                    value = int(written, 0)
+                except ValueError:  # an expression (another enumerator, a shift): not a table row
+                    return []
+            else:
+                value += 1
+            if not name.startswith(prefixes):
+                continue
+            words = name
+            for prefix in prefixes:
+                words = words.removeprefix(prefix)
+            rows.append(
+                {
+                    "code": name,
+                    "name": name,
+                    "value": value,
+                    "family": family,
+                    "meaning": comment or words.replace("_", " ").lower(),
+                    "causes": [],
+                    "source": source,
+                }
+            )
+    return rows
+
+
 def _error_info_list(text: str) -> list[dict[str, Any]]:
     """The ``error_info_list`` of the vendor's error-code JSON: a file of its own
     (``error_code.json``) or the raw string a C++ source embeds it in (``R"( … )"``)."""
@@ -338,18 +413,11 @@ def import_inner_codes(define_text: str, map_text: str, *, source: str) -> list[
     (``constexpr int32_t RT_ERROR_DEVICE_ID = 0x07010003;``) and the public ACL code and message
     the runtime reports it as (``rtErrMap_[RT_ERROR_DEVICE_ID] = {ACL_ERROR_RT_INVALID_DEVICEID,
     "device id error"};``)."""
-    values = {
-        m.group(1): int(m.group(2), 16)
-        for m in re.finditer(
-            r"constexpr\s+int32_t\s+(RT_ERROR_[A-Z0-9_]+)\s*=\s*0x([0-9A-Fa-f]{8})\s*;", define_text
-        )
-    }
+    values = {m.group(1): int(m.group(2), 16) for m in re.finditer(_DEFINE_RX, define_text)}
     rows: list[dict[str, Any]] = []
     seen: set[int] = set()
     flat = " ".join(map_text.split())
-    for m in re.finditer(
-        r'rtErrMap_\[(RT_ERROR_[A-Z0-9_]+)\]\s*=\s*\{\s*(ACL_[A-Z0-9_]+)\s*,\s*((?:"[^"]*"\s*)+)\}', flat
-    ):
+    for m in re.finditer(_MAP_RX, flat):
         name, acl, msg = m.group(1), m.group(2), m.group(3)
         value = values.get(name)
         if value is None or value in seen:
@@ -382,13 +450,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(json_schema(), indent=2, sort_keys=True))
         return 0
     if len(args) == 4 and args[0] == "--import-header":
-        known = {c.code for c in shipped().codes}
+        known = {(c.code, c.value) for c in shipped().codes}
+        text = Path(args[1]).read_text(encoding="utf-8", errors="replace")
+        # the driver's drvError_t is an enum; ACL/runtime codes are #defines and constants
+        importer = import_enum if args[2] == "drv-error" else import_header
         rows = [
             r
-            for r in import_header(
-                Path(args[1]).read_text(encoding="utf-8", errors="replace"), family=args[2], source=args[3]
-            )
-            if r["code"] not in known
+            for r in importer(text, family=args[2], source=args[3])
+            if (r["code"], r.get("value")) not in known
         ]
         print(yaml.safe_dump(rows, sort_keys=False, width=200), end="")
         return 0
@@ -425,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "usage: python -m cannenv.explain.knowledge --schema > matrices/explain/knowledge.schema.json\n"
         "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID\n"
+        "       (FAMILY drv-error: the drvError_t enum of the driver's ascend_hal_error.h)\n"
         "       python -m cannenv.explain.knowledge --import-error-codes ERROR_CODE_JSON SOURCE_ID\n"
         "       python -m cannenv.explain.knowledge --import-inner-codes DEFINE_HPP ERRCODE_MANAGE_CC SOURCE",
         file=sys.stderr,

@@ -17,8 +17,8 @@ from cannenv.explain.rules import ID_RULE as _ID
 from cannenv.explain.rules import MAX_REGEX as _MAX_REGEX
 from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 
-ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result", "rt-inner"]
-CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "error-code"]
+ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result", "drv-error", "rt-inner"]
+CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code"]
 
 
 class _Frozen(BaseModel):
@@ -157,10 +157,10 @@ class SignatureFile(_Frozen):
 
 
 class CodeModel(_Frozen):
-    code: str = Field(pattern=r"^(E[0-9A-Z]{2}\d{3}|[1-5]\d{5}|HCCL_E_[A-Z_]+)$")
+    code: str = Field(pattern=r"^(E[0-9A-Z]{2}\d{3}|[1-5]\d{5}|HCCL_E_[A-Z_]+|(DRV|DEV)_ERROR_[A-Z0-9_]+)$")
     name: str = Field(min_length=2)
-    value: int | None = None
-    """The numeric value of a named code (HcclResult)."""
+    value: int | None = Field(default=None, ge=0)
+    """The numeric value of a named code (HcclResult, the driver's drvError_t): required for those."""
     family: CodeFamily
     meaning: str = Field(min_length=2)
     causes: tuple[str, ...] = ()
@@ -247,10 +247,18 @@ class KnowledgeFile(_Frozen):
     def _references(self) -> KnowledgeFile:
         problems: list[str] = []
         seen: set[str] = set()
+        values: set[tuple[str, int]] = set()
         for c in self.codes:
             if c.code in seen:
                 problems.append(f"code {c.code}: listed twice")
             seen.add(c.code)
+            if c.family in ("hccl-result", "drv-error"):
+                if c.value is None:
+                    problems.append(f"code {c.code}: a {c.family} code needs its value")
+                elif (c.family, c.value) in values:
+                    problems.append(f"code {c.code}: value {c.value} listed twice in {c.family}")
+                else:
+                    values.add((c.family, c.value))
         problems += [
             f"library {lib.name}: unknown package {lib.package!r}"
             for lib in self.libraries

@@ -455,6 +455,9 @@ class TorchNpuCompatRow:
     cann: Annotated[tuple[Series, ...], NonEmpty]
     compatible: bool = True
     statement: str
+    status: Literal["current", "superseded"] = "current"
+    """superseded: a later revision of the same release's note states otherwise (``note`` names it);
+    kept as the vendor's earlier word, never used for a verdict"""
     sources: SourceIds
     note: str | None = None
 

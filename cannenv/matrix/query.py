@@ -78,6 +78,11 @@ class Matrix:
         self.torch_npu_compat: tuple[TorchNpuCompatRow, ...] = tuple(
             r for mf in parts for r in mf.torch_npu_compat
         )
+        self.torch_npu_compat_current: tuple[TorchNpuCompatRow, ...] = tuple(
+            r for r in self.torch_npu_compat if r.status == "current"
+        )
+        """the statements verdicts rest on: a superseded one (a later revision of the same release's
+        note states otherwise) is kept in ``torch_npu_compat`` and named, never judged by"""
         self.installers: tuple[InstallerPattern, ...] = tuple(r for mf in parts for r in mf.installers)
         self.downloads: tuple[Download, ...] = tuple(r for mf in parts for r in mf.downloads)
         self._downloads_by_file: dict[str, tuple[Download, ...]] = {}
@@ -345,7 +350,7 @@ class Matrix:
         if release is not None:
             hits = [
                 r
-                for r in self.torch_npu_compat
+                for r in self.torch_npu_compat_current
                 if any(_line_matches(t, release) for t in r.torchnpu)
                 and any(series_matches("cann", c, cann) for c in r.cann)
             ]
@@ -360,6 +365,17 @@ class Matrix:
                     + "; ".join(r.statement for r in yes),
                     srcs,
                     recommended=rec,
+                )
+            if yes and no:
+                srcs = tuple(dict.fromkeys(s for r in (*yes, *no) for s in r.sources))
+                return Verdict(
+                    "unknown",
+                    subject,
+                    f"the vendor's statements on TorchNPU {release} with CANN {cann} disagree: "
+                    + "; ".join(r.statement for r in (*yes, *no)),
+                    srcs,
+                    recommended=rec,
+                    settle="the vendor's current release note for this TorchNPU release",
                 )
             if no and not yes:
                 srcs = tuple(dict.fromkeys(s for r in no for s in r.sources))
@@ -398,7 +414,9 @@ class Matrix:
         but not ``cann`` (a downstream pairing then goes beyond what the vendor declares)."""
         if release is None:
             return None
-        rows = [r for r in self.torch_npu_compat if any(_line_matches(t, release) for t in r.torchnpu)]
+        rows = [
+            r for r in self.torch_npu_compat_current if any(_line_matches(t, release) for t in r.torchnpu)
+        ]
         if not rows or any(any(series_matches("cann", c, cann) for c in r.cann) for r in rows):
             return None
         series = ", ".join(dict.fromkeys(c for r in rows for c in r.cann))
@@ -437,10 +455,12 @@ class Matrix:
     def cann_not_covered(self, cann: str) -> str | None:
         """For a CANN newer than every TorchNPU compatibility table: which table stops where, and
         what would settle it (None when a table covers it)."""
-        if any(any(series_matches("cann", c, cann) for c in r.cann) for r in self.torch_npu_compat):
+        if any(any(series_matches("cann", c, cann) for c in r.cann) for r in self.torch_npu_compat_current):
             return None
         newest = max(
-            self.torch_npu_compat, key=lambda r: max(_cann(c.replace("X", "0")) for c in r.cann), default=None
+            self.torch_npu_compat_current,
+            key=lambda r: max(_cann(c.replace("X", "0")) for c in r.cann),
+            default=None,
         )
         if newest is None:
             return None

@@ -179,6 +179,8 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
         r.warnings.extend(note.warnings)
         for p in note.pairs:
             r.changes.append(_wheel_row_change(p.torch_npu, p.torch, p.cann, p.branch, note.provenance, m))
+            if p.python:
+                r.changes.append(_python_column_change(p.torch_npu, p.cann, p.python, note, m))
         for c in note.compat:
             r.changes.append(_compat_change(c.torchnpu, c.cann, c.compatible, note, m))
     for meta in r.metadata:
@@ -200,6 +202,27 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
         for h in va.hdk:
             r.changes.append(_downstream_hdk_change(h.release, h.cann, h.hdk, h.provenance, m))
     return r
+
+
+def _python_column_change(
+    torch_npu: str, cann: str, python: tuple[str, ...], note: NoteImport, m: Matrix
+) -> Change:
+    """A pairing row's Python column against the matrix: a row of that build and CANN stating the
+    same Python versions -> same; else added (the Python versions the matrix records are named)."""
+    from cannenv.matrix.model import _cann, _pep
+
+    key = f"torch_npu {torch_npu} + CANN {cann}: Python {', '.join(python)}"
+    rows = [r for r in m.torch_npu if _pep(r.torch_npu) == _pep(torch_npu) and _cann(r.cann) == _cann(cann)]
+    if any(r.python is not None and tuple(r.python) == python for r in rows):
+        return Change("same", "torch_npu_python", key, "", note.provenance)
+    said = "; ".join(f"Python {', '.join(r.python)} [{', '.join(r.sources)}]" for r in rows if r.python)
+    return Change(
+        "added",
+        "torch_npu_python",
+        key,
+        f"also stated: {said}" if said else "no Python recorded",
+        note.provenance,
+    )
 
 
 def _compat_change(

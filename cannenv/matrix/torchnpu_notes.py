@@ -1,24 +1,32 @@
-"""Import the TorchNPU (Ascend Extension for PyTorch) release notes, one per release branch.
+"""Import the TorchNPU (Ascend Extension for PyTorch) release notes: every revision a release tag or
+release branch of Ascend/pytorch holds.
 
 The Ascend/pytorch repository keeps a release note per TorchNPU release (``docs/zh/release_notes/
-release_notes.md`` on the ``v2.7.1-<release>`` branches, ``docs/zh/release_notes.md`` on master). Each
-holds two tables this module reads:
+release_notes.md`` on the ``v2.7.1-<release>`` branches and the ``v<release>-pytorch2.7.1`` tags,
+``docs/zh/release_notes.md`` on master). The vendor revises a note after its release (the 26.1.0 tag's
+grid marks TorchNPU 7.3.0 with CANN 9.0.0 "/", not compatible; the v2.7.1-26.1.0 branch's later
+revision marks 7.3.X with 9.0.X "Y"), so every revision is imported: what a later revision of the same
+release's note contradicts is kept with ``status: superseded`` (both statements are recorded). Each
+note holds two tables this module reads:
 
 * 相关产品版本配套说明 (the pairing table): CANN | PyTorch | TorchNPU release | branch | package version
   | Python versions. Each line is a vendor pairing (evidence ``recommended``) with its Python column.
 * 版本兼容性说明 (compatibility): either a Markdown table ``release | CANN 9.0.0<br>CANN 8.5.0 …`` or an
   HTML grid of release lines (``7.3.X``) against CANN series (``9.1.X``) with ``Y`` cells.
 
-The artefact is a folder ``torchnpu_release_notes/`` holding each note verbatim as
-``<branch>@<commit>.md`` (``git show <branch>:<path>`` of a clone; tests/data/torchnpu_release_notes/
-README.md has the commands): the branch and commit become the source. Notes are hostile input: read
-bounded, parsed line by line with plain string operations; a row that does not read as versions is
-reported, never guessed.
+The artefact is a folder ``torchnpu_release_notes/`` holding each distinct note verbatim as
+``<ref>@<commit>.md`` (``git show <ref>:<path>`` of a clone; tests/data/vendor_refresh/README.md has the
+commands) and ``refs.json``: for each file, the path in the repository, the full commit that last
+changed it, that commit's date and every branch and tag that holds the same blob. The ref, path and
+commit become the source; the date orders revisions of one release's note. Notes are hostile input:
+read bounded, parsed line by line with plain string operations; a row that does not read as versions
+is reported, never guessed; ``refs.json`` is validated field by field.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +36,17 @@ from cannenv.errors import InputError, VersionError
 from cannenv.matrix.artefact import MAX_MEMBER, Provenance
 
 FOLDER = "torchnpu_release_notes"
+MANIFEST = "refs.json"
 REPO_URL = "https://gitcode.com/Ascend/pytorch"
 MAX_NOTES = 200
+MAX_MANIFEST = 256 << 10
+MAX_REFS = 64
+"""refs one note may name in the manifest (the most in a real snapshot: 3)"""
+_REF = re.compile(r"^refs/(heads|tags)/[A-Za-z0-9][A-Za-z0-9._-]{0,80}\Z")
+_PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,200}\.md\Z")
+_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([+-][0-9]{2}:[0-9]{2}|Z)\Z")
+_NOT_COMPATIBLE = ("“/”代表不兼容", "“/”表示不兼容", '"/"代表不兼容', '"/"表示不兼容')
 _NAME = re.compile(r"^(?P<ref>[A-Za-z0-9][A-Za-z0-9._-]{0,80})@(?P<commit>[0-9a-f]{7,40})\.md\Z")
 _PY = re.compile(r"Python\s?(3)\.(\d{1,2})")
 _SERIES = re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}(\.[0-9A-Za-z]{1,12})+\Z")
@@ -56,6 +73,8 @@ class NoteCompat:
     compatible: bool
     table: str
     """'list' (the Markdown table) or 'grid' (the Y/N grid)"""
+    mark: str = "Y"
+    """the cell as written (Y, N, or / where the note's legend says / is not compatible)"""
 
 
 @dataclass
@@ -69,6 +88,13 @@ class NoteImport:
     pairs: list[NotePair] = field(default_factory=list)
     compat: list[NoteCompat] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    doc_path: str | None = None
+    """the note's path in the repository (refs.json); None when the manifest does not name it"""
+    full_commit: str | None = None
+    date: str | None = None
+    """the commit date of the revision (ISO 8601, refs.json): orders revisions of one release"""
+    refs: tuple[str, ...] = ()
+    """every branch and tag that holds this revision (refs.json)"""
 
     @property
     def source_id(self) -> str:
@@ -76,7 +102,8 @@ class NoteImport:
 
     @property
     def provenance(self) -> Provenance:
-        return Provenance("Ascend/pytorch", self.ref, f"{self.path}@{self.commit}", self.sha256)
+        where = f"{self.doc_path}@{self.full_commit or self.commit}" if self.doc_path else self.path
+        return Provenance("Ascend/pytorch", self.ref, where, self.sha256)
 
 
 def _cells(line: str) -> list[str]:
@@ -130,6 +157,7 @@ def parse_note(text: str, imp: NoteImport) -> NoteImport:
     lines = text.splitlines()
     header: list[str] | None = None
     table = ""
+    slash_is_no = any(w in text for w in _NOT_COMPATIBLE)
     for i, line in enumerate(lines):
         if imp.release is None and "产品版本" in line and i + 1 < len(lines):
             found = _strip_tags(lines[i + 1])
@@ -157,7 +185,7 @@ def parse_note(text: str, imp: NoteImport) -> NoteImport:
                 imp.compat.append(NoteCompat((release,), tuple(canns), True, "list"))
             else:
                 imp.warnings.append(f"{imp.path}: compatibility row {line.strip()[:60]!r} not read")
-    imp.compat.extend(_grid(lines, imp))
+    imp.compat.extend(_grid(lines, imp, slash_is_no=slash_is_no))
     if imp.release is None and imp.pairs:
         imp.release = imp.pairs[0].release
     return imp
@@ -196,9 +224,11 @@ def _pair_row(rec: dict[str, str], imp: NoteImport, line: str) -> None:
         imp.pairs.append(NotePair(cann, torch, release, branch, tnpu, python))
 
 
-def _grid(lines: list[str], imp: NoteImport) -> list[NoteCompat]:
+def _grid(lines: list[str], imp: NoteImport, *, slash_is_no: bool = False) -> list[NoteCompat]:
     """The HTML Y/N grid of 版本兼容性说明: header cells after 'CANN版本' are CANN series; each body
-    row is a TorchNPU line followed by one cell per series."""
+    row is a TorchNPU line followed by one cell per series. A ``/`` cell is "not compatible" only where
+    the note's legend says so (the 26.1.0 tag's: “Y”代表兼容，“/”代表不兼容); else it is no statement."""
+    marks_no = ("N", "/") if slash_is_no else ("N",)
     out: list[NoteCompat] = []
     in_section = False
     series: list[str] = []
@@ -224,22 +254,77 @@ def _grid(lines: list[str], imp: NoteImport) -> list[NoteCompat]:
             line_id, marks = row[0], row[1:]
             if _SERIES.match(line_id) and len(marks) == len(series):
                 for mark, cann in zip(marks, series, strict=True):
-                    if mark in ("Y", "N"):
-                        out.append(NoteCompat((line_id,), (cann,), mark == "Y", "grid"))
+                    if mark == "Y" or mark in marks_no:
+                        out.append(NoteCompat((line_id,), (cann,), mark == "Y", "grid", mark))
             else:
                 imp.warnings.append(f"{imp.path}: grid row {row!r} does not match the header {series!r}")
             row = []
     return out
 
 
+def read_manifest(folder: Path) -> dict[str, dict[str, Any]]:
+    """``refs.json`` of the folder, validated: file name -> {path, commit, date, refs}. Absent: {}."""
+    p = folder / MANIFEST
+    if not p.is_file() or p.is_symlink():
+        return {}
+    with p.open("rb") as fh:
+        data = fh.read(MAX_MANIFEST + 1)
+    if len(data) > MAX_MANIFEST:
+        raise InputError(f"{p}: more than {MAX_MANIFEST} bytes", hint="one entry per saved release note")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{p}: not JSON ({exc})", hint="write it again from the clone") from None
+    notes = doc.get("notes") if isinstance(doc, dict) else None
+    if not isinstance(notes, list) or len(notes) > MAX_NOTES:
+        raise InputError(f"{p}: 'notes' must be a list of at most {MAX_NOTES} entries", hint="see README.md")
+    out: dict[str, dict[str, Any]] = {}
+    for n, e in enumerate(notes):
+        where = f"{p}: notes[{n}]"
+        if not isinstance(e, dict):
+            raise InputError(f"{where}: not an object", hint="see README.md")
+        checks = (
+            ("file", _NAME),
+            ("path", _PATH),
+            ("commit", _COMMIT),
+            ("date", _DATE),
+        )
+        for key, pattern in checks:
+            v = e.get(key)
+            if not isinstance(v, str) or not pattern.match(v):
+                raise InputError(f"{where}.{key}: {str(v)[:80]!r} is not a valid {key}", hint="see README.md")
+        refs = e.get("refs")
+        if (
+            not isinstance(refs, list)
+            or not 0 < len(refs) <= MAX_REFS
+            or not all(isinstance(r, str) and _REF.match(r) for r in refs)
+        ):
+            raise InputError(
+                f"{where}.refs: a list of refs/heads/… or refs/tags/… names", hint="see README.md"
+            )
+        m = _NAME.match(e["file"])
+        assert m is not None
+        if not e["commit"].startswith(m["commit"]):
+            raise InputError(f"{where}: commit {e['commit']} is not the file name's {m['commit']}", hint="")
+        if e["file"] in out:
+            raise InputError(f"{where}: {e['file']} named twice", hint="one entry per file")
+        out[e["file"]] = {"path": e["path"], "commit": e["commit"], "date": e["date"], "refs": tuple(refs)}
+    return out
+
+
 def read_folder(folder: Path) -> list[NoteImport]:
-    """Every ``<branch>@<commit>.md`` in ``folder`` (other files are reported by the caller)."""
+    """Every ``<ref>@<commit>.md`` in ``folder`` with what ``refs.json`` says of it (other files are
+    reported by the caller)."""
     out: list[NoteImport] = []
     entries = sorted(
         p for p in folder.iterdir() if _NAME.match(p.name) and p.is_file() and not p.is_symlink()
     )
     if len(entries) > MAX_NOTES:
         raise InputError(f"{folder}: more than {MAX_NOTES} release notes", hint="one file per release branch")
+    manifest = read_manifest(folder)
+    for name in manifest:
+        if not (folder / name).is_file():
+            raise InputError(f"{folder / MANIFEST}: names {name}, which is not in the folder", hint="")
     for p in entries:
         m = _NAME.match(p.name)
         assert m is not None
@@ -248,33 +333,96 @@ def read_folder(folder: Path) -> list[NoteImport]:
         if len(data) > MAX_MEMBER:
             raise InputError(f"{p}: more than {MAX_MEMBER} bytes", hint="a release note is a few kB")
         imp = NoteImport(m["ref"], m["commit"], p.name, hashlib.sha256(data).hexdigest())
+        meta = manifest.get(p.name)
+        if meta is not None:
+            imp.doc_path, imp.full_commit, imp.date = meta["path"], meta["commit"], meta["date"]
+            imp.refs = meta["refs"]
+        elif manifest:
+            imp.warnings.append(f"{p.name}: not in {MANIFEST} (path, date and refs unknown)")
         out.append(parse_note(data.decode("utf-8", "replace"), imp))
     return out
 
 
+def _ref_names(imp: NoteImport) -> str:
+    return ", ".join(r.split("/", 2)[2] for r in imp.refs) if imp.refs else imp.ref
+
+
+def _newest(imports: list[NoteImport]) -> dict[str, NoteImport]:
+    """For each release: its newest revision (by commit date; only notes with a date take part)."""
+    out: dict[str, NoteImport] = {}
+    for imp in imports:
+        if imp.release is None or imp.date is None:
+            continue
+        have = out.get(imp.release)
+        if have is None or _instant(imp.date) > _instant(have.date or ""):
+            out[imp.release] = imp
+    return out
+
+
+def _instant(date: str) -> str:
+    """An ISO date with offset as a sortable UTC string ('' sorts first)."""
+    from datetime import datetime, timezone
+
+    try:
+        return datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc).isoformat()
+    except ValueError:
+        return ""
+
+
+def _covers(newer: NoteCompat, older: NoteCompat) -> bool:
+    """Whether ``newer`` speaks of every (release, CANN) pair ``older`` states."""
+    from cannenv.matrix.model import series_matches
+
+    def line(pattern: str, release: str) -> bool:
+        p, r = pattern.lower().split("."), release.lower().split(".")
+        return r[: len(p) - 1] == p[:-1] if p[-1] == "x" else (r == p or pattern == release)
+
+    def cann(pattern: str, value: str) -> bool:
+        try:
+            return pattern == value or series_matches("cann", pattern, value.replace("X", "0"))
+        except VersionError:
+            return False
+
+    return all(any(line(n, o) for n in newer.torchnpu) for o in older.torchnpu) and all(
+        any(cann(n, o) for n in newer.cann) for o in older.cann
+    )
+
+
 def matrix_doc(imports: list[NoteImport]) -> dict[str, Any]:
     """The notes as a matrix file: sources, torch_npu rows (with Python), compatibility rows.
-    Where two notes state the same row (master and the release branch), the row names both."""
+    Where several notes state the same row, the row names each. Where a later revision of the same
+    release's note states otherwise (another Python column, the opposite compatibility mark), the
+    earlier statement is kept with ``status: superseded`` and a note naming the later one."""
     doc: dict[str, Any] = {"schema_version": 1, "sources": [], "torch_npu": [], "torch_npu_compat": []}
-    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     compat: dict[tuple[Any, ...], dict[str, Any]] = {}
     seen_sources: set[str] = set()
-    for imp in sorted(imports, key=lambda i: (i.release or "", i.ref)):
+    newest = _newest(imports)
+    ordered = sorted(imports, key=lambda i: (i.release or "", _instant(i.date or ""), i.ref))
+    for imp in ordered:
         sid = f"{imp.source_id}:{imp.ref}"
+        latest = newest.get(imp.release or "")
+        later = latest if latest is not None and latest is not imp and imp.date is not None else None
         if sid not in seen_sources:
             seen_sources.add(sid)
+            path = imp.doc_path or "?"
+            held = f"held by {_ref_names(imp)}" if imp.refs else f"branch {imp.ref}"
             doc["sources"].append(
                 {
                     "id": sid,
-                    "title": f"TorchNPU {imp.release or '?'} release note (版本配套说明, 版本兼容性说明), "
-                    f"branch {imp.ref}",
-                    "where": f"Ascend/pytorch {imp.ref}:{imp.path.split('@')[0]} @ {imp.commit} "
-                    f"(sha256 {imp.sha256})",
-                    "url": f"{REPO_URL}/blob/{imp.ref}/",
+                    "title": f"TorchNPU {imp.release or '?'} release note "
+                    f"(版本配套说明, 版本兼容性说明), {held}",
+                    "where": f"Ascend/pytorch {imp.ref}:{path} @ {imp.full_commit or imp.commit}"
+                    + (f" ({imp.date})" if imp.date else "")
+                    + f" (sha256 {imp.sha256})",
+                    "url": f"{REPO_URL}/blob/{imp.ref}/{imp.doc_path or ''}",
                 }
             )
+        newer_pairs = {}
+        if later is not None:
+            newer_pairs = {(p.torch_npu, p.torch, p.cann, p.branch): p.python for p in later.pairs}
         for p in imp.pairs:
-            key = (p.torch_npu, p.torch, p.cann, p.branch)
+            key = (p.torch_npu, p.torch, p.cann, p.branch, p.python)
             row = rows.get(key)
             if row is None:
                 rows[key] = {
@@ -287,6 +435,13 @@ def matrix_doc(imports: list[NoteImport]) -> dict[str, Any]:
                     "sources": [sid],
                     "note": f"TorchNPU {p.release} release note, 相关产品版本配套说明",
                 }
+                now = newer_pairs.get((p.torch_npu, p.torch, p.cann, p.branch))
+                if later is not None and now is not None and now != p.python:
+                    rows[key]["status"] = "superseded"
+                    rows[key]["note"] += (
+                        f" ({_ref_names(imp)}, {imp.date}); the later revision ({_ref_names(later)}, "
+                        f"{later.date}) states Python {', '.join(now)}"
+                    )
             elif sid not in row["sources"]:
                 row["sources"].append(sid)
         for c in imp.compat:
@@ -294,14 +449,25 @@ def matrix_doc(imports: list[NoteImport]) -> dict[str, Any]:
             have = compat.get(ckey)
             if have is None:
                 mark = "Y" if c.compatible else "N"
+                said = f" (written “{c.mark}”)" if c.mark not in ("Y", "N") else ""
                 compat[ckey] = {
                     "torchnpu": list(c.torchnpu),
                     "cann": list(c.cann),
                     "compatible": c.compatible,
                     "statement": f"TorchNPU {imp.release} release note, 版本兼容性说明: TorchNPU "
-                    f"{', '.join(c.torchnpu)} with CANN {', '.join(c.cann)}: {mark}",
+                    f"{', '.join(c.torchnpu)} with CANN {', '.join(c.cann)}: {mark}{said}",
                     "sources": [sid],
                 }
+                if later is not None:
+                    against = [n for n in later.compat if n.compatible != c.compatible and _covers(n, c)]
+                    if against:
+                        n = against[0]
+                        compat[ckey]["status"] = "superseded"
+                        compat[ckey]["note"] = (
+                            f"{_ref_names(imp)} ({imp.date}); the later revision ({_ref_names(later)}, "
+                            f"{later.date}) states TorchNPU {', '.join(n.torchnpu)} with CANN "
+                            f"{', '.join(n.cann)}: {'Y' if n.compatible else 'N'}"
+                        )
             elif sid not in have["sources"]:
                 have["sources"].append(sid)
     doc["torch_npu"] = list(rows.values())

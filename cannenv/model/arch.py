@@ -26,7 +26,11 @@ class TypeRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     rules: str
     text: str | None = None
+    flat_ok: bool = False
     vision: str | None = None
+    vision_defaults: dict[str, Any] = {}
+    image_pixels: int | None = None
+    tie_from: str = "top"
     qkv_bias: bool = False
     qk_norm: bool = False
     norms_per_layer: int = 2
@@ -58,7 +62,8 @@ class Table(BaseModel):
 
 
 RULES = ("decoder", "gpt_oss", "llama4", "qwen3_next")
-VISION_RULES = ("qwen3_vl", "llama4", "siglip")
+VISION_RULES = ("qwen3_vl", "qwen2_5_vl", "llama4", "siglip", "pixtral")
+TIE_FROM = ("top", "text")
 
 
 @cache
@@ -71,6 +76,10 @@ def table() -> Table:
     for name, t in doc.types.items():  # a typo in the shipped table is our bug: caught by its test
         if t.rules not in RULES or (t.vision is not None and t.vision not in VISION_RULES):
             raise ValueError(f"{path}: {name}: unknown rules {t.rules!r} / vision {t.vision!r}")
+        if t.tie_from not in TIE_FROM or (t.tie_from == "text" and not t.text):
+            raise ValueError(f"{path}: {name}: tie_from {t.tie_from!r} (one of {TIE_FROM}, text needs text)")
+        if t.vision == "qwen2_5_vl" and not t.image_pixels:
+            raise ValueError(f"{path}: {name}: a dynamic-resolution tower needs image_pixels")
     for name, a in doc.aliases.items():
         if a.as_ not in doc.types:
             raise ValueError(f"{path}: alias {name} -> {a.as_}: not a planned type")
@@ -674,6 +683,96 @@ def _vision_siglip(v: _Cfg, acc: _Acc, notes: list[str], text_hidden: int, mm_to
     return Vision("siglip", layers, hv, iv, heads, patches, mm_tokens, f"one {size}x{size} px image")
 
 
+def _vision_qwen2_5_vl(v: _Cfg, acc: _Acc, notes: list[str], out_hidden: int, pixels: int) -> Vision:
+    """Qwen2.5-VL's ViT: a Conv3d patch embedding without bias, no position embeddings (2-D RoPE),
+    ``depth`` blocks (two RMSNorms, biased qkv/proj, a biased SwiGLU MLP) and the patch merger (an
+    RMSNorm and two biased linears). Linears are split by TP as vLLM's tower does. The tower takes
+    any resolution: images are planned at ``pixels`` (the type's ``image_pixels``)."""
+    hv, depth, iv = v.size("hidden_size"), v.size("depth"), v.size("intermediate_size")
+    heads, patch = v.size("num_heads"), v.size("patch_size")
+    tp_, ch, merge = v.size("temporal_patch_size"), v.size("in_channels"), v.size("spatial_merge_size")
+    out = v.size("out_hidden_size", out_hidden)
+    if not patch or not merge:
+        raise InputError(f"{v.origin}: vision_config: patch_size and spatial_merge_size must be positive")
+    acc.add("vision", "replicated", "visual.patch_embed", ch * tp_ * patch * patch * hv)
+    for i in range(depth):
+        b = f"visual.blocks.{i}"
+        acc.add("vision", "replicated", f"{b}.norms", 2 * hv)
+        acc.linear("vision", "tp", f"{b}.attn.qkv", hv, 3 * hv, bias=True)
+        acc.linear("vision", "tp", f"{b}.attn.proj", hv, hv, bias=True)
+        acc.linear("vision", "tp", f"{b}.mlp.gate_proj", hv, iv, bias=True)
+        acc.linear("vision", "tp", f"{b}.mlp.up_proj", hv, iv, bias=True)
+        acc.linear("vision", "tp", f"{b}.mlp.down_proj", iv, hv, bias=True)
+    wide = hv * merge * merge
+    acc.add("projector", "replicated", "visual.merger.ln_q", hv)
+    acc.linear("projector", "tp", "visual.merger.mlp.0", wide, wide, bias=True)
+    acc.linear("projector", "tp", "visual.merger.mlp.2", wide, out, bias=True)
+    patches = pixels // (patch * patch)
+    tokens = patches // (merge * merge)
+    notes.append(
+        f"vision tower (Qwen2.5-VL ViT, {depth} blocks of {hv}) and its merger counted and split by TP"
+        f" as vLLM does; any resolution: images planned at {pixels:,} px (the image processor's"
+        f" default max_pixels): {patches} patches of {patch}px, {tokens} tokens"
+    )
+    return Vision(
+        "qwen2_5_vl",
+        depth,
+        hv,
+        iv,
+        heads,
+        patches,
+        tokens,
+        f"an image of {pixels:,} px (the image processor's default max_pixels)",
+    )
+
+
+def _vision_pixtral(v: _Cfg, top: _Cfg, acc: _Acc, notes: list[str], text_hidden: int) -> Vision:
+    """Mistral-3's Pixtral tower: a Conv2d patch embedding without bias, an RMSNorm before the
+    encoder, ``num_hidden_layers`` layers (two RMSNorms, q/k/v/o and a SwiGLU MLP, no biases; 2-D
+    RoPE, no position embeddings), then the projector: an RMSNorm, the patch merger (a linear from
+    ``spatial_merge_size``² patches to one, whole on every rank in vLLM) and two linears (biased
+    where ``multimodal_projector_bias``)."""
+    hv, layers, iv = v.size("hidden_size"), v.size("num_hidden_layers"), v.size("intermediate_size")
+    heads, patch, size, ch = (
+        v.size("num_attention_heads"),
+        v.size("patch_size"),
+        v.size("image_size"),
+        v.size("num_channels"),
+    )
+    merge = top.size("spatial_merge_size")
+    feature = top.get("vision_feature_layer")
+    n_feat = len(feature) if isinstance(feature, list) else 1
+    bias = top.flag("multimodal_projector_bias", False)
+    if not patch or not merge:
+        raise InputError(f"{v.origin}: patch_size and spatial_merge_size must be positive")
+    acc.add("vision", "replicated", "vision_tower.patch_conv", ch * patch * patch * hv)
+    acc.add("vision", "replicated", "vision_tower.ln_pre", hv)
+    for i in range(layers):
+        b = f"vision_tower.transformer.layers.{i}"
+        acc.add("vision", "replicated", f"{b}.norms", 2 * hv)
+        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            acc.linear("vision", "tp", f"{b}.attention.{name}", hv, hv)
+        acc.linear("vision", "tp", f"{b}.feed_forward.gate_proj", hv, iv)
+        acc.linear("vision", "tp", f"{b}.feed_forward.up_proj", hv, iv)
+        acc.linear("vision", "tp", f"{b}.feed_forward.down_proj", iv, hv)
+    acc.add("projector", "replicated", "multi_modal_projector.norm", hv)
+    merger = "multi_modal_projector.patch_merger.merging_layer"
+    acc.linear("projector", "replicated", merger, hv * merge * merge, hv)
+    acc.linear("projector", "tp", "multi_modal_projector.linear_1", hv * n_feat, text_hidden, bias=bias)
+    acc.linear("projector", "tp", "multi_modal_projector.linear_2", text_hidden, text_hidden, bias=bias)
+    side = size // patch
+    rows = side // merge
+    tokens = rows * (rows + 1)  # merged patches, one [IMG_BREAK]/[IMG_END] token closing each row
+    notes.append(
+        f"vision tower (Pixtral, {layers} layers of {hv}) and projector counted and split by TP as vLLM"
+        f" does; images planned at the tower's largest, image_size {size}px: {side * side} patches,"
+        f" {tokens} tokens ({rows}x{rows} merged + one per row)"
+    )
+    return Vision(
+        "pixtral", layers, hv, iv, heads, side * side, tokens, f"one {size}x{size} px image (image_size)"
+    )
+
+
 _TEXT_RULES = {"decoder": _decoder, "gpt_oss": _gpt_oss, "llama4": _llama4, "qwen3_next": _qwen3_next}
 
 
@@ -693,21 +792,26 @@ def read(cfg: ModelConfig, *, skip: tuple[str, ...] = ()) -> Read:
     where = ""
     if t.text:
         sub = raw.get(t.text)
-        if not isinstance(sub, dict):
+        if isinstance(sub, dict):
+            raw, where = sub, f"{t.text}."
+        elif not t.flat_ok:
             raise InputError(
                 f"{cfg.origin}: {t.text}: missing: a {cfg.model_type} config keeps its decoder there",
                 hint="cannenv never plans an empty decoder",
             )
-        raw, where = sub, f"{t.text}."
+        # flat_ok: a config saved before the type nested its text config keeps the decoder at the top
     c = _Cfg(raw, cfg.origin, where, t.defaults)
     acc = _Acc(skip)
     notes: list[str] = []
     pre = "model."
     dec = _TEXT_RULES[t.rules](c, t, acc, notes, pre)
     h, vocab = dec.hidden, dec.vocab
-    # tie_word_embeddings: the top level decides for a multimodal config (Qwen3-VL, Llama-4)
-    tied_v = cfg.raw.get("tie_word_embeddings")
-    if tied_v is None and t.text:
+    # tie_word_embeddings: the top level decides for a multimodal config (Qwen3-VL, Llama-4), the
+    # text config where the type says so (Mistral-3: transformers 4.x ties by the text config, whose
+    # class default is untied, while 5.x's Mistral3Config defaults the top level to tied; the
+    # checkpoint stores lm_head)
+    tied_v = raw.get("tie_word_embeddings") if t.tie_from == "text" else cfg.raw.get("tie_word_embeddings")
+    if tied_v is None and t.text and t.tie_from == "top":
         tied_v = raw.get("tie_word_embeddings")
     c.read.add("tie_word_embeddings")
     tied = bool(tied_v) if tied_v is not None else t.tie
@@ -720,9 +824,16 @@ def read(cfg: ModelConfig, *, skip: tuple[str, ...] = ()) -> Read:
     if t.vision:
         vc = cfg.raw.get("vision_config")
         if isinstance(vc, dict):
-            v = _Cfg(vc, cfg.origin, "vision_config.", {})
+            v = _Cfg(vc, cfg.origin, "vision_config.", t.vision_defaults)
             if t.vision == "qwen3_vl":
                 vision = _vision_qwen3_vl(v, acc, notes, h)
+            elif t.vision == "qwen2_5_vl":
+                assert t.image_pixels  # table() checks it
+                vision = _vision_qwen2_5_vl(v, acc, notes, h, t.image_pixels)
+            elif t.vision == "pixtral":
+                top = _Cfg(cfg.raw, cfg.origin, "", t.vision_defaults)
+                vision = _vision_pixtral(v, top, acc, notes, h)
+                keys |= top.read
             elif t.vision == "siglip":
                 mm = cfg.raw.get("mm_tokens_per_image", 256)
                 vision = _vision_siglip(v, acc, notes, h, mm if type(mm) is int and mm > 0 else 256)

@@ -23,7 +23,19 @@ from typing import TYPE_CHECKING, Any
 from cannenv import __version__
 from cannenv.facts import Facts, ProbeIssue
 from cannenv.host import Host
-from cannenv.probes import container, driver, elf, environ, hccn, nnal, npu, os_info, python_env, toolkit
+from cannenv.probes import (
+    container,
+    driver,
+    elf,
+    environ,
+    hccn,
+    mindie,
+    nnal,
+    npu,
+    os_info,
+    python_env,
+    toolkit,
+)
 from cannenv.probes._common import HccnCapture, NpuSmiCapture, ProbeContext
 
 if TYPE_CHECKING:  # dict[...] at run time needs 3.9; the probes also run in the bundle on 3.7
@@ -35,6 +47,7 @@ PROBES: tuple[tuple[str, Probe], ...] = (
     ("driver", driver.probe),
     ("toolkit", toolkit.probe),
     ("nnal", nnal.probe),
+    ("mindie", mindie.probe),
     ("npu", npu.probe),
     ("container", container.probe),
     ("multinode", hccn.probe),

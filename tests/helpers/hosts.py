@@ -239,6 +239,26 @@ CAPTURE_BY_DRIVER: dict[tuple[str, str], str] = {
 """(family, installed driver) -> a real ``npu-smi info`` capture of that driver loaded (SOURCES.md)."""
 
 
+def mindie_version_info(version: str, arch: str, *, named: bool = True) -> str:
+    """MindIE's ``latest/version.info``: the lines Ascend/MindIE-Motor build/mindie/create_package.sh
+    writes (``Ascend-mindie : …``, ``mindie-rt: …`` … ``Platform : …``); ``named`` gives the value as a
+    MindIE 2.1.RC2 image prints it (``Ascend-mindie : MindIE 2.1.RC2.B080``, the other lines the bare
+    version), else bare as the build script's own version.info has it."""
+    head = f"MindIE {version}" if named else version
+    return (
+        f"Ascend-mindie : {head}\nmindie-rt: {version}\nmindie-torch: {version}\nmindie-service: {version}\n"
+        f"mindie-llm: {version}\nmindie-sd:{version}\nPlatform : {arch}\n"
+    )
+
+
+def mindie_llm_version_info(version: str, arch: str) -> str:
+    """MindIE-LLM's ``version.info`` (Ascend/MindIE-LLM scripts/build_version_info.sh: indented)."""
+    return (
+        f"    MindIE-LLM Version : {version}\n    Platform : {arch}\n    branch : master\n"
+        "    commit id : 8b4871ad31f592aa863f6255760e4934484d78e4\n"
+    )
+
+
 def loaded_driver_set(info: str, version: str) -> str:
     """An ``npu-smi info`` capture whose header names driver ``version`` (FIXTURE: the header's
     version lines changed; the rows stay as captured)."""
@@ -460,6 +480,23 @@ class HostTree:
             else:
                 old = self.env.get(st.name)
                 self.env[st.name] = ":".join([*st.values, *([old] if old else [])])
+        return self
+
+    def mindie(self, version: str, *, base: str = "/usr/local/Ascend/mindie", named: bool = True) -> HostTree:
+        """MindIE's .run install (Ascend/MindIE-Motor build/mindie/install.sh): ``<base>/<version>/``
+        with version.info, a ``latest`` link, ``set_env.sh`` beside."""
+        self.write(f"{base}/{version}/version.info", mindie_version_info(version, self.arch, named=named))
+        self.mkdir(f"{base}/{version}/mindie-service")
+        self.mkdir(f"{base}/{version}/mindie-llm")
+        self.link(f"{base}/latest", version)
+        self.write(f"{base}/set_env.sh", "# FIXTURE: stands for MindIE's set_env.sh\n")
+        return self
+
+    def mindie_llm(self, version: str, *, base: str = "/usr/local/Ascend/mindie") -> HostTree:
+        """The open-source MindIE-LLM package's install (Ascend/MindIE-LLM scripts/install.sh):
+        ``<base>/mindie-llm/<version>/version.info`` and a ``latest`` link; no MindIE version.info."""
+        self.write(f"{base}/mindie-llm/{version}/version.info", mindie_llm_version_info(version, self.arch))
+        self.link(f"{base}/mindie-llm/latest", version)
         return self
 
     # --- Python ---------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cannenv.cli import cli
 from cannenv.errors import InputError
@@ -83,6 +85,82 @@ def test_the_header_importer_reads_vendor_headers() -> None:
     ]
 
 
+def test_the_driver_table_is_the_whole_drv_error_enum() -> None:
+    drv = K.driver_errors
+    # ascend_hal_error.h (hicann/driver): 0..99 in order, then DRV_ERROR_NOT_SUPPORT = 0xfffe and
+    # DRV_ERROR_RESERVED after it; every row with the header as its source
+    assert sorted(drv) == [*range(100), 0xFFFE, 0xFFFF]
+    assert all(
+        c.family == "drv-error" and c.source == "hal-error-codes" and c.code == c.name for c in drv.values()
+    )
+    assert drv[0].name == "DRV_ERROR_NONE" and not drv[0].causes
+    assert (drv[1].name, drv[6].name, drv[87].name) == (
+        "DRV_ERROR_NO_DEVICE",
+        "DRV_ERROR_OUT_OF_MEMORY",
+        "DRV_ERROR_RESOURCE_OCCUPIED",
+    )
+    assert drv[90].name == "DEV_ERROR_UNAUTHORIZED_ACCESS_DEVICE"  # the header spells a few DEV_ERROR_
+    assert "hicann/driver" in K.sources["hal-error-codes"][1]
+
+
+def test_the_enum_importer_gives_each_enumerator_its_c_value() -> None:
+    text = (
+        "/* a comment { before */\n"
+        "typedef enum tagDrvError {\n"
+        "    DRV_ERROR_NONE = 0,                /**< success */\n"
+        "    DRV_ERROR_NO_DEVICE = 1,           /**< no   valid device */\n"
+        "    DRV_ERROR_NEXT,\n"
+        "    OTHER_THING = 7, // not the driver's\n"
+        "    DEV_ERROR_AFTER_OTHER,\n"
+        "    DRV_ERROR_NOT_SUPPORT = 0xfffe,\n"
+        "    DRV_ERROR_RESERVED\n"
+        "} drvError_t; // lint\n"
+    )
+    rows = knowledge.import_enum(text, family="drv-error", source="hal-error-codes")
+    assert [(r["name"], r["value"], r["meaning"]) for r in rows] == [
+        ("DRV_ERROR_NONE", 0, "success"),
+        ("DRV_ERROR_NO_DEVICE", 1, "no valid device"),
+        ("DRV_ERROR_NEXT", 2, "next"),
+        ("DEV_ERROR_AFTER_OTHER", 8, "after other"),
+        ("DRV_ERROR_NOT_SUPPORT", 0xFFFE, "not support"),
+        ("DRV_ERROR_RESERVED", 0xFFFF, "reserved"),
+    ]
+    assert all(r["causes"] == [] and r["family"] == "drv-error" for r in rows)
+    assert (
+        knowledge.import_enum("typedef enum { A = B << 2 } drvError_t;", family="drv-error", source="x") == []
+    )
+    assert knowledge.import_enum("no enum here", family="drv-error", source="x") == []
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(0, 70000)), min_size=1, max_size=30))
+def test_the_enum_importer_follows_c_for_any_enum(values: list[int | None]) -> None:
+    lines = [
+        f"    DRV_ERROR_E{i}" + ("" if v is None else f" = {v:#x}" if i % 2 else f" = {v}") + ","
+        for i, v in enumerate(values)
+    ]
+    text = "typedef enum tagDrvError {\n" + "\n".join(lines) + "\n} drvError_t;\n"
+    expected, value = [], -1
+    for v in values:
+        value = value + 1 if v is None else v
+        expected.append(value)
+    rows = knowledge.import_enum(text, family="drv-error", source="x")
+    assert [r["value"] for r in rows] == expected
+    assert [r["name"] for r in rows] == [f"DRV_ERROR_E{i}" for i in range(len(values))]
+
+
+def test_a_driver_row_needs_its_value_once(tmp_path: Path) -> None:
+    import yaml
+
+    raw = yaml.safe_load(knowledge.shipped_path().read_text())
+    rows = [c for c in raw["codes"] if c["family"] == "drv-error"]
+    rows[5]["value"] = rows[4]["value"]
+    with pytest.raises(InputError, match=r"value 4 listed twice in drv-error"):
+        knowledge.parse_knowledge(raw, source="k.yaml")
+    del rows[5]["value"]
+    with pytest.raises(InputError, match=r"needs its value"):
+        knowledge.parse_knowledge(raw, source="k.yaml")
+
+
 # --- linear-time patterns ---------------------------------------------------------------------------
 @pytest.mark.parametrize("rx", [r"(?=x)abc", r"(?<!x)abc", r"(a)\1", r"(?P<n>a)(?P=n)", r"(?>ab)c"])
 def test_patterns_outside_the_re2_subset_are_refused(rx: str) -> None:
@@ -119,6 +197,37 @@ def test_an_ei_code_is_known_from_the_table_without_a_hand_signature() -> None:
 def test_an_hccl_result_code_is_read_from_the_log() -> None:
     ex = _explain("HCCL function error: HcclAllReduce failed, error code is 9\n")
     assert ex.causes[0].id == "hccl-link" and "HCCL_E_TIMEOUT" in ex.causes[0].why
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        ("DeviceOpen:[drv api] halDeviceOpen failed. device_id=1, drvRetCode=87.", "device-busy"),
+        ("MallocPhysical:[drv api]halMemCreate failed drvRetCode=6, size=20971520(bytes), flags=0", "oom"),
+        ("Call driver api drvGetDevNum failed, drvRetCode=1.", "device-not-visible"),
+        ("[drv api] halGetDeviceInfo failed: drvRet: 2", "device-not-visible"),
+    ],
+)
+def test_a_driver_return_code_is_read_where_the_line_names_it(line: str, cause: str) -> None:
+    ex = _explain(line + "\n")
+    assert [m.id for m in ex.matches][-1].startswith("drv-")
+    top = ex.causes[0]
+    assert top.id == cause and "the driver's table" in top.why
+    assert ex.matches[-1].component == "Ascend driver (drvError_t)"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "served 87 requests, ret=87, status 87",  # a bare number is never the driver's code
+        "device_id=87 failed, code 6",
+        "[drv api] halSqCqAllocate failed: device_id=3, drvRetCode=14!",  # a code whose name says no cause
+        "[drv api] halDeviceOpen failed. drvRetCode=870.",  # not in the table
+        "drvRetCode=-28",
+    ],
+)
+def test_no_driver_signature_without_the_driver_naming_a_code_with_causes(line: str) -> None:
+    assert not [m.id for m in _explain(line + "\n").matches if m.id.startswith("drv-")]
 
 
 # --- shared objects and symbols ------------------------------------------------------------------------

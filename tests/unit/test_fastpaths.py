@@ -7,6 +7,7 @@ as the slow ones and fall back silently when their shortcut is unusable.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import pickle
@@ -276,3 +277,62 @@ def test_probes_beside_give_the_facts_of_a_one_by_one_run(
         (i.probe, i.kind, i.path) for i in in_order.issues
     ]
     assert threaded.devices.chips and threaded.python.packages  # the threaded probes did their work
+
+
+def test_warm_explain_imports_its_own_modules_only(cache: Path, tmp_path: Path) -> None:
+    """`cannenv explain` on a short log with host facts (issue 29): on a warm cache it imports the
+    doctor's modules plus explain's own (and RE2 for the patterns the log's anchors select) —
+    no pydantic, YAML, rich, jinja2, the demangler, torch or docker; the pydantic models of the
+    signature files only on a cold cache. No timings here: bench_explain.py measures the cost."""
+    host = REPO / "examples" / "hosts" / "broken-kernels-wrong-chip"
+    log = tmp_path / "1k.log"
+    log.write_bytes((REPO / "tests" / "data" / "errors" / "va-5695-561103.txt").read_bytes())
+    code = (
+        "import sys\n"
+        "from cannenv.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    common = ["--root", str(host / "tree"), "--env-file", str(host / "host.env"), "--json"]
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "CANNENV_CACHE_DIR": str(cache)}
+
+    def run(*argv: str) -> tuple[set[str], str]:
+        p = subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=env,
+            timeout=120,
+        )
+        assert "MODULES" in p.stderr, p.stderr[-2000:]
+        return set(p.stderr.rsplit("MODULES", 1)[1].split()), p.stdout
+
+    cold, cold_out = run("explain", *common, "--log", str(log))
+    warm, warm_out = run("explain", *common, "--log", str(log))
+    doctor, _ = run("doctor", *common)
+    assert json.loads(cold_out) == json.loads(warm_out)  # the same answer from the cache
+    assert json.loads(warm_out)["matches"][0]["signature"] == "ops-561103"
+    assert "cannenv.explain.models" in cold and "pydantic" in cold  # cold: the files are validated
+    beyond = sorted(m for m in warm - doctor if m.split(".")[0] != "re2")
+    assert beyond == [
+        "cannenv.commands.explain",
+        "cannenv.explain",
+        "cannenv.explain.inputs",
+        "cannenv.explain.judge",
+        "cannenv.explain.knowledge",
+        "cannenv.explain.render",
+        "cannenv.explain.rules",
+        "cannenv.explain.scan",
+        "cannenv.explain.signatures",
+        "cannenv.linre",
+        "cannenv.progress",
+    ], beyond
+    # the linear engine, for the few patterns whose anchor the log contains (when it is installed)
+    assert ("re2" in warm) == (importlib.util.find_spec("re2") is not None)
+    heavy = ("pydantic", "yaml", "rich", "jinja2", "itanium_demangler", "torch", "docker", "xml")
+    assert not [m for m in warm if m.split(".")[0] in heavy or m == "cannenv.explain.models"]
+    assert sorted(m for m in warm if m.startswith("cannenv.commands.")) == [
+        "cannenv.commands.explain",
+        "cannenv.commands.options",
+    ]

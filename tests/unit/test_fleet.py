@@ -205,6 +205,32 @@ def test_html_escapes_values() -> None:
     assert "<script>" not in page and "&lt;script&gt;" in page
 
 
+def test_html_explained_groups_are_escaped_and_folded() -> None:
+    """The page's explained-error section (fleet report --logs; issue 29 item 6) goes through the
+    same autoescaped template: a node name from a facts file cannot inject markup."""
+    node = NodeResult(name="<b>x</b>", status="failing", findings=(f("driver-cann", "fail", "old"),))
+    report = FleetReport(
+        nodes=(node,),
+        checks=("driver-cann",),
+        groups=group_findings([node]),
+        summary={"nodes": 1, "compliant": 0, "drifting": 0, "failing": 1, "unreachable": 0},
+    )
+    assert "Explained errors" not in render_html(report)  # no --logs: no section
+    assert "no node has a log in the folder" in render_html(report, [])
+    names = ["<b>x</b>", *(f"n{i:02d}" for i in range(13))]
+    groups = [
+        {"signature": "ops-561103", "cause": "<i>c</i>", "status": "confirmed", "nodes": names},
+        {"signature": "oom", "cause": "oom", "status": "undecided", "nodes": ["n99"]},
+    ]
+    page = render_html(report, groups)
+    rows = re.findall(r'<tr class="explained">(.*?)</tr>', page, re.S)
+    assert len(rows) == 2
+    assert "<b>x</b>" not in page and "<i>c</i>" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in rows[0] and "&lt;i&gt;c&lt;/i&gt;" in rows[0]
+    assert '<td class="fail">confirmed</td>' in rows[0] and '<td class="warn">undecided</td>' in rows[1]
+    assert "<b>14</b>" in rows[0] and "<summary>and 2 more</summary>" in rows[0]  # past 12 nodes: folded
+
+
 def test_collection_without_manifest_and_errors(tmp_path: Path) -> None:
     from cannenv.errors import InputError, NotFoundError
 

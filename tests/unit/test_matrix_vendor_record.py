@@ -41,11 +41,17 @@ def test_shipped_files_are_what_the_importers_make_of_the_artefacts(tmp_path: Pa
     assert r.unexplained == [], [f"{c.status} {c.key}" for c in r.unexplained][:5]
     counts = r.counts()
     assert counts["pypi.org torch-npu"]["imported"] == 512  # every wheel file of the listing
+    # every revision of the release note a release tag or branch holds (refs.json names them all)
     assert {k for k in counts if k.startswith("Ascend/pytorch")} == {
         "Ascend/pytorch master",
         "Ascend/pytorch v2.7.1-26.1.0",
         "Ascend/pytorch v2.7.1-26.0.0",
         "Ascend/pytorch v2.7.1-7.3.0",
+        "Ascend/pytorch v26.1.0-pytorch2.7.1",
+        "Ascend/pytorch v26.1.0-beta.1-pytorch2.7.1",
+        "Ascend/pytorch v26.0.0-pytorch2.7.1",
+        "Ascend/pytorch v7.3.1-pytorch2.7.1",
+        "Ascend/pytorch v7.3.0-pytorch2.7.1",
     }
     work = tmp_path / "m"
     shutil.copytree(MATRICES, work)
@@ -80,9 +86,23 @@ def test_release_notes_rows_and_python_column() -> None:
     assert {k: (n.release, len(n.pairs)) for k, n in notes.items()} == {
         "master": ("26.1.0", 5),
         "v2.7.1-26.1.0": ("26.1.0", 5),
+        "v26.1.0-pytorch2.7.1": ("26.1.0", 5),
         "v2.7.1-26.0.0": ("26.0.0", 4),
+        "v26.0.0-pytorch2.7.1": ("26.0.0", 4),
+        "v26.1.0-beta.1-pytorch2.7.1": ("26.0.0", 4),  # the beta tags still held 26.0.0's note
         "v2.7.1-7.3.0": ("7.3.0", 4),
+        "v7.3.1-pytorch2.7.1": ("7.3.0", 4),
+        "v7.3.0-pytorch2.7.1": ("7.3.0", 4),
     }
+    # refs.json: the path, the full commit, its date and every ref holding the same blob
+    assert notes["master"].doc_path == "docs/zh/release_notes.md"
+    assert notes["master"].refs == (
+        "refs/heads/master",
+        "refs/tags/compatibility_release-pytorch2.13.0",
+        "refs/tags/v26.2.0-beta.1-pytorch2.13.0",
+    )
+    assert notes["v2.7.1-26.0.0"].refs == ("refs/heads/v2.7.1-26.0.0", "refs/tags/v26.0.1-pytorch2.7.1")
+    assert (notes["v26.1.0-pytorch2.7.1"].full_commit or "").startswith("d1f2bfb1d")
     assert all(not n.warnings for n in notes.values())
     p = {x.torch_npu: x for x in notes["v2.7.1-7.3.0"].pairs}
     assert p["2.6.0.post5"].python == ("3.9", "3.10", "3.11", "3.12")
@@ -91,6 +111,75 @@ def test_release_notes_rows_and_python_column() -> None:
     assert len(grid) == 9 and all(c.compatible for c in grid)  # 3 release lines x 3 CANN series, all Y
     m = load()
     assert ("3.9", "3.10", "3.11", "3.12", "3.13") in m.python_stated("2.7.1.post4")
+
+
+def test_every_revision_is_kept_and_the_later_one_judges() -> None:
+    """The 26.1.0 tag's grid says TorchNPU 7.3.0 with CANN 9.0.0/9.1.0 and 26.0.0 with 9.1.0 are not
+    compatible (“/” per its legend); the release branch's later revision says 7.3.X and 26.0.X are
+    ("Y"). Both are recorded; the earlier is superseded and verdicts rest on the later."""
+    notes = {n.ref: n for n in torchnpu_notes.read_folder(DATA / torchnpu_notes.FOLDER)}
+    tag = notes["v26.1.0-pytorch2.7.1"]
+    no = {(c.torchnpu, c.cann) for c in tag.compat if not c.compatible}
+    assert no == {(("7.3.0",), ("9.0.0",)), (("7.3.0",), ("9.1.0",)), (("26.0.0",), ("9.1.0",))}
+    assert all(c.mark == "/" for c in tag.compat if not c.compatible)
+    m = load()
+    superseded = [r for r in m.torch_npu_compat if r.status == "superseded"]
+    assert {(r.torchnpu, r.cann, r.compatible) for r in superseded} == {
+        (("7.3.0",), ("9.0.0",), False),
+        (("7.3.0",), ("9.1.0",), False),
+        (("26.0.0",), ("9.1.0",), False),
+    }
+    assert all("the later revision" in (r.note or "") for r in superseded)
+    assert not any(r.status == "superseded" for r in m.torch_npu_compat_current)
+    v = m.torch_npu_verdict("2.8.0.post2", "9.0.0")  # a 7.3.0 build
+    assert v.level == "compatible" and "7.3.X with CANN 9.0.X: Y" in v.statement
+    # the 7.3.0 tag's Python column gave 2.9.0 Python 3.9; the branch's later revision does not
+    rows = [r for r in m.torch_npu_rows(torch_npu="2.9.0", include_superseded=True) if r.python]
+    by_status = {r.status: r.python for r in rows if "TNPU-RN-7.3.0:v7.3.0-pytorch2.7.1" in r.sources}
+    assert by_status == {"superseded": ("3.9", "3.10", "3.11", "3.12")}
+    assert ("3.10", "3.11", "3.12") in m.python_stated("2.9.0")
+
+
+def test_a_grid_slash_is_no_statement_without_the_legend() -> None:
+    grid = (
+        "## 版本兼容性说明\n<table><thead><tr><th>TorchNPU</th><th>CANN版本</th></tr>"
+        "\n<tr>\n<th>8.5.0</th>\n<th>9.0.0</th>\n</tr></thead>\n<tbody>\n<tr>\n<td>7.3.0</td>"
+        "\n<td>Y</td>\n<td>/</td>\n</tr>\n</tbody></table>\n"
+    )
+    plain = torchnpu_notes.parse_note(grid, torchnpu_notes.NoteImport("r", "abcdef1", "r@abcdef1.md", "0"))
+    assert [(c.cann, c.compatible) for c in plain.compat] == [(("8.5.0",), True)]
+    legend = "> 表格中“Y”代表兼容，“/”代表不兼容。\n" + grid
+    said = torchnpu_notes.parse_note(legend, torchnpu_notes.NoteImport("r", "abcdef1", "r@abcdef1.md", "0"))
+    assert [(c.cann, c.compatible) for c in said.compat] == [(("8.5.0",), True), (("9.0.0",), False)]
+
+
+def test_hostile_manifest_is_refused_naming_the_field(tmp_path: Path) -> None:
+    folder = tmp_path / torchnpu_notes.FOLDER
+    folder.mkdir()
+    (folder / "v1@abcdef1.md").write_text("# note\n", encoding="utf-8")
+    entry = {
+        "file": "v1@abcdef1.md",
+        "path": "docs/zh/release_notes.md",
+        "commit": "abcdef1" + "0" * 33,
+        "date": "2026-08-07T15:49:16+08:00",
+        "refs": ["refs/heads/v1"],
+    }
+    for key, bad in (
+        ("path", "../../etc/passwd"),
+        ("commit", "1234567" + "0" * 33),  # not the file name's commit
+        ("date", "yesterday"),
+        ("refs", ["refs/heads/a\nb"]),
+        ("refs", ["refs/tags/x"] * (torchnpu_notes.MAX_REFS + 1)),
+    ):
+        (folder / "refs.json").write_text(json.dumps({"notes": [{**entry, key: bad}]}), encoding="utf-8")
+        with pytest.raises(InputError):
+            torchnpu_notes.read_folder(folder)
+    (folder / "refs.json").write_text(json.dumps({"notes": [entry]}), encoding="utf-8")
+    (imp,) = torchnpu_notes.read_folder(folder)
+    assert imp.refs == ("refs/heads/v1",) and imp.date == entry["date"]
+    (folder / "refs.json").write_bytes(b" " * (torchnpu_notes.MAX_MANIFEST + 1))
+    with pytest.raises(InputError):
+        torchnpu_notes.read_folder(folder)
 
 
 def test_hostile_release_notes_are_bounded_and_reported(tmp_path: Path) -> None:
