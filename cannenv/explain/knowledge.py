@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) == 3 and args[0] == "--import-error-codes":
         model_raw = yaml.safe_load(shipped_path().read_text(encoding="utf-8"))
         title_causes = {k: tuple(v) for k, v in (model_raw.get("title_causes") or {}).items()}
-        known = {c.code for c in shipped().codes}
+        known_codes = {c.code for c in shipped().codes}
         rows = [
             r
             for r in import_error_codes(
@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
                 source=args[2],
                 title_causes=title_causes,
             )
-            if r["code"] not in known
+            if r["code"] not in known_codes
         ]
         print(yaml.safe_dump(rows, sort_keys=False, width=200, allow_unicode=True), end="")
         return 0
