@@ -112,7 +112,9 @@ def _component_stack(facts: Facts, target: Target) -> list[Finding]:
     out: list[Finding] = []
     for name, version in sorted(installed.items()):
         subject = f"{name} {version}"
-        rows = [r for r in target.matrix.component_rows(name, version) if r.evidence != "declared"]
+        every = target.matrix.component_rows(name, version)
+        rows = [r for r in every if r.evidence != "declared"]
+        declared = [r for r in every if r.evidence == "declared"]
         if not rows:
             known = ", ".join(target.matrix.component_versions(name)) or "none"
             out.append(
@@ -138,7 +140,17 @@ def _component_stack(facts: Facts, target: Target) -> list[Finding]:
                 for v, r in stated.items():
                     by_statement.setdefault(r.statement, []).append(v)
                 said = "; ".join(f"{', '.join(vs)} ({st})" for st, vs in by_statement.items())
-                bad.append(f"{label} {have} is not what {subject} names: {said}")
+                also = [
+                    r.statement
+                    for r in declared
+                    if any(
+                        v.strip()[:1].isdecimal() and _matches(key, v, have) for v in r.requires.get(key, ())
+                    )
+                ]
+                bad.append(
+                    f"{label} {have} is not what {subject} names: {said}"
+                    + (f"; the vendor declares it compatible ({'; '.join(also)})" if also else "")
+                )
         srcs = cite(target, dict.fromkeys(s for r in rows for s in r.sources))
         if bad:
             out.append(c.finding("warn", "; ".join(bad) + (f" [{srcs}]" if srcs else ""), subject=subject))

@@ -79,6 +79,34 @@ def _matrix(ctx: click.Context) -> Matrix:
     return matrix.load(list(paths) if paths else None)
 
 
+def _product_answer(prod: Any, *, as_json: bool) -> int:
+    """``query --product ID`` alone: what the vendor states this product requires (its first CANN and
+    the HDK paired with it), each minimum with its statement; unknown where nothing states one."""
+    parts = []
+    if prod.cann_from:
+        parts.append(f"CANN >= {prod.cann_from} ({prod.cann_from_statement or 'stated'})")
+    if prod.hdk_from:
+        parts.append(f"Ascend HDK >= {prod.hdk_from} ({prod.hdk_from_statement or 'stated'})")
+    said = "; ".join(parts) if parts else "no statement names a first CANN or HDK for this product (unknown)"
+    line = f"{prod.id} ({prod.title}, family {prod.family}): {said} [{', '.join(prod.sources)}]"
+    answer = [line] + ([f"  note: {prod.note}"] if prod.note else [])
+    if as_json:
+        _echo_json(
+            {
+                "answer": answer,
+                "product": prod.id,
+                "family": prod.family,
+                "cann_from": prod.cann_from,
+                "hdk_from": prod.hdk_from,
+                "sources": list(prod.sources),
+            }
+        )
+    else:
+        for text in answer:
+            click.echo(_line(text))
+    return 0 if parts else int(ExitCode.NOT_FOUND)
+
+
 def _echo_json(data: Any) -> None:
     from cannenv.values import to_json
 
@@ -350,6 +378,8 @@ def query(
         )
         if v
     }
+    if product and not any((cann, torch, torch_npu, python, driver)) and not asked_components:
+        return _product_answer(m.product(product), as_json=as_json)
     if not any((cann, torch, torch_npu, python, driver)) and not asked_components:
         raise InputError(
             "query needs at least one of --cann, --torch, --torch-npu, --python, --driver or a component "

@@ -374,3 +374,37 @@ def test_products_inside_a_family_carry_their_minima() -> None:
     from cannenv.soc import product_from_accelerator_type
 
     assert product_from_accelerator_type("card-910b-infer").id == "atlas-300i-a2"
+
+
+def test_query_product_alone_says_what_it_requires() -> None:
+    """Issue 30: "what an Atlas 800I A2 (not 800T A2) requires" is a question cannenv takes."""
+    code, out = _query("--product", "atlas-800i-a2")
+    assert code == 0
+    assert out[0].startswith("atlas-800i-a2 (Atlas 800I A2 inference server, family a2): CANN >= 8.0.RC1 (")
+    assert (
+        "Ascend HDK >= 24.1.RC1 (MindCluster 6.0.RC1 pairs CANN 8.0.RC1 with Ascend HDK 24.1.RC1)" in out[0]
+    )
+    _code, out = _query("--product", "atlas-800t-a2")
+    assert "no statement names a first CANN or HDK for this product (unknown)" in out[0]
+
+
+def test_doctor_judges_an_installed_mindspeed_llm_on_its_torchnpu_release() -> None:
+    target = checks.Target(matrix=load())
+    sel = checks.select(["component-stack"])
+    # torch_npu 2.7.1.post8 is TorchNPU 26.1.0's build (branch v2.7.1-26.1.0)
+    good = _facts("9.1.0", {"mindspeed-llm": "26.1.0", "torch": "2.7.1", "torch-npu": "2.7.1.post8"})
+    (f,) = checks.run(good, target, sel)
+    assert f.status == "pass" and "TorchNPU release 26.1.0" in f.detail and "CANN 9.1.0" in f.detail
+    # 2.7.1.post4 is TorchNPU 26.0.0's: MindSpeed-LLM 26.1.0's pairing table (表1) names 26.1.0 only; its
+    # compatibility table (表2, evidence declared) says 26.0.0 works: a warn that names both
+    older = _facts("9.1.0", {"mindspeed-llm": "26.1.0", "torch": "2.7.1", "torch-npu": "2.7.1.post4"})
+    (f,) = checks.run(older, target, sel)
+    assert (
+        f.status == "warn"
+        and "TorchNPU release 26.0.0 is not what mindspeed-llm 26.1.0 names: 26.1.0" in f.detail
+    )
+    assert "the vendor declares it compatible (MindSpeed LLM release note, 表2/表3 兼容 (Y))" in f.detail
+    # TorchNPU 7.1.0 (2.1.0.post13) is named by no statement about MindSpeed-LLM 26.1.0
+    bad = _facts("9.1.0", {"mindspeed-llm": "26.1.0", "torch": "2.7.1", "torch-npu": "2.1.0.post13"})
+    (f,) = checks.run(bad, target, sel)
+    assert f.status == "warn" and "TorchNPU release 7.1.0 is not what mindspeed-llm 26.1.0 names" in f.detail
