@@ -408,3 +408,23 @@ def test_doctor_judges_an_installed_mindspeed_llm_on_its_torchnpu_release() -> N
     bad = _facts("9.1.0", {"mindspeed-llm": "26.1.0", "torch": "2.7.1", "torch-npu": "2.1.0.post13"})
     (f,) = checks.run(bad, target, sel)
     assert f.status == "warn" and "TorchNPU release 7.1.0 is not what mindspeed-llm 26.1.0 names" in f.detail
+
+
+def test_current_statements_that_disagree_answer_unknown_naming_both(tmp_path: Path) -> None:
+    """Two current statements, one Y and one N, for the same TorchNPU release and CANN: neither wins."""
+    from cannenv.matrix import load_files
+    from cannenv.matrix.loader import matrix_files
+
+    work = tmp_path / "m"
+    shutil.copytree(MATRICES, work)
+    (work / "contrary.yaml").write_text(
+        "schema_version: 1\n"
+        "torch_npu_compat:\n"
+        '  - {torchnpu: ["7.3.0"], cann: ["9.0.0"], compatible: false, statement: "a contrary note",\n'
+        '     sources: ["TNPU-RN-26.1.0:master"]}\n',
+        encoding="utf-8",
+    )
+    m = load_files(matrix_files([work]), use_cache=False)
+    v = m.torch_npu_verdict("2.8.0.post2", "9.0.0")
+    assert v.level == "unknown" and "disagree" in v.statement
+    assert "a contrary note" in v.statement and "7.3.X with CANN 9.0.X: Y" in v.statement
