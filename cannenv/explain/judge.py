@@ -15,7 +15,10 @@ the host's facts) or none. A cause is
   one host's facts cannot settle. The answer then names what would decide.
 
 A **contradiction** is flagged where the log and the host disagree (the log prints numpy 2.0.1,
-the probed interpreter has 1.26: the log may come from another environment).
+the probed interpreter has 1.26: the log may come from another environment). Then this host's facts
+alone confirm nothing: a cause only they would confirm is ``consistent``, with the contradiction and
+"the facts of the environment the log comes from" first among what would decide it; a condition on
+the log's own version still ties.
 
 Besides the hand-written signatures, the knowledge tables (:mod:`cannenv.explain.knowledge`) give
 signatures for every vendor code, and :func:`derive` makes one for each missing shared object
@@ -244,7 +247,10 @@ def _verdict(
     facts: Facts | None,
     findings: Mapping[str, Sequence[Finding]] | None,
     log_facts: Mapping[str, str] | None = None,
+    contradicted: str | None = None,
 ) -> CauseVerdict:
+    """One cause decided; ``contradicted``: where the log's versions and this host's disagree (the
+    log may come from another environment), so no fact of this host ties the cause to the error."""
     checks = sc.checks if sc.checks is not None else cause.checks
     statuses: list[CauseStatus] = []
     basis: list[str] = []
@@ -278,9 +284,16 @@ def _verdict(
         status = "consistent"
     else:
         status = "undecided"
+    if status == "confirmed" and contradicted and not (tie or "").startswith(LOG_TIE):
+        # only this host's facts confirm it, and the log says it ran elsewhere: they allow the
+        # cause, they do not tie it to this error
+        status = "consistent"
+        contradiction = contradiction or contradicted
     decide: tuple[str, ...] = ()
     if status in ("undecided", "consistent"):
         decide = ((f"whether {sc.when.describe()}",) if sc.when else ()) + cause.facts
+        if contradiction:
+            decide = (ELSEWHERE, *decide)
     chosen_remedy = remedy if status == "confirmed" and remedy else (sc.remedy or remedy or cause.remedy)
     return CauseVerdict(
         id=cause.id,
@@ -297,6 +310,11 @@ def _verdict(
         tie=tie if status == "confirmed" else None,
         contradiction=contradiction,
     )
+
+
+LOG_TIE = "the log shows "
+"""How a tie decided on the log's own version begins (judge_condition)."""
+ELSEWHERE = "the facts of the environment the log comes from (`cannenv facts --json` there, then --facts)"
 
 
 def _contradiction(component: str, facts: Facts | None, log_facts: Mapping[str, str] | None) -> str | None:
@@ -561,6 +579,9 @@ def explain(
     if derived_hits:
         scan = replace(scan, hits={**scan.hits, **derived_hits})
     log_facts = log_facts_of(table, scan)
+    contradictions = tuple(
+        c for c in (_contradiction(comp, facts, log_facts) for comp in log_facts) if c is not None
+    )
     found = matched(table, scan, derived)
     excluded: dict[str, str] = {}
     for sig in found:
@@ -571,7 +592,19 @@ def explain(
     ranked: list[tuple[tuple[int, int, int, int], CauseVerdict]] = []
     for si, sig in enumerate(found):
         verdicts = tuple(
-            _excluded(_verdict(sig, sc, table.causes[sc.id], table, facts, by_check, log_facts), excluded)
+            _excluded(
+                _verdict(
+                    sig,
+                    sc,
+                    table.causes[sc.id],
+                    table,
+                    facts,
+                    by_check,
+                    log_facts,
+                    contradictions[0] if contradictions else None,
+                ),
+                excluded,
+            )
             for sc in sig.causes
         )
         evidence = _evidence(sig, scan)
@@ -585,9 +618,6 @@ def explain(
             seen.add(v.id)
             causes.append(v)
     doctor = tuple(f for f in all_findings if f.status in ("fail", "warn", "error"))
-    contradictions = tuple(
-        c for c in (_contradiction(comp, facts, log_facts) for comp in log_facts) if c is not None
-    )
     return Explanation(
         matches=tuple(matches),
         causes=tuple(causes),
