@@ -1162,6 +1162,25 @@ def fetch_metadata(folder: Path, package: str, versions: tuple[str, ...], quiet:
     return 0
 
 
+@matrix.command("save-release-notes")
+@click.argument("git_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+def save_release_notes(git_dir: Path, folder: Path) -> int:
+    """Save every revision of the TorchNPU release note that a branch or tag of GIT_DIR (a clone of
+    Ascend/pytorch, bare or not) holds into FOLDER/torchnpu_release_notes/, with refs.json.
+
+    Then `cannenv matrix refresh --from FOLDER` imports them. Runs `git` only (no network: fetch the
+    clone first, `git clone --mirror https://gitcode.com/Ascend/pytorch.git`).
+    """
+    from cannenv.matrix import torchnpu_notes
+
+    out = folder / torchnpu_notes.FOLDER
+    entries = torchnpu_notes.save_from_git(git_dir, out)
+    refs = sum(len(e["refs"]) for e in entries)
+    click.echo(_line(f"wrote {out}: {len(entries)} release notes held by {refs} refs, and refs.json"))
+    return 0
+
+
 def _render_refresh(r: Any, written: list[str]) -> None:
     from rich.table import Table
 

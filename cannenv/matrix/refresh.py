@@ -7,9 +7,9 @@
 * package index listings (``*.json`` as served by ``https://pypi.org/pypi/<package>/json``);
 * vllm-ascend sdists (``vllm_ascend-*.tar.gz``): the stacks that project validated (evidence
   ``downstream``, :mod:`cannenv.matrix.vllm_ascend`);
-* ``torchnpu_release_notes/``: the TorchNPU release note of each release branch, as
-  ``<branch>@<commit>.md`` (pairings with their Python column, compatibility tables;
-  :mod:`cannenv.matrix.torchnpu_notes`);
+* ``torchnpu_release_notes/``: every revision of the TorchNPU release note a branch or tag holds, as
+  ``<ref>@<commit>.md`` with ``refs.json`` (pairings with their Python column, compatibility tables;
+  :mod:`cannenv.matrix.torchnpu_notes`; ``cannenv matrix save-release-notes`` writes it from a clone);
 * ``wheel_metadata/``: the METADATA of every torch_npu wheel on the package index
   (:mod:`cannenv.matrix.wheel_metadata`: Requires-Dist torch, Requires-Python, the published builds).
 

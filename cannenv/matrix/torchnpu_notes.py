@@ -473,3 +473,64 @@ def matrix_doc(imports: list[NoteImport]) -> dict[str, Any]:
     doc["torch_npu"] = list(rows.values())
     doc["torch_npu_compat"] = list(compat.values())
     return doc
+
+
+NOTE_PATHS = ("docs/zh/release_notes.md", "docs/zh/release_notes/release_notes.md")
+"""where Ascend/pytorch keeps the Chinese release note (master; the release branches and tags)"""
+GIT_TIMEOUT_S = 120.0
+
+
+def save_from_git(git_dir: Path, folder: Path) -> list[dict[str, Any]]:
+    """Write ``folder`` (``<ref>@<commit>.md`` + ``refs.json``) from a clone of Ascend/pytorch: one
+    file per distinct note blob that any branch or tag holds at :data:`NOTE_PATHS`, named after a
+    branch where one holds it (else the first tag), with its path, full commit, commit date and
+    every ref holding it. A file already in ``folder`` under another ref name keeps that name. Git
+    runs through :func:`cannenv.host.run` (argument lists, a timeout, bounded output); ``git_dir`` is
+    a bare repository or a work tree. Returns the manifest's entries."""
+    from cannenv.errors import ExternalError
+    from cannenv.fsutil import atomic_write_text
+    from cannenv.host import run
+
+    def git(*args: str, max_output: int = 16 << 20) -> str:
+        res = run(["git", "-C", str(git_dir), *args], timeout=GIT_TIMEOUT_S, max_output=max_output)
+        if not res.ok:
+            raise ExternalError(res.describe(), hint=f"is {git_dir} a clone of Ascend/pytorch?")
+        return res.stdout
+
+    refs = [r for r in git("for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags").split() if r]
+    by_blob: dict[str, dict[str, Any]] = {}
+    for ref in refs:
+        if not _REF.match(ref):
+            continue  # a ref name this folder cannot carry (see _REF)
+        listed = git("ls-tree", "-r", "--full-tree", ref, "--", *NOTE_PATHS).splitlines()
+        for line in listed:
+            meta, _, path = line.partition("\t")
+            fields = meta.split()
+            if len(fields) != 3 or fields[1] != "blob" or path not in NOTE_PATHS:
+                continue
+            blob = fields[2]
+            commit = git("log", "-1", "--format=%H", ref, "--", path).strip()
+            date = git("log", "-1", "--format=%cI", ref, "--", path).strip()
+            if not (_COMMIT.match(commit) and _DATE.match(date)):
+                raise ExternalError(f"git log of {ref}:{path} gave {commit!r} {date!r}", hint="")
+            entry = by_blob.setdefault(blob, {"path": path, "commit": commit, "date": date, "refs": []})
+            entry["refs"].append(ref)
+    if len(by_blob) > MAX_NOTES:
+        raise InputError(f"{git_dir}: more than {MAX_NOTES} distinct release notes", hint="")
+    folder.mkdir(parents=True, exist_ok=True)
+    have = {m["ref"]: p.name for p in folder.iterdir() if (m := _NAME.match(p.name))}
+    entries: list[dict[str, Any]] = []
+    for blob, e in by_blob.items():
+        names = [r.split("/", 2)[2] for r in e["refs"]]
+        kept = [n for n in names if n in have and have[n].endswith(f"@{e['commit'][:9]}.md")]
+        heads = [r.split("/", 2)[2] for r in e["refs"] if r.startswith("refs/heads/")]
+        ref = kept[0] if kept else (heads[0] if heads else sorted(names)[0])
+        name = f"{ref}@{e['commit'][:9]}.md"
+        data = git("cat-file", "blob", blob, max_output=MAX_MEMBER)
+        atomic_write_text(folder / name, data)
+        entries.append({"file": name, **{k: e[k] for k in ("path", "commit", "date")}, "blob": blob})
+        entries[-1]["refs"] = sorted(e["refs"])
+    entries.sort(key=lambda x: (_instant(x["date"]), x["file"]))
+    doc = {"repository": "Ascend/pytorch", "notes": entries}
+    atomic_write_text(folder / MANIFEST, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return entries

@@ -428,3 +428,62 @@ def test_current_statements_that_disagree_answer_unknown_naming_both(tmp_path: P
     v = m.torch_npu_verdict("2.8.0.post2", "9.0.0")
     assert v.level == "unknown" and "disagree" in v.statement
     assert "a contrary note" in v.statement and "7.3.X with CANN 9.0.X: Y" in v.statement
+
+
+def test_save_release_notes_from_a_clone_keeps_every_revision(tmp_path: Path) -> None:
+    """`matrix save-release-notes` on a real git repository: one file per distinct note, every ref
+    that holds it in refs.json, and the folder reads back through the importer."""
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "pytorch"
+    repo.mkdir()
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_SYSTEM": "/dev/null",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
+
+    def git(*args: str, date: str = "2026-01-06T12:00:00+08:00") -> None:
+        subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            check=True,
+            env={**env, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date},
+            capture_output=True,
+        )
+
+    note = (DATA / torchnpu_notes.FOLDER / "v7.3.0-pytorch2.7.1@4b1961b33.md").read_bytes()
+    later = (DATA / torchnpu_notes.FOLDER / "v2.7.1-7.3.0@c867b4e6e.md").read_bytes()
+    git("init", "-q", "-b", "v2.7.1-7.3.0")
+    path = repo / "docs/zh/release_notes/release_notes.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(note)
+    git("add", "-A")
+    git("commit", "-qm", "7.3.0")
+    git("tag", "v7.3.0-pytorch2.7.1")
+    path.write_bytes(later)
+    git("commit", "-qam", "revise", date="2026-04-15T09:09:30+08:00")
+    git("tag", "v7.3.1-pytorch2.7.1")
+    res = CliRunner().invoke(cli, ["matrix", "save-release-notes", str(repo), str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert "2 release notes held by 3 refs" in res.output
+    folder = tmp_path / "out" / torchnpu_notes.FOLDER
+    manifest = json.loads((folder / "refs.json").read_text(encoding="utf-8"))["notes"]
+    assert [sorted(e["refs"]) for e in manifest] == [
+        ["refs/tags/v7.3.0-pytorch2.7.1"],
+        ["refs/heads/v2.7.1-7.3.0", "refs/tags/v7.3.1-pytorch2.7.1"],
+    ]
+    notes = {n.ref: n for n in torchnpu_notes.read_folder(folder)}
+    assert set(notes) == {"v7.3.0-pytorch2.7.1", "v2.7.1-7.3.0"}
+    assert (folder / notes["v2.7.1-7.3.0"].path).read_bytes() == later
+    doc = torchnpu_notes.matrix_doc(list(notes.values()))
+    old = [r for r in doc["torch_npu"] if r.get("status") == "superseded"]
+    assert [(r["torch_npu"], r["python"]) for r in old] == [("2.9.0", ["3.9", "3.10", "3.11", "3.12"])]
+    bad = CliRunner().invoke(cli, ["matrix", "save-release-notes", str(tmp_path), str(tmp_path / "x")])
+    assert bad.exit_code != 0  # not a git repository: an error naming git's answer, no traceback
