@@ -128,8 +128,11 @@ def _torch_npu_cann(facts: Facts, target: Target) -> list[Finding]:
     v = m.torch_npu_verdict(tnpu, cann, torch=torch)
     srcs = f" ({cite(target, v.sources)})" if v.sources else ""
     fits = m.torch_npu_rows(cann=cann, torch=torch) if torch else m.torch_npu_rows(cann=cann)
+    fits = [r for r in fits if r.status == "current" and r.evidence == "recommended"]
     remedy = ""
-    if fits:
+    if v.recommended:  # the newest recommended build on the installed torch_npu's own torch line
+        remedy = f"pip install torch-npu=={v.recommended}"
+    elif fits:
         remedy = f"pip install torch-npu=={fits[0].torch_npu}"
         if (
             torch

@@ -748,8 +748,12 @@ def _render_query(result: dict[str, Any], *, torch_asked: bool = True) -> None:
         con.print(t)
     if "torch_npu_verdict" in result:
         v = result["torch_npu_verdict"]
-        if v.get("recommended") and v.get("level") != "recommended" and v["recommended"] not in v["subject"]:
+        # torch_npu_verdict names no alternative equal to the asked build (a substring test here
+        # hid 2.7.1 behind "2.7.1.post4")
+        if v.get("recommended") and v.get("level") != "recommended":
             con.print(f"  recommended instead: {v['recommended']}")
+        elif v.get("no_recommended"):
+            click.echo(_line(f"  no recommended alternative: {v['no_recommended']}"))
         if v.get("settle"):
             con.print(f"  would settle it: {v['settle']}")
     if torch_asked and result.get("torch_npu_uncovered"):
@@ -821,6 +825,8 @@ def _render_verdict(con: Console, v: dict[str, Any]) -> None:
     _say(con, colour, f"{v['level']}:", f"{v['subject']}: {v['statement']} [{', '.join(v['sources'])}]")
     if v.get("recommended"):
         con.print(f"  recommended instead: {v['recommended']}")
+    elif v.get("no_recommended"):
+        click.echo(_line(f"  no recommended alternative: {v['no_recommended']}"))
     if v.get("settle"):
         con.print(f"  would settle it: {v['settle']}")
 

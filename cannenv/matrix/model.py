@@ -276,14 +276,23 @@ class WheelMetadata:
     def torch_matches(self, torch: str) -> bool:
         """Whether the pinned torch is ``torch`` (release numbers; a ``+cpu`` local label and a
         trailing ``.*`` are the same PyTorch release)."""
-        spec = (self.torch or "").strip()
-        if not spec.startswith("=="):
-            return False
-        pinned = spec[2:].removesuffix(".*").split("+", 1)[0]
+        pinned = self.pinned_torch()
         try:
-            return bool(_pep(pinned).release[:3] == _pep(torch).release[:3])
+            return pinned is not None and bool(_pep(pinned).release[:3] == _pep(torch).release[:3])
         except VersionError:
             return False
+
+    def pinned_torch(self) -> str | None:
+        """The PyTorch release ``Requires-Dist: torch==`` pins (``2.9.1`` for ``==2.9.1+cpu``,
+        ``2.13.0`` for ``==2.13.0.*``); None: no exact pin (older wheels name no torch)."""
+        spec = (self.torch or "").strip()
+        if not spec.startswith("=="):
+            return None
+        pinned = spec[2:].removesuffix(".*").split("+", 1)[0]
+        try:
+            return ".".join(str(n) for n in (*_pep(pinned).release, 0, 0)[:3])
+        except VersionError:
+            return None
 
 
 @value
@@ -660,6 +669,9 @@ class Verdict:
     """for unknown: what would settle it"""
     caveat: str | None = None
     """another statement that disagrees with the one the level rests on (the doctor warns, naming both)"""
+    no_recommended: str | None = None
+    """why no alternative is named although the pairing is not the recommended one (e.g. nothing on
+    the asked torch_npu's PyTorch line is recommended with this CANN; where it is)"""
 
     @property
     def ok(self) -> bool:
@@ -674,6 +686,7 @@ class Verdict:
             "recommended": self.recommended,
             "settle": self.settle,
             "caveat": self.caveat,
+            "no_recommended": self.no_recommended,
         }
 
 

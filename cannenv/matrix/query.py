@@ -295,6 +295,70 @@ class Matrix:
                 return row.branch.rsplit("-", 1)[1]
         return None
 
+    def torch_of(self, torch_npu: str) -> tuple[str, ...]:
+        """The PyTorch release(s) (major.minor.patch) torch_npu ``torch_npu`` is built for: its
+        published wheels' ``Requires-Dist: torch==`` (the published truth) where they pin one, else
+        the vendor's rows' torch column, else a downstream row's; empty: not recorded."""
+        want = _canonical_pep(torch_npu)
+        pinned = {
+            p for w in self.wheel_metadata if _canonical_pep(w.version) == want and (p := w.pinned_torch())
+        }
+        if pinned:
+            return tuple(sorted(pinned, key=_pep))
+        rows = self.torch_npu_rows(torch_npu=torch_npu, include_superseded=True)
+        rows = [r for r in rows if _pep(r.torch_npu) == _pep(torch_npu)]
+        vendor = [r for r in rows if r.evidence != "downstream"] or rows
+        return tuple(sorted({_release3(r.torch) for r in vendor}, key=_pep))
+
+    def recommended_instead(
+        self, torch_npu: str, cann: str, *, torch: str | None = None
+    ) -> tuple[str | None, str | None]:
+        """The torch_npu to recommend with CANN ``cann`` in place of ``torch_npu``: the newest build
+        on the **same PyTorch release** (:meth:`torch_of`; ``torch`` where none is recorded) that a
+        current vendor row pairs with that CANN as its own pairing — never a pre-release, beta,
+        superseded, conflicting or downstream row. Returns (build, None), (None, None) when
+        ``torch_npu`` is itself that build, or (None, why none is named — and with which CANN that
+        line is recommended instead)."""
+        line = self.torch_of(torch_npu) or ((_release3(torch),) if torch else ())
+        if not line:
+            return None, (
+                f"the PyTorch release torch_npu {torch_npu} is built for is not recorded "
+                "(no wheel METADATA, no row), so no build on its line is named"
+            )
+        line_set = set(line)
+
+        def good(r: TorchNpuRow) -> bool:
+            return (
+                r.status == "current"
+                and r.evidence == "recommended"
+                and not _pep(r.torch_npu).is_prerelease
+                and not _cann(r.cann).is_prerelease
+                and "beta" not in (r.label or "").lower()
+                and _release3(r.torch) in line_set
+            )
+
+        here = [r for r in self.torch_npu_rows(cann=cann) if good(r)]
+        torches = " / ".join(line)
+        if here:
+            best = max(here, key=lambda r: _pep(r.torch_npu))
+            return (None, None) if _pep(best.torch_npu) == _pep(torch_npu) else (best.torch_npu, None)
+        newest: dict[str, str] = {}
+        for r in sorted(
+            (r for r in self.torch_npu if good(r)),
+            key=lambda r: (_cann(r.cann), _pep(r.torch_npu)),
+            reverse=True,
+        ):
+            newest.setdefault(r.cann, r.torch_npu)
+        if not newest:
+            return None, f"no torch_npu for torch {torches} is the vendor's recommended pairing of any CANN"
+        named = list(newest.items())
+        shown = "; ".join(f"CANN {c}: torch_npu {v}" for c, v in named[:6])
+        more = f" (and {len(named) - 6} older CANN releases)" if len(named) > 6 else ""
+        return None, (
+            f"no torch_npu for torch {torches} is recommended with CANN {cann}; "
+            f"the vendor recommends that line with {shown}{more}"
+        )
+
     def torch_npu_verdict(self, torch_npu: str, cann: str, *, torch: str | None = None) -> Verdict:
         """The vendor's word on torch_npu ``torch_npu`` with CANN ``cann`` (see :class:`Verdict`)."""
         subject = f"torch_npu {torch_npu} with CANN {cann}"
@@ -303,12 +367,7 @@ class Matrix:
             for r in self.torch_npu_rows(torch_npu=torch_npu, include_superseded=True)
             if component_matches("torch_npu", torch_npu, r.torch_npu)
         ]
-        fits = self.torch_npu_rows(cann=cann, torch=torch) if torch else self.torch_npu_rows(cann=cann)
-        # never "recommended instead" on a downstream project's word alone
-        fits = [r for r in fits if r.status in ("current",) and r.evidence == "recommended"] or [
-            r for r in fits if r.evidence != "downstream"
-        ]
-        rec = fits[0].torch_npu if fits else None
+        rec, no_rec = self.recommended_instead(torch_npu, cann, torch=torch)
         asked = _cann(cann)
         same = [r for r in rows if r.status != "conflict" and _cann(r.cann).release == asked.release]
         release = self.torchnpu_release(torch_npu)
@@ -346,6 +405,7 @@ class Matrix:
                 best.sources,
                 recommended=None if level == "recommended" else rec,
                 caveat=caveat,
+                no_recommended=None if level == "recommended" else no_rec,
             )
         if release is not None:
             hits = [
@@ -365,6 +425,7 @@ class Matrix:
                     + "; ".join(r.statement for r in yes),
                     srcs,
                     recommended=rec,
+                    no_recommended=no_rec,
                 )
             if yes and no:
                 srcs = tuple(dict.fromkeys(s for r in (*yes, *no) for s in r.sources))
@@ -375,6 +436,7 @@ class Matrix:
                     + "; ".join(r.statement for r in (*yes, *no)),
                     srcs,
                     recommended=rec,
+                    no_recommended=no_rec,
                     settle="the vendor's current release note for this TorchNPU release",
                 )
             if no and not yes:
@@ -386,6 +448,7 @@ class Matrix:
                     + "; ".join(r.statement for r in no),
                     srcs,
                     recommended=rec,
+                    no_recommended=no_rec,
                 )
         if rows:
             paired = ", ".join(sorted({r.cann for r in rows}, key=_cann))
@@ -397,6 +460,7 @@ class Matrix:
                 + f"; no vendor statement covers CANN {cann}",
                 tuple(dict.fromkeys(s for r in rows for s in r.sources)),
                 recommended=rec,
+                no_recommended=no_rec,
                 settle="the TorchNPU release notes' compatibility table (版本兼容性说明) "
                 "for this release line",
             )
@@ -405,6 +469,7 @@ class Matrix:
             subject,
             self.unpaired_note(torch_npu),
             recommended=rec,
+            no_recommended=no_rec,
             settle="the wheel's own METADATA (`cannenv matrix import-torch-npu WHEEL`) "
             "or the TorchNPU release notes",
         )
@@ -1167,6 +1232,11 @@ def _python_line(python: str) -> str:
 
 
 @lru_cache(maxsize=8192)
+def _release3(version: str) -> str:
+    """major.minor.patch of a PEP 440 version (2.7.1.post4 -> 2.7.1, 2.9 -> 2.9.0)."""
+    return ".".join(str(n) for n in (*_pep(version).release, 0, 0)[:3])
+
+
 def _canonical_pep(version: str) -> str:
     return str(_pep(version))
 
