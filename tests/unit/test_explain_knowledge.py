@@ -562,3 +562,89 @@ def test_a_frameworks_own_diagnosis_is_not_a_version_problem() -> None:
     mindie = "NotImplementedError: unsupported model type: some_model; check atb_llm.models\n"
     assert _top(ms) == "not-a-version-problem"
     assert _top(mindie) == "not-a-version-problem"
+
+
+# --- round 2: kinds of error from the products' own sources ----------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # Python: who owns the name that cannot be imported decides
+        (
+            "ImportError: cannot import name 'Foo' from 'vllm_ascend.ops.bar' (/x/vllm_ascend/ops/bar.py)",
+            "framework-mismatch",
+        ),
+        (
+            "ImportError: cannot import name 'Foo' from 'mindspore._x' (/env/site-packages/mindspore/_x.py)",
+            "framework-mismatch",
+        ),
+        (
+            "ImportError: cannot import name 'Foo' from 'somelib' (/env/site-packages/somelib/__init__.py)",
+            "third-party-library",
+        ),
+        ("ImportError: cannot import name 'Foo' from 'somelib' (unknown location)", "third-party-library"),
+        (
+            "ImportError: cannot import name 'a' from partially initialized module 'app.b' "
+            "(most likely due to a circular import) (/src/app/b.py)",
+            "not-a-version-problem",
+        ),
+        ("Failed to import pkg_C:No module named 'pkg.pkg_C'", "not-a-version-problem"),
+        # the software's own SoC checks, in any spelling
+        ("RuntimeError: Unsupported soc version: Ascend999X", "chip-unsupported"),
+        ("RuntimeError: Can not support soc_version: 250.", "chip-unsupported"),
+        # the platform, not the packages
+        (
+            "/opt/tool: /lib64/libm.so.6: version `GLIBC_2.99' not found (required by /opt/tool)",
+            "third-party-library",
+        ),
+        (
+            "ERROR: Unexpected bus error encountered in worker. "
+            "This might be caused by insufficient shared memory (shm).",
+            "not-a-version-problem",
+        ),
+        (
+            "RuntimeError: Cannot re-initialize NPU in forked subprocess. "
+            "To use NPU with multiprocessing, use spawn",
+            "not-a-version-problem",
+        ),
+        # pins and releases
+        (
+            "The conflict is caused by:\n    frameworkx 1.2.0 depends on torch==2.9.0\n"
+            "    plugy 1.2.0 depends on torch==2.8.0",
+            "framework-mismatch",
+        ),
+        (
+            "ValueError: Tokenizer class FancyTokenizer does not exist or is not currently imported.",
+            "third-party-library",
+        ),
+        # HCCL's own words
+        ("ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited", "hccl-link"),
+        ("|  10.0.0.2(1)   |   10.0.0.1(0)   |  server  | no connect |", "hccl-link"),
+    ],
+)
+def test_round_two_kinds_are_explained_by_the_products_own_words(text: str, cause: str) -> None:
+    assert _top(text + "\n") == cause
+
+
+def test_trap_no_operator_binary_is_the_chip_only_where_the_log_names_a_310p_and_bf16() -> None:
+    missing = "Cannot find bin of op FooBar, integral key 0/1/|bf16/ND/bf16/ND/.\n"
+    assert _top(missing) == "ops-package-missing-or-wrong"
+    assert _top("[WARNING] [ascend310p] op cache miss\n" + missing) == "chip-unsupported"
+
+
+def test_a_torch_symbol_when_torch_npu_loads_is_the_torch_pair() -> None:
+    text = (
+        "`_ZNK3c1010TensorImpl7fooBarEv`\n"
+        '  File "/env/site-packages/torch_npu/utils/__init__.py", line 4, in <module>\n'
+        "    from torch_npu import _C\n"
+    )
+    assert _top(text) == "torch-torch_npu-mismatch"
+    assert _explain("backtrace: _ZNK3c1010TensorImpl7fooBarEv\n").matches == ()  # no torch_npu load
+
+
+def test_a_library_of_mindie_points_at_mindies_environment() -> None:
+    line = (
+        "/usr/local/Ascend/mindie/latest/bin/daemon: error while loading shared libraries: "
+        "libboundscheck.so: cannot open shared object file"
+    )
+    ex = _explain(line + "\n")
+    assert ex.causes[0].id == "env-not-sourced" and "MindIE" in ex.matches[0].title
