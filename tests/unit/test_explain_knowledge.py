@@ -616,6 +616,11 @@ def test_a_frameworks_own_diagnosis_is_not_a_version_problem() -> None:
             "ValueError: Tokenizer class FancyTokenizer does not exist or is not currently imported.",
             "third-party-library",
         ),
+        # torch_npu's own checks; attributes of another release
+        ("RuntimeError: Please run 'source set_env.sh' in the CANN installation path.", "env-not-sourced"),
+        ("RuntimeError: Installed triton version too old, please upgrade", "framework-mismatch"),
+        ("AttributeError: module 'vllm_ascend.utils' has no attribute 'foo'", "framework-mismatch"),
+        ("AttributeError: module 'numpy' has no attribute 'float'", "python-deps"),
         # HCCL's own words
         ("ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited", "hccl-link"),
         ("|  10.0.0.2(1)   |   10.0.0.1(0)   |  server  | no connect |", "hccl-link"),
