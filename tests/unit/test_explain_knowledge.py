@@ -653,3 +653,51 @@ def test_a_library_of_mindie_points_at_mindies_environment() -> None:
     )
     ex = _explain(line + "\n")
     assert ex.causes[0].id == "env-not-sourced" and "MindIE" in ex.matches[0].title
+
+
+# --- the vendors' FAQs and troubleshooting guides -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("RuntimeError: out of memory, need block", "oom"),
+        (
+            "Prompt must be necessary and data type must be string and length in (0, 4194304]",
+            "not-a-version-problem",
+        ),
+        ("Check_path: weights/config.json failed", "not-a-version-problem"),
+        ("[ERROR] Pull kv failed for request 7", "hccl-link"),
+        (
+            "ImportError: /env/lib/libgomp.so.1: cannot allocate memory in static TLS block",
+            "third-party-library",
+        ),
+        ("symbol lookup error: /usr/lib64/libfoo.so.2: undefined symbol: EVP_md4", "third-party-library"),
+        ("ERROR failed to connect, retry=2, rank=1, error=SO_ERROR: Connection refused", "hccl-config"),
+        ("RuntimeError: tp_size exceeds num_key_value_heads", "not-a-version-problem"),
+        (
+            "RuntimeError: Expected all tensors to be on the same device, but found cpu and npu:0",
+            "not-a-version-problem",
+        ),
+        ("[ERROR] Acl open device 3 failed.", "env-not-sourced"),
+        ("Init plugin so failed, ret = 1", "hccl-config"),
+        (
+            "OSError: cannot load library 'libfoo.so': libfoo.so: cannot open shared object file",
+            "third-party-library",
+        ),
+        ("/x/liba.so: undefined symbol: _ZNK9mindspore6kernel3Foo3BarEv", "framework-mismatch"),
+    ],
+)
+def test_the_vendors_faq_messages_are_explained_by_their_documented_cause(text: str, cause: str) -> None:
+    assert _top(text + "\n") == cause
+
+
+def test_trap_init_env_failed_under_a_daemonic_process_is_not_a_missing_dependency() -> None:
+    """'init env failed' (EH9999, 500001) points at CANN's Python dependencies; the traceback's own
+    detail — a daemonic process may not start the compiler's workers — decides."""
+    init = (
+        "EH9999: Inner Error!\nEH9999  [Init][Env]init env failed!\nbuild op model failed, result = 500001\n"
+    )
+    assert _top(init) == "python-deps"
+    ex = _explain("AssertionError: daemonic processes are not allowed to have children\n" + init)
+    assert ex.causes[0].id == "not-a-version-problem"
+    [deps] = [c for c in ex.causes if c.id == "python-deps"]
+    assert deps.status == "ruled-out"
