@@ -684,6 +684,17 @@ def test_a_library_of_mindie_points_at_mindies_environment() -> None:
             "third-party-library",
         ),
         ("/x/liba.so: undefined symbol: _ZNK9mindspore6kernel3Foo3BarEv", "framework-mismatch"),
+        (
+            "[WARNING] Can not find driver so(need by mindspore-ascend). Please check LD_LIBRARY_PATH",
+            "env-not-sourced",
+        ),
+        (
+            "MindSpore version 2.2.0 and Ascend AI software package (Ascend Data Center Solution)version 7.3 "
+            "does not match, the version of software package expect one of ['7.0']",
+            "framework-mismatch",
+        ),
+        ("ModuleNotFoundError: No module named 'acl'", "env-not-sourced"),
+        ("RuntimeError: Tensors must be contiguous", "not-a-version-problem"),
     ],
 )
 def test_the_vendors_faq_messages_are_explained_by_their_documented_cause(text: str, cause: str) -> None:
