@@ -695,6 +695,13 @@ def test_a_library_of_mindie_points_at_mindies_environment() -> None:
         ),
         ("ModuleNotFoundError: No module named 'acl'", "env-not-sourced"),
         ("RuntimeError: Tensors must be contiguous", "not-a-version-problem"),
+        (
+            "[model_deploy_config.cpp:159] Failed to get vocab size from tokenizer wrapper with exception: x",
+            "third-party-library",
+        ),
+        ("Exception:Qwen25VL_VIT_graph nodes[1] infershape  fail, enable log", "chip-unsupported"),
+        ("[ERROR] LLMPythonModel initializes fail", "python-deps"),
+        ("[ERROR] Socket bind failed on 0.0.0.0:1025", "hccl-port"),
     ],
 )
 def test_the_vendors_faq_messages_are_explained_by_their_documented_cause(text: str, cause: str) -> None:
