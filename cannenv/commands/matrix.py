@@ -567,6 +567,8 @@ _REQ_LABEL = {
     "vllm-ascend": "vLLM Ascend",
     "mindcluster": "MindCluster",
     "mindspeed-core": "MindSpeed Core",
+    "megatron": "Megatron",
+    "mindspeed-llm": "MindSpeed-LLM",
 }
 
 
@@ -1184,6 +1186,31 @@ def save_release_notes(git_dir: Path, folder: Path) -> int:
     entries = torchnpu_notes.save_from_git(git_dir, out)
     refs = sum(len(e["refs"]) for e in entries)
     click.echo(_line(f"wrote {out}: {len(entries)} release notes held by {refs} refs, and refs.json"))
+    return 0
+
+
+@matrix.command("save-component-notes")
+@click.argument("git_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("repository")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+def save_component_notes(git_dir: Path, repository: str, folder: Path) -> int:
+    """Save every revision of the version-table documents that a branch or tag of GIT_DIR (a clone
+    of REPOSITORY: Ascend/MindSpeed-LLM, Ascend/MindSpeed, Ascend/triton-ascend, Ascend/MindIE-Motor
+    or Ascend/MindIE-LLM) holds into FOLDER/component_notes/<owner>+<repo>/, with refs.json.
+
+    Then `cannenv matrix refresh --from FOLDER` imports them. Runs `git` only (no network).
+    """
+    from cannenv.matrix import component_notes
+
+    out = folder / component_notes.FOLDER
+    entries = component_notes.save_from_git(git_dir, repository, out)
+    refs = sum(len(e["refs"]) for e in entries)
+    click.echo(
+        _line(
+            f"wrote {out / repository.replace('/', '+')}: {len(entries)} documents with version tables "
+            f"held by {refs} refs, and refs.json"
+        )
+    )
     return 0
 
 

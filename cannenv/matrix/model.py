@@ -499,6 +499,9 @@ class ComponentRow:
     statement: str
     """which table of which document"""
     evidence: Evidence = "validated"
+    status: Literal["current", "superseded"] = "current"
+    """superseded: a later revision of the same document states another stack for this release
+    (both kept; the note names the later one)"""
     sources: SourceIds
     note: str | None = None
 

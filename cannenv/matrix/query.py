@@ -142,13 +142,18 @@ class Matrix:
 
     # -- components (vllm-ascend, MindIE, MindSpeed-LLM, Triton-Ascend …) ----------------------
 
-    def component_rows(self, name: str, version: str | None = None) -> list[ComponentRow]:
-        """Every statement about release ``version`` of component ``name`` (all releases: None)."""
+    def component_rows(
+        self, name: str, version: str | None = None, *, include_superseded: bool = False
+    ) -> list[ComponentRow]:
+        """Every statement about release ``version`` of component ``name`` (all releases: None);
+        a statement a later revision of its document replaced only with ``include_superseded``."""
         want = _component_key(version) if version else None
         return [
             r
             for r in self.components
-            if r.component == name.lower() and (want is None or _component_key(r.version) == want)
+            if r.component == name.lower()
+            and (want is None or _component_key(r.version) == want)
+            and (include_superseded or r.status == "current")
         ]
 
     def component_versions(self, name: str) -> list[str]:

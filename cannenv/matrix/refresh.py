@@ -11,7 +11,10 @@
   ``<ref>@<commit>.md`` with ``refs.json`` (pairings with their Python column, compatibility tables;
   :mod:`cannenv.matrix.torchnpu_notes`; ``cannenv matrix save-release-notes`` writes it from a clone);
 * ``wheel_metadata/``: the METADATA of every torch_npu wheel on the package index
-  (:mod:`cannenv.matrix.wheel_metadata`: Requires-Dist torch, Requires-Python, the published builds).
+  (:mod:`cannenv.matrix.wheel_metadata`: Requires-Dist torch, Requires-Python, the published builds);
+* ``component_notes/``: every revision of the version tables MindSpeed, MindSpeed-LLM, Triton-Ascend,
+  MindIE-Motor and MindIE-LLM keep in their repositories (:mod:`cannenv.matrix.component_notes`;
+  ``cannenv matrix save-component-notes`` writes it from a clone).
 
 Each imported fact is compared with the matrix and reported as ``same``, ``added`` (the matrix does
 not have it), ``changed`` (the matrix has another value for the same thing: a digest, a version
@@ -33,6 +36,7 @@ from cannenv.errors import InputError
 from cannenv.matrix.artefact import Provenance
 
 if TYPE_CHECKING:
+    from cannenv.matrix.component_notes import DocImport
     from cannenv.matrix.deployer import DeployerImport, Fact
     from cannenv.matrix.index import IndexImport
     from cannenv.matrix.query import Matrix
@@ -46,6 +50,7 @@ INDEX_FILE = "index.json"
 VLLM_ASCEND_FILE = "vllm_ascend.json"
 TORCHNPU_FILE = "torchnpu.json"
 WHEEL_METADATA_FILE = "wheel_metadata.json"
+COMPONENT_NOTES_FILE = "component_notes.json"
 STATUSES = ("added", "changed", "conflict", "same")
 
 
@@ -78,6 +83,7 @@ class Refresh:
     downstream: list[VllmAscendImport] = field(default_factory=list)
     notes: list[NoteImport] = field(default_factory=list)
     metadata: list[MetadataImport] = field(default_factory=list)
+    component_docs: list[DocImport] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
@@ -115,7 +121,7 @@ class Refresh:
 
 def gather(folder: str | Path) -> Refresh:
     """Run the importers over ``folder`` (nothing is compared yet)."""
-    from cannenv.matrix import deployer, index, torchnpu_notes, vllm_ascend, wheel_metadata
+    from cannenv.matrix import component_notes, deployer, index, torchnpu_notes, vllm_ascend, wheel_metadata
     from cannenv.matrix.artefact import sha256_file
     from cannenv.torch_npu_import import read_table
 
@@ -140,6 +146,8 @@ def gather(folder: str | Path) -> Refresh:
             out.notes.extend(torchnpu_notes.read_folder(entry))
         elif name == wheel_metadata.FOLDER and entry.is_dir():
             out.metadata.append(wheel_metadata.read_folder(entry))
+        elif name == component_notes.FOLDER and entry.is_dir():
+            out.component_docs.extend(component_notes.read_folder(entry))
         elif vllm_ascend.is_sdist(entry) and entry.is_file():
             out.downstream.append(vllm_ascend.read_sdist(entry))
         elif entry.suffix == ".json" and entry.is_file():
@@ -149,7 +157,15 @@ def gather(folder: str | Path) -> Refresh:
                 out.warnings.append(f"{name}: {exc.message}; skipped")
         elif entry.is_file() or entry.is_dir():
             out.warnings.append(f"{name}: not an artefact cannenv imports; skipped")
-    if not (out.deployer or out.wheels or out.listings or out.downstream or out.notes or out.metadata):
+    if not (
+        out.deployer
+        or out.wheels
+        or out.listings
+        or out.downstream
+        or out.notes
+        or out.metadata
+        or out.component_docs
+    ):
         raise InputError(
             f"{root} holds no artefact to import",
             hint="put there: ascend_deployer-*.whl, torch_npu-*.whl, vllm_ascend-*.tar.gz, and index "
@@ -195,6 +211,15 @@ def compare(r: Refresh, m: Matrix) -> Refresh:
             )
             for crow in component_rows([va]):
                 r.changes.append(_component_change(crow, prov, m))
+    if r.component_docs:
+        from cannenv.matrix.component_notes import component_rows as doc_rows
+
+        for doc in r.component_docs:
+            r.warnings.extend(doc.warnings)
+        by_id = {d.source_id: d for d in r.component_docs}
+        for crow in doc_rows(r.component_docs):
+            for sid in crow["sources"]:  # each revision stating it is a source of its own
+                r.changes.append(_component_change(crow, by_id[sid].provenance, m))
     for va in r.downstream:
         r.warnings.extend(f"vllm-ascend {va.version}: {w}" for w in va.warnings)
         for drow in va.rows:
@@ -247,8 +272,9 @@ def _component_change(row: dict[str, Any], prov: Provenance, m: Matrix) -> Chang
     want = {k: tuple(v) for k, v in row["requires"].items()}
     said = ", ".join(f"{k} {'/'.join(v)}" for k, v in want.items())
     key = f"{row['component']} {row['version']}: {said} ({row['statement']})"
-    have = m.component_rows(row["component"], row["version"])
-    if any(dict(h.requires) == want and h.statement == row["statement"] for h in have):
+    have = m.component_rows(row["component"], row["version"], include_superseded=True)
+    status = row.get("status", "current")
+    if any(dict(h.requires) == want and h.statement == row["statement"] and h.status == status for h in have):
         return Change("same", "component", key, "", prov)
     other = "; ".join(f"{h.statement} [{', '.join(h.sources)}]" for h in have)
     return Change("added", "component", key, f"also recorded: {other}" if other else "", prov)
@@ -464,6 +490,15 @@ def write(r: Refresh, matrix_dir: Path) -> list[str]:
             torchnpu_notes.matrix_doc(r.notes),
             f"Generated by `cannenv matrix refresh --write` from the TorchNPU release notes {refs}: "
             "do not edit.",
+        )
+    if r.component_docs:
+        from cannenv.matrix import component_notes
+
+        repos = ", ".join(sorted({d.repository for d in r.component_docs}))
+        texts[COMPONENT_NOTES_FILE] = _dump(
+            component_notes.matrix_doc(r.component_docs),
+            f"Generated by `cannenv matrix refresh --write` from the version tables of {repos} "
+            "(every revision a branch or tag holds): do not edit.",
         )
     if r.metadata:
         from cannenv.matrix import wheel_metadata

@@ -129,7 +129,6 @@ HELDOUT_MISSES: dict[str, str] = {
     "ho-va-0.11.0-install-cann-range": "0.11.0 sdist not imported; the 0.30.0rc2 table says 8.3.RC2",
     "ho-va-0.11.0-install-tnpu": "0.11.0 sdist not imported; the 0.30.0rc2 table says 2.7.1.post1",
     "ho-pta-720-py-2.6.0.post3": "7.2.0 release note is on hiascend only: no per-build Python",
-    "ho-mindspeed-2.1.0-python": "MindSpeed 2.1.0 row read from the compatibility page only",
     "ho-mindspeed-1.0.RC3": "MindSpeed releases before 2.0.0 are not recorded",
 }
 """held-out statement id -> why the matrix does not state it (scored once: heldout-score.txt)."""
