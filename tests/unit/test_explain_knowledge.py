@@ -702,6 +702,17 @@ def test_a_library_of_mindie_points_at_mindies_environment() -> None:
         ("Exception:Qwen25VL_VIT_graph nodes[1] infershape  fail, enable log", "chip-unsupported"),
         ("[ERROR] LLMPythonModel initializes fail", "python-deps"),
         ("[ERROR] Socket bind failed on 0.0.0.0:1025", "hccl-port"),
+        ("RuntimeError: Failed to infer device type", "env-not-sourced"),
+        (
+            "vllm_ascend/utils.py: packaging.version.InvalidVersion: Invalid version: '0.1.dev1+gabc'",
+            "framework-mismatch",
+        ),
+        ("EZ9999: numHeads / numKvHeads = 8, MLA only support {32, 64, 128}.", "not-a-version-problem"),
+        ("ImportError: Please install vllm[audio] for audio support", "third-party-library"),
+        (
+            "failed to register layer: ApplyLayer exit status 1: archive/tar: invalid tar header",
+            "not-a-version-problem",
+        ),
     ],
 )
 def test_the_vendors_faq_messages_are_explained_by_their_documented_cause(text: str, cause: str) -> None:
