@@ -18,7 +18,9 @@ from cannenv.explain.rules import MAX_REGEX as _MAX_REGEX
 from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 
 ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result", "drv-error", "rt-inner"]
-CodeFamily = Literal["acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code"]
+CodeFamily = Literal[
+    "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
+]
 
 
 class _Frozen(BaseModel):
@@ -157,7 +159,9 @@ class SignatureFile(_Frozen):
 
 
 class CodeModel(_Frozen):
-    code: str = Field(pattern=r"^(E[0-9A-Z]{2}\d{3}|[1-5]\d{5}|HCCL_E_[A-Z_]+|(DRV|DEV)_ERROR_[A-Z0-9_]+)$")
+    code: str = Field(
+        pattern=r"^(E[0-9A-Z]{2}\d{3}|ERR\d{5}|[1-5]\d{5}|HCCL_E_[A-Z_]+|(DRV|DEV)_ERROR_[A-Z0-9_]+)$"
+    )
     name: str = Field(min_length=2)
     value: int | None = Field(default=None, ge=0)
     """The numeric value of a named code (HcclResult, the driver's drvError_t): required for those."""

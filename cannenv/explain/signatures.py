@@ -181,7 +181,11 @@ FAMILY_TITLE = {
     "aclnn": "aclnn operator API (libopapi)",
     "hccl": "HCCL/HCCP",
     "error-code": "CANN error-code reference",
+    "torch-npu-err": "torch_npu error codes (ERRxxxxx)",
 }
+FAMILY_PRIORITY = {"torch-npu-err": KNOWLEDGE_PRIORITY - 10}
+"""torch_npu's ERRxxxxx wraps the error beside it (ERR00100 'PTA call acl api failed' next to the
+ACL code): ranked below the vendor's own codes."""
 ERROR_CODE_CAPTURE = "error-code"
 """The capture id of the patterns made from the error-code reference's codes (one per prefix)."""
 
@@ -198,7 +202,7 @@ def code_signature(c: Any, patterns: tuple[Pattern, ...]) -> Signature:
         else FAMILY_TITLE.get(c.family, c.family),
         any=patterns,
         all=(),
-        priority=KNOWLEDGE_PRIORITY,
+        priority=FAMILY_PRIORITY.get(c.family, KNOWLEDGE_PRIORITY),
         causes=tuple(
             SignatureCause(
                 id=cid,
@@ -293,7 +297,7 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
             key = f"extract:{e.id}"
             patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
         coded = [c for c in knowledge.codes if c.family in FAMILY_TITLE and c.causes]
-        for prefix in sorted({c.code[:3] for c in coded if c.code[0] == "E"}):
+        for prefix in sorted({c.code[:3] for c in coded if c.code[0] == "E" and c.code[1] != "R"}):
             # every E-code of the tables as a whole word, one anchor per three-character prefix
             # (EE1, EI0, EL0 …): a few dozen anchors for hundreds of codes; judge.derive looks the
             # value up in the table

@@ -730,3 +730,15 @@ def test_trap_init_env_failed_under_a_daemonic_process_is_not_a_missing_dependen
     assert ex.causes[0].id == "not-a-version-problem"
     [deps] = [c for c in ex.causes if c.id == "python-deps"]
     assert deps.status == "ruled-out"
+
+
+def test_torch_npus_own_error_codes_rank_below_the_error_beside_them() -> None:
+    assert _top("[ERROR] 2024-11-28 (PID:1, Device:0, RankID:-1) ERR01007 OPS feature not supported\n") == (
+        "not-a-version-problem"
+    )
+    assert _top("[ERROR] ERR02011 DIST timeout error\n") == "hccl-link"
+    ex = _explain(
+        "RuntimeError: NPU out of memory. Tried to allocate 2 GiB\n[ERROR] ERR01002 OPS invalid type\n"
+    )
+    assert ex.causes[0].id == "oom" and ex.matches[-1].id == "code-ERR01002"
+    assert _explain("[ERROR] ERR99999 UNKNOWN application exception\n").matches == ()
