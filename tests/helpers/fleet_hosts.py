@@ -188,8 +188,8 @@ no RSA key generated in every container at start."""
 # npu-smi's header (the loaded driver) still names the old version while version.info names the new
 # one ("reboot pending"). A container host imitates that: at every start (``docker start`` /
 # ``docker restart`` is its reboot) BOOT copies the installed driver's version (version.info) into
-# LOADED_DRIVER, and the fake npu-smi replays a real capture (tests/data/npu_smi) whose header names
-# that version. With no driver installed at the start no driver is loaded: there is no npu-smi (the
+# LOADED_DRIVER, and the fake npu-smi replays a real capture (tests/data/npu_smi) with its header's
+# version lines set to that version (the rows stay as captured). With no driver installed at the start no driver is loaded: there is no npu-smi (the
 # driver package brings it), as on a machine before its first driver installation.
 FIXTURE_DIR = "/usr/local/lib/cannenv-fixture"
 LOADED_DRIVER = "/run/cannenv-fixture/loaded-driver"
