@@ -189,8 +189,9 @@ no RSA key generated in every container at start."""
 # one ("reboot pending"). A container host imitates that: at every start (``docker start`` /
 # ``docker restart`` is its reboot) BOOT copies the installed driver's version (version.info) into
 # LOADED_DRIVER, and the fake npu-smi replays a real capture (tests/data/npu_smi) with its header's
-# version lines set to that version (the rows stay as captured). With no driver installed at the start no driver is loaded: there is no npu-smi (the
-# driver package brings it), as on a machine before its first driver installation.
+# version lines set to that version (the rows stay as captured). With no driver installed at the
+# start no driver is loaded: there is no npu-smi (the driver package brings it), as on a machine
+# before its first driver installation.
 FIXTURE_DIR = "/usr/local/lib/cannenv-fixture"
 LOADED_DRIVER = "/run/cannenv-fixture/loaded-driver"
 """The driver version the host loaded at its last start (BOOT writes it; the fake npu-smi reads it)."""
