@@ -145,9 +145,10 @@ def plan_cmd(
     """The ordered install plan that turns this host (or --root tree, or --facts) into a stack.
 
     \b
-    Steps in the vendor's order: driver → firmware → (reboot) → CANN toolkit → ops/kernels
-    for the chip → NNAL → Python packages → environment; each with its exact installer file,
-    sha256, command line, preconditions and the fact that must read the new version after.
+    Steps in the vendor's order: driver → firmware on a first installation, firmware → driver
+    on an upgrade → (reboot) → CANN toolkit → ops/kernels for the chip → NNAL → Python
+    packages → environment; each with its exact installer file, sha256, command line,
+    preconditions and the fact that must read the new version after.
     One target per node: --target a2=ID,310p=ID / --targets FILE; a node whose hardware does not
     fit its target is refused with the reason. Read-only: nothing is installed (see `cannenv provision`).
 

@@ -2,8 +2,9 @@
 
 Pure: it reads the facts, the target the doctor chose (:func:`cannenv.checks.stack.choose_target`,
 the one source of truth for "which stack"), the matrix's queries and the installer flags in
-``installers.json`` (research notes §3.2). Order is the vendor's: driver → firmware → reboot →
-CANN toolkit → ops/kernels for the chip → NNAL → Python packages → environment.
+``installers.json`` (research notes §3.2). Order is the vendor's: driver → firmware on a first
+installation, firmware → driver on an overwrite or upgrade (``hdk_order``) → reboot → CANN toolkit
+→ ops/kernels for the chip → NNAL → Python packages → environment.
 
 Decisions an engineer would make by hand, made the same way here:
 

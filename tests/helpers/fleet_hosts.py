@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .hosts import DRIVER_24_1_RC1, DRIVER_25_0_RC1_1, HostTree
+from .hosts import DRIVER_24_1_RC1, DRIVER_25_0_RC1_1, NPU_SMI_DATA, HostTree, loaded_driver_set
 
 REPO = Path(__file__).resolve().parents[2]
 HOST_IMAGE = os.environ.get("CANNENV_FLEET_HOST_IMAGE", "cannenv-test/fleet-host:bookworm")
@@ -57,6 +57,9 @@ class HostSpec:
     extra: dict[str, str] = field(default_factory=dict)
     bare: bool = False
     """No Ascend files at all: only ``extra`` (for provisioning tests)."""
+    boot: str = ""
+    """A shell command run at every start of the container, before sshd: what the machine's boot
+    does (e.g. :data:`BOOT`, the driver loaded at boot)."""
 
 
 FLEET: tuple[HostSpec, ...] = (
@@ -180,8 +183,63 @@ HOST_KEY = "/etc/ssh/ssh_host_ed25519_key"
 no RSA key generated in every container at start."""
 
 
+# --- FIXTURE: the driver loaded at boot ---------------------------------------------------------
+# A real node keeps the driver it loaded at boot until it restarts: after a driver upgrade,
+# npu-smi's header (the loaded driver) still names the old version while version.info names the new
+# one ("reboot pending"). A container host imitates that: at every start (``docker start`` /
+# ``docker restart`` is its reboot) BOOT copies the installed driver's version (version.info) into
+# LOADED_DRIVER, and the fake npu-smi replays a real capture (tests/data/npu_smi) with its header's
+# version lines set to that version (the rows stay as captured). With no driver installed at the
+# start no driver is loaded: there is no npu-smi (the driver package brings it), as on a machine
+# before its first driver installation.
+FIXTURE_DIR = "/usr/local/lib/cannenv-fixture"
+LOADED_DRIVER = "/run/cannenv-fixture/loaded-driver"
+"""The driver version the host loaded at its last start (BOOT writes it; the fake npu-smi reads it)."""
+BOOT = f"sh {FIXTURE_DIR}/boot.sh"
+"""HostSpec.boot of a host made with :func:`driver_loaded_at_boot`."""
+_LOADED = "@LOADED_DRIVER@"
+_BOOT_SH = f"""#!/bin/sh
+# cannenv TEST FIXTURE: the driver loaded at boot (tests/helpers/fleet_hosts.py); run at every start
+set -e
+v="$(sed -n 's/^Version=//p' /usr/local/Ascend/driver/version.info 2>/dev/null | head -n 1)"
+mkdir -p "$(dirname {LOADED_DRIVER})"
+if [ -n "$v" ]; then
+    printf '%s\n' "$v" > {LOADED_DRIVER}
+    install -m 0755 {FIXTURE_DIR}/npu-smi /usr/local/bin/npu-smi
+else
+    rm -f {LOADED_DRIVER} /usr/local/bin/npu-smi
+fi
+"""
+_NPU_SMI_LOADED = f"""#!/bin/sh
+# cannenv TEST FIXTURE, not the real npu-smi: replays captured output (tests/data/npu_smi/SOURCES.md)
+# whose header names the driver loaded at the host's last start ({LOADED_DRIVER}).
+d={FIXTURE_DIR}
+v="$(cat {LOADED_DRIVER})" || exit 1
+case "$*" in
+  "info") sed "s/{_LOADED}/$v/g" "$d/info.txt" ;;
+  "info -t board -i "*) if [ -f "$d/board.txt" ]; then cat "$d/board.txt"; else echo "This device does not support querying board." >&2; exit 255; fi ;;
+  *) echo "npu-smi fixture: unsupported arguments: $*" >&2; exit 2 ;;
+esac
+"""  # noqa: E501
+
+
+def driver_loaded_at_boot(family: str) -> dict[str, str]:
+    """The files (HostSpec.extra) of the driver-loaded-at-boot fixture for a host of ``family``,
+    whose ``npu-smi info`` is that family's capture with the header's version lines set to the
+    loaded driver; the host's spec needs ``boot=BOOT``."""
+    info = loaded_driver_set((NPU_SMI_DATA / f"{family}_info.txt").read_text(), _LOADED)
+    files = {f"{FIXTURE_DIR}/boot.sh": _BOOT_SH, f"{FIXTURE_DIR}/npu-smi": _NPU_SMI_LOADED}
+    files[f"{FIXTURE_DIR}/info.txt"] = info
+    board = NPU_SMI_DATA / f"{family}_board.txt"
+    if board.exists():
+        files[f"{FIXTURE_DIR}/board.txt"] = board.read_text()
+    return files
+
+
 def _sshd_command(spec: HostSpec, port: int) -> str:
     steps = ["mkdir -p /run/sshd"]
+    if spec.boot:
+        steps.append(spec.boot)
     if not spec.python:
         # a host without Python: remove the interpreter this image carries
         steps.append("rm -f /usr/bin/python3* /usr/local/bin/python3*")

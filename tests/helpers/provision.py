@@ -27,6 +27,8 @@ from .fleet_hosts import DRIVER_24_1_RC1, HostSpec  # noqa: E402
 STACK_ID = "fixture-a2-cann8.5.0-torch2.8.0-py3.11"
 CANN, DRIVER, FIRMWARE, TORCH, TORCH_NPU = "8.5.0", "25.5.1", "7.7.0.1.231", "2.8.0", "2.8.0.post2"
 FAIL_MARKER = "/etc/cannenv-fixture-fail-nnal"
+RUN_LOG = "/var/log/cannenv-fixture-installers-ran.log"
+"""Where the fixture installers made with ``run_log`` note each run on the host, in the order they ran."""
 PIP_CONF = "[global]\nbreak-system-packages = true\n"
 """Debian's system Python refuses pip installs (PEP 668) unless its owner allows them."""
 
@@ -39,8 +41,9 @@ class Artifacts:
     files: dict[str, str]
 
 
-def make_artifacts(work: Path, *, arch: str = "x86_64") -> Artifacts:
-    """Fixture installers (+ wheels, + pip) in ``work/artifacts``, and a matrix file pinning them."""
+def make_artifacts(work: Path, *, arch: str = "x86_64", run_log: str | None = None) -> Artifacts:
+    """Fixture installers (+ wheels, + pip) in ``work/artifacts``, and a matrix file pinning them.
+    ``run_log``: a path on the host where each installer notes that it ran (:data:`RUN_LOG`)."""
     folder = work / "artifacts"
     cann = make_installers(
         folder,
@@ -51,8 +54,9 @@ def make_artifacts(work: Path, *, arch: str = "x86_64") -> Artifacts:
         installed_bytes=32 << 10,
         padding_bytes=16 << 10,
         fail_marker={"nnal": FAIL_MARKER},
+        run_log=run_log,
     )
-    hdk = make_hdk_installers(folder, DRIVER, FIRMWARE, "910b", arch)
+    hdk = make_hdk_installers(folder, DRIVER, FIRMWARE, "910b", arch, run_log=run_log)
     standin_wheel(folder, "torch", TORCH, "torch")
     standin_wheel(folder, "torch-npu", TORCH_NPU, "torch_npu")
     _pip_wheel(folder)

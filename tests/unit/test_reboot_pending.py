@@ -132,3 +132,30 @@ def test_kernel_module_version_is_read_only_when_it_is_a_driver_version(tmp_path
     assert facts.devices.module_version == "25.3.rc1"
     assert facts.devices.module_version_source == "/sys/module/drv_devmng_host/version"
     assert reboot_pending(facts) == ("25.3.rc1", "25.5.1", "/sys/module/drv_devmng_host/version")
+
+
+def test_the_agent_sees_a_reboot_pending_through_the_kernel_modules_it_mounts(tmp_path: Path) -> None:
+    """The DaemonSet's agent never runs npu-smi, and a node keeps no capture of its output: the
+    manifest mounts /sys/module (read-only, every role), where the loaded driver's modules tell their
+    version, so the agent's label and metric say "reboot pending" as the doctor and fleet report do."""
+    from cannenv.fleet.k8s import host_paths
+
+    for role in ("full", "hdk"):
+        assert {"path": "/sys/module", "type": "Directory"} in host_paths(role)
+    tree = hosts.a2_cann85_new(tmp_path / "tree")
+    (tree.root / hosts.CAPTURE_INFO.lstrip("/")).unlink()  # what the agent sees of a node: no capture
+
+    def agent(name: str) -> tuple[dict[str, str], str]:
+        prom = tmp_path / f"{name}.prom"
+        r = cannenv(
+            "fleet", "k8s-agent", "--root", str(tree.root), "--node", name,
+            "--stack", "a2-cann8.5.0-torch2.8.0-py3.11", "--prometheus", str(prom), "--once", "--dry-run",
+        )  # fmt: skip
+        assert r.returncode == 0, r.stdout + r.stderr
+        return json.loads(r.stdout.splitlines()[-1])["metadata"]["labels"], prom.read_text()
+
+    labels, prom = agent("before")  # nothing tells the loaded driver
+    assert labels["cannenv.io/reboot-pending"] == "false" and "\ncannenv_reboot_pending 0\n" in prom
+    tree.write("/sys/module/drv_devmng_host/version", "25.3.rc1\n")  # upgraded to 25.5.1, not restarted
+    labels, prom = agent("after")
+    assert labels["cannenv.io/reboot-pending"] == "true" and "\ncannenv_reboot_pending 1\n" in prom
