@@ -348,7 +348,7 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
     ships it), an undefined symbol (demangled, by namespace and the library that needs it), an
     HCCL result code, the driver's drvError_t after ``drvRetCode=``; each with the line it came
     from."""
-    from cannenv.explain.knowledge import demangle
+    from cannenv.explain.knowledge import demangle, message_key
 
     k = table.knowledge
     if k is None or not scan.values:
@@ -454,6 +454,12 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 code_values.setdefault(value, v)
     for value, v in scan.values.get(ERROR_CODE_CAPTURE, {}).items():
         code_values.setdefault(value, v)
+    for e in k.extractors:  # torch_npu's sentence for a code ("[Error]: Failed to apply for memory.")
+        if e.kind != "npu-message" or not k.messages:
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            for code in k.messages.get(message_key(value), ()):
+                code_values.setdefault(code.code, v)
     for e in k.extractors:
         if e.kind != "rt-inner" or not k.inner_codes:
             continue

@@ -45,6 +45,7 @@ class Code:
     """The numeric value of a named code (HcclResult, the driver's drvError_t)."""
     component: str | None = None
     advice: str | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,8 @@ class Knowledge:
     """The driver's drvError_t by value (``drvRetCode=87`` in the runtime's ``[drv api]`` lines)."""
     inner_codes: Mapping[int, InnerCode] | None = None
     """Runtime-internal hex codes by value (``0x07010003`` → RT_ERROR_DEVICE_ID)."""
+    messages: Mapping[str, tuple[Code, ...]] | None = None
+    """torch_npu's sentence for a code (normalised by :func:`message_key`) → the codes it stands for."""
 
     def public_code(self, name: str) -> Code | None:
         """The code row of a public ACL name (``ACL_ERROR_RT_INVALID_DEVICEID`` → 107001)."""
@@ -189,6 +192,7 @@ def build(model: KnowledgeFile) -> Knowledge:
                 c.value,
                 component=c.component,
                 advice=c.advice,
+                message=c.message,
             )
             for c in model.codes
         ),
@@ -222,7 +226,37 @@ def build(model: KnowledgeFile) -> Knowledge:
             int(x.code, 16): InnerCode(x.code, x.name, x.acl, x.meaning, x.source) for x in model.inner_codes
         },
         hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
+        messages=_messages(model),
     )
+
+
+def message_key(sentence: str) -> str:
+    """A torch_npu sentence as a lookup key: lower case, single spaces, no final full stop."""
+    return " ".join(sentence.lower().split()).rstrip(". ")
+
+
+def _messages(model: KnowledgeFile) -> dict[str, tuple[Code, ...]]:
+    out: dict[str, list[Code]] = {}
+    for c in model.codes:
+        if c.message:
+            row = Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value, message=c.message)
+            out.setdefault(message_key(c.message), []).append(row)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def import_npu_messages(text: str) -> dict[str, str]:
+    """torch_npu's first sentence per ACL code from NPUErrorCodes.h (``{207001, "Failed to apply for
+    memory.\\n …"}``, lines continued with a backslash): code → sentence."""
+    flat = text.replace("\\\n", "")
+    out: dict[str, str] = {}
+    for m in re.finditer(_NPU_MESSAGE_RX, flat, re.S):
+        first = " ".join(m.group(2).split("\\n", 1)[0].split())
+        if len(first) >= 8:
+            out[m.group(1)] = first
+    return out
+
+
+_NPU_MESSAGE_RX = r'\{([1-5][0-9]{5}),\s*"(.*?)"\}'
 
 
 def parse_knowledge(raw: Any, *, source: str) -> Knowledge:
@@ -476,6 +510,12 @@ def main(argv: list[str] | None = None) -> int:
         ]
         print(yaml.safe_dump(rows, sort_keys=False, width=200, allow_unicode=True), end="")
         return 0
+    if len(args) == 2 and args[0] == "--import-npu-messages":
+        have = {c.code: c.message for c in shipped().codes}
+        found = import_npu_messages(Path(args[1]).read_text(encoding="utf-8", errors="replace"))
+        rows = {c: m for c, m in found.items() if c in have and have[c] != m}
+        print(yaml.safe_dump(rows, sort_keys=True, width=200), end="")
+        return 0
     if len(args) == 4 and args[0] == "--import-inner-codes":
         k = shipped()
         names = {c.name for c in k.codes}
@@ -496,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         "       python -m cannenv.explain.knowledge --import-header HEADER FAMILY SOURCE_ID\n"
         "       (FAMILY drv-error: the drvError_t enum of the driver's ascend_hal_error.h)\n"
         "       python -m cannenv.explain.knowledge --import-error-codes ERROR_CODE_JSON SOURCE_ID\n"
+        "       python -m cannenv.explain.knowledge --import-npu-messages NPUErrorCodes.h\n"
         "       python -m cannenv.explain.knowledge --import-inner-codes DEFINE_HPP ERRCODE_MANAGE_CC SOURCE",
         file=sys.stderr,
     )

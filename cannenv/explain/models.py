@@ -17,7 +17,9 @@ from cannenv.explain.rules import ID_RULE as _ID
 from cannenv.explain.rules import MAX_REGEX as _MAX_REGEX
 from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 
-ExtractorKind = Literal["library", "symbol", "version", "code", "hccl-result", "drv-error", "rt-inner"]
+ExtractorKind = Literal[
+    "library", "symbol", "version", "code", "hccl-result", "drv-error", "rt-inner", "npu-message"
+]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
 ]
@@ -173,6 +175,9 @@ class CodeModel(_Frozen):
     """The vendor's error class (``RTS Errors``, ``AclNN Errors`` …) of an error-code row."""
     advice: str | None = None
     """The vendor's handling advice (the reference's Solution) of an error-code row."""
+    message: str | None = Field(None, min_length=8)
+    """The sentence torch_npu prints for the code (``[Error]: Failed to apply for memory.``,
+    NPUErrorCodes.h)."""
 
 
 class InnerCodeModel(_Frozen):

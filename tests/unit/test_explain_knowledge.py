@@ -742,3 +742,15 @@ def test_torch_npus_own_error_codes_rank_below_the_error_beside_them() -> None:
     )
     assert ex.causes[0].id == "oom" and ex.matches[-1].id == "code-ERR01002"
     assert _explain("[ERROR] ERR99999 UNKNOWN application exception\n").matches == ()
+
+
+def test_torch_npus_sentence_for_a_code_is_that_code() -> None:
+    """torch_npu prints a sentence per ACL code after '[Error]:' (NPUErrorCodes.h); a log that kept
+    the sentence and lost the number is explained by the code."""
+    ex = _explain("[Error]: Invalid device ID.\n        Check whether the device ID is valid.\n")
+    assert [m.id for m in ex.matches] == ["code-107001"] and ex.causes[0].id == "device-not-visible"
+    assert all(c.message for c in K.codes if c.code in ("107001", "207001", "507014"))
+    assert knowledge.import_npu_messages('{207001,\n "Failed to apply for memory.\\n\\\n  Check it."},') == {
+        "207001": "Failed to apply for memory."
+    }
+    assert _explain("[Error]: Something no table knows.\n").matches == ()
