@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from cannenv.checks import Check, Target
-from cannenv.checks._util import cann_v, family_title, installer_file, same_cann
+from cannenv.checks._util import cann_v, cite, family_title, installer_file, same_cann
 from cannenv.errors import CannenvError
 from cannenv.facts import CannInstall, Facts
 from cannenv.report import Finding
@@ -336,6 +336,7 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
             )
     elif nnal.version is None:
         out.append(c.finding("error", f"cannot tell the NNAL version under {nnal.path}", subject="version"))
+    out.extend(_nnal_python(facts, target, nnal.version))
     atb_home = facts.env.vars.get("ATB_HOME_PATH")
     torch_abi = facts.python.torch_cxx11_abi
     m = re.search(r"cxx_abi_([01])", atb_home or "")
@@ -373,6 +374,41 @@ def _nnal_cann(facts: Facts, target: Target) -> list[Finding]:
         else:
             out.append(c.finding("pass", f"ATB cxx_abi_{abi_want} matches torch's C++ ABI", subject="abi"))
     return out
+
+
+def _nnal_python(facts: Facts, target: Target, version: str | None) -> list[Finding]:
+    """NNAL's Python library (torch_atb) against the host's Python: the vendor's installer installs it
+    only on the Python versions ``python_limits`` states for that release."""
+    c = NNAL_CANN
+    py = facts.python.version
+    if target.matrix is None or not version or not py:
+        return []
+    broken = target.matrix.python_limits_broken("nnal", version, py)
+    if not broken:
+        return []
+    lim = broken[0]
+    said = (
+        f"NNAL {version}'s Python library {lim.library} installs only on Python {', '.join(lim.python)} "
+        f"({cite(target, lim.sources)})"
+    )
+    have = facts.python.packages.get(lim.library.replace("_", "-")) or facts.python.packages.get(lim.library)
+    if have:
+        return [
+            c.finding(
+                "warn",
+                f"{lim.library} {have} is installed on Python {py}: {said}",
+                f"use Python {' or '.join(lim.python)} where {lim.library} is needed",
+                subject="python",
+            )
+        ]
+    return [
+        c.finding(
+            "pass",
+            f"NNAL {version} on Python {py}: libatb.so is usable; {said}, "
+            f"so `import {lim.library}` is not available here",
+            subject="python",
+        )
+    ]
 
 
 def _cann_python_deps(facts: Facts, target: Target) -> list[Finding]:

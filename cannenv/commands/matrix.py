@@ -220,6 +220,7 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
         data["driver_requirement"] = req.to_json() if req else None
         data["problems"] = problems
         data["lifecycle"] = m.stack_notes(s)
+        data["python_limits"] = m.python_limit_lines(s)[1]
         data["vendor_archives"] = {  # installer file -> the vendor's .zip download and its sha256
             a.file: {"file": z.file, "sha256": z.sha256, "url": z.url, "sources": list(z.sources)}
             for comp in s.components.values()
@@ -267,6 +268,8 @@ def show(ctx: click.Context, stack_id: str, as_json: bool) -> int:
     con.print(f"sources: {', '.join(s.sources)}")
     for note in m.stack_notes(s):
         con.print(f"support policy: {note}")
+    for note in m.python_limit_lines(s)[1]:
+        click.echo(_line(f"note: {note}"))
     for p in problems:
         _say(con, "red", "rule broken:", p)
     return 0

@@ -510,6 +510,7 @@ def _semantic_checks(loaded: list[tuple[Path, MatrixFile, Any, str]]) -> list[Pr
             "hdk",
             "installers",
             "companions",
+            "python_limits",
         ):
             for i, row in enumerate(getattr(mf, section)):
                 chk.check_sources([section, i, "sources"], row.sources)

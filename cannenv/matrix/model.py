@@ -182,6 +182,9 @@ class Component:
     evidence: Evidence | None = None
     sources: SourceIds
     note: str | None = None
+    excludes: tuple[str, ...] = ()
+    """parts of the component this stack does not install, e.g. NNAL's ``torch_atb`` where the
+    vendor's installer refuses the stack's Python (``python_limits``)"""
 
 
 @value
@@ -412,6 +415,22 @@ class CompanionRule:
 
 
 @value
+class PythonLimit:
+    """The Python versions a component's Python library installs on for each CANN release, as the
+    vendor's installer states it (sets, never widened): NNAL's ``torch_atb`` (the ATB Python API)
+    on Python 3.10 and 3.11 only."""
+
+    component: Literal["nnal"]
+    library: str
+    """the Python library of the component (``torch_atb``)"""
+    cann: Annotated[tuple[CannStr, ...], NonEmpty]
+    """the CANN (and same-version NNAL) releases whose installer states it"""
+    python: Annotated[tuple[Pep440Str, ...], NonEmpty]
+    sources: SourceIds
+    note: str | None = None
+
+
+@value
 class Download:
     """A vendor file as the vendor's own download manifests list it, with its sha256."""
 
@@ -527,6 +546,7 @@ class MatrixFile:
     installers: tuple[InstallerPattern, ...] = ()
     downloads: tuple[Download, ...] = ()
     companions: tuple[CompanionRule, ...] = ()
+    python_limits: tuple[PythonLimit, ...] = ()
     stacks: tuple[Stack, ...] = ()
     components: tuple[ComponentRow, ...] = ()
 

@@ -30,6 +30,7 @@ from cannenv.matrix.model import (
     LifecycleRow,
     MatrixFile,
     Published,
+    PythonLimit,
     PythonSupport,
     PythonSupportRow,
     Source,
@@ -89,6 +90,7 @@ class Matrix:
         for d in self.downloads:
             self._downloads_by_file[d.file] = (*self._downloads_by_file.get(d.file, ()), d)
         self.companions: tuple[CompanionRule, ...] = tuple(r for mf in parts for r in mf.companions)
+        self.python_limits: tuple[PythonLimit, ...] = tuple(r for mf in parts for r in mf.python_limits)
         self.stacks: tuple[Stack, ...] = tuple(s for mf in parts for s in mf.stacks)
         self.components: tuple[ComponentRow, ...] = tuple(r for mf in parts for r in mf.components)
         self._stacks_by_id = {s.id: s for s in self.stacks}
@@ -1067,6 +1069,7 @@ class Matrix:
             out.append(f"no torch_npu row pairs torch_npu {tnpu} with torch {torch}")
         if torch and py and not self.python_ok(torch, py):
             out.append(f"torch {torch} does not support Python {py}")
+        out.extend(self.python_limit_lines(stack)[0])
         for package, version in (("torch-npu", tnpu), ("torch", torch)):
             if version and py:
                 for arch in stack.arches:
@@ -1105,6 +1108,44 @@ class Matrix:
                         f"manifest's {listed.sha256} ({', '.join(listed.sources)})"
                     )
         return out
+
+    def python_limits_broken(self, component: str, version: str, python: str) -> list[PythonLimit]:
+        """The vendor's statements that ``component`` ``version``'s Python library does not install
+        on ``python`` (empty: none says so, or no statement covers that release)."""
+        try:
+            want = _cann(version)
+        except VersionError:
+            return []
+        return [
+            r
+            for r in self.python_limits
+            if r.component == component
+            and any(_cann(c) == want for c in r.cann)
+            and not any(same_python_line(p, python) for p in r.python)
+        ]
+
+    def python_limit_lines(self, stack: Stack) -> tuple[list[str], list[str]]:
+        """(problems, notes): a stack pinning a component whose Python library the vendor's installer
+        refuses on the stack's Python is a problem unless the stack excludes that library (a note)."""
+        problems: list[str] = []
+        notes: list[str] = []
+        py = stack.version("python")
+        if not py:
+            return problems, notes
+        for key, comp in stack.components.items():
+            for lim in self.python_limits_broken(key, comp.version, py):
+                said = (
+                    f"{key} {comp.version}'s Python library {lim.library} installs only on Python "
+                    f"{', '.join(lim.python)} [{', '.join(lim.sources)}]"
+                )
+                if lim.library in comp.excludes:
+                    notes.append(f"{said}: this stack (Python {py}) installs {key} without {lim.library}")
+                else:
+                    problems.append(
+                        f"{said}; the stack pins Python {py} "
+                        f"(exclude it: `excludes: [{lim.library}]` on {key})"
+                    )
+        return problems, notes
 
     def stack_notes(self, stack: Stack, *, today: str | None = None) -> list[str]:
         """What the vendor's support policy says about the stack's torch_npu line (EOL, maintenance)."""
