@@ -458,8 +458,8 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         if e.kind != "npu-message" or not k.messages:
             continue
         for value, v in scan.values.get(e.id, {}).items():
-            for code in k.messages.get(message_key(value), ()):
-                code_values.setdefault(code.code, v)
+            for said in k.messages.get(message_key(value), ()):
+                code_values.setdefault(said.code, v)
     for e in k.extractors:
         if e.kind != "rt-inner" or not k.inner_codes:
             continue

@@ -513,8 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) == 2 and args[0] == "--import-npu-messages":
         have = {c.code: c.message for c in shipped().codes}
         found = import_npu_messages(Path(args[1]).read_text(encoding="utf-8", errors="replace"))
-        rows = {c: m for c, m in found.items() if c in have and have[c] != m}
-        print(yaml.safe_dump(rows, sort_keys=True, width=200), end="")
+        changed = {c: m for c, m in found.items() if c in have and have[c] != m}
+        print(yaml.safe_dump(changed, sort_keys=True, width=200), end="")
         return 0
     if len(args) == 4 and args[0] == "--import-inner-codes":
         k = shipped()
