@@ -703,11 +703,13 @@ def test_a_library_of_mindie_points_at_mindies_environment() -> None:
         ("[ERROR] LLMPythonModel initializes fail", "python-deps"),
         ("[ERROR] Socket bind failed on 0.0.0.0:1025", "hccl-port"),
         (
-            "[ERROR] ROCE(1,x):2025 [hns_roce_lite.c:630]hns_roce_lite_handle_error_cqe(630) : error cqe status: 0x15",
+            "[ERROR] ROCE(1,x):2025 [hns_roce_lite.c:630]hns_roce_lite_handle_error_cqe(630) : "
+            "error cqe status: 0x15",
             "hccl-link",
         ),
         (
-            "Note: Do not configure ranks belonging to different physical superpod ID info a single logical superpod ID",
+            "Note: Do not configure ranks belonging to different physical superpod ID info a single "
+            "logical superpod ID",
             "hccl-config",
         ),
         ("RuntimeError: Failed to infer device type", "env-not-sourced"),
