@@ -695,6 +695,11 @@ def test_a_library_of_mindie_points_at_mindies_environment() -> None:
         ),
         ("ModuleNotFoundError: No module named 'acl'", "env-not-sourced"),
         ("RuntimeError: Tensors must be contiguous", "not-a-version-problem"),
+        ("RuntimeError: FM_W+pad_left+pad_right-KW>=strideW failed", "not-a-version-problem"),
+        (
+            "RuntimeError: Kernel Select Failed, AI CORE and AI CPU can not find a valid kernel info",
+            "not-a-version-problem",
+        ),
         (
             "[model_deploy_config.cpp:159] Failed to get vocab size from tokenizer wrapper with exception: x",
             "third-party-library",
