@@ -249,14 +249,14 @@ def import_npu_messages(text: str) -> dict[str, str]:
     memory.\\n …"}``, lines continued with a backslash): code → sentence."""
     flat = text.replace("\\\n", "")
     out: dict[str, str] = {}
-    for m in re.finditer(_NPU_MESSAGE_RX, flat, re.S):
+    for m in re.finditer(_NPU_MESSAGE_RX, flat):
         first = " ".join(m.group(2).split("\\n", 1)[0].split())
         if len(first) >= 8:
             out[m.group(1)] = first
     return out
 
 
-_NPU_MESSAGE_RX = r'\{([1-5][0-9]{5}),\s*"(.*?)"\}'
+_NPU_MESSAGE_RX = r'\{([1-5][0-9]{5}),\s*"([^"]*)"\}'
 
 
 def parse_knowledge(raw: Any, *, source: str) -> Knowledge:
