@@ -695,6 +695,16 @@ def test_a_library_of_mindie_points_at_mindies_environment() -> None:
         ),
         ("ModuleNotFoundError: No module named 'acl'", "env-not-sourced"),
         ("RuntimeError: Tensors must be contiguous", "not-a-version-problem"),
+        (
+            "ValueError: Error initializing torch.distributed: "
+            "environment variable MASTER_ADDR expected, but not set",
+            "hccl-config",
+        ),
+        (
+            "./bin/mindieservice_daemon: error while loading shared libraries: "
+            "libboost_thread.so.1.82.0: cannot open shared object file",
+            "env-not-sourced",
+        ),
         ("RuntimeError: FM_W+pad_left+pad_right-KW>=strideW failed", "not-a-version-problem"),
         (
             "RuntimeError: Kernel Select Failed, AI CORE and AI CPU can not find a valid kernel info",
