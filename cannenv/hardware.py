@@ -32,6 +32,16 @@ def _lower_pci(ids: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+BOARD_ID_RE = re.compile(r"^0x[0-9a-f]{1,4}\Z")
+
+
+def _board_ids(ids: tuple[str, ...]) -> tuple[str, ...]:
+    for item in ids:
+        if not BOARD_ID_RE.match(item):
+            raise ValueError(f"board id {item!r} is not 0x and 1-4 lower-case hex digits")
+    return ids
+
+
 def _regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
     for pattern in patterns:
         try:
@@ -48,6 +58,7 @@ if sys.version_info >= (3, 9):  # noqa: UP036
 
     PciIds = Annotated[tuple[str, ...], Check(_lower_pci)]
     Regexes = Annotated[tuple[str, ...], Check(_regexes)]
+    BoardIds = Annotated[tuple[str, ...], Check(_board_ids)]
     Sources = Annotated[tuple[str, ...], Check(min_length=1)]
 
 
@@ -90,7 +101,11 @@ class Product:
     title: str
     family: FamilyId
     pci_subsystems: tuple[str, ...] = ()
-    """``vendor:device`` subsystem ids of the family's PCI device (``19e5:4003``)"""
+    """``vendor:device`` subsystem ids of the family's PCI device (``19e5:4003``) that the vendor's
+    tools map to this product alone"""
+    board_ids: BoardIds = ()
+    """``Board ID`` values of ``npu-smi info -t board -i N`` (``0x33``) that the vendor's tools map
+    to this product; a value several products of the family list narrows the choice only"""
     soc_patterns: Regexes = ()
     """SoC / npu-smi name regexes that tell this product (``^Ascend950PR``)"""
     accelerator_types: tuple[str, ...] = ()

@@ -286,16 +286,30 @@ def product_title(product_id: str) -> str:
     return product_id
 
 
-def product_from_pci(device_id: str, subsystem: str | None) -> Product | None:
-    """The product a PCI device (vendor 0x19e5) with its ``vendor:device`` subsystem id tells, or None."""
+def products_from_pci(device_id: str, subsystem: str | None) -> tuple[Product, ...]:
+    """The products a PCI device (vendor 0x19e5) with its ``vendor:device`` subsystem id may be:
+    one when the id tells it, several when it narrows the choice only, none when nothing lists it."""
     fam = family_from_pci(device_id)
     if fam is None or not subsystem:
-        return None
+        return ()
     want = subsystem.strip().lower().replace("0x", "")
-    for p in products(fam):
-        if want in (s.lower() for s in p.pci_subsystems):
-            return p
-    return None
+    return tuple(p for p in products(fam) if want in (s.lower() for s in p.pci_subsystems))
+
+
+def product_from_pci(device_id: str, subsystem: str | None) -> Product | None:
+    """The product a PCI device (vendor 0x19e5) with its ``vendor:device`` subsystem id tells, or None."""
+    hits = products_from_pci(device_id, subsystem)
+    return hits[0] if len(hits) == 1 else None
+
+
+def products_from_board_id(family: str, board_id: str) -> tuple[Product, ...]:
+    """The products of ``family`` an ``npu-smi info -t board`` Board ID (``0x33``) may be (one,
+    several, or none). Board ids are read within a family only: a 300I Duo shows ids an A3 lists."""
+    m = re.match(r"^0x([0-9a-f]{1,8})\Z", board_id.strip().lower())
+    if m is None:
+        return ()
+    want = int(m.group(1), 16)
+    return tuple(p for p in products(family) if want in (int(b, 16) for b in p.board_ids))
 
 
 def products_from_soc(name: str) -> tuple[Product, ...]:

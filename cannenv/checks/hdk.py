@@ -73,20 +73,29 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
     req = None
     # the host's product (never the target stack's: a stack for the Atlas 350 does not make this host one)
     product = facts.devices.product if facts.devices.family == family else None
+    candidates = facts.devices.product_candidates if facts.devices.family == family else ()
     if target.matrix is not None and family is not None and cann_v(cann) is not None:
         req = target.matrix.driver_requirement(cann, family, product)
     if req is not None and target.matrix is not None and family is not None and driver_v(drv) is not None:
         # The vendor's own statements decide (matrix.hdk_verdict): the release's HDK -> pass; a named
         # compatibility statement -> pass naming it; a stated "not compatible" -> fail; nothing -> warn.
         # Where HDKs are numbered per product, the product's statements (unknown product: each named).
-        v = target.matrix.hdk_verdict(cann, drv, family, product)
+        # A host that narrows its product to several candidates is judged for each (unknown where
+        # their answers differ), so a product's own minima are never skipped by a guess.
+        v = target.matrix.hdk_verdict(cann, drv, family, product, candidates)
         where = f"CANN {cann} on {family_title(family)}"
         if product:
             where += (
                 f" ({target.matrix.product(product).title}, {facts.devices.product_source or 'the stack'})"
             )
-        elif facts.devices.product_candidates:
-            where += " (product not told by the host: " + ", ".join(facts.devices.product_candidates) + ")"
+        elif candidates:
+            where += (
+                " (product unknown within the family: "
+                + (f"{facts.devices.product_source} " if facts.devices.product_source else "")
+                + "could be "
+                + ", ".join(target.matrix.product(c).title for c in candidates)
+                + ")"
+            )
         srcs = f" ({cite(target, v.sources)})" if v.sources else ""
         rec = (v.recommended or req.hdk or req.range).removeprefix("Ascend HDK ")
         if v.level == "recommended":

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -746,18 +747,36 @@ class Matrix:
             validated=validated,
         )
 
-    def hdk_verdict(self, cann: str, driver: str, family: str, product: str | None = None) -> Verdict:
+    def hdk_verdict(
+        self,
+        cann: str,
+        driver: str,
+        family: str,
+        product: str | None = None,
+        candidates: Sequence[str] = (),
+    ) -> Verdict:
         """The vendor's word on ``driver`` with CANN ``cann`` on ``family`` (see :class:`Verdict`).
 
         For a family whose HDKs are numbered per product (``hdk_line: own``) the answer is the
         product's; when the product is not known and the products' answers differ, it is
-        ``unknown`` and names each candidate's answer."""
+        ``unknown`` and names each candidate's answer. ``candidates``: the products the host may
+        be (it told no one product), judged the same way in any family."""
         prods = self.products_of(family)
         if product is None and prods and self.own_hdk_line(family):
+            if candidates:
+                prods = tuple(self.product(c) for c in candidates)
             return self._any_product_verdict(cann, driver, family, prods)
+        if product is None and candidates:
+            per = [self.hdk_verdict(cann, driver, family, c) for c in candidates]
+            if len({(v.level, v.statement) for v in per}) == 1:
+                # one answer whichever of the candidates the host is
+                return replace(per[0], subject=f"driver {driver} with CANN {cann} on {family}")
+            return self._any_product_verdict(cann, driver, family, tuple(self.product(c) for c in candidates))
         where = family if product is None else f"{family} ({self.product(product).title})"
         subject = f"driver {driver} with CANN {cann} on {where}"
-        early = self._cann_predates(cann, family, product, subject)
+        early = self._cann_predates(cann, family, product, subject) or self._driver_predates(
+            driver, product, subject
+        )
         if early is not None:
             return early
         req = self.driver_requirement(cann, family, product)
@@ -829,6 +848,30 @@ class Matrix:
                     settle=f"a vendor statement pairing CANN {cann} with the {prod.title}",
                 )
         return None
+
+    def _driver_predates(self, driver: str, product: str | None, subject: str) -> Verdict | None:
+        """A driver older than the first Ascend HDK a statement pairs with the product (unknown:
+        no statement names it for the product); None otherwise or where a version does not parse."""
+        if product is None:
+            return None
+        prod = self.product(product)
+        if not prod.hdk_from:
+            return None
+        try:
+            older = bool(_drv(driver) < _drv(prod.hdk_from))
+        except VersionError:
+            return None
+        if not older:
+            return None
+        return Verdict(
+            "unknown",
+            subject,
+            f"no statement names driver {driver} for the {prod.title}: "
+            + (prod.hdk_from_statement or f"statements start at Ascend HDK {prod.hdk_from}"),
+            prod.sources,
+            recommended=prod.hdk_from,
+            settle=f"a vendor statement pairing Ascend HDK {driver} with the {prod.title}",
+        )
 
     def _any_product_verdict(
         self, cann: str, driver: str, family: str, prods: tuple[Product, ...]

@@ -271,9 +271,17 @@ def _from_info(
         return
     first = chips[0]
     # Ascend 950's npu-smi refuses `-c` and names the SoC at NPU level.
-    board_text = board_of(first.npu_id, None if family_from_npu_name(first.name) == "950" else first.chip_id)
+    chip = None if family_from_npu_name(first.name) == "950" else first.chip_id
+    board_text = board_of(first.npu_id, chip)
     if board_text is not None:
         board = parse_board(board_text)
+        if "Board ID" not in board and chip is not None:
+            # the chip-level query names the SoC; the NPU-level one (`-t board -i N`) carries the
+            # Board ID and PCI ids that tell the product (docs/doctor.md)
+            npu_text = board_of(first.npu_id, None)
+            if npu_text is not None and npu_text != board_text:
+                for key, val in parse_board(npu_text).items():
+                    board.setdefault(key, val)
         facts["board"] = board
         soc = soc_from_board(board)
         if soc:
@@ -330,33 +338,94 @@ def _module_version(ctx: ProbeContext, facts: dict[str, Any]) -> None:
 
 
 def _product(facts: dict[str, Any], pci: list[PciDevice]) -> None:
-    """The product where the host tells it (PCI subsystem id, then the SoC / npu-smi name); for a
-    family whose products are versioned apart and none is told, the candidates."""
-    from cannenv.soc import product_from_pci, products, products_from_soc
+    """The product where the host tells it: each piece of evidence the vendor's tools read (the PCI
+    subsystem id from sysfs or npu-smi's board answer, npu-smi's Board ID, the SoC / npu-smi name)
+    names the products it may be; one product left across them is the product, several are the
+    candidates (never a guess). A family whose products are versioned apart (950) and tells none
+    gets all its products as candidates."""
+    from cannenv.soc import hardware, products
 
     fam = facts.get("family")
     if not fam or not products(fam):
         return
-    for dev in pci:
-        prod = product_from_pci(dev.device, dev.subsystem)
-        if prod is not None and prod.family == fam:
-            facts["product"] = prod.id
-            facts["product_source"] = (
-                f"PCI {dev.vendor}:{dev.device} subsystem {dev.subsystem} at {dev.address}"
-            )
+    said = _product_evidence(fam, facts, pci)
+    if said:
+        order = [p.id for p in products(fam)]
+        common = set(said[0][1])
+        for _, ids in said[1:]:
+            common &= set(ids)
+        evidence = "; ".join(e for e, _ in said)
+        if len(common) == 1:
+            facts["product"], facts["product_source"] = common.pop(), evidence
             return
-    names = [n for n in (facts.get("soc"), *(ch.name for ch in facts.get("chips", ()))) if n]
-    for name in names:
-        hits = [p for p in products_from_soc(name) if p.family == fam]
-        if len(hits) == 1:
-            facts["product"], facts["product_source"] = hits[0].id, f"name {name}"
+        if common:
+            facts["product_candidates"] = tuple(i for i in order if i in common)
+            facts["product_source"] = evidence
             return
-    from cannenv.soc import hardware
-
+        # the pieces disagree: every product one of them names stays a candidate, each piece said
+        named = {i for _, ids in said for i in ids}
+        facts["product_candidates"] = tuple(i for i in order if i in named)
+        facts["product_source"] = "the evidence disagrees: " + "; ".join(
+            f"{e} names {', '.join(ids)}" for e, ids in said
+        )
+        return
     # candidates only where the products' HDKs are numbered apart (950): an A2 host that tells no
     # product is judged as the family, as before
     if any(f.id == fam and f.hdk_line == "own" for f in hardware().families):
         facts["product_candidates"] = tuple(p.id for p in products(fam))
+
+
+def _product_evidence(
+    fam: str, facts: dict[str, Any], pci: list[PciDevice]
+) -> list[tuple[str, tuple[str, ...]]]:
+    """``(evidence, ids of the products it may be)`` for each piece that names any product of ``fam``."""
+    from cannenv.soc import family_from_pci, products_from_board_id, products_from_pci, products_from_soc
+
+    said: list[tuple[str, tuple[str, ...]]] = []
+    seen = set()
+    for dev in pci:
+        if dev.subsystem is None or dev.subsystem in seen or family_from_pci(dev.device) != fam:
+            continue
+        seen.add(dev.subsystem)
+        hits = products_from_pci(dev.device, dev.subsystem)
+        if hits:
+            said.append(
+                (
+                    f"PCI {dev.vendor}:{dev.device} subsystem {dev.subsystem} at {dev.address}",
+                    tuple(p.id for p in hits),
+                )
+            )
+    board: dict[str, str] = facts.get("board") or {}
+    device = _board_hex(board.get("PCI Device ID"))
+    sub = "{}:{}".format(
+        _board_hex(board.get("Subsystem Vendor ID")), _board_hex(board.get("Subsystem Device ID"))
+    )
+    if device and sub not in seen and family_from_pci(device) == fam:
+        hits = products_from_pci(device, sub)
+        if hits:
+            said.append((f"npu-smi board PCI Device ID {device} subsystem {sub}", tuple(p.id for p in hits)))
+    board_id = board.get("Board ID")
+    if board_id:
+        hits = products_from_board_id(fam, board_id)
+        if hits:
+            said.append((f"npu-smi Board ID {board_id.strip().lower()}", tuple(p.id for p in hits)))
+    for name in (facts.get("soc"), *(ch.name for ch in facts.get("chips", ()))):
+        if not name:
+            continue
+        named = tuple(p.id for p in products_from_soc(name) if p.family == fam)
+        if named:
+            said.append((f"name {name}", named))
+            break
+    return said
+
+
+def _board_hex(text: str | None) -> str:
+    """``0xD802`` -> ``d802`` (npu-smi's spelling of a PCI id -> the hardware table's); ``""`` when
+    it is not four hex digits."""
+    from cannenv.hardware import PCI_ID_RE
+
+    m = PCI_ID_RE.match((text or "").strip().lower())
+    return m.group(2) if m else ""
 
 
 def _pci_devices(ctx: ProbeContext) -> list[PciDevice]:

@@ -202,5 +202,5 @@ def test_950_host_without_a_product_says_so_and_names_the_candidates(tmp_path: P
     f, fs = _judge(tree)
     assert f.devices.product is None
     (d,) = _by(fs, "driver-cann")
-    assert d.status == "warn" and "product not told by the host" in d.detail
+    assert d.status == "warn" and "product unknown within the family" in d.detail
     assert "Atlas 350" in d.detail and "Atlas 950 SuperPoD" in d.detail
