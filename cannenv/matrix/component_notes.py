@@ -32,7 +32,9 @@ from typing import Any
 
 from cannenv.errors import InputError
 from cannenv.matrix.artefact import MAX_MEMBER, Provenance
-from cannenv.matrix.torchnpu_notes import _COMMIT, _DATE, _instant, _strip_tags
+from cannenv.matrix.gitdocs import COMMIT as _COMMIT
+from cannenv.matrix.gitdocs import DATE as _DATE
+from cannenv.matrix.torchnpu_notes import _instant, _strip_tags
 
 FOLDER = "component_notes"
 MANIFEST = "refs.json"
@@ -42,7 +44,6 @@ MAX_NOTES = 300
 MAX_MANIFEST = 512 << 10
 MAX_REFS = 96
 MAX_TABLE_LINES = 400
-GIT_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -557,54 +558,32 @@ def matrix_doc(imports: list[DocImport]) -> dict[str, Any]:
 def save_from_git(git_dir: Path, repository: str, folder: Path) -> list[dict[str, Any]]:
     """Write ``folder/<owner>+<repo>/`` (documents + ``refs.json``) from a clone of ``repository``:
     one file per distinct blob of its :data:`DOCS` paths that any branch or tag holds, named after a
-    branch holding it (else the first tag) and the commit that last changed it. Git runs through
-    :func:`cannenv.host.run` (argument lists, a timeout, bounded output). Returns the entries."""
-    from cannenv.errors import ExternalError
+    branch holding it (else the first tag) and the commit that last changed it. The walk is
+    :meth:`cannenv.matrix.gitdocs.Clone.revisions`. Returns the entries."""
     from cannenv.fsutil import atomic_write_text
-    from cannenv.host import run
+    from cannenv.matrix.gitdocs import Clone
 
     if repository not in DOCS:
         raise InputError(f"repository {repository!r} is not one cannenv reads", hint=", ".join(DOCS))
-    paths = DOCS[repository].paths
-
-    def git(*args: str, max_output: int = 16 << 20) -> str:
-        res = run(["git", "-C", str(git_dir), *args], timeout=GIT_TIMEOUT_S, max_output=max_output)
-        if not res.ok:
-            raise ExternalError(res.describe(), hint=f"is {git_dir} a clone of {repository}?")
-        return res.stdout
-
-    refs = [r for r in git("for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags").split() if r]
-    by_blob: dict[str, dict[str, Any]] = {}
-    for ref in refs:
-        if not _REF.match(ref):
-            continue
-        for line in git("ls-tree", "-r", "--full-tree", ref, "--", *paths).splitlines():
-            meta, _, path = line.partition("\t")
-            fields = meta.split()
-            if len(fields) != 3 or fields[1] != "blob" or path not in paths:
-                continue
-            blob = fields[2]
-            if blob not in by_blob:
-                log = git("log", "-1", "--format=%H %cI", ref, "--", path).split()
-                if len(log) != 2 or not (_COMMIT.match(log[0]) and _DATE.match(log[1])):
-                    raise ExternalError(f"git log of {ref}:{path} gave {log!r}", hint="")
-                by_blob[blob] = {"path": path, "commit": log[0], "date": log[1], "refs": []}
-            by_blob[blob]["refs"].append(ref)
-    if len(by_blob) > MAX_NOTES:
-        raise InputError(f"{git_dir}: more than {MAX_NOTES} distinct documents", hint="")
+    clone = Clone(git_dir, repository)
+    revisions = clone.revisions(DOCS[repository].paths, _REF, limit=MAX_NOTES, what="documents")
     out = folder / repository.replace("/", "+")
     out.mkdir(parents=True, exist_ok=True)
     entries: list[dict[str, Any]] = []
     without: list[dict[str, Any]] = []
-    for blob, e in by_blob.items():
-        names = [r.split("/", 2)[2] for r in e["refs"]]
-        heads = [r.split("/", 2)[2] for r in e["refs"] if r.startswith("refs/heads/")]
-        ref = (sorted(heads) or sorted(names))[0]
-        name = f"{ref.replace('/', '+')}@{e['commit'][:9]}.{Path(e['path']).stem}.md"
-        text = git("cat-file", "blob", blob, max_output=MAX_MEMBER)
-        entry = {"file": name, "path": e["path"], "commit": e["commit"], "date": e["date"], "blob": blob}
-        entry["refs"] = sorted(e["refs"])
-        if not parse_doc(text, DocImport(repository, ref, e["commit"][:9], name, "")).rows:
+    for rev in revisions:
+        ref = (sorted(rev.heads) or sorted(rev.names))[0]
+        name = f"{ref.replace('/', '+')}@{rev.commit[:9]}.{Path(rev.path).stem}.md"
+        text = clone.blob_text(rev.blob, MAX_MEMBER)
+        entry: dict[str, Any] = {
+            "file": name,
+            "path": rev.path,
+            "commit": rev.commit,
+            "date": rev.date,
+            "blob": rev.blob,
+        }
+        entry["refs"] = sorted(rev.refs)
+        if not parse_doc(text, DocImport(repository, ref, rev.commit[:9], name, "")).rows:
             # a revision with no version table this module reads (an old README's prose or vertical
             # table): listed, so the record shows it was looked at, not saved
             del entry["file"]

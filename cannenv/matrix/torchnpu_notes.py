@@ -34,6 +34,8 @@ from typing import Any
 
 from cannenv.errors import InputError, VersionError
 from cannenv.matrix.artefact import MAX_MEMBER, Provenance
+from cannenv.matrix.gitdocs import COMMIT as _COMMIT
+from cannenv.matrix.gitdocs import DATE as _DATE
 
 FOLDER = "torchnpu_release_notes"
 MANIFEST = "refs.json"
@@ -44,8 +46,6 @@ MAX_REFS = 64
 """refs one note may name in the manifest (the most in a real snapshot: 3)"""
 _REF = re.compile(r"^refs/(heads|tags)/[A-Za-z0-9][A-Za-z0-9._-]{0,80}\Z")
 _PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,200}\.md\Z")
-_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
-_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([+-][0-9]{2}:[0-9]{2}|Z)\Z")
 _NOT_COMPATIBLE = ("“/”代表不兼容", "“/”表示不兼容", '"/"代表不兼容', '"/"表示不兼容')
 _NAME = re.compile(r"^(?P<ref>[A-Za-z0-9][A-Za-z0-9._-]{0,80})@(?P<commit>[0-9a-f]{7,40})\.md\Z")
 _PY = re.compile(r"Python\s?(3)\.(\d{1,2})")
@@ -477,59 +477,34 @@ def matrix_doc(imports: list[NoteImport]) -> dict[str, Any]:
 
 NOTE_PATHS = ("docs/zh/release_notes.md", "docs/zh/release_notes/release_notes.md")
 """where Ascend/pytorch keeps the Chinese release note (master; the release branches and tags)"""
-GIT_TIMEOUT_S = 120.0
 
 
 def save_from_git(git_dir: Path, folder: Path) -> list[dict[str, Any]]:
     """Write ``folder`` (``<ref>@<commit>.md`` + ``refs.json``) from a clone of Ascend/pytorch: one
     file per distinct note blob that any branch or tag holds at :data:`NOTE_PATHS`, named after a
     branch where one holds it (else the first tag), with its path, full commit, commit date and
-    every ref holding it. A file already in ``folder`` under another ref name keeps that name. Git
-    runs through :func:`cannenv.host.run` (argument lists, a timeout, bounded output); ``git_dir`` is
-    a bare repository or a work tree. Returns the manifest's entries."""
-    from cannenv.errors import ExternalError
+    every ref holding it. A file already in ``folder`` under another ref name keeps that name. The
+    walk is :meth:`cannenv.matrix.gitdocs.Clone.revisions`; ``git_dir`` is a bare repository or a
+    work tree. Returns the manifest's entries."""
     from cannenv.fsutil import atomic_write_text
-    from cannenv.host import run
+    from cannenv.matrix.gitdocs import Clone
 
-    def git(*args: str, max_output: int = 16 << 20) -> str:
-        res = run(["git", "-C", str(git_dir), *args], timeout=GIT_TIMEOUT_S, max_output=max_output)
-        if not res.ok:
-            raise ExternalError(res.describe(), hint=f"is {git_dir} a clone of Ascend/pytorch?")
-        return res.stdout
-
-    refs = [r for r in git("for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags").split() if r]
-    by_blob: dict[str, dict[str, Any]] = {}
-    for ref in refs:
-        if not _REF.match(ref):
-            continue  # a ref name this folder cannot carry (see _REF)
-        listed = git("ls-tree", "-r", "--full-tree", ref, "--", *NOTE_PATHS).splitlines()
-        for line in listed:
-            meta, _, path = line.partition("\t")
-            fields = meta.split()
-            if len(fields) != 3 or fields[1] != "blob" or path not in NOTE_PATHS:
-                continue
-            blob = fields[2]
-            commit = git("log", "-1", "--format=%H", ref, "--", path).strip()
-            date = git("log", "-1", "--format=%cI", ref, "--", path).strip()
-            if not (_COMMIT.match(commit) and _DATE.match(date)):
-                raise ExternalError(f"git log of {ref}:{path} gave {commit!r} {date!r}", hint="")
-            entry = by_blob.setdefault(blob, {"path": path, "commit": commit, "date": date, "refs": []})
-            entry["refs"].append(ref)
-    if len(by_blob) > MAX_NOTES:
-        raise InputError(f"{git_dir}: more than {MAX_NOTES} distinct release notes", hint="")
+    clone = Clone(git_dir, "Ascend/pytorch")
+    revisions = clone.revisions(NOTE_PATHS, _REF, limit=MAX_NOTES, what="release notes")
     folder.mkdir(parents=True, exist_ok=True)
     have = {m["ref"]: p.name for p in folder.iterdir() if (m := _NAME.match(p.name))}
     entries: list[dict[str, Any]] = []
-    for blob, e in by_blob.items():
-        names = [r.split("/", 2)[2] for r in e["refs"]]
-        kept = [n for n in names if n in have and have[n].endswith(f"@{e['commit'][:9]}.md")]
-        heads = [r.split("/", 2)[2] for r in e["refs"] if r.startswith("refs/heads/")]
+    for rev in revisions:
+        names = rev.names
+        kept = [n for n in names if n in have and have[n].endswith(f"@{rev.commit[:9]}.md")]
+        heads = rev.heads
         ref = kept[0] if kept else (heads[0] if heads else sorted(names)[0])
-        name = f"{ref}@{e['commit'][:9]}.md"
-        data = git("cat-file", "blob", blob, max_output=MAX_MEMBER)
-        atomic_write_text(folder / name, data)
-        entries.append({"file": name, **{k: e[k] for k in ("path", "commit", "date")}, "blob": blob})
-        entries[-1]["refs"] = sorted(e["refs"])
+        name = f"{ref}@{rev.commit[:9]}.md"
+        atomic_write_text(folder / name, clone.blob_text(rev.blob, MAX_MEMBER))
+        entries.append(
+            {"file": name, "path": rev.path, "commit": rev.commit, "date": rev.date, "blob": rev.blob}
+        )
+        entries[-1]["refs"] = sorted(rev.refs)
     entries.sort(key=lambda x: (_instant(x["date"]), x["file"]))
     doc = {"repository": "Ascend/pytorch", "notes": entries}
     atomic_write_text(folder / MANIFEST, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
