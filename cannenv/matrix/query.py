@@ -774,11 +774,18 @@ class Matrix:
             return self._any_product_verdict(cann, driver, family, tuple(self.product(c) for c in candidates))
         where = family if product is None else f"{family} ({self.product(product).title})"
         subject = f"driver {driver} with CANN {cann} on {where}"
-        early = self._cann_predates(cann, family, product, subject) or self._driver_predates(
-            driver, product, subject
-        )
+        early = self._cann_predates(cann, family, product, subject)
         if early is not None:
             return early
+        v = self._stated_verdict(cann, driver, family, product, subject)
+        # a pairing the family's statements accept, with a driver older than the first HDK a
+        # statement pairs with the product, is not known for the product (a stated "N" stays)
+        low = self._driver_predates(driver, product, subject) if v.ok else None
+        return v if low is None else low
+
+    def _stated_verdict(
+        self, cann: str, driver: str, family: str, product: str | None, subject: str
+    ) -> Verdict:
         req = self.driver_requirement(cann, family, product)
         settle = (
             f"the CANN {cann} release note's CANN/Ascend HDK compatibility table "

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from cannenv import matrix
 from cannenv.facts import DeviceFacts
 from cannenv.host import Host
 from cannenv.probes import collect
 from cannenv.soc import products_from_board_id, products_from_pci
+from tests.helpers import hosts
 from tests.helpers.hosts import CAPTURE_BOARD, CAPTURE_INFO, HostTree
 
 SMI = Path(__file__).resolve().parent.parent / "data" / "npu_smi"
+MATRICES = Path(__file__).resolve().parent.parent.parent / "matrices"
 A2_INFO = (SMI / "a2_25.5.1_info.txt").read_text()
 A2_BOARD_CHIP = (SMI / "a2_board.txt").read_text()
 A2_BOARD_NPU = (SMI / "a2_board_npu_25.5.1.txt").read_text()
@@ -112,11 +117,33 @@ def test_the_800i_a2_minima_are_judged() -> None:
     m = matrix.load()
     early = m.hdk_verdict("7.0.0", "23.0.3", "a2", "atlas-800i-a2")
     assert early.level == "unknown" and "8.0.RC1" in early.statement
-    old_drv = m.hdk_verdict("8.0.RC1", "23.0.3", "a2", "atlas-800i-a2")
-    assert old_drv.level == "unknown" and "24.1.RC1" in old_drv.statement
-    assert old_drv.recommended == "24.1.RC1"
-    at_min = m.hdk_verdict("8.0.RC1", "24.1.rc1", "a2", "atlas-800i-a2")
-    assert "no statement names driver" not in at_min.statement
+    assert m.hdk_verdict("8.0.RC1", "24.1.rc1", "a2", "atlas-800i-a2").level == "recommended"
+
+
+def test_a_driver_older_than_the_products_first_hdk_is_unknown_for_it(tmp_path: Path) -> None:
+    """No shipped statement accepts an A2 driver older than 24.1.RC1 with CANN >= 8.0.RC1, so the
+    rule is shown on a copy of the matrix with one HYPOTHETICAL statement added (CANN 8.0.RC1 with
+    HDK 23.0.X: Y): the family keeps the statement's answer, the 800I A2 is unknown naming its
+    minimum, and a stated N is never softened."""
+    import shutil
+
+    folder = tmp_path / "m"
+    shutil.copytree(MATRICES, folder, ignore=shutil.ignore_patterns("explain", "precision", "certify"))
+    hdk = folder / "hdk.yaml"
+    text = hdk.read_text(encoding="utf-8")
+    extra = (
+        "hdk_compat:\n"
+        '  - {cann: ["8.0.RC1"], hdk: ["23.0.X"], compatible: true, statement: "HYPOTHETICAL test row", '
+        "sources: [RN-850]}\n"
+        '  - {cann: ["8.0.RC1"], hdk: ["22.0.X"], compatible: false, statement: "HYPOTHETICAL test N", '
+        "sources: [RN-850]}\n"
+    )
+    hdk.write_text(text.replace("hdk_compat:\n", extra, 1), encoding="utf-8")
+    m = matrix.load([folder])
+    assert m.hdk_verdict("8.0.RC1", "23.0.3", "a2").level == "compatible"
+    v = m.hdk_verdict("8.0.RC1", "23.0.3", "a2", "atlas-800i-a2")
+    assert v.level == "unknown" and "24.1.RC1" in v.statement and v.recommended == "24.1.RC1"
+    assert m.hdk_verdict("8.0.RC1", "22.0.3", "a2", "atlas-800i-a2").level == "incompatible"
 
 
 def test_candidates_are_each_judged() -> None:
@@ -129,3 +156,55 @@ def test_candidates_are_each_judged() -> None:
     same = m.hdk_verdict("8.5.0", "25.5.0", "a2", None, cands)
     fam = m.hdk_verdict("8.5.0", "25.5.0", "a2")
     assert (same.level, same.statement) == (fam.level, fam.statement)
+
+
+def _toolkit_7(tree: HostTree) -> None:
+    """CANN 7.0.0 in the <= 8.3 layout (hosts.toolkit's), its install record without the
+    innerversion line (none recorded for 7.0.0 in the research notes)."""
+    path = "/usr/local/Ascend/ascend-toolkit/7.0.0"
+    tree.write(
+        f"{path}/{tree.arch}-linux/ascend_toolkit_install.info",
+        f"package_name=Ascend-cann-toolkit\nversion=7.0.0\narch={tree.arch}\nos=linux\npath={path}/{tree.arch}-linux\n",
+    )
+    tree.link("/usr/local/Ascend/ascend-toolkit/latest", "7.0.0")
+
+
+def _doctor_driver_cann(tree: HostTree) -> tuple[DeviceFacts, str, str]:
+    from cannenv import checks
+    from cannenv.checks.stack import choose_target
+
+    f = collect(Host(tree.root, dict(tree.env), True, 5.0))
+    (d,) = [x for x in checks.run(f, choose_target(f, matrix.load())) if x.id == "driver-cann"]
+    return f.devices, d.status, d.detail
+
+
+def test_doctor_names_the_candidates_where_their_minima_differ(tmp_path: Path) -> None:
+    """Board ID 0x30 with CANN 7.0.0: the 800I A2 has no statement before CANN 8.0.RC1, the other
+    candidates keep the family's answer, so the doctor says the product is unknown within the
+    family, which products it could be, and each one's answer; it picks none."""
+    tree = _a2_tree(tmp_path, board_id="0x30").driver(hosts.driver_like_25_3("23.0.3"))
+    _toolkit_7(tree)
+    dev, status, detail = _doctor_driver_cann(tree)
+    assert dev.product is None
+    assert status == "warn", detail
+    assert "product unknown within the family: npu-smi Board ID 0x30 could be" in detail
+    assert "Atlas 800I A2 inference server: unknown" in detail and "Atlas 800T A2 training server" in detail
+
+
+def test_doctor_judges_the_told_product(tmp_path: Path) -> None:
+    """PCI 19e5:3002 (ascend-deployer: 'Atlas 800I A2') with CANN 7.0.0: unknown for the product,
+    naming it, how the host told it and the statement its minimum rests on."""
+    tree = _a2_tree(tmp_path, subsystem="3002").driver(hosts.driver_like_25_3("23.0.3"))
+    _toolkit_7(tree)
+    dev, status, detail = _doctor_driver_cann(tree)
+    assert dev.product == "atlas-800i-a2"
+    assert status == "warn" and "Atlas 800I A2" in detail and "subsystem 19e5:3002" in detail, detail
+    assert "8.0.RC1" in detail
+
+
+@given(st.text(max_size=200))
+def test_any_board_id_text_names_only_the_familys_listed_products(text: str) -> None:
+    hits = products_from_board_id("a2", text)
+    assert all(p.family == "a2" for p in hits)
+    if hits:
+        assert int(text.strip().lower()[2:], 16) in {int(b, 16) for p in hits for b in p.board_ids}
