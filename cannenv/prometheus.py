@@ -13,7 +13,10 @@ Series (one node):
   1 warn, 2 fail, 3 error (the input needed to judge was broken), -1 skip (did not apply);
 * ``cannenv_stack_info{stack, cann, driver, torch_npu} 1``: the stack the node was judged
   against and the versions found on it (``none`` where absent);
-* ``cannenv_reboot_pending``: 1 when the loaded driver is not the installed one (``driver-loaded``);
+* ``cannenv_reboot_pending``: 1 when the loaded driver is not the installed one (``driver-loaded``
+  fails), 0 when it is (the check passes); **no sample** when the loaded driver is unknown
+  (``driver-loaded`` skipped or not run: :func:`cannenv.report.reboot_pending`), so no query reads an
+  unknown node as "not pending" and ``sum()`` counts known pending nodes only;
 * ``cannenv_findings{status}``: how many findings had each status;
 * ``cannenv_last_run_timestamp_seconds``: when the judgement was made (Unix time).
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cannenv.report import Finding, Report
+from cannenv.report import Finding, Report, reboot_pending
 
 STATUS_VALUE: Mapping[str, int] = {"skip": -1, "pass": 0, "warn": 1, "fail": 2, "error": 3}
 """``cannenv_check_status`` values: larger is worse, so ``max`` over findings is the check's result."""
@@ -56,19 +59,21 @@ def check_results(findings: Iterable[Finding]) -> dict[str, tuple[str, int]]:
     return out
 
 
-REBOOT_CHECK = "driver-loaded"
-"""The doctor's check that fails with "reboot pending" (:func:`cannenv.checks.policy.reboot_pending`)."""
-
-
-def reboot_pending(findings: Iterable[Finding]) -> bool:
-    """The node runs another driver than the one installed: it needs a restart."""
-    return any(f.id == REBOOT_CHECK and f.status == "fail" for f in findings)
+REBOOT_VALUE: Mapping[str, float] = {"true": 1.0, "false": 0.0}
+"""``cannenv_reboot_pending`` per :func:`cannenv.report.reboot_pending`; ``unknown`` has no sample."""
+REBOOT_HELP = (
+    "1 when the loaded NPU driver is not the installed one (restart the node), 0 when it is the "
+    "installed one; no sample when the loaded driver is unknown (cannenv_check_status "
+    'check="driver-loaded" is then -1), so sum() counts only known pending nodes and == 0 matches '
+    "none of them."
+)
 
 
 def render_node(report: Report, *, timestamp: float) -> str:
     """The textfile of one node's judgement (``cannenv doctor``'s report)."""
     results = check_results(report.findings)
     host = report.host
+    pending = reboot_pending(report.findings)
     parts = [
         _family(
             "cannenv_check_status",
@@ -95,8 +100,8 @@ def render_node(report: Report, *, timestamp: float) -> str:
         _family(
             "cannenv_reboot_pending",
             "gauge",
-            "1 when the loaded NPU driver is not the installed one (restart the node), else 0.",
-            [({}, 1.0 if reboot_pending(report.findings) else 0.0)],
+            REBOOT_HELP,
+            [({}, REBOOT_VALUE[pending])] if pending in REBOOT_VALUE else [],
         ),
         _family(
             "cannenv_findings",
@@ -119,8 +124,23 @@ def render_fleet(
     failing_checks: Mapping[tuple[str, str], int],
     *,
     timestamp: float,
+    reboot_pending: Mapping[str, int] | None = None,
 ) -> str:
-    """Fleet-level gauges of ``cannenv fleet report``: nodes per status, nodes failing each check."""
+    """Fleet-level gauges of ``cannenv fleet report``: nodes per status, nodes failing each check,
+    judged nodes per reboot pending state (``true`` / ``false`` / ``unknown``, all three always)."""
+    reboot = (
+        [
+            _family(
+                "cannenv_fleet_reboot_pending_nodes",
+                "gauge",
+                "Judged nodes by reboot pending: true (restart them), false, unknown (nothing told the "
+                "loaded driver).",
+                (({"state": s}, float(n)) for s, n in reboot_pending.items()),
+            )
+        ]
+        if reboot_pending is not None
+        else []
+    )
     return "".join(
         [
             _family(
@@ -129,6 +149,7 @@ def render_fleet(
                 "Nodes in the fleet report, by status (compliant, drifting, failing, or why not collected).",
                 (({"status": s}, float(n)) for s, n in sorted(node_status_counts.items())),
             ),
+            *reboot,
             _family(
                 "cannenv_fleet_check_failing_nodes",
                 "gauge",

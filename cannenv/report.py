@@ -115,6 +115,27 @@ def summarize(findings: Iterable[Finding]) -> dict[str, int]:
     return counts
 
 
+REBOOT_CHECK = "driver-loaded"
+"""The doctor's check that fails with "reboot pending" (:func:`cannenv.checks.policy.reboot_pending`)."""
+
+RebootPending = Literal["true", "false", "unknown"]
+"""Whether a node needs a restart for its installed driver to run: the value of the label
+``cannenv.io/reboot-pending`` and of ``fleet report``'s ``reboot_pending`` (docs/fleet.md)."""
+
+
+def reboot_pending(findings: Iterable[Finding]) -> RebootPending:
+    """The findings' word on a pending reboot: ``true`` when ``driver-loaded`` fails, ``false`` only
+    when it passes (the loaded driver was compared with the installed one and is it), ``unknown``
+    otherwise — a skip (nothing tells the loaded driver), an error, or the check not run. Never
+    ``false`` for what was not compared: that would be a false pass."""
+    statuses = {f.status for f in findings if f.id == REBOOT_CHECK}
+    if "fail" in statuses:
+        return "true"
+    if statuses == {"pass"}:
+        return "false"
+    return "unknown"
+
+
 def report_json_schema() -> dict[str, Any]:
     return json_schema(Report)
 

@@ -168,17 +168,23 @@ def _driver_cann(facts: Facts, target: Target) -> list[Finding]:
 
 def _driver_loaded(facts: Facts, target: Target) -> list[Finding]:
     """Reboot pending: the running kernel has another driver loaded than the one installed."""
-    from cannenv.checks.policy import loaded_driver, reboot_pending
+    from cannenv.checks.policy import loaded_driver, reboot_pending, reboot_unknown
 
     c = DRIVER_LOADED
     installed = facts.driver.version if facts.driver else None
     loaded = loaded_driver(facts)
-    if installed is None or loaded is None:
-        missing = "no installed driver version" if installed is None else "no loaded driver version"
+    unknown = reboot_unknown(facts)
+    if unknown is not None or installed is None or loaded is None:
+        # neither told nor ruled out: a skip that says "unknown", never a pass (label and metric
+        # read it as unknown: cannenv.report.reboot_pending)
         return [
             c.finding(
                 "skip",
-                f"{missing} to compare (npu-smi's header or the kernel module tells the loaded one)",
+                f"reboot pending unknown: {unknown or 'the loaded driver is not told'}",
+                "capture `npu-smi info` on the node to /var/lib/cannenv/npu-smi-info.txt (the DaemonSet "
+                "mounts it with --host-path /var/lib/cannenv), or run the doctor where npu-smi runs"
+                if installed is not None and loaded is None
+                else None,
                 caused_by="driver-installed" if installed is None else None,
             )
         ]

@@ -173,6 +173,32 @@ def loaded_driver(facts: Facts) -> tuple[str, str] | None:
     return None
 
 
+def reboot_unknown(facts: Facts) -> str | None:
+    """Why a reboot pending can be neither told nor ruled out (the loaded driver cannot be compared
+    with the installed one), or None when it can. The doctor's ``driver-loaded`` is then ``skip``
+    with this reason, ``plan`` notes it, and the label, the metric and ``fleet report`` say
+    "unknown" — never "no reboot pending" (a false pass)."""
+    installed = facts.driver.version if facts.driver else None
+    loaded = loaded_driver(facts)
+    if installed is None:
+        return "no installed driver version (version.info) to compare the loaded driver with"
+    if loaded is None:
+        return (
+            "nothing tells which driver is loaded: no npu-smi header (npu-smi info, or its capture "
+            "at /var/lib/cannenv/npu-smi-info.txt) and no readable driver kernel module version "
+            "(/sys/module/<module>/version) to compare with the installed one"
+        )
+    from cannenv.checks._util import driver_v
+
+    bad = [v for v in (loaded[0], installed) if driver_v(v) is None]
+    if bad:
+        return (
+            f"the loaded driver {loaded[0]} (per {loaded[1]}) and the installed {installed} cannot be "
+            f"compared: {' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a driver version"
+        )
+    return None
+
+
 def reboot_pending(facts: Facts) -> tuple[str, str, str] | None:
     """(loaded, installed, where the loaded one was read) when the running kernel still has another
     driver loaded than the one installed (``/usr/local/Ascend/driver/version.info``): the driver
@@ -181,15 +207,17 @@ def reboot_pending(facts: Facts) -> tuple[str, str, str] | None:
     "reboot pending" — one judgement for all of them.
 
     A build suffix seen on one side only (``25.0.rc1.b033`` in npu-smi, ``25.0.rc1`` in the file)
-    is the same release spelled two ways, never a pending reboot; unparsable versions say nothing."""
-    installed = facts.driver.version if facts.driver else None
-    loaded = loaded_driver(facts)
-    if installed is None or loaded is None:
-        return None
+    is the same release spelled two ways, never a pending reboot. None says "not pending" only where
+    :func:`reboot_unknown` is None too: where the two cannot be compared, nothing is pending *as far
+    as is known*, and every view says "unknown", never "no reboot pending"."""
     from cannenv.checks._util import driver_v
 
+    installed = facts.driver.version if facts.driver else None
+    loaded = loaded_driver(facts)
+    if installed is None or loaded is None:  # unknown: reboot_unknown says why
+        return None
     a, b = driver_v(loaded[0]), driver_v(installed)
-    if a is None or b is None:
+    if a is None or b is None:  # unknown: reboot_unknown says why
         return None
     ka, kb = a.key, b.key
     if (ka[-1] == 0) != (kb[-1] == 0):  # a build number on one side only

@@ -334,7 +334,10 @@ def report_cmd(
             for key in {(f.id, f.severity) for f in node.findings if f.status in ("fail", "error")}:
                 failing[key] = failing.get(key, 0) + 1
         counts = {k: v for k, v in report.summary.items() if k != "nodes"}
-        text = render_fleet(counts, failing, timestamp=time.time())
+        from cannenv.fleet.report import reboot_counts
+
+        reboot = reboot_counts(report.nodes)
+        text = render_fleet(counts, failing, timestamp=time.time(), reboot_pending=reboot)
         if report.jobs:
             from cannenv.prometheus import render_jobs
 
@@ -437,11 +440,23 @@ def render_text(report: FleetReport) -> str:
         f"{s['failing']} failing, {s['unreachable']} unreachable"
         + (f", {s['untargeted']} untargeted" if s.get("untargeted") else "")
     )
+    from cannenv.fleet.report import reboot_counts, reboot_unknown
+
+    r = reboot_counts(report.nodes)
+    if sum(r.values()):
+        lines.append(
+            f"reboot pending: {r['true']} node(s), not pending: {r['false']}, unknown: {r['unknown']}"
+        )
     for g in report.groups:
         lines.append(f"{g.status.upper():5} {g.check}: {len(g.nodes)} node(s): {g.observed}")
         if g.remedy:
             lines.append(f"      remedy: {g.remedy}")
         lines.append(f"      nodes: {', '.join(g.nodes)}")
+    for (why, remedy), names in reboot_unknown(report.nodes).items():
+        lines.append(f"UNKNOWN driver-loaded: {len(names)} node(s): {why}")
+        if remedy:
+            lines.append(f"      remedy: {remedy}")
+        lines.append(f"      nodes: {', '.join(names)}")
     for n in report.nodes:
         lines.append(f"{n.name}: {n.status}" + (f" ({n.reason})" if n.reason else ""))
     for j in report.jobs:

@@ -1,6 +1,8 @@
 """The fleet report as one self-contained HTML page: summary, nodes × checks grid, grouped remedies.
 
-Per node its target stack (and how it was chosen) and key versions (driver, CANN, torch_npu); each
+Per node its target stack (and how it was chosen) and key versions (driver, CANN, torch_npu); a
+node whose reboot pending is unknown shows ``?`` in the ``driver-loaded`` column (why in its
+tooltip) and is listed with why under "Reboot pending unknown"; each
 grid cell links to the group that holds the node's finding for that check (``#g<id>``); long node
 lists fold into a ``<details>`` element. Laid out for 1400 px and for fleets of 1,000 nodes
 (``tests/integration/test_fleet_html.py`` screenshots it with headless Chromium).
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cannenv.fleet.report import NODE_STATUSES, FleetReport, cell_status
+from cannenv.fleet.report import NODE_STATUSES, FleetReport, cell_status, reboot_unknown
+from cannenv.report import REBOOT_CHECK
 
 MARKS = {"pass": "✓", "warn": "!", "fail": "✗", "error": "E", "skip": "–", "none": "–"}
 
@@ -47,7 +50,11 @@ def render_html(report: FleetReport, explained: list[dict[str, Any]] | None = No
         lstrip_blocks=True,
     )
     template = env.get_template("report.html.j2")
+    unknown = reboot_unknown(report.nodes)
     return template.render(
+        reboot_check=REBOOT_CHECK,
+        reboot_unknown=unknown,
+        reboot_why={name: why for (why, _), names in unknown.items() for name in names},
         report=report,
         statuses=NODE_STATUSES,
         cell=cell_status,

@@ -442,7 +442,7 @@ def dump_manifest(objects: Sequence[Mapping[str, Any]]) -> str:
 def node_labels(report: Mapping[str, Any], certificate_digest: str | None = None) -> dict[str, str]:
     """Labels for a node from its ``cannenv doctor --json`` report (a dict)."""
     from cannenv.fleet.report import node_status
-    from cannenv.prometheus import reboot_pending
+    from cannenv.report import reboot_pending
 
     findings = _findings(report)
     stack = (report.get("stack") or {}).get("id")
@@ -463,8 +463,9 @@ def node_labels(report: Mapping[str, Any], certificate_digest: str | None = None
         # what the device plugin's labels lack (docs/multinode.md): the software stack's versions
         **{f"{LABEL_PREFIX}{key}": label_value(host.get(field)) for key, field in STACK_LABELS},
         f"{LABEL_PREFIX}ops-chips": label_value("_".join(ops) if isinstance(ops, list) else None),
-        # the driver was replaced and the node has not restarted (the doctor's driver-loaded check)
-        f"{LABEL_PREFIX}reboot-pending": "true" if reboot_pending(findings) else "false",
+        # the driver was replaced and the node has not restarted (the doctor's driver-loaded check):
+        # true, false, or unknown when nothing told the loaded driver (never false for that)
+        f"{LABEL_PREFIX}reboot-pending": reboot_pending(findings),
     }
 
 

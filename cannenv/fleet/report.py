@@ -12,8 +12,9 @@ reads as one line. Every node gets a status:
 * ``untargeted``: per-family or per-group targets were given (``--target``) and none applies to the
   node's family or groups: it is reported as such, never judged against another chip's stack.
 
-The JSON is compact by default: per node its status, counts, target, family, key versions and the
-ids of its groups; the full per-node findings only with ``details=True`` (``--details``).
+The JSON is compact by default: per node its status, counts, target, family, key versions, whether
+a reboot is pending (``true`` / ``false`` / ``unknown``) and the ids of its groups; the full per-node
+findings only with ``details=True`` (``--details``).
 
 Pure: the judge is passed in (:func:`judge_with_checks` is the doctor's), files are read here but
 nothing is printed. Renderers: :func:`render_junit` here, the HTML page in :mod:`cannenv.fleet.html`.
@@ -33,7 +34,7 @@ from cannenv.errors import ExitCode, InputError
 from cannenv.facts import Facts
 from cannenv.fleet.collection import Collection, load_collection
 from cannenv.fleet.targets import node_family as node_family
-from cannenv.report import Finding, StackChoice
+from cannenv.report import REBOOT_CHECK, Finding, RebootPending, StackChoice, reboot_pending
 
 FLEET_REPORT_SCHEMA_VERSION = 2
 """2: nodes carry target, family, versions and group ids; their findings only with --details."""
@@ -88,6 +89,10 @@ class NodeResult(_Value):
     versions: dict[str, str | None] = Field(default_factory=dict)
     """Key versions found on the node: driver, cann, torch, torch_npu."""
     counts: dict[str, int] = Field(default_factory=dict)
+    reboot_pending: RebootPending = "unknown"
+    """``true`` / ``false`` as the doctor's ``driver-loaded`` fails / passes, ``unknown`` when it
+    could not compare the loaded driver with the installed one (or the node was not judged): the
+    label ``cannenv.io/reboot-pending``'s value (:func:`cannenv.report.reboot_pending`)."""
     groups: tuple[int, ...] = ()
     """Ids of the groups (``FleetReport.groups``) this node's findings belong to."""
     findings: tuple[Finding, ...] = ()
@@ -297,6 +302,7 @@ def build_report(
                 family=family,
                 versions=versions,
                 counts=_counts(findings),
+                reboot_pending=reboot_pending(findings),
                 findings=tuple(findings),
             )
         )
@@ -436,6 +442,33 @@ def cell_status(node: NodeResult, check: str) -> str:
     if not statuses:
         return "none"
     return min(statuses, key=lambda s: _STATUS_RANK[s])
+
+
+def reboot_counts(nodes: Iterable[NodeResult]) -> dict[str, int]:
+    """Judged nodes (compliant, drifting, failing) by ``reboot_pending``: true, false, unknown."""
+    counts = dict.fromkeys(get_args(RebootPending), 0)
+    for node in nodes:
+        if node.status not in ("unreachable", "untargeted"):
+            counts[node.reboot_pending] += 1
+    return counts
+
+
+def reboot_unknown(nodes: Iterable[NodeResult]) -> dict[tuple[str, str | None], list[str]]:
+    """Judged nodes whose reboot pending is ``unknown``, by (why, remedy): the ``driver-loaded``
+    skip's detail and remedy, or that the check did not run. The text report and the HTML page list
+    them, so a node whose loaded driver nothing told never reads as "no reboot pending"."""
+    out: dict[tuple[str, str | None], list[str]] = {}
+    for node in nodes:
+        if node.status in ("unreachable", "untargeted") or node.reboot_pending != "unknown":
+            continue
+        said = next((f for f in node.findings if f.id == REBOOT_CHECK and f.status != "pass"), None)
+        key = (
+            (said.detail, said.remedy)
+            if said is not None
+            else (f"reboot pending unknown: the {REBOOT_CHECK} check did not run", None)
+        )
+        out.setdefault(key, []).append(node.name)
+    return out
 
 
 def render_junit(report: FleetReport, *, strict: bool = False) -> str:

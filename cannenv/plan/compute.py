@@ -512,9 +512,14 @@ class _Builder:
         driver = next((s for s in self.steps if s.component == "driver"), None)
         replaced = driver is not None and driver.acts and driver.version_from is not None
         if not self.hdk_skip and not any(s.component == "reboot" for s in self.steps):
-            from cannenv.checks.policy import reboot_pending
+            from cannenv.checks.policy import reboot_pending, reboot_unknown
 
             pending = None if replaced else reboot_pending(self.facts)
+            unknown = None if replaced or self.facts.driver is None else reboot_unknown(self.facts)
+            if unknown is not None:  # no reboot planned, and none ruled out: say so (doctor's skip)
+                self.notes.append(
+                    f"reboot pending unknown: {unknown}; no restart is planned for it, none is ruled out"
+                )
             if pending is not None:
                 was, now, where = pending
                 self.add(

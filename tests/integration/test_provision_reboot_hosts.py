@@ -283,6 +283,17 @@ def test_without_a_reboot_every_view_says_reboot_pending_until_the_restart(fleet
     assert (
         'cannenv_fleet_check_failing_nodes{check="driver-loaded",severity="high"} 1\n' in gauges.read_text()
     )
+    # the bare host got its first driver and has not started since: nothing tells its loaded driver
+    # (no npu-smi before a start with a driver), so it is unknown — never "not pending" — in the
+    # report, its metrics (no sample), the fleet gauges and the plan
+    first = json.loads((pending / "first.json").read_text())
+    assert (first["driver"]["version"], first["devices"]["driver_version"]) == ("25.5.1", None)
+    said = {n["name"]: n["reboot_pending"] for n in doc["nodes"]}
+    assert said == {"upgrade": "true", "first": "unknown"}, said
+    assert "\ncannenv_reboot_pending " not in (node_metrics / "first.prom").read_text()
+    for state, n in (("true", 1), ("false", 0), ("unknown", 1)):
+        assert f'cannenv_fleet_reboot_pending_nodes{{state="{state}"}} {n}\n' in gauges.read_text()
+    assert any(n.startswith("reboot pending unknown: ") for n in plans["first"]["notes"]), plans["first"]
     # the DaemonSet's agent: its label and its metric
     labels, metrics = _agent(fleet, "upgrade", fleet.work / "agent-pending")
     assert labels["cannenv.io/reboot-pending"] == "true", labels
@@ -324,9 +335,9 @@ def test_after_the_restart_the_rollout_finishes_and_every_view_is_compliant(
         "--node-metrics", str(node_metrics), "--json",
     )  # fmt: skip
     assert report_proc.returncode == 0, report_proc.stdout + report_proc.stderr
-    assert {n["name"]: n["status"] for n in json.loads(report_proc.stdout)["nodes"]} == dict.fromkeys(
-        NAMES, "compliant"
-    )
+    nodes = json.loads(report_proc.stdout)["nodes"]
+    assert {n["name"]: n["status"] for n in nodes} == dict.fromkeys(NAMES, "compliant")
+    assert {n["name"]: n["reboot_pending"] for n in nodes} == dict.fromkeys(NAMES, "false")
     for name in NAMES:
         assert "\ncannenv_reboot_pending 0\n" in (node_metrics / f"{name}.prom").read_text()
         doctor = cannenv(

@@ -332,10 +332,14 @@ def test_node_labels() -> None:
         "cannenv.io/nnal": "none",
         "cannenv.io/torch-npu": "none",
         "cannenv.io/ops-chips": "none",
-        "cannenv.io/reboot-pending": "false",
+        # driver-loaded did not run: nothing compared the loaded driver, so unknown (never "false")
+        "cannenv.io/reboot-pending": "unknown",
     }
     for v in labels.values():
         assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?", v)
+    for status, word in (("pass", "false"), ("fail", "true"), ("skip", "unknown"), ("error", "unknown")):
+        said = node_labels({"findings": [values.dump(f("driver-loaded", status))]})
+        assert said["cannenv.io/reboot-pending"] == word, status
     assert node_labels({"findings": []})["cannenv.io/certificate"] == "none"
     assert label_value("a+b/" + "x" * 80).startswith("a-b-") and len(label_value("x" * 80)) == 63
     assert label_patch(labels)["metadata"]["annotations"]["cannenv.io/certificate-digest"] == "none"

@@ -5,18 +5,21 @@ and the node metric all say it, from :func:`cannenv.checks.policy.reboot_pending
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from cannenv import checks
-from cannenv.checks.policy import reboot_pending
+from cannenv.checks.policy import reboot_pending, reboot_unknown
 from cannenv.checks.stack import choose_target
 from cannenv.facts import DeviceFacts, DriverFacts, Facts
 from cannenv.host import Host
 from cannenv.matrix import load
 from cannenv.plan import compute_plan
 from cannenv.probes import collect
+from cannenv.report import reboot_pending as reboot_word
 from tests.helpers import hosts
 from tests.helpers.cli import cannenv
 
@@ -43,7 +46,8 @@ def _facts(installed: str | None, loaded: str | None, module: str | None = None)
         ("25.5.1", None, "25.3.rc1", "fail"),  # the kernel module's version where npu-smi is silent
         ("25.5.1", None, None, "skip"),
         (None, "25.5.1", None, "skip"),
-        ("25.5.1", "not-a-version", None, "pass"),  # unparsable says nothing: never a false alarm
+        # unparsable: neither an alarm nor a pass (it was not compared): unknown
+        ("25.5.1", "not-a-version", None, "skip"),
     ],
 )
 def test_driver_loaded_check(
@@ -55,6 +59,25 @@ def test_driver_loaded_check(
     if status == "fail":
         assert finding.detail.startswith("reboot pending: ") and "restart the node" in (finding.remedy or "")
     assert (reboot_pending(f) is not None) == (status == "fail")
+    # a skip is "unknown", with the reason, in the finding and in every view reading it
+    assert (reboot_unknown(f) is not None) == (status == "skip")
+    if status == "skip" and installed is not None:  # else the cause (no driver) is named instead
+        assert finding.detail == f"reboot pending unknown: {reboot_unknown(f)}"
+    word = {"fail": "true", "pass": "false", "skip": "unknown"}[status]
+    assert reboot_word([finding]) == word
+
+
+def test_reboot_pending_of_findings_is_false_only_for_a_pass() -> None:
+    """Label, metric and fleet report read the findings: only a pass of driver-loaded is "false"."""
+    from cannenv.checks.hdk import DRIVER_LOADED
+
+    other = checks.select(["driver-installed"])[0]
+    assert reboot_word([]) == "unknown"  # the check did not run
+    assert reboot_word([other.finding("pass")]) == "unknown"
+    assert reboot_word([DRIVER_LOADED.finding("error", "broken")]) == "unknown"
+    assert reboot_word([DRIVER_LOADED.finding("skip", "x")]) == "unknown"
+    assert reboot_word([DRIVER_LOADED.finding("pass")]) == "false"
+    assert reboot_word([DRIVER_LOADED.finding("fail"), DRIVER_LOADED.finding("pass")]) == "true"
 
 
 def test_example_host_reboot_pending_fails_in_doctor_plan_report_label_and_metric(tmp_path: Path) -> None:
@@ -154,8 +177,120 @@ def test_the_agent_sees_a_reboot_pending_through_the_kernel_modules_it_mounts(tm
         assert r.returncode == 0, r.stdout + r.stderr
         return json.loads(r.stdout.splitlines()[-1])["metadata"]["labels"], prom.read_text()
 
-    labels, prom = agent("before")  # nothing tells the loaded driver
+    labels, prom = agent("before")  # nothing tells the loaded driver: unknown, never "false"
+    assert labels["cannenv.io/reboot-pending"] == "unknown" and "\ncannenv_reboot_pending " not in prom
+    assert 'cannenv_check_status{check="driver-loaded",severity="high"} -1' in prom
+    tree.write("/sys/module/drv_devmng_host/version", "25.5.1\n")  # the installed driver is loaded
+    labels, prom = agent("booted")
     assert labels["cannenv.io/reboot-pending"] == "false" and "\ncannenv_reboot_pending 0\n" in prom
     tree.write("/sys/module/drv_devmng_host/version", "25.3.rc1\n")  # upgraded to 25.5.1, not restarted
     labels, prom = agent("after")
     assert labels["cannenv.io/reboot-pending"] == "true" and "\ncannenv_reboot_pending 1\n" in prom
+
+
+def _unknown_tree(root: Path) -> hosts.HostTree:
+    """A healthy A2 (driver 25.5.1 installed) where nothing tells the loaded driver: no npu-smi
+    capture, no driver kernel module version — what the DaemonSet's agent sees of many nodes."""
+    tree = hosts.a2_cann85_new(root)
+    (tree.root / hosts.CAPTURE_INFO.lstrip("/")).unlink()
+    return tree
+
+
+def test_an_unknown_loaded_driver_is_unknown_in_doctor_plan_label_and_metric(tmp_path: Path) -> None:
+    """Nothing tells the loaded driver: the doctor skips driver-loaded saying "reboot pending
+    unknown" and why, the plan notes it (no reboot planned, none ruled out), the label says
+    ``unknown`` and the metric has no sample — never "false" / 0, which would be a false pass."""
+    tree = _unknown_tree(tmp_path / "tree")
+    env_file = tmp_path / "host.env"
+    tree.env_file(env_file)
+    facts = collect(Host(tree.root, dict(tree.env), True, 5.0))
+    assert facts.driver and facts.driver.version == "25.5.1" and facts.devices.driver_version is None
+    why = reboot_unknown(facts)
+    assert why is not None and "nothing tells which driver is loaded" in why
+
+    # the stack named: with no npu-smi answer the family alone would be a guess (no HDK planned)
+    target = choose_target(facts, load(), stack_id="a2-cann8.5.0-torch2.8.0-py3.11")
+    plan = compute_plan(facts, target, hdk="yes")
+    assert plan.empty and not plan.reboot_required
+    assert [n for n in plan.notes if n.startswith("reboot pending unknown: ")] == [
+        f"reboot pending unknown: {why}; no restart is planned for it, none is ruled out"
+    ]
+
+    prom_file = tmp_path / "node.prom"
+    r = cannenv(
+        "doctor", "--root", str(tree.root), "--env-file", str(env_file), "--json",
+        "--prometheus", str(prom_file),
+    )  # fmt: skip
+    doc = json.loads(r.stdout)
+    (loaded,) = [x for x in doc["findings"] if x["id"] == "driver-loaded"]
+    assert (loaded["status"], loaded["detail"]) == ("skip", f"reboot pending unknown: {why}")
+    assert "npu-smi-info.txt" in loaded["remedy"]
+    assert doc["host"]["driver_loaded"] is None
+
+    from cannenv.fleet.k8s import node_labels
+
+    assert node_labels(doc)["cannenv.io/reboot-pending"] == "unknown"
+    prom = prom_file.read_text()
+    assert "# TYPE cannenv_reboot_pending gauge\n" in prom and "no sample when" in prom
+    assert not [line for line in prom.splitlines() if line.startswith("cannenv_reboot_pending")]
+    assert 'cannenv_check_status{check="driver-loaded",severity="high"} -1\n' in prom
+    promtool = shutil.which("promtool")
+    if promtool:  # a family with HELP and TYPE but no sample is valid exposition text
+        check = subprocess.run(
+            [promtool, "check", "metrics"], input=prom, capture_output=True, text=True, check=False
+        )
+        assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_fleet_report_says_pending_not_pending_and_unknown_per_node(tmp_path: Path) -> None:
+    """Three nodes — reboot pending, the installed driver loaded, nothing telling the loaded one —
+    read true / false / unknown in the JSON, the text, the HTML page, each node's metrics and the
+    fleet gauges; the unknown one is never counted "not pending"."""
+    facts_dir = tmp_path / "facts"
+    facts_dir.mkdir()
+    trees = (("pending", hosts.reboot_pending), ("loaded", hosts.a2_cann85_new), ("unknown", _unknown_tree))
+    for name, build in trees:
+        tree = build(tmp_path / name)
+        facts = collect(Host(tree.root, dict(tree.env), True, 5.0))
+        (facts_dir / f"{name}.json").write_text(facts.to_json())
+    metrics, gauges, html = tmp_path / "metrics", tmp_path / "fleet.prom", tmp_path / "report.html"
+    r = cannenv(
+        "fleet", "report", str(facts_dir), "--json", "--node-metrics", str(metrics),
+        "--prometheus", str(gauges), "--html", str(html),
+    )  # fmt: skip
+    assert r.returncode == 1, r.stdout + r.stderr  # the pending node fails
+    doc = json.loads(r.stdout)
+    by_name = {n["name"]: n for n in doc["nodes"]}
+    assert {k: n["reboot_pending"] for k, n in by_name.items()} == {
+        "pending": "true",
+        "loaded": "false",
+        "unknown": "unknown",
+    }
+
+    # each node's metrics: 1, 0, and no sample
+    def sample(name: str) -> list[str]:
+        text = (metrics / f"{name}.prom").read_text()
+        return [line for line in text.splitlines() if line.startswith("cannenv_reboot_pending")]
+
+    assert (sample("pending"), sample("loaded"), sample("unknown")) == (
+        ["cannenv_reboot_pending 1"],
+        ["cannenv_reboot_pending 0"],
+        [],
+    )
+    fleet = gauges.read_text()
+    for state, n in (("true", 1), ("false", 1), ("unknown", 1)):
+        assert f'cannenv_fleet_reboot_pending_nodes{{state="{state}"}} {n}\n' in fleet
+
+    # the text: the counts, and the unknown node named with why
+    text = cannenv("fleet", "report", str(facts_dir)).stdout
+    assert "reboot pending: 1 node(s), not pending: 1, unknown: 1\n" in text
+    assert "UNKNOWN driver-loaded: 1 node(s): reboot pending unknown: nothing tells which driver" in text
+    assert "      nodes: unknown\n" in text
+
+    # the page: per node its word, driver-loaded's cell ✗ / ✓ / ?, and the unknown one listed with why
+    page = html.read_text()
+    for name, word, mark in (("pending", "true", "✗"), ("loaded", "false", "✓"), ("unknown", "unknown", "?")):
+        row = page.split(f'<tr data-node="{name}" data-reboot="{word}">', 1)[1].split("</tr>", 1)[0]
+        cell = row.split('data-check="driver-loaded"', 1)[1].split("</td>", 1)[0]
+        assert cell.endswith(f"{mark}</a>" if word == "true" else mark), cell
+    assert 'id="reboot-unknown"' in page and "nothing tells which driver is loaded" in page
