@@ -32,6 +32,7 @@ LONGEST_FIRST = (
     "test_fleet_hosts",  # seven SSH hosts, Ansible collections
     "test_provision_mixed",
     "test_image_arch",  # waits for the arm64 base (QEMU), then an arm64 build under QEMU
+    "test_provision_reboot_hosts",  # two SSH hosts, two rollouts, a restart: 111 s alone, ~2.5 min in CI
     "test_collective_hosts",
     "test_fleet_bundle_hosts",  # waits for the trixie and bullseye bases
     "test_fleet_k8s_image",
