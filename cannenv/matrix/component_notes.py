@@ -31,10 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from cannenv.errors import InputError
+from cannenv.matrix import gitdocs
 from cannenv.matrix.artefact import MAX_MEMBER, Provenance
-from cannenv.matrix.gitdocs import COMMIT as _COMMIT
-from cannenv.matrix.gitdocs import DATE as _DATE
-from cannenv.matrix.torchnpu_notes import _instant, _strip_tags
 
 FOLDER = "component_notes"
 MANIFEST = "refs.json"
@@ -80,6 +78,15 @@ _VALUE = re.compile(r"^[0-9][0-9A-Za-z.+_-]{0,40}\Z")
 """a version as the tables write it: 9.1.0, 8.3.RCX, 8.5.X, 26.0.0_core_r0.12.1, 3.2.0rc4"""
 _WORD_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,40}\Z")
 """a Megatron tag (core_v0.12.1)"""
+_MANIFEST_RULES = gitdocs.ManifestRules(
+    name=_NAME,
+    path=_PATH,
+    ref=_REF,
+    max_bytes=MAX_MANIFEST,
+    max_entries=MAX_NOTES,
+    max_refs=MAX_REFS,
+    saved_by="cannenv matrix save-component-notes",
+)
 
 # Header words -> component key (checked in order: the longer names first).
 _HEADERS: tuple[tuple[str, str], ...] = (
@@ -175,7 +182,7 @@ def _cells(line: str) -> list[str]:
 
 def _key(header: str) -> str | None:
     """The component key a column header names ('' : a column read by no one; None: unknown)."""
-    h = " ".join(_strip_tags(header).replace("&nbsp;", " ").lower().split())
+    h = " ".join(gitdocs.strip_tags(header).replace("&nbsp;", " ").lower().split())
     for word, key in _HEADERS:
         if word in h:
             return key
@@ -190,7 +197,7 @@ def _values(cell: str) -> list[str]:
         text = text.replace(br, "\n")
     out: list[str] = []
     for part in text.split("\n"):
-        part = _strip_tags(part)
+        part = gitdocs.strip_tags(part)
         for sep in ("：", ":"):
             if sep in part:
                 part = part.split(sep, 1)[1]
@@ -309,7 +316,7 @@ def _tag_cells(row: str) -> list[str]:
     out: list[str] = []
     for piece in row.replace("<th", "<td").split("<td")[1:]:
         body = piece.split(">", 1)[1] if ">" in piece else ""
-        out.append(_strip_tags("<x>" + body.split("</t", 1)[0]))
+        out.append(gitdocs.strip_tags("<x>" + body.split("</t", 1)[0]))
     return out
 
 
@@ -359,52 +366,21 @@ def read_manifest(folder: Path) -> tuple[str, dict[str, dict[str, Any]]]:
         raise InputError(
             f"{folder}: no {MANIFEST}", hint="write the folder with `cannenv matrix save-component-notes`"
         )
-    with p.open("rb") as fh:
-        data = fh.read(MAX_MANIFEST + 1)
-    if len(data) > MAX_MANIFEST:
-        raise InputError(f"{p}: more than {MAX_MANIFEST} bytes", hint="one entry per saved document")
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{p}: not JSON ({exc})", hint="write it again from the clone") from None
-    repo = doc.get("repository") if isinstance(doc, dict) else None
+    doc, entries = gitdocs.read_manifest(p, _MANIFEST_RULES)
+    repo = doc.get("repository")
     if repo not in DOCS:
         raise InputError(f"{p}: repository {str(repo)[:80]!r} is not one cannenv reads", hint=", ".join(DOCS))
-    notes = doc.get("notes")
-    if not isinstance(notes, list) or len(notes) > MAX_NOTES:
-        raise InputError(f"{p}: 'notes' must be a list of at most {MAX_NOTES} entries", hint="see README.md")
-    out: dict[str, dict[str, Any]] = {}
-    for n, e in enumerate(notes):
+    for n, (name, e) in enumerate(entries.items()):
         where = f"{p}: notes[{n}]"
-        if not isinstance(e, dict):
-            raise InputError(f"{where}: not an object", hint="see README.md")
-        for key, pattern in (("file", _NAME), ("path", _PATH), ("commit", _COMMIT), ("date", _DATE)):
-            v = e.get(key)
-            if not isinstance(v, str) or not pattern.match(v):
-                raise InputError(f"{where}.{key}: {str(v)[:80]!r} is not a valid {key}", hint="see README.md")
         if e["path"] not in DOCS[repo].paths:
             raise InputError(
                 f"{where}.path: {e['path']} is not a document cannenv reads from {repo}", hint=""
             )
-        refs = e.get("refs")
-        if (
-            not isinstance(refs, list)
-            or not 0 < len(refs) <= MAX_REFS
-            or not all(isinstance(r, str) and _REF.match(r) for r in refs)
-        ):
-            raise InputError(
-                f"{where}.refs: a list of refs/heads/… or refs/tags/… names", hint="see README.md"
-            )
-        m = _NAME.match(e["file"])
+        m = _NAME.match(name)
         assert m is not None
-        if not e["commit"].startswith(m["commit"]) or Path(e["path"]).stem != m["base"]:
-            raise InputError(
-                f"{where}: {e['file']} is not named after commit {e['commit'][:9]} and {e['path']}", hint=""
-            )
-        if e["file"] in out:
-            raise InputError(f"{where}: {e['file']} named twice", hint="one entry per file")
-        out[e["file"]] = {"path": e["path"], "commit": e["commit"], "date": e["date"], "refs": tuple(refs)}
-    return repo, out
+        if Path(e["path"]).stem != m["base"]:
+            raise InputError(f"{where}: {name} is not named after {e['path']}", hint="")
+    return repo, entries
 
 
 def read_folder(folder: Path) -> list[DocImport]:
@@ -459,7 +435,7 @@ def component_rows(imports: list[DocImport]) -> list[dict[str, Any]]:
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     stated_by: dict[tuple[Any, ...], list[DocImport]] = {}
     newest: dict[tuple[str, str, str, str], DocImport] = {}
-    for imp in sorted(imports, key=lambda i: (_instant(i.date or ""), i.file)):
+    for imp in sorted(imports, key=lambda i: (gitdocs.instant(i.date or ""), i.file)):
         for r in imp.rows:
             for crow in _rows_of(imp, r):
                 topic = (
@@ -536,7 +512,7 @@ def _rows_of(imp: DocImport, r: TableRow) -> list[dict[str, Any]]:
 def matrix_doc(imports: list[DocImport]) -> dict[str, Any]:
     """The documents as a matrix file: a source per revision, the component rows."""
     sources = []
-    for imp in sorted(imports, key=lambda i: (i.repository, _instant(i.date or ""), i.file)):
+    for imp in sorted(imports, key=lambda i: (i.repository, gitdocs.instant(i.date or ""), i.file)):
         if not any(imp.source_id in c["sources"] for c in component_rows([imp])):
             continue  # a revision with no version table (an old README) cites nothing
         sources.append(
@@ -591,8 +567,8 @@ def save_from_git(git_dir: Path, repository: str, folder: Path) -> list[dict[str
             continue
         atomic_write_text(out / name, text)
         entries.append(entry)
-    entries.sort(key=lambda x: (_instant(x["date"]), x["file"]))
-    without.sort(key=lambda x: (_instant(x["date"]), x["path"]))
+    entries.sort(key=lambda x: (gitdocs.instant(x["date"]), x["file"]))
+    without.sort(key=lambda x: (gitdocs.instant(x["date"]), x["path"]))
     doc = {"repository": repository, "notes": entries, "without_tables": without}
     atomic_write_text(out / MANIFEST, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return entries

@@ -9,6 +9,7 @@ way and differ only in which names they give the saved files and what they keep.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,3 +98,90 @@ class Clone:
         return [
             Revision(blob, e["path"], e["commit"], e["date"], tuple(e["refs"])) for blob, e in found.items()
         ]
+
+
+def strip_tags(text: str) -> str:
+    """Text of an HTML fragment (tags dropped), linear: one pass over the characters."""
+    out: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(ch)
+    return "".join(out).strip()
+
+
+def instant(date: str) -> str:
+    """An ISO date with offset as a sortable UTC string ('' sorts first)."""
+    from datetime import datetime, timezone
+
+    try:
+        return datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc).isoformat()
+    except ValueError:
+        return ""
+
+
+@dataclass(frozen=True)
+class ManifestRules:
+    """What a saved folder's ``refs.json`` may hold (each importer has its own names and limits)."""
+
+    name: re.Pattern[str]
+    """a saved file's name; its ``commit`` group is a prefix of the entry's commit"""
+    path: re.Pattern[str]
+    ref: re.Pattern[str]
+    max_bytes: int
+    max_entries: int
+    max_refs: int
+    saved_by: str
+    """the command that writes such a folder (named in the hints)"""
+
+
+def read_manifest(p: Path, rules: ManifestRules) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """``refs.json`` read within ``rules.max_bytes``, every entry checked (bad input names the field):
+    (the document, file name -> {path, commit, date, refs}, in the order of ``notes``, so entry ``n``
+    is ``notes[n]``). The caller checks what is its own."""
+    from cannenv.errors import InputError
+
+    with p.open("rb") as fh:
+        data = fh.read(rules.max_bytes + 1)
+    if len(data) > rules.max_bytes:
+        raise InputError(f"{p}: more than {rules.max_bytes} bytes", hint="one entry per saved document")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{p}: not JSON ({exc})", hint=f"write it again with `{rules.saved_by}`") from None
+    notes = doc.get("notes") if isinstance(doc, dict) else None
+    if not isinstance(notes, list) or len(notes) > rules.max_entries:
+        raise InputError(
+            f"{p}: 'notes' must be a list of at most {rules.max_entries} entries", hint="see README.md"
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for n, e in enumerate(notes):
+        where = f"{p}: notes[{n}]"
+        if not isinstance(e, dict):
+            raise InputError(f"{where}: not an object", hint="see README.md")
+        for key, pattern in (("file", rules.name), ("path", rules.path), ("commit", COMMIT), ("date", DATE)):
+            v = e.get(key)
+            if not isinstance(v, str) or not pattern.match(v):
+                raise InputError(f"{where}.{key}: {str(v)[:80]!r} is not a valid {key}", hint="see README.md")
+        refs = e.get("refs")
+        if (
+            not isinstance(refs, list)
+            or not 0 < len(refs) <= rules.max_refs
+            or not all(isinstance(r, str) and rules.ref.match(r) for r in refs)
+        ):
+            raise InputError(
+                f"{where}.refs: a list of at most {rules.max_refs} refs/heads/… or refs/tags/… names",
+                hint="see README.md",
+            )
+        m = rules.name.match(e["file"])
+        assert m is not None
+        if not e["commit"].startswith(m["commit"]):
+            raise InputError(f"{where}: commit {e['commit']} is not the file name's {m['commit']}", hint="")
+        if e["file"] in out:
+            raise InputError(f"{where}: {e['file']} named twice", hint="one entry per file")
+        out[e["file"]] = {"path": e["path"], "commit": e["commit"], "date": e["date"], "refs": tuple(refs)}
+    return doc, out

@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from cannenv.errors import InputError, VersionError
+from cannenv.matrix import gitdocs
 from cannenv.matrix.artefact import MAX_MEMBER, Provenance
-from cannenv.matrix.gitdocs import COMMIT as _COMMIT
-from cannenv.matrix.gitdocs import DATE as _DATE
 
 FOLDER = "torchnpu_release_notes"
 MANIFEST = "refs.json"
@@ -50,6 +49,15 @@ _NOT_COMPATIBLE = ("“/”代表不兼容", "“/”表示不兼容", '"/"代�
 _NAME = re.compile(r"^(?P<ref>[A-Za-z0-9][A-Za-z0-9._-]{0,80})@(?P<commit>[0-9a-f]{7,40})\.md\Z")
 _PY = re.compile(r"Python\s?(3)\.(\d{1,2})")
 _SERIES = re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}(\.[0-9A-Za-z]{1,12})+\Z")
+_MANIFEST_RULES = gitdocs.ManifestRules(
+    name=_NAME,
+    path=_PATH,
+    ref=_REF,
+    max_bytes=MAX_MANIFEST,
+    max_entries=MAX_NOTES,
+    max_refs=MAX_REFS,
+    saved_by="cannenv matrix save-release-notes",
+)
 
 
 @dataclass(frozen=True)
@@ -110,25 +118,11 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def _strip_tags(text: str) -> str:
-    """Text of an HTML fragment (tags dropped), linear: one pass over the characters."""
-    out: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch == "<":
-            depth += 1
-        elif ch == ">" and depth:
-            depth -= 1
-        elif not depth:
-            out.append(ch)
-    return "".join(out).strip()
-
-
 def _br_items(cell: str) -> list[str]:
     """``商用版：9.0.0<br>社区版：9.0.0`` -> [9.0.0]; ``CANN 8.5.0<br>CANN 8.3.RC1`` -> [8.5.0, 8.3.RC1]."""
     out: list[str] = []
     for part in cell.replace("<br/>", "<br>").replace("<br />", "<br>").split("<br>"):
-        part = _strip_tags(part)
+        part = gitdocs.strip_tags(part)
         for sep in ("：", ":"):
             if sep in part:
                 part = part.split(sep, 1)[1]
@@ -160,7 +154,7 @@ def parse_note(text: str, imp: NoteImport) -> NoteImport:
     slash_is_no = any(w in text for w in _NOT_COMPATIBLE)
     for i, line in enumerate(lines):
         if imp.release is None and "产品版本" in line and i + 1 < len(lines):
-            found = _strip_tags(lines[i + 1])
+            found = gitdocs.strip_tags(lines[i + 1])
             if _SERIES.match(found):
                 imp.release = found
         if not line.lstrip().startswith("|"):
@@ -179,7 +173,7 @@ def parse_note(text: str, imp: NoteImport) -> NoteImport:
         if table == "pairs":
             _pair_row(dict(zip(header, cells, strict=False)), imp, line)
         elif table == "compat" and len(cells) >= 2:
-            release = _strip_tags(cells[0])
+            release = gitdocs.strip_tags(cells[0])
             canns = [c for c in _br_items(cells[1]) if _SERIES.match(c)]
             if _SERIES.match(release) and canns:
                 imp.compat.append(NoteCompat((release,), tuple(canns), True, "list"))
@@ -199,12 +193,12 @@ def _pair_row(rec: dict[str, str], imp: NoteImport, line: str) -> None:
         return ""
 
     canns = [c for c in _br_items(col("CANN")) if _valid("cann", c)]
-    torch = _strip_tags(col("PyTorch版本"))
-    tnpu = _strip_tags(col("安装包版本"))
-    branch = _strip_tags(col("分支"))
+    torch = gitdocs.strip_tags(col("PyTorch版本"))
+    tnpu = gitdocs.strip_tags(col("安装包版本"))
+    branch = gitdocs.strip_tags(col("分支"))
     release = next(
         (
-            _strip_tags(v)
+            gitdocs.strip_tags(v)
             for k, v in rec.items()
             if k.endswith("版本")
             and "PyTorch" not in k
@@ -243,13 +237,13 @@ def _grid(lines: list[str], imp: NoteImport, *, slash_is_no: bool = False) -> li
         if not in_section:
             continue
         if s.startswith("<th"):
-            text = _strip_tags(s)
+            text = gitdocs.strip_tags(s)
             if _SERIES.match(text):
                 series.append(text)
         elif s.startswith("<tbody"):
             in_body = True
         elif in_body and s.startswith("<td"):
-            row.append(_strip_tags(s))
+            row.append(gitdocs.strip_tags(s))
         elif in_body and s.startswith("</tr") and row:
             line_id, marks = row[0], row[1:]
             if _SERIES.match(line_id) and len(marks) == len(series):
@@ -267,49 +261,7 @@ def read_manifest(folder: Path) -> dict[str, dict[str, Any]]:
     p = folder / MANIFEST
     if not p.is_file() or p.is_symlink():
         return {}
-    with p.open("rb") as fh:
-        data = fh.read(MAX_MANIFEST + 1)
-    if len(data) > MAX_MANIFEST:
-        raise InputError(f"{p}: more than {MAX_MANIFEST} bytes", hint="one entry per saved release note")
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{p}: not JSON ({exc})", hint="write it again from the clone") from None
-    notes = doc.get("notes") if isinstance(doc, dict) else None
-    if not isinstance(notes, list) or len(notes) > MAX_NOTES:
-        raise InputError(f"{p}: 'notes' must be a list of at most {MAX_NOTES} entries", hint="see README.md")
-    out: dict[str, dict[str, Any]] = {}
-    for n, e in enumerate(notes):
-        where = f"{p}: notes[{n}]"
-        if not isinstance(e, dict):
-            raise InputError(f"{where}: not an object", hint="see README.md")
-        checks = (
-            ("file", _NAME),
-            ("path", _PATH),
-            ("commit", _COMMIT),
-            ("date", _DATE),
-        )
-        for key, pattern in checks:
-            v = e.get(key)
-            if not isinstance(v, str) or not pattern.match(v):
-                raise InputError(f"{where}.{key}: {str(v)[:80]!r} is not a valid {key}", hint="see README.md")
-        refs = e.get("refs")
-        if (
-            not isinstance(refs, list)
-            or not 0 < len(refs) <= MAX_REFS
-            or not all(isinstance(r, str) and _REF.match(r) for r in refs)
-        ):
-            raise InputError(
-                f"{where}.refs: a list of refs/heads/… or refs/tags/… names", hint="see README.md"
-            )
-        m = _NAME.match(e["file"])
-        assert m is not None
-        if not e["commit"].startswith(m["commit"]):
-            raise InputError(f"{where}: commit {e['commit']} is not the file name's {m['commit']}", hint="")
-        if e["file"] in out:
-            raise InputError(f"{where}: {e['file']} named twice", hint="one entry per file")
-        out[e["file"]] = {"path": e["path"], "commit": e["commit"], "date": e["date"], "refs": tuple(refs)}
-    return out
+    return gitdocs.read_manifest(p, _MANIFEST_RULES)[1]
 
 
 def read_folder(folder: Path) -> list[NoteImport]:
@@ -354,19 +306,9 @@ def _newest(imports: list[NoteImport]) -> dict[str, NoteImport]:
         if imp.release is None or imp.date is None:
             continue
         have = out.get(imp.release)
-        if have is None or _instant(imp.date) > _instant(have.date or ""):
+        if have is None or gitdocs.instant(imp.date) > gitdocs.instant(have.date or ""):
             out[imp.release] = imp
     return out
-
-
-def _instant(date: str) -> str:
-    """An ISO date with offset as a sortable UTC string ('' sorts first)."""
-    from datetime import datetime, timezone
-
-    try:
-        return datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc).isoformat()
-    except ValueError:
-        return ""
 
 
 def _covers(newer: NoteCompat, older: NoteCompat) -> bool:
@@ -398,7 +340,7 @@ def matrix_doc(imports: list[NoteImport]) -> dict[str, Any]:
     compat: dict[tuple[Any, ...], dict[str, Any]] = {}
     seen_sources: set[str] = set()
     newest = _newest(imports)
-    ordered = sorted(imports, key=lambda i: (i.release or "", _instant(i.date or ""), i.ref))
+    ordered = sorted(imports, key=lambda i: (i.release or "", gitdocs.instant(i.date or ""), i.ref))
     for imp in ordered:
         sid = f"{imp.source_id}:{imp.ref}"
         latest = newest.get(imp.release or "")
@@ -505,7 +447,7 @@ def save_from_git(git_dir: Path, folder: Path) -> list[dict[str, Any]]:
             {"file": name, "path": rev.path, "commit": rev.commit, "date": rev.date, "blob": rev.blob}
         )
         entries[-1]["refs"] = sorted(rev.refs)
-    entries.sort(key=lambda x: (_instant(x["date"]), x["file"]))
+    entries.sort(key=lambda x: (gitdocs.instant(x["date"]), x["file"]))
     doc = {"repository": "Ascend/pytorch", "notes": entries}
     atomic_write_text(folder / MANIFEST, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return entries
