@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from cannenv.cli import cli
 from cannenv.errors import InputError
 from cannenv.matrix import component_notes as cn
 from cannenv.matrix import load, refresh
+from tests.helpers.gitrepo import GitRepo
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "vendor_refresh"
 NOTES = DATA / cn.FOLDER
@@ -195,28 +195,8 @@ def test_parser_never_raises(text: str) -> None:
 
 
 def test_save_component_notes_from_a_clone_keeps_every_revision(tmp_path: Path) -> None:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    repo = tmp_path / "MindIE-LLM"
-    repo.mkdir()
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_SYSTEM": "/dev/null",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-
-    def git(*args: str, date: str = "2026-02-24T10:50:18+08:00") -> None:
-        subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            check=True,
-            env={**env, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date},
-            capture_output=True,
-        )
+    git = GitRepo(tmp_path / "MindIE-LLM", date="2026-02-24T10:50:18+08:00")
+    repo = git.path
 
     saved = NOTES / "Ascend+MindIE-LLM"
     first = (saved / "v3.0.0.beta.1@b6ad0d512.README.md").read_bytes()

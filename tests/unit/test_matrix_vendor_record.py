@@ -23,6 +23,7 @@ from cannenv.errors import ExternalError, InputError
 from cannenv.facts import CannFacts, CannInstall, Facts, PythonFacts
 from cannenv.matrix import load, refresh, torchnpu_notes, wheel_metadata
 from cannenv.matrix.artefact import MAX_MEMBER
+from tests.helpers.gitrepo import GitRepo
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "vendor_refresh"
 MATRICES = Path(__file__).resolve().parents[2] / "matrices"
@@ -437,30 +438,8 @@ def test_current_statements_that_disagree_answer_unknown_naming_both(tmp_path: P
 def test_save_release_notes_from_a_clone_keeps_every_revision(tmp_path: Path) -> None:
     """`matrix save-release-notes` on a real git repository: one file per distinct note, every ref
     that holds it in refs.json, and the folder reads back through the importer."""
-    import subprocess
-
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    repo = tmp_path / "pytorch"
-    repo.mkdir()
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_SYSTEM": "/dev/null",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-
-    def git(*args: str, date: str = "2026-01-06T12:00:00+08:00") -> None:
-        subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            check=True,
-            env={**env, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date},
-            capture_output=True,
-        )
+    git = GitRepo(tmp_path / "pytorch", date="2026-01-06T12:00:00+08:00")
+    repo = git.path
 
     note = (DATA / torchnpu_notes.FOLDER / "v7.3.0-pytorch2.7.1@4b1961b33.md").read_bytes()
     later = (DATA / torchnpu_notes.FOLDER / "v2.7.1-7.3.0@c867b4e6e.md").read_bytes()
