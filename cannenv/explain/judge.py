@@ -364,8 +364,9 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         key: str,
         line: str,
         count: int,
-        causes: Iterable[tuple[str, str, str]],
+        causes: Iterable[tuple[str, str, str | tuple[str, ...]]],
     ) -> None:
+        """One derived signature and its hit; a cause's sources: one id or several."""
         hits[key] = Hit(count, [line])
         sigs.append(
             Signature(
@@ -375,7 +376,10 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 any=(Pattern(key, key, rx=None),),
                 all=(),
                 priority=priority,
-                causes=tuple(SignatureCause(c, why, (src,), None, None, None) for c, why, src in causes),
+                causes=tuple(
+                    SignatureCause(c, why, (src,) if isinstance(src, str) else src, None, None, None)
+                    for c, why, src in causes
+                ),
                 note="",
                 derived=True,
             )
@@ -514,29 +518,22 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         code = k.driver_errors.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:
             continue
-        hits[f"derived:drv-error:{value}"] = Hit(v.count, [v.line])
-        sigs.append(
-            Signature(
-                id="drv-" + code.name.split("_ERROR_", 1)[-1].lower().replace("_", "-"),
-                title=f"the driver returned {value} ({code.name}: {code.meaning})",
-                component="Ascend driver (drvError_t)",
-                any=(Pattern(f"derived:drv-error:{value}", f"derived:drv-error:{value}", rx=None),),
-                all=(),
-                priority=-25,
-                causes=tuple(
-                    SignatureCause(
-                        c,
-                        f"the driver's table: {value} is {code.name} ({code.meaning})",
-                        (code.source, "runtime-drv-api"),
-                        None,
-                        None,
-                        None,
-                    )
-                    for c in code.causes
-                ),
-                note="",
-                derived=True,
-            )
+        add(
+            "drv-" + code.name.split("_ERROR_", 1)[-1].lower().replace("_", "-"),
+            f"the driver returned {value} ({code.name}: {code.meaning})",
+            "Ascend driver (drvError_t)",
+            -25,
+            f"derived:drv-error:{value}",
+            v.line,
+            v.count,
+            [
+                (
+                    c,
+                    f"the driver's table: {value} is {code.name} ({code.meaning})",
+                    (code.source, "runtime-drv-api"),
+                )
+                for c in code.causes
+            ],
         )
     return sigs, hits
 
