@@ -6,8 +6,9 @@ decided on it. A seeded third of the excerpts added for issue 29 is held out (sp
 was written while reading them, no test asserts on them one by one; they are scored as a whole
 (``python -m tests.unit.test_explain_corpus --score``) and the recorded score must not fall.
 Round 2 (split.json ``round2``) keeps its held-out third apart, in tests/data/errors/heldout2/
-(rule writers never read it), scored with ``--score --held-out2``.
-``python -m tests.unit.test_explain_corpus`` regenerates SOURCES.md and heldout2/SOURCES.md.
+(rule writers never read it), scored with ``--score --held-out2``; round 3 (``round3``) likewise in
+heldout3/, scored with ``--score --held-out3``.
+``python -m tests.unit.test_explain_corpus`` regenerates SOURCES.md and the held-out SOURCES.md files.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import yaml
 from cannenv.explain import host_findings, judge, signatures
 from cannenv.explain.scan import Scanner
 from tests.helpers import hosts
+from tests.helpers.corpus_intake import thread_key
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
 CASES: list[dict[str, Any]] = yaml.safe_load((DATA / "cases.yaml").read_text(encoding="utf-8"))
@@ -36,6 +38,10 @@ FIRST2: int = ROUND2["first_index"]
 WORKING = [c for c in CASES if c["file"] not in HELD_OUT]
 DATA2 = DATA / "heldout2"
 HELD2: list[dict[str, Any]] = yaml.safe_load((DATA2 / "cases.yaml").read_text(encoding="utf-8")) or []
+ROUND3: dict[str, Any] = SPLIT["round3"]
+FIRST3: int = ROUND3["first_index"]
+DATA3 = DATA / "heldout3"
+HELD3: list[dict[str, Any]] = yaml.safe_load((DATA3 / "cases.yaml").read_text(encoding="utf-8")) or []
 
 
 def held_out_by_rule(cases: list[dict[str, Any]]) -> set[str]:
@@ -50,6 +56,10 @@ def held_out_by_rule(cases: list[dict[str, Any]]) -> set[str]:
 
 def held_out_by_round2_rule(file: str) -> bool:
     return int(hashlib.sha256((ROUND2["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
+
+
+def held_out_by_round3_rule(file: str) -> bool:
+    return int(hashlib.sha256((ROUND3["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
 
 
 def project(url: str) -> str:
@@ -102,8 +112,9 @@ def _working_param(c: dict[str, Any]) -> Any:
     if "known_miss" in c:
         return pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c["known_miss"]))
     if CASES.index(c) >= FIRST2 and not c.get("covered"):
-        # round 2: a miss is reported, not failed, until rules cover it (then ``covered: true``)
-        pending = pytest.mark.xfail(strict=False, reason="round 2 working case, rules pending")
+        # rounds 2 and 3: a miss is reported, not failed, until rules cover it (then ``covered: true``)
+        which = "3" if CASES.index(c) >= FIRST3 else "2"
+        pending = pytest.mark.xfail(strict=False, reason=f"round {which} working case, rules pending")
         return pytest.param(c, marks=pending)
     return c
 
@@ -147,7 +158,7 @@ def test_the_held_out_third_is_the_seeded_split() -> None:
 def test_round_two_keeps_its_held_out_third_apart() -> None:
     assert ROUND2["salt"] == "cannenv-i29-split-2:" and FIRST2 == 150 and len(CASES) >= FIRST2
     assert not HELD_OUT & {c["file"] for c in CASES[FIRST2:]}
-    kept_in = [c["file"] for c in CASES[FIRST2:] if held_out_by_round2_rule(c["file"])]
+    kept_in = [c["file"] for c in CASES[FIRST2:FIRST3] if held_out_by_round2_rule(c["file"])]
     assert not kept_in, f"held out by the round-2 rule: move to heldout2/: {kept_in}"
     assert isinstance(HELD2, list)
     files = [c["file"] for c in HELD2]
@@ -164,12 +175,37 @@ def test_round_two_keeps_its_held_out_third_apart() -> None:
         assert not {"status", "known_miss"} & set(c), c
     # never duplicate: a round-2 source is in no earlier case and only once in round 2
     round1_urls = {c["url"] for c in CASES[:FIRST2]}
-    round2_urls = [c["url"] for c in CASES[FIRST2:]] + [c["url"] for c in HELD2]
+    round2_urls = [c["url"] for c in CASES[FIRST2:FIRST3]] + [c["url"] for c in HELD2]
     assert not round1_urls & set(round2_urls)
     assert len(set(round2_urls)) == len(round2_urls)
     for c in CASES[FIRST2:]:  # a working case the text alone cannot decide says why (known_miss)
         assert "status" not in c, c
         assert not ("covered" in c and "known_miss" in c), c
+
+
+def test_round_three_keeps_its_held_out_third_apart() -> None:
+    assert ROUND3["salt"] == "cannenv-i29-split-3:" and FIRST3 == 215 and len(CASES) >= FIRST3
+    assert FIRST3 > FIRST2
+    kept_in = [c["file"] for c in CASES[FIRST3:] if held_out_by_round3_rule(c["file"])]
+    assert not kept_in, f"held out by the round-3 rule: move to heldout3/: {kept_in}"
+    assert isinstance(HELD3, list)
+    files = [c["file"] for c in HELD3]
+    assert len(set(files)) == len(files)
+    assert not set(files) & ({c["file"] for c in CASES} | {c["file"] for c in HELD2})
+    assert [f for f in files if not held_out_by_round3_rule(f)] == [], "not held out: move to cases.yaml"
+    assert {p.name for p in DATA3.glob("*.txt")} == set(files)
+    for c in HELD3:
+        assert re.fullmatch(r"[a-z0-9-]+\.txt", c["file"]), c["file"]
+        assert (DATA3 / c["file"]).read_bytes().strip(), c["file"]
+        assert c["url"].startswith("https://"), c
+        assert c["cause"] in TABLE.causes, c
+        assert c.get("established"), c
+        assert not {"status", "known_miss", "covered"} & set(c), c
+    # never a thread seen before (an issue number of the same repository, a page's entry at any commit)
+    earlier = {thread_key(c["url"]) for c in CASES[:FIRST3] + HELD2}
+    round3 = [thread_key(c["url"]) for c in CASES[FIRST3:]] + [thread_key(c["url"]) for c in HELD3]
+    assert not earlier & set(round3), sorted(earlier & set(round3))
+    assert len(set(round3)) == len(round3)
 
 
 def score(cases: list[dict[str, Any]], folder: Path = DATA) -> dict[str, Any]:
@@ -213,6 +249,15 @@ def test_the_round_two_held_out_score_does_not_fall() -> None:
     assert now["top1"] >= recorded["top1"], now["misses"]
 
 
+def test_the_round_three_held_out_score_does_not_fall() -> None:
+    recorded = ROUND3.get("score")
+    if recorded is None:  # scored once, at the end of the round; the test can only pass after that
+        assert not any("score" in k for k in ROUND3 if k != "score"), ROUND3
+        return
+    now = score(HELD3, DATA3)
+    assert now["top1"] >= recorded["top1"], [m["file"] for m in now["misses"]]
+
+
 def render_sources() -> str:
     out = [
         "# Real error excerpts (tests/data/errors)",
@@ -236,32 +281,33 @@ def render_sources() -> str:
     out += [
         "",
         f"{len(CASES)} excerpts from {projects} projects; {traps} traps; {nonver} not version problems;"
-        f" {len(HELD_OUT)} held out (split.json); round 2 holds out {len(HELD2)} more in heldout2/"
-        " (not listed here).",
+        f" {len(HELD_OUT)} held out (split.json); round 2 holds out {len(HELD2)} more in heldout2/,"
+        f" round 3 {len(HELD3)} in heldout3/ (not listed here).",
         "",
     ]
     return "\n".join(out)
 
 
-def render_sources2() -> str:
+def render_sources2(which: str = "2", held: list[dict[str, Any]] | None = None) -> str:
+    held = HELD2 if held is None else held
     out = [
-        "# Round 2's held-out excerpts (tests/data/errors/heldout2)",
+        f"# Round {which}'s held-out excerpts (tests/data/errors/heldout{which})",
         "",
         "Rule writers must not read this folder. Copied as posted from public threads; held out by",
-        "split.json `round2` and scored once at the end (`python -m tests.unit.test_explain_corpus",
-        "--score --held-out2`). Generated from cases.yaml here by",
+        f"split.json `round{which}` and scored once at the end (`python -m tests.unit.test_explain_corpus",
+        f"--score --held-out{which}`). Generated from cases.yaml here by",
         "`python -m tests.unit.test_explain_corpus`; a test keeps it in sync.",
         "",
         "| file | source | cause established | trap | host facts from the thread |",
         "|---|---|---|---|---|",
     ]
-    for c in HELD2:
+    for c in held:
         host = ", ".join(f"{k} {v}" for k, v in c.get("host", {}).items()) or "-"
         est = c["established"].replace("|", "\\|")
         trap = "yes" if c.get("trap") else ""
         out.append(f"| `{c['file']}` | {c['url']} | `{c['cause']}`: {est} | {trap} | {host} |")
-    projects = len({project(c["url"]) for c in HELD2})
-    out += ["", f"{len(HELD2)} excerpts from {projects} projects.", ""]
+    projects = len({project(c["url"]) for c in held})
+    out += ["", f"{len(held)} excerpts from {projects} projects.", ""]
     return "\n".join(out)
 
 
@@ -277,9 +323,17 @@ def test_heldout2_sources_md_is_in_sync() -> None:
     )
 
 
+def test_heldout3_sources_md_is_in_sync() -> None:
+    assert (DATA3 / "SOURCES.md").read_text(encoding="utf-8") == render_sources2("3", HELD3), (
+        "regenerate: python -m tests.unit.test_explain_corpus"
+    )
+
+
 if __name__ == "__main__":
     if "--score" in sys.argv and "--held-out2" in sys.argv:
         print(json.dumps({"set": "held-out round 2", **score(HELD2, DATA2)}, indent=2))
+    elif "--score" in sys.argv and "--held-out3" in sys.argv:
+        print(json.dumps({"set": "held-out round 3", **score(HELD3, DATA3)}, indent=2))
     elif "--score" in sys.argv:
         which = "held-out" if "--held-out" in sys.argv else "working"
         chosen = [c for c in CASES if (c["file"] in HELD_OUT) == (which == "held-out")]
@@ -287,3 +341,4 @@ if __name__ == "__main__":
     else:
         (DATA / "SOURCES.md").write_text(render_sources(), encoding="utf-8")
         (DATA2 / "SOURCES.md").write_text(render_sources2(), encoding="utf-8")
+        (DATA3 / "SOURCES.md").write_text(render_sources2("3", HELD3), encoding="utf-8")

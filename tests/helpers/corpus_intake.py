@@ -1,0 +1,127 @@
+"""Taking a collector's excerpts into the explain corpus by the split's rule, blind.
+
+``python -m tests.helpers.corpus_intake FOLDER…`` reads each collector's staging folder (a
+``cases.yaml`` list and one ``.txt`` per entry, tests/data/errors/cases.yaml's fields), checks every
+entry, refuses a source seen before, and routes each by round 3's rule (split.json ``round3``): a
+held-out excerpt goes to tests/data/errors/heldout3/, the rest are appended to cases.yaml. It prints
+the working entries it took and only the *number* of held-out ones, so the person running it learns
+nothing about the held-out set. Running it again takes only what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
+HELD3 = DATA / "heldout3"
+FIELDS = {"file", "url", "cause", "established", "trap", "host"}
+FIELD_ORDER = ("file", "url", "cause", "established", "trap", "host")
+HOST_FIELDS = {"driver", "cann", "torch", "torch_npu", "numpy", "python"}
+
+
+def thread_key(url: str) -> str:
+    """A source without its commit: one GitHub thread (issue, PR, discussion: the same number), one
+    page entry (a blob path and anchor at any commit), else the URL."""
+    m = re.match(r"https://github\.com/([^/]+/[^/]+)/(?:issues|pull|discussions)/(\d+)", url)
+    if m:
+        return f"{m.group(1).lower()}#{m.group(2)}"
+    m = re.match(r"https://github\.com/([^/]+/[^/]+)/blob/[^/]+/([^#?]+)(#.*)?", url)
+    if m:
+        return f"{m.group(1).lower()}:{m.group(2)}{m.group(3) or ''}"
+    return url
+
+
+def held_out(file: str, salt: str) -> bool:
+    return int(hashlib.sha256((salt + file).encode()).hexdigest(), 16) % 3 == 0
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or [] if path.exists() else []
+
+
+def _problem(entry: Any, folder: Path, causes: set[str]) -> str | None:
+    if not isinstance(entry, dict):
+        return "not a mapping"
+    extra = set(entry) - FIELDS
+    if extra:
+        return f"unknown fields {sorted(extra)}"
+    for key in ("file", "url", "cause", "established"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            return f"missing {key}"
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*\.txt", entry["file"]):
+        return "file name not [a-z0-9-].txt"
+    if not entry["url"].startswith("https://"):
+        return "url not https"
+    if entry["cause"] not in causes:
+        return f"unknown cause {entry['cause']!r}"
+    host = entry.get("host", {})
+    if not isinstance(host, dict) or set(host) - HOST_FIELDS:
+        return "host: only " + ", ".join(sorted(HOST_FIELDS))
+    text = folder / entry["file"]
+    if not text.is_file() or text.is_symlink() or not text.read_bytes().strip():
+        return "text file missing or empty"
+    if text.stat().st_size > 64 << 10:
+        return "text larger than 64 KiB"
+    return None
+
+
+def intake(folders: list[Path]) -> dict[str, Any]:
+    from cannenv.explain import signatures
+
+    causes = set(signatures.shipped().causes)
+    split = json.loads((DATA / "split.json").read_text(encoding="utf-8"))
+    salt = split["round3"]["salt"]
+    cases_path, held_path = DATA / "cases.yaml", HELD3 / "cases.yaml"
+    cases, held = _load(cases_path), _load(held_path)
+    earlier = list(cases) + _load(DATA / "heldout2" / "cases.yaml") + held
+    seen_files = {c["file"] for c in earlier}
+    seen_threads = {thread_key(c["url"]) for c in earlier}
+    took_working: list[dict[str, Any]] = []
+    took_held: list[dict[str, Any]] = []
+    refused: list[str] = []
+    refused_held = 0
+    for folder in folders:
+        for entry in _load(folder / "cases.yaml"):
+            if isinstance(entry, dict) and entry.get("file") in seen_files:
+                continue  # taken before (a second run takes only what is new)
+            bound_held = isinstance(entry, dict) and held_out(str(entry.get("file")), salt)
+            why = _problem(entry, folder, causes)
+            if why is None and thread_key(entry["url"]) in seen_threads:
+                why = "a source seen before"
+            if why is not None:
+                if bound_held:
+                    refused_held += 1
+                else:
+                    name = entry.get("file") if isinstance(entry, dict) else "?"
+                    refused.append(f"{folder.name}/{name}: {why}")
+                continue
+            entry = {k: entry[k] for k in FIELD_ORDER if k in entry}
+            seen_files.add(entry["file"])
+            seen_threads.add(thread_key(entry["url"]))
+            dest = HELD3 if bound_held else DATA
+            shutil.copyfile(folder / entry["file"], dest / entry["file"])
+            (took_held if bound_held else took_working).append(entry)
+    dump = {"sort_keys": False, "allow_unicode": True, "width": 100000}
+    if took_working:
+        with cases_path.open("a", encoding="utf-8") as f:
+            f.write(yaml.safe_dump(took_working, **dump))  # type: ignore[call-overload]
+    if took_held:
+        held_path.write_text(yaml.safe_dump(held + took_held, **dump), encoding="utf-8")  # type: ignore[call-overload]
+    return {
+        "working": [f"{c['file']} -> {c['cause']}" for c in took_working],
+        "held_out": len(took_held),
+        "refused": refused,
+        "refused_held_out_bound": refused_held,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(intake([Path(a) for a in sys.argv[1:]]), indent=2))
