@@ -132,6 +132,8 @@ class Explanation:
             if self.scan.bytes_read == 0:
                 return "the input is empty (0 bytes read): no known signature matched, nothing to explain"
             return "no known signature matched"
+        if not self.causes:
+            return f"{self.matches[0].id} matched; it names no cause (its note says what the vendor advises)"
         top = self.causes[0]
         if top.status == "confirmed":
             return f"{top.id} (confirmed on this host)"

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cannenv.explain.faq import FaqRow
     from cannenv.explain.models import KnowledgeFile
 
 MAX_KNOWLEDGE_BYTES = 4 << 20
@@ -113,6 +114,8 @@ class Knowledge:
     """Runtime-internal hex codes by value (``0x07010003`` → RT_ERROR_DEVICE_ID)."""
     messages: Mapping[str, tuple[Code, ...]] | None = None
     """torch_npu's sentence for a code (normalised by :func:`message_key`) → the codes it stands for."""
+    faq: tuple[FaqRow, ...] = ()
+    """The vendors' FAQ entries that show an error message (``faq.yaml``, :mod:`cannenv.explain.faq`)."""
 
     def public_code(self, name: str) -> Code | None:
         """The code row of a public ACL name (``ACL_ERROR_RT_INVALID_DEVICEID`` → 107001)."""
@@ -287,7 +290,17 @@ def shipped_path() -> Path:
 
 @cache
 def shipped() -> Knowledge:
-    return load(shipped_path())
+    """The shipped tables with the vendors' FAQ entries (``faq.yaml``), each entry a source of its own
+    (the page at its commit, with the entry's anchor)."""
+    from dataclasses import replace
+
+    from cannenv.explain import faq
+
+    k = load(shipped_path())
+    rows = faq.shipped()
+    sources = dict(k.sources)
+    sources.update({r.id: (f"{r.page_title}: {r.title}", r.url) for r in rows})
+    return replace(k, faq=rows, sources=sources)
 
 
 def json_schema() -> dict[str, Any]:

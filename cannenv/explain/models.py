@@ -288,6 +288,78 @@ class KnowledgeFile(_Frozen):
         return self
 
 
+class FaqPageModel(_Frozen):
+    """A vendor FAQ / troubleshooting page, read whole at one commit (``faq.yaml``)."""
+
+    title: str = Field(min_length=2)
+    component: str = Field(min_length=2)
+    """What raises the errors the page is about (``MindIE LLM``, ``torch_npu`` …)."""
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    path: str = Field(min_length=3, pattern=r"\.md$")
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    skipped: dict[str, str] = {}
+    """Entries (by anchor) that show an error message but make no row, each with why (the message
+    is only a screenshot, or too generic to name one fault: ``Segmentation fault``)."""
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}"
+
+
+class FaqEntryModel(_Frozen):
+    """One FAQ entry that shows an error message: the literal fragments of the message (verbatim
+    from the entry), the cause a person assigned from the entry's stated cause, and the vendor's
+    advice."""
+
+    page: str
+    anchor: str = Field(min_length=1)
+    title: str = Field(min_length=2)
+    match: tuple[str, ...] = Field(min_length=1)
+    """Literal fragments of the entry's error text, any of which identifies it (variable parts cut
+    out); each at least 12 characters and not a bare error word."""
+    cause: str | None = None
+    """A cause id of signatures.yaml, from the entry's stated cause; None: the entry's cause fits no
+    id (the row still matches and shows the advice, naming no cause)."""
+    reason: str = Field(min_length=8)
+    """Why that cause (or why none): the entry's stated cause in a line."""
+    advice: str = Field(min_length=8)
+    """The vendor's advice, a sentence (shown as the remedy)."""
+    signature: str | None = Field(None, pattern=_ID)
+    """A hand-written signature already made from this entry: the row derives none of its own."""
+    priority: int | None = Field(None, ge=-100, le=30)
+    """Set only for a very specific fragment (default: below every hand-written signature)."""
+
+    @field_validator("match")
+    @classmethod
+    def _distinctive(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [m for m in v if len(m.strip()) < 12 or m != m.strip()]
+        if bad:
+            raise ValueError(f"a fragment must be a distinctive literal of 12+ characters, trimmed: {bad}")
+        return v
+
+
+class FaqFile(_Frozen):
+    schema_version: Literal[1] = 1
+    pages: dict[str, FaqPageModel]
+    entries: tuple[FaqEntryModel, ...]
+
+    @model_validator(mode="after")
+    def _references(self) -> FaqFile:
+        problems: list[str] = []
+        seen: set[tuple[str, str]] = set()
+        for e in self.entries:
+            if e.page not in self.pages:
+                problems.append(f"entry {e.anchor}: unknown page {e.page!r}")
+            if (e.page, e.anchor) in seen:
+                problems.append(f"entry {e.page}#{e.anchor}: listed twice")
+            seen.add((e.page, e.anchor))
+            if e.page in self.pages and e.anchor in self.pages[e.page].skipped:
+                problems.append(f"entry {e.page}#{e.anchor}: both a row and skipped")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
 M = TypeVar("M", bound=BaseModel)
 
 

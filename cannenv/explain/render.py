@@ -155,6 +155,8 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
     for m in ex.matches:
         out.append("")
         out.append(f"signature {L(m.id)}: {L(m.title)} (raised by {L(m.component)})")
+        if m.note and not m.causes:
+            out.append(f"  note: {L(m.note)}")
         for e in m.evidence:
             out += [f"  > {L(x)}" for x in e.lines]
             if e.lines and e.count > len(e.lines):
@@ -263,6 +265,17 @@ def render_signature_doc(table: Any) -> str:
             + f", {len(k.hccl_stages)} HCCL stage keywords, {len(k.libraries)} shared objects mapped to their"
             f" packages, {len(k.symbols)} symbol namespaces, {len(k.extractors)} extractors.",
         ]
+        if k.faq:
+            pages = {r.page for r in k.faq}
+            own = sum(1 for r in k.faq if r.signature is None)
+            lowest = min(r.priority for r in k.faq)
+            out += [
+                "",
+                f"From the vendors' FAQ pages (`matrices/explain/faq.yaml`): {len(k.faq)} entries of"
+                f" {len(pages)} pages, {own} of them signatures of their own (priority {lowest}"
+                f" or more; the others were made into the hand-written signatures above),"
+                f" {sum(1 for r in k.faq if r.cause is None)} naming no cause.",
+            ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():
         checks = ", ".join(f"`{x}`" for x in c.checks) or "— (cannot be decided from one host's facts)"

@@ -257,6 +257,43 @@ def _code_signatures(
     return out
 
 
+def _faq_signatures(knowledge: Knowledge, pat: Callable[[PatternModel], Pattern]) -> list[Signature]:
+    """A signature for each FAQ entry of the vendors' pages that no hand-written signature was made
+    from: any of its literal fragments, its reviewed cause (none: it matches and names no cause, the
+    vendor's advice in its note), the vendor's advice as the remedy."""
+    from cannenv.explain.models import PatternModel
+
+    out: list[Signature] = []
+    for r in knowledge.faq:
+        if r.signature is not None:
+            continue
+        out.append(
+            Signature(
+                id=r.id,
+                title=f"{r.title} ({r.page_title})",
+                component=f"{r.component} (the vendor's FAQ)",
+                any=tuple(pat(PatternModel(text=f)) for f in r.match),
+                all=(),
+                priority=r.priority,
+                causes=()
+                if r.cause is None
+                else (
+                    SignatureCause(
+                        r.cause,
+                        f"the vendor's FAQ entry: {r.reason}; its advice: {r.advice}",
+                        (r.id,),
+                        None,
+                        None,
+                        r.advice,
+                    ),
+                ),
+                note="" if r.cause is not None else f"the vendor's FAQ: {r.reason}; its advice: {r.advice}",
+                derived=True,
+            )
+        )
+    return out
+
+
 def build(model: SignatureFile, knowledge: Knowledge | None = None) -> SignatureTable:
     patterns: dict[str, Pattern] = {}
 
@@ -292,7 +329,9 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
     if knowledge is not None:
         _check_knowledge(knowledge, model)
         sources.update({k: Source(k, t, u) for k, (t, u) in knowledge.sources.items()})
-        sigs = sigs + tuple(_code_signatures(knowledge, pat, patterns))
+        sigs = (
+            sigs + tuple(_code_signatures(knowledge, pat, patterns)) + tuple(_faq_signatures(knowledge, pat))
+        )
         for e in knowledge.extractors:
             key = f"extract:{e.id}"
             patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
@@ -327,6 +366,13 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
     rows += [(f"library {x.name}", x.causes, x.source) for x in knowledge.libraries]
     rows += [(f"symbol {x.prefix}", x.causes, x.source) for x in knowledge.symbols]
     rows += [(f"stage {x.stage}/{x.tag}", x.causes, x.source) for x in knowledge.hccl_stages]
+    rows += [(f"FAQ entry {x.url}", (x.cause,) if x.cause else (), x.id) for x in knowledge.faq]
+    hand = {s.id for s in model.signatures}
+    problems += [
+        f"FAQ entry {x.url}: unknown signature {x.signature!r}"
+        for x in knowledge.faq
+        if x.signature is not None and x.signature not in hand
+    ]
     for what, causes, source in rows:
         problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
         if source not in sources:
@@ -368,9 +414,9 @@ def shipped() -> SignatureTable:
     """The shipped signatures and knowledge, from the validated-table cache when the files, the
     code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
     than explaining a short log), else loaded, validated and cached."""
-    from cannenv.explain import knowledge
+    from cannenv.explain import faq, knowledge
 
-    key = _cache_key((shipped_path(), knowledge.shipped_path()))
+    key = _cache_key((shipped_path(), knowledge.shipped_path(), faq.shipped_path()))
     if key is not None:
         hit = _cache_read(key)
         if hit is not None:
@@ -397,7 +443,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
     h = hashlib.sha256(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
     here = Path(__file__).parent
     try:
-        for f in (*files, here / "signatures.py", here / "knowledge.py"):
+        for f in (*files, here / "signatures.py", here / "knowledge.py", here / "faq.py"):
             data = f.read_bytes()
             h.update(len(data).to_bytes(8, "big") + data)
     except OSError:
