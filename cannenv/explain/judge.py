@@ -42,6 +42,8 @@ from cannenv.explain.signatures import (
     ERROR_CODE_CAPTURE,
     FAMILY_TITLE,
     KNOWLEDGE_PRIORITY,
+    MESSAGE_CAPTURE,
+    MESSAGE_FAMILY,
     Cause,
     Condition,
     Pattern,
@@ -499,6 +501,24 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         key = f"derived:code:{value}"
         hits[key] = Hit(v.count, [v.line])
         sigs.append(code_signature(code, (Pattern(key, key, rx=None),)))
+    for m in k.source_messages:  # a message read out of the vendor's source
+        found = scan.values.get(MESSAGE_CAPTURE + m.id)
+        if not found or not m.causes:
+            continue
+        said_at = next(iter(found.values()))
+        component, priority = MESSAGE_FAMILY[m.family]
+        where = f"{component} ({m.at.split('#', 1)[0]})"
+        printed = " … ".join(m.text)
+        add(
+            f"{m.family}-{m.id.split('-', 1)[1]}",
+            f"{component} says: {printed}" + (f" ({m.code})" if m.code else ""),
+            where,
+            priority,
+            f"derived:msg:{m.id}",
+            said_at.line,
+            said_at.count,
+            [(c, f"{where} prints this message: {m.reason}", m.source) for c in m.causes],
+        )
     for value, v in scan.values.get("hccl-result", {}).items():
         code = k.hccl_results.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:

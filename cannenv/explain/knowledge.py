@@ -99,6 +99,24 @@ class Extractor:
 
 
 @dataclass(frozen=True)
+class SourceMessage:
+    """A message read out of a vendor's source (``source_messages``), its causes resolved through
+    the reviewed rules (``message_causes``) or its torch_npu code's row."""
+
+    id: str
+    family: str
+    text: tuple[str, ...]
+    code: str | None
+    at: str
+    source: str
+    """The id of the message's own source (its URL is the file and line at the commit)."""
+    causes: tuple[str, ...]
+    reason: str
+    anchor: str
+    regex: str
+
+
+@dataclass(frozen=True)
 class Knowledge:
     sources: Mapping[str, tuple[str, str]]
     """id -> (title, url)"""
@@ -116,6 +134,9 @@ class Knowledge:
     """torch_npu's sentence for a code (normalised by :func:`message_key`) → the codes it stands for."""
     faq: tuple[FaqRow, ...] = ()
     """The vendors' FAQ entries that show an error message (``faq.yaml``, :mod:`cannenv.explain.faq`)."""
+    source_messages: tuple[SourceMessage, ...] = ()
+    """Messages read out of the vendors' sources (torch_npu's checks, PyTorch's dispatch, the
+    device plugin), each with the causes the reviewed mapping gives it."""
 
     def public_code(self, name: str) -> Code | None:
         """The code row of a public ACL name (``ACL_ERROR_RT_INVALID_DEVICEID`` → 107001)."""
@@ -181,9 +202,45 @@ def demangle(symbol: str) -> str | None:
     return text
 
 
+def _source_messages(model: KnowledgeFile) -> tuple[SourceMessage, ...]:
+    """Each message with its causes: the first ``message_causes`` rule that fits it, else (a
+    torch_npu check) the causes of its ERRxxxxx row."""
+    from cannenv.explain.messages import pattern
+
+    codes = {c.code: c for c in model.codes}
+    out: list[SourceMessage] = []
+    for m in model.source_messages:
+        said = " ".join(m.text).lower()
+        causes: tuple[str, ...] = ()
+        reason = ""
+        for rule in model.message_causes:
+            if rule.family != m.family or (rule.codes and m.code not in rule.codes):
+                continue
+            if rule.module is not None and not m.at.startswith(rule.module):
+                continue
+            if rule.contains and not any(x.lower() in said for x in rule.contains):
+                continue
+            causes, reason = rule.causes, rule.reason
+            break
+        else:
+            row = codes.get(m.code) if m.code else None
+            if row is not None:
+                causes = row.causes
+                reason = f"torch_npu raises it with {row.code} {row.name} ({row.meaning})"
+        anchor, rx = pattern(m.text)
+        out.append(
+            SourceMessage(m.id, m.family, m.text, m.code, m.at, f"msg:{m.id}", causes, reason, anchor, rx)
+        )
+    return tuple(out)
+
+
 def build(model: KnowledgeFile) -> Knowledge:
+    sources = {k: (v.title, v.url) for k, v in model.sources.items()}
+    for m in model.source_messages:  # each message cites its own file and line at the commit
+        title, url = sources[m.source]
+        sources[f"msg:{m.id}"] = (f"{title}: {m.at}", url.rstrip("/") + "/" + m.at)
     return Knowledge(
-        sources={k: (v.title, v.url) for k, v in model.sources.items()},
+        sources=sources,
         codes=tuple(
             Code(
                 c.code,
@@ -230,6 +287,7 @@ def build(model: KnowledgeFile) -> Knowledge:
         },
         hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
         messages=_messages(model),
+        source_messages=_source_messages(model),
     )
 
 

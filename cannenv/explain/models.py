@@ -23,6 +23,7 @@ ExtractorKind = Literal[
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
 ]
+MessageFamily = Literal["torch-npu-check", "pytorch-dispatch", "device-plugin"]
 
 
 class _Frozen(BaseModel):
@@ -238,6 +239,48 @@ class ExtractorModel(_Frozen):
         return self
 
 
+class SourceMessageModel(_Frozen):
+    """A message as the vendor's source prints it (cannenv.explain.messages): the literal
+    fragments of its printed line, where it is raised (``path#Lline`` under the source's URL at a
+    commit) and, for torch_npu, the ERRxxxxx its check carries."""
+
+    id: str = Field(pattern=r"^[a-z]+-[0-9a-f]{10}$")
+    family: MessageFamily
+    text: tuple[str, ...] = Field(min_length=1)
+    code: str | None = Field(None, pattern=r"^ERR0[0-4]\d{3}$")
+    at: str = Field(pattern=r"^[A-Za-z0-9_./+-]+#L[0-9]+(-L[0-9]+)?$")
+    source: str
+
+    @model_validator(mode="after")
+    def _check(self) -> SourceMessageModel:
+        from cannenv.explain.messages import distinctive, pattern
+
+        if not distinctive(self.text):
+            raise ValueError("the longest fragment is not distinctive (20 characters, two words)")
+        problem = re2_subset_problem(pattern(self.text)[1])
+        if problem:
+            raise ValueError(problem)
+        if (self.family == "torch-npu-check") != (self.code is not None):
+            raise ValueError("a torch-npu-check row carries its ERRxxxxx code, no other does")
+        return self
+
+
+class MessageCauseModel(_Frozen):
+    """A reviewed rule: the causes of the messages of one family that fit it (the first rule that
+    fits decides; a torch_npu message no rule fits takes the causes of its ERRxxxxx row)."""
+
+    family: MessageFamily
+    codes: tuple[str, ...] = ()
+    """Only messages carrying one of these torch_npu codes."""
+    module: str | None = None
+    """Only messages raised under this path (a file or a folder of the source)."""
+    contains: tuple[str, ...] = ()
+    """Only messages containing one of these literals (any case)."""
+    causes: tuple[str, ...]
+    reason: str = Field(min_length=10)
+    """Why, from the vendor's own wording (shown in the cause's why)."""
+
+
 class KnowledgeFile(_Frozen):
     schema_version: Literal[1] = 1
     sources: dict[str, SourceModel]
@@ -251,10 +294,19 @@ class KnowledgeFile(_Frozen):
     """The causes the vendor's error title (``Memory_Allocation_Failure`` …) points to: what the
     error-code importer gives a new row (a person reviews them)."""
     inner_codes: tuple[InnerCodeModel, ...] = ()
+    source_messages: tuple[SourceMessageModel, ...] = ()
+    message_causes: tuple[MessageCauseModel, ...] = ()
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
         problems: list[str] = []
+        msg_ids: set[str] = set()
+        for sm in self.source_messages:
+            if sm.id in msg_ids:
+                problems.append(f"message {sm.id}: listed twice")
+            msg_ids.add(sm.id)
+            if sm.source not in self.sources:
+                problems.append(f"message {sm.id}: unknown source {sm.source!r}")
         seen: set[str] = set()
         values: set[tuple[str, int]] = set()
         for c in self.codes:
@@ -275,6 +327,18 @@ class KnowledgeFile(_Frozen):
         ]
         if len({e.id for e in self.extractors}) != len(self.extractors):
             problems.append("an extractor id is used twice")
+        codes = {c.code for c in self.codes}
+        problems += [
+            f"message {sm.id}: unknown code {sm.code!r}"
+            for sm in self.source_messages
+            if sm.code is not None and sm.code not in codes
+        ]
+        problems += [
+            f"message cause rule {i}: unknown code {c!r}"
+            for i, r in enumerate(self.message_causes)
+            for c in r.codes
+            if c not in codes
+        ]
         names = {c.name for c in self.codes}
         inner: set[str] = set()
         for ic in self.inner_codes:

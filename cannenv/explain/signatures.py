@@ -186,6 +186,17 @@ FAMILY_TITLE = {
 FAMILY_PRIORITY = {"torch-npu-err": KNOWLEDGE_PRIORITY - 10}
 """torch_npu's ERRxxxxx wraps the error beside it (ERR00100 'PTA call acl api failed' next to the
 ACL code): ranked below the vendor's own codes."""
+MESSAGE_CAPTURE = "msg:"
+"""The capture id's prefix of a message read out of a vendor's source (``msg:<row id>``)."""
+MESSAGE_FAMILY = {
+    "torch-npu-check": ("torch_npu", -28),
+    "pytorch-dispatch": ("PyTorch (kernel dispatch)", -32),
+    "device-plugin": ("the Ascend device plugin (Kubernetes)", -28),
+}
+"""Per message family: its component and priority. Below every hand-written signature and the
+vendor's codes (-20); a torch_npu message above its ERRxxxxx wrapper (-30), which it is more
+precise than; PyTorch's dispatch message below torch_npu's, whose own message decides when the
+operator ran on the NPU."""
 ERROR_CODE_CAPTURE = "error-code"
 """The capture id of the patterns made from the error-code reference's codes (one per prefix)."""
 
@@ -335,6 +346,10 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
         for e in knowledge.extractors:
             key = f"extract:{e.id}"
             patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
+        for m in knowledge.source_messages:
+            if m.causes:  # a message that points to no cause is not looked for
+                key = f"extract:{MESSAGE_CAPTURE}{m.id}"
+                patterns[key] = Pattern(key, m.anchor, m.regex, capture=f"{MESSAGE_CAPTURE}{m.id}")
         coded = [c for c in knowledge.codes if c.family in FAMILY_TITLE and c.causes]
         for prefix in sorted({c.code[:3] for c in coded if c.code[0] == "E" and c.code[1] != "R"}):
             # every E-code of the tables as a whole word, one anchor per three-character prefix
@@ -373,6 +388,7 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         for x in knowledge.faq
         if x.signature is not None and x.signature not in hand
     ]
+    rows += [(f"message {x.id}", x.causes, x.source) for x in knowledge.source_messages]
     for what, causes, source in rows:
         problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
         if source not in sources:
@@ -443,7 +459,13 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
     h = hashlib.sha256(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
     here = Path(__file__).parent
     try:
-        for f in (*files, here / "signatures.py", here / "knowledge.py", here / "faq.py"):
+        for f in (
+            *files,
+            here / "signatures.py",
+            here / "knowledge.py",
+            here / "faq.py",
+            here / "messages.py",
+        ):
             data = f.read_bytes()
             h.update(len(data).to_bytes(8, "big") + data)
     except OSError:

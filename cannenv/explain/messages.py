@@ -1,0 +1,437 @@
+"""Error messages read out of the vendors' own sources: the ``source_messages`` of knowledge.yaml.
+
+A log often carries only the sentence a component printed (``HCCL AllReduce & Reduce: Unsupported
+data type at::kByte/at::kBool``), no code. The sentences are taken from the complete sources that
+print them, never typed from one log:
+
+* **torch_npu** (``torch_npu/csrc`` of Ascend/pytorch): every ``TORCH_CHECK``, ``TORCH_NPU_WARN``,
+  ``throw std::runtime_error`` … whose message carries a ``PTA_ERROR(ErrCode::PARAM)``-style code
+  (:func:`cpp_messages`); the row keeps the code (``ERR02007``), so its causes come through the
+  reviewed ERRxxxxx mapping of the ``codes`` table (or a reviewed rule of ``message_causes``);
+* **PyTorch**'s dispatch message, ``"<kernel>" not implemented for '<dtype>'`` (one family);
+* **the device plugin** (Go): every ``fmt.Errorf``/``errors.New``/``klog.Errorf`` … message
+  (:func:`go_messages`), its causes by module (the source file) through ``message_causes``.
+
+A message is split at what the program fills in (streamed values, ``%s``/``%v`` placeholders, a
+line break); the row keeps the literal fragments of the printed line that holds the longest one.
+A row is kept only when that longest fragment is distinctive (:data:`MIN_FRAGMENT` characters and
+two words at least). It matches a log line holding the longest fragment, with the fragment before
+it (or after it) on the same line (:func:`pattern`: one loop, linear on any engine).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MIN_FRAGMENT = 20
+"""The shortest literal that may identify a message (``Invalid rank `` is not distinctive)."""
+
+SUBMODULES = {"PTA": 0, "OPS": 1, "DIST": 2, "GRAPH": 3, "PROF": 4}
+"""torch_npu's ``SubModule`` (NPUException.h): the two digits after ERR."""
+ERRCODES = {
+    "SUC": 0,
+    "PARAM": 1,
+    "TYPE": 2,
+    "VALUE": 3,
+    "PTR": 4,
+    "INTERNAL": 5,
+    "MEMORY": 6,
+    "NOT_SUPPORT": 7,
+    "NOT_FOUND": 8,
+    "UNAVAIL": 9,
+    "SYSCALL": 10,
+    "TIMEOUT": 11,
+    "PERMISSION": 12,
+    "ACL": 100,
+    "HCCL": 200,
+    "GE": 300,
+}
+"""torch_npu's ``ErrCode`` (NPUException.h): the three digits after the submodule."""
+
+# Calls that raise or log their arguments as a message, and how many leading arguments are the
+# condition (not the message): TORCH_CHECK(cond, msg…), TORCH_CHECK_WITH(Type, cond, msg…)
+RAISERS: Mapping[str, int] = {
+    "TORCH_CHECK": 1,
+    "TORCH_CHECK_VALUE": 1,
+    "TORCH_CHECK_TYPE": 1,
+    "TORCH_CHECK_INDEX": 1,
+    "TORCH_CHECK_NOT_IMPLEMENTED": 1,
+    "TORCH_CHECK_WITH": 2,
+    "TORCH_INTERNAL_ASSERT": 1,
+    "TORCH_INTERNAL_ASSERT_DEBUG_ONLY": 1,
+    "AT_ASSERT": 1,
+    "REDUCER_CHECK": 1,
+    "TORCH_NPU_WARN": 0,
+    "TORCH_NPU_WARN_ONCE": 0,
+    "TORCH_WARN": 0,
+    "TORCH_WARN_ONCE": 0,
+    "AT_ERROR": 0,
+    "ASCEND_LOGE": 0,
+    "ASCEND_LOGW": 0,
+    "runtime_error": 0,
+    "invalid_argument": 0,
+    "logic_error": 0,
+    "TypeError": 0,
+    "ValueError": 0,
+}
+BUILDERS = frozenset({"str", "string", "c10::str", "std::string"})
+"""Calls whose string arguments are part of the message they build (``c10::str("a", x, "b")``)."""
+
+_PLACEHOLDER = re.compile(r"%[-+ #0]*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspvqwTt%]|\{\}")
+
+
+@dataclass
+class _Frame:
+    name: str
+    line: int
+    args: list[list[str | None]]
+    """Per argument: the message pieces (a literal, or None where the program fills in a value)."""
+    code: tuple[str, str] | None = None
+
+
+def _lex(text: str) -> Iterator[tuple[str, str, int]]:
+    """C/C++ tokens that matter here: ('str', value, line), ('id', name, line), ('(' / ')' / ',' /
+    '?' / 'op', text, line). Comments skipped; adjacent literals are joined by the caller."""
+    i, n, line = 0, len(text), 1
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+            i += 1
+        elif ch in " \t\r\\":
+            i += 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            line += text.count("\n", i, j)
+            i = j
+        elif ch == '"' or (ch == "R" and text.startswith('R"', i)):
+            if ch == "R":
+                m = re.compile(r'R"([^(\s]{0,16})\(').match(text, i)
+                if m is None:
+                    yield ("id", "R", line)
+                    i += 1
+                    continue
+                end = text.find(")" + m.group(1) + '"', m.end())
+                end = n if end < 0 else end
+                value = text[m.end() : end]
+                yield ("str", value, line)
+                line += value.count("\n")
+                i = end + len(m.group(1)) + 2
+                continue
+            j, buf = i + 1, []
+            while j < n and text[j] != '"':
+                if text[j] == "\\" and j + 1 < n:
+                    esc = text[j + 1]
+                    if esc == "\n":
+                        line += 1
+                    else:
+                        buf.append(
+                            {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'"}.get(esc, "\\" + esc)
+                        )
+                    j += 2
+                    continue
+                if text[j] == "\n":  # an unterminated literal: stop at the line's end
+                    break
+                buf.append(text[j])
+                j += 1
+            yield ("str", "".join(buf), line)
+            i = j + 1
+        elif ch == "'":
+            j = i + 1
+            while j < n and text[j] != "'" and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            lit = text[i + 1 : j]
+            yield ("str", {'\\"': '"', "\\'": "'", "\\\\": "\\"}.get(lit, lit), line)
+            i = j + 1
+        elif ch.isalpha() or ch == "_":
+            m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*").match(text, i)
+            assert m is not None
+            yield ("id", m.group(0), line)
+            i = m.end()
+        elif ch in "(),?":
+            yield (ch, ch, line)
+            i += 1
+        else:
+            yield ("op", ch, line)
+            i += 1
+
+
+def cpp_messages(text: str) -> list[tuple[int, str, str, list[str | None]]]:
+    """Every message of a C++ source that carries a torch_npu error code: (line of the call,
+    submodule, ErrCode name, the message's pieces: literals, None for a value filled in)."""
+    out: list[tuple[int, str, str, list[str | None]]] = []
+    stack: list[_Frame] = [_Frame("", 0, [[]])]
+    pending: str | None = None  # the identifier just before a '('
+    tokens = list(_lex(text))
+    i = 0
+    while i < len(tokens):
+        kind, value, line = tokens[i]
+        top = stack[-1]
+        if (  # PTA_ERROR ( ErrCode::PARAM ): the name and three tokens
+            kind == "id"
+            and value.endswith("_ERROR")
+            and value.split("_")[0] in SUBMODULES
+            and i + 3 < len(tokens)
+            and tokens[i + 1][0] == "("
+            and tokens[i + 3][0] == ")"
+            and tokens[i + 2][1].startswith("ErrCode::")
+        ):
+            top.code = (value.split("_")[0], tokens[i + 2][1].removeprefix("ErrCode::"))
+            top.args[-1].append(None)
+            i += 4
+            pending = None
+            continue
+        if kind == "id":
+            pending = value
+            top.args[-1].append(None)
+        elif kind == "(":
+            stack.append(_Frame(pending or "", line, [[]]))
+            if top.args[-1] and top.args[-1][-1] is None and pending:
+                top.args[-1].pop()  # the call's name is not a value of its own
+            pending = None
+        elif kind == ")":
+            pending = None
+            if len(stack) == 1:
+                i += 1
+                continue
+            frame = stack.pop()
+            parent = stack[-1]
+            name = frame.name.rsplit("::", 1)[-1] if frame.name not in RAISERS else frame.name
+            if frame.name in RAISERS or name in RAISERS:
+                skip = RAISERS.get(frame.name, RAISERS.get(name, 0))
+                if frame.code is not None:
+                    pieces: list[str | None] = []
+                    for arg in frame.args[skip:]:
+                        pieces += arg
+                    out.append((frame.line, frame.code[0], frame.code[1], pieces))
+                    parent.args[-1].append(None)
+                    i += 1
+                    continue
+            if frame.code is not None and parent.code is None:
+                parent.code = frame.code
+            if frame.name in BUILDERS or name in BUILDERS or frame.name == "":
+                # a message built inside (c10::str(…)) or a parenthesised expression
+                for arg in frame.args:
+                    parent.args[-1] += arg
+            else:
+                parent.args[-1].append(None)
+        elif kind == ",":
+            pending = None
+            top.args.append([])
+        elif kind == "?":
+            pending = None
+            top.args[-1] = [None]  # a ternary: either literal may be printed
+        elif kind == "str":
+            pending = None
+            top.args[-1].append(value)
+        else:
+            if value in ";{}":
+                stack[1:] = []
+                stack[0].args = [[]]
+            pending = None
+        i += 1
+    return out
+
+
+_GO_CALL = re.compile(
+    r"\b(?:fmt\.Errorf|errors\.New|klog\.(?:Errorf|Error|Fatalf|Fatal|Warningf|Warning)"
+    r"|hwlog\.RunLog\.(?:Errorf|Error|Warnf|Warn))\(\s*\"((?:[^\"\\\n]|\\.)*)\""
+)
+
+
+def go_messages(text: str) -> list[tuple[int, list[str | None]]]:
+    """Every error/warning message of a Go source: (line, the format string's pieces)."""
+    out: list[tuple[int, list[str | None]]] = []
+    for m in _GO_CALL.finditer(text):
+        lit = m.group(1).replace('\\"', '"').replace("\\n", "\n").replace("\\t", "\t")
+        out.append((text.count("\n", 0, m.start()) + 1, [lit]))
+    return out
+
+
+def fragments(pieces: Sequence[str | None]) -> list[str]:
+    """The literal fragments of the printed line that holds the longest literal: literals joined
+    where nothing comes between them, split at values, placeholders and line breaks, ends
+    stripped."""
+    lines: list[list[str]] = [[]]
+    cur: list[str] = []
+
+    def flush() -> None:
+        if cur:
+            lines[-1].append("".join(cur))
+            cur.clear()
+
+    for p in pieces:
+        if p is None:
+            flush()
+            continue
+        for k, part in enumerate(p.split("\n")):
+            if k:
+                flush()
+                lines.append([])
+            for j, seg in enumerate(_PLACEHOLDER.split(part)):
+                if j:
+                    flush()
+                cur.append(seg)
+    flush()
+    best: list[str] = []
+    best_len = 0
+    for ln in lines:
+        frags = [f.strip() for f in ln if f.strip()]
+        longest = max((len(f) for f in frags), default=0)
+        if longest > best_len:
+            best, best_len = frags, longest
+    return best
+
+
+def distinctive(frags: Sequence[str]) -> bool:
+    """Whether the longest fragment can identify a message: long enough, two words at least."""
+    if not frags:
+        return False
+    longest = max(frags, key=len)
+    return len(longest) >= MIN_FRAGMENT and len(re.findall(r"[A-Za-z]{2,}", longest)) >= 2
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + ch if ch in r"\.^$|?*+()[]{}" else ch for ch in text)
+
+
+def pattern(frags: Sequence[str]) -> tuple[str, str]:
+    """(anchor, regex) of a row: the longest fragment, with the fragment before it (else after it)
+    on the same line: one unbounded loop, so linear on RE2 and Python's ``re`` alike."""
+    k = max(range(len(frags)), key=lambda j: len(frags[j]))
+    anchor = frags[k]
+    if k > 0 and len(frags[k - 1]) >= 3:
+        return anchor, _escape(frags[k - 1]) + "[^\\n]*" + _escape(anchor)
+    if k + 1 < len(frags) and len(frags[k + 1]) >= 3:
+        return anchor, _escape(anchor) + "[^\\n]*" + _escape(frags[k + 1])
+    return anchor, _escape(anchor)
+
+
+def row_id(prefix: str, frags: Sequence[str], key: str) -> str:
+    """A row id stable across line moves: the family's prefix and a digest of what it matches."""
+    digest = hashlib.sha1(("\x00".join(frags) + "\x00" + key).encode("utf-8")).hexdigest()[:10]
+    return f"{prefix}-{digest}"
+
+
+def err_code(submodule: str, errcode: str) -> str:
+    """torch_npu's ERRxxxxx of a submodule and ErrCode (``DIST``, ``NOT_SUPPORT`` → ERR02007)."""
+    return f"ERR{SUBMODULES[submodule]:02d}{ERRCODES[errcode]:03d}"
+
+
+def _rows(
+    found: Iterable[tuple[str, int, str | None, list[str | None]]], *, family: str, prefix: str, source: str
+) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for path, line, code, pieces in found:
+        frags = fragments(pieces)
+        if not distinctive(frags):
+            continue
+        key = code or path
+        rid = row_id(prefix, frags, key)
+        if rid in rows:
+            continue  # the same message raised in two places: the first is cited
+        row: dict[str, Any] = {"id": rid, "family": family, "text": frags}
+        if code:
+            row["code"] = code
+        row["at"] = f"{path}#L{line}"
+        row["source"] = source
+        rows[rid] = row
+    return sorted(rows.values(), key=lambda r: (r["at"].split("#")[0], int(r["at"].rsplit("L", 1)[1])))
+
+
+def import_torch_npu(tree: Path, *, source: str) -> list[dict[str, Any]]:
+    """Rows of ``source_messages`` from a checkout of Ascend/pytorch: every message of
+    ``torch_npu/csrc`` (C++ sources and headers) that carries a torch_npu error code."""
+    found: list[tuple[str, int, str | None, list[str | None]]] = []
+    for f in sorted((tree / "torch_npu" / "csrc").rglob("*")):
+        if f.suffix not in (".cpp", ".h", ".hpp", ".cc") or not f.is_file():
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        if "ErrCode::" not in text:
+            continue
+        rel = f.relative_to(tree).as_posix()
+        for line, sub, errc, pieces in cpp_messages(text):
+            if sub in SUBMODULES and errc in ERRCODES:
+                found.append((rel, line, err_code(sub, errc), pieces))
+    return _rows(found, family="torch-npu-check", prefix="tnpu", source=source)
+
+
+def import_go(
+    tree: Path, *, source: str, family: str = "device-plugin", prefix: str = "dp"
+) -> list[dict[str, Any]]:
+    """Rows of ``source_messages`` from a checkout of a Go component (the device plugin): every
+    error message of its own sources (no vendor/, no tests)."""
+    found: list[tuple[str, int, str | None, list[str | None]]] = []
+    for f in sorted(tree.rglob("*.go")):
+        rel = f.relative_to(tree).as_posix()
+        if rel.startswith(("vendor/", "third_party/")) or rel.endswith("_test.go") or "/vendor/" in rel:
+            continue
+        for line, pieces in go_messages(f.read_text(encoding="utf-8", errors="replace")):
+            found.append((rel, line, None, pieces))
+    return _rows(found, family=family, prefix=prefix, source=source)
+
+
+def refresh_diff(shipped: Sequence[Mapping[str, Any]], found: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a refresh changes among one family's rows: the rows to add, the ids no longer found,
+    and the rows whose place in the source moved (matched by id)."""
+    have = {r["id"]: r for r in shipped}
+    now = {r["id"]: r for r in found}
+    return {
+        "added": [dict(r) for i, r in now.items() if i not in have],
+        "removed": sorted(i for i in have if i not in now),
+        "moved": {i: r["at"] for i, r in now.items() if i in have and have[i]["at"] != r["at"]},
+    }
+
+
+IMPORTERS = {
+    "torch-npu": ("tnpu", "torch-npu-check"),
+    "device-plugin": ("dp", "device-plugin"),
+}
+"""``--import KIND``: the id prefix and family of the rows each importer makes."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m cannenv.explain.messages --import torch-npu CHECKOUT SOURCE_ID [PREFIX]`` (or
+    ``device-plugin``) prints what a refresh changes against the shipped ``source_messages`` of
+    that source: the rows to add (YAML), the ids no longer found and the rows whose line moved."""
+    import sys
+
+    import yaml
+
+    from cannenv.explain.knowledge import shipped_path
+    from cannenv.records import load_yaml
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) in (4, 5) and args[0] == "--import" and args[1] in IMPORTERS:
+        prefix, family = IMPORTERS[args[1]]
+        prefix = args[4] if len(args) == 5 else prefix
+        tree, source = Path(args[2]), args[3]
+        if args[1] == "torch-npu":
+            found = import_torch_npu(tree, source=source)
+        else:
+            found = import_go(tree, source=source, family=family, prefix=prefix)
+        raw = load_yaml(shipped_path().read_text(encoding="utf-8")) or {}
+        have = [r for r in raw.get("source_messages") or () if r.get("source") == source]
+        diff = refresh_diff(have, found)
+        print(f"# {len(found)} messages in {tree}; shipped for {source}: {len(have)}")
+        print(yaml.safe_dump(diff, sort_keys=False, width=200, allow_unicode=True), end="")
+        return 0
+    print(
+        "usage: python -m cannenv.explain.messages --import torch-npu ASCEND_PYTORCH_CHECKOUT SOURCE_ID\n"
+        "       python -m cannenv.explain.messages --import device-plugin CHECKOUT SOURCE_ID [ID_PREFIX]",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
