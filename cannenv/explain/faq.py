@@ -171,7 +171,7 @@ PART_NAMES = frozenset(
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _EXPLICIT_ANCHOR = re.compile(r"""<a\s+(?:id|name)=["']([^"']+)["'][^>]*>\s*</a>""")
-_INLINE_CODE = re.compile(r"`([^`\n]{8,400})`")
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ASCII_RUN = re.compile(r"[A-Za-z_][ -~]{10,}")
 _QUOTED = re.compile(r"[“\"「]([^”\"」\n]{8,200})[”\"」]")
@@ -262,7 +262,7 @@ def parse_page(text: str) -> list[Entry]:
         prose = "\n".join(x for x in lines if x not in code)
         for m in _INLINE_CODE.finditer(prose):
             x = m.group(1).strip()
-            if ERROR_WORDS.search(x) and x not in msgs:
+            if 8 <= len(x) <= 400 and ERROR_WORDS.search(x) and x not in msgs:
                 msgs.append(x)
         for m in _QUOTED.finditer(title):
             x = m.group(1).strip()
@@ -272,7 +272,13 @@ def parse_page(text: str) -> list[Entry]:
             x = m.group(1).strip()
             if ERROR_WORDS.search(x) and x not in msgs:
                 msgs.append(x)
-        for m in _ASCII_RUN.finditer(title):
+        bare = re.sub(r"`[^`\n]*`", "", lines[0])
+        says_error = bool(ERROR_WORDS.search(bare) or re.search(r"(?i)warning|message", bare))
+        for m in _INLINE_CODE.finditer(lines[0]):  # a message quoted in a heading that says it is one
+            x = m.group(1).strip()
+            if 12 <= len(x) <= 400 and says_error and x not in msgs:
+                msgs.append(x)
+        for m in _ASCII_RUN.finditer(title if _CJK.search(title) else ""):
             x = m.group(0).strip(" :：,.")
             if len(x) >= 12 and (ERROR_WORDS.search(x) or ".so" in x) and not any(x in y for y in msgs):
                 msgs.append(x)
@@ -288,8 +294,8 @@ def parse_page(text: str) -> list[Entry]:
 
 
 def normal(text: str) -> str:
-    """Text as a fragment is compared with it: markdown escapes undone, spaces single."""
-    return " ".join(re.sub(r"\\([\\`*_{}\[\]()#+\-.!<>|])", r"\1", text).split())
+    """Text as a fragment is compared with it: markdown escapes and code marks undone, spaces single."""
+    return " ".join(re.sub(r"\\([\\`*_{}\[\]()#+\-.!<>|])", r"\1", text).replace("`", "").split())
 
 
 def fragment_in(fragment: str, entry: Entry) -> bool:
