@@ -47,6 +47,8 @@ class Code:
     component: str | None = None
     advice: str | None = None
     message: str | None = None
+    causes_source: str | None = None
+    """Where the causes were read when not in ``source`` (a vendor page about a class of codes)."""
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,7 @@ def build(model: KnowledgeFile) -> Knowledge:
                 component=c.component,
                 advice=c.advice,
                 message=c.message,
+                causes_source=c.causes_source,
             )
             for c in model.codes
         ),
@@ -467,7 +470,9 @@ def import_enum(
 
 def _error_info_list(text: str) -> list[dict[str, Any]]:
     """The ``error_info_list`` of the vendor's error-code JSON: a file of its own
-    (``error_code.json``) or the raw string a C++ source embeds it in (``R"( … )"``)."""
+    (``error_code.json``) or the raw string a C++ source embeds it in (``R"( … )"``); or TBE's
+    operator error table (``errormanager.json``: a bare list of ``errCode``/``errMessage``, no
+    class, no title), read with the same keys."""
     import json
 
     start = text.find('R"(')
@@ -475,8 +480,14 @@ def _error_info_list(text: str) -> list[dict[str, Any]]:
         end = text.find(')"', start)
         text = text[start + 3 : end if end >= 0 else len(text)]
     raw = json.loads(text)
-    rows = raw.get("error_info_list") if isinstance(raw, dict) else None
-    return [r for r in rows or () if isinstance(r, dict)]
+    rows = raw if isinstance(raw, list) else raw.get("error_info_list") if isinstance(raw, dict) else None
+    out = [dict(r) for r in rows or () if isinstance(r, dict)]
+    for r in out:  # TBE's spelling of the same two keys
+        if "ErrCode" not in r and "errCode" in r:
+            r["ErrCode"] = r["errCode"]
+        if "ErrMessage" not in r and "errMessage" in r:
+            r["ErrMessage"] = r["errMessage"]
+    return out
 
 
 def import_error_codes(

@@ -179,6 +179,9 @@ class CodeModel(_Frozen):
     message: str | None = Field(None, min_length=8)
     """The sentence torch_npu prints for the code (``[Error]: Failed to apply for memory.``,
     NPUErrorCodes.h)."""
+    causes_source: str | None = None
+    """Where the row's causes were read when not in its own source (a vendor page that states what
+    a class of codes means: the MindSpore CANN error page for TBE's compile errors E9~EB)."""
 
 
 class InnerCodeModel(_Frozen):

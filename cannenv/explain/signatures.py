@@ -205,6 +205,7 @@ def code_signature(c: Any, patterns: tuple[Pattern, ...]) -> Signature:
     """The signature of one code of the vendor's tables (a ``knowledge.Code`` with causes)."""
     advice = getattr(c, "advice", None)
     component = getattr(c, "component", None)
+    also = getattr(c, "causes_source", None)
     return Signature(
         id=f"code-{c.code}",
         title=f"{c.code} {c.name}: {c.meaning}",
@@ -219,7 +220,7 @@ def code_signature(c: Any, patterns: tuple[Pattern, ...]) -> Signature:
                 id=cid,
                 why=f"the vendor's table: {c.code} is {c.name} ({c.meaning})"
                 + (f"; the vendor's advice: {advice}" if advice else ""),
-                sources=(c.source,),
+                sources=(c.source, also) if also else (c.source,),
                 checks=None,
                 when=None,
                 remedy=None,
@@ -381,6 +382,7 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
     rows += [(f"library {x.name}", x.causes, x.source) for x in knowledge.libraries]
     rows += [(f"symbol {x.prefix}", x.causes, x.source) for x in knowledge.symbols]
     rows += [(f"stage {x.stage}/{x.tag}", x.causes, x.source) for x in knowledge.hccl_stages]
+    rows += [(f"code {c.code}", (), c.causes_source) for c in knowledge.codes if c.causes_source]
     rows += [(f"FAQ entry {x.url}", (x.cause,) if x.cause else (), x.id) for x in knowledge.faq]
     hand = {s.id for s in model.signatures}
     problems += [

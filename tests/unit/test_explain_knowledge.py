@@ -434,6 +434,37 @@ def test_the_error_code_importer_reads_the_json_and_the_cpp_that_embeds_it() -> 
         }
 
 
+def test_the_error_code_importer_reads_tbes_operator_table() -> None:
+    # TBE's errormanager.json (source tbe-errormanager): a bare list, errCode/errMessage, no title
+    doc = json.dumps(
+        [
+            {
+                "errCode": "E80012",
+                "errMessage": "In op[%s], the num of dimensions of input[%s] should be in the range of"
+                " [%s, %s], but actually is [%s].",
+                "argList": "op_name,param_name,min_value,max_value,real_value",
+            }
+        ]
+    )
+    [r] = knowledge.import_error_codes(doc, source="tbe-errormanager", title_causes={})
+    assert r == {
+        "code": "E80012",
+        "name": "Untitled",
+        "family": "error-code",
+        "meaning": "In op[…], the num of dimensions of input[…] should be in the range of […, …],"
+        " but actually is […].",
+        "causes": [],
+        "source": "tbe-errormanager",
+    }
+    codes = {c.code: c for c in K.codes}
+    # the rows as reviewed: a check of what the caller passed; TBE's compile errors (E9~EB) per the
+    # MindSpore CANN error page, which the row names as where its causes were read
+    assert codes["E80012"].causes == ("not-a-version-problem",)
+    assert codes["E80012"].source == "tbe-errormanager"
+    assert codes["EB0000"].causes == ("chip-unsupported", "not-a-version-problem")
+    assert codes["EB0000"].source == "cann-error-codes" and codes["EB0000"].causes_source == "ms-cann-errors"
+
+
 def test_the_inner_code_importer_pairs_the_hex_value_with_the_public_code() -> None:
     define = (
         "constexpr int32_t RT_ERROR_DEVICE_ID = 0x07010003;\nconstexpr int32_t RT_ERROR_X = 0x07010004;\n"
