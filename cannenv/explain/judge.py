@@ -33,17 +33,19 @@ driver facts say so.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from cannenv.explain.scan import Hit, ScanResult
 from cannenv.explain.signatures import (
+    ERRNO_PRIORITY,
     ERROR_CODE_CAPTURE,
     FAMILY_TITLE,
     KNOWLEDGE_PRIORITY,
     MESSAGE_CAPTURE,
     MESSAGE_FAMILY,
+    SOURCE_PRIORITY,
     Cause,
     Condition,
     Pattern,
@@ -55,6 +57,7 @@ from cannenv.explain.signatures import (
 )
 
 if TYPE_CHECKING:
+    from cannenv.explain.knowledge import Knowledge
     from cannenv.facts import Facts
     from cannenv.report import Finding
 
@@ -536,6 +539,7 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 for c in code.causes
             ],
         )
+    _derive_hccl_source(k, scan, add)
     for value, v in scan.values.get("drv-error", {}).items():
         code = k.driver_errors.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:
@@ -558,6 +562,74 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
             ],
         )
     return sigs, hits
+
+
+def _derive_hccl_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """HCCL's own messages found in its ERROR lines (the file the line names, then the message's
+    literal; hccl_messages.yaml) and the HcclResult an ``errNo[0x…]`` carries."""
+    seen: set[str] = set()
+    table = k.log_messages
+    for e in k.extractors if table is not None else ():
+        if e.kind != "hccl-log":
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            file, _, text = value.partition("|")
+            for m in table.match(file, text) if table is not None else ():
+                sid = f"hccl-src-{m.module}-{m.file.rsplit('.', 1)[0].lower().replace('_', '-')}-{m.line}"
+                if not m.causes or sid in seen:
+                    continue
+                seen.add(sid)
+                returns = f"; the call returns {m.result}" if m.result else ""
+                reports = f" after reporting {m.code}" if m.code else ""
+                add(
+                    sid,
+                    f'HCCL logged its own message of {m.file}:{m.line}: "{m.format}"',
+                    f"HCCL ({m.path.rsplit('/', 1)[0]}, module {m.module})",
+                    SOURCE_PRIORITY,
+                    f"derived:hccl-src:{m.repo}:{m.path}:{m.line}",
+                    v.line,
+                    v.count,
+                    [
+                        (
+                            c,
+                            f"HCCL's source logs this in {m.path}{reports}{returns}; "
+                            f"module {m.module}: {m.reason}",
+                            m.source_id,
+                        )
+                        for c in m.causes
+                    ],
+                )
+    layout = k.hccl_errno
+    for e in k.extractors if layout is not None else ():
+        if e.kind != "hccl-errno":
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            decoded = layout.decode(int(value, 16)) if layout is not None and value else None
+            code = k.hccl_results.get(decoded[1]) if decoded is not None else None
+            if decoded is None or code is None or not code.causes:
+                continue
+            sid = f"hccl-errno-{code.name.lower().replace('_', '-')}"
+            if sid in seen:
+                continue
+            seen.add(sid)
+            add(
+                sid,
+                f"HCCL errNo 0x{value} ({decoded[0]}) carries {code.value} {code.name}: {code.meaning}",
+                "HCCL (errNo)",
+                ERRNO_PRIORITY,
+                f"derived:hccl-errno:{value.lower()}",
+                v.line,
+                v.count,
+                [
+                    (
+                        c,
+                        f"HCCL's errNo layout gives {code.name} ({code.meaning}); "
+                        "the vendor's table points it here",
+                        (layout.source, code.source) if layout is not None else code.source,
+                    )
+                    for c in code.causes
+                ],
+            )
 
 
 def _is_hex(value: str) -> bool:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cannenv.explain.faq import FaqRow
+    from cannenv.explain.logsource import LogMessages
     from cannenv.explain.models import KnowledgeFile
 
 MAX_KNOWLEDGE_BYTES = 4 << 20
@@ -92,6 +93,27 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class HcclErrno:
+    """The layout of HCCL's error number (``errNo[0x0000000005000007]``, HCCL_ERROR_CODE /
+    HCOM_ERROR_CODE of HCCL's log.h): module id, sub-module and the HcclResult it carries."""
+
+    module_id: int
+    module_shift: int
+    submodule_shift: int
+    submodule_mask: int
+    result_mask: int
+    submodules: Mapping[int, str]
+    source: str
+
+    def decode(self, value: int) -> tuple[str, int] | None:
+        """(sub-module name, HcclResult value) of an HCCL error number; None for another module's."""
+        if (value >> self.module_shift) & 0xFF != self.module_id:
+            return None
+        sub = (value >> self.submodule_shift) & self.submodule_mask
+        return self.submodules.get(sub, f"sub-module {sub}"), value & self.result_mask
+
+
+@dataclass(frozen=True)
 class Extractor:
     id: str
     kind: str
@@ -139,6 +161,9 @@ class Knowledge:
     source_messages: tuple[SourceMessage, ...] = ()
     """Messages read out of the vendors' sources (torch_npu's checks, PyTorch's dispatch, the
     device plugin), each with the causes the reviewed mapping gives it."""
+    hccl_errno: HcclErrno | None = None
+    log_messages: LogMessages | None = None
+    """HCCL's own error-log messages from its source (hccl_messages.yaml, :mod:`logsource`)."""
 
     def public_code(self, name: str) -> Code | None:
         """The code row of a public ACL name (``ACL_ERROR_RT_INVALID_DEVICEID`` → 107001)."""
@@ -291,7 +316,30 @@ def build(model: KnowledgeFile) -> Knowledge:
         hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
         messages=_messages(model),
         source_messages=_source_messages(model),
+        hccl_errno=HcclErrno(
+            model.hccl_errno.module_id,
+            model.hccl_errno.module_shift,
+            model.hccl_errno.submodule_shift,
+            model.hccl_errno.submodule_mask,
+            model.hccl_errno.result_mask,
+            dict(model.hccl_errno.submodules),
+            model.hccl_errno.source,
+        )
+        if model.hccl_errno is not None
+        else None,
     )
+
+
+def with_log_messages(k: Knowledge, table: LogMessages) -> Knowledge:
+    """The knowledge with HCCL's log messages, each row that points to a cause a source of its
+    own (the file and line at the imported commit)."""
+    from dataclasses import replace
+
+    sources = dict(k.sources)
+    for m in table.messages:
+        if m.causes:
+            sources[m.source_id] = (m.source_title, m.url)
+    return replace(k, sources=sources, log_messages=table)
 
 
 def message_key(sentence: str) -> str:
@@ -352,16 +400,18 @@ def shipped_path() -> Path:
 @cache
 def shipped() -> Knowledge:
     """The shipped tables with the vendors' FAQ entries (``faq.yaml``), each entry a source of its own
-    (the page at its commit, with the entry's anchor)."""
+    (the page at its commit, with the entry's anchor), and HCCL's log messages (hccl_messages.yaml)."""
     from dataclasses import replace
 
-    from cannenv.explain import faq
+    from cannenv.explain import faq, logsource
 
     k = load(shipped_path())
     rows = faq.shipped()
     sources = dict(k.sources)
     sources.update({r.id: (f"{r.page_title}: {r.title}", r.url) for r in rows})
-    return replace(k, faq=rows, sources=sources)
+    k = replace(k, faq=rows, sources=sources)
+    messages = logsource.shipped_path()
+    return with_log_messages(k, logsource.load(messages)) if messages.is_file() else k
 
 
 def json_schema() -> dict[str, Any]:

@@ -18,7 +18,16 @@ from cannenv.explain.rules import MAX_REGEX as _MAX_REGEX
 from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 
 ExtractorKind = Literal[
-    "library", "symbol", "version", "code", "hccl-result", "drv-error", "rt-inner", "npu-message"
+    "library",
+    "symbol",
+    "version",
+    "code",
+    "hccl-result",
+    "drv-error",
+    "rt-inner",
+    "npu-message",
+    "hccl-log",
+    "hccl-errno",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
@@ -284,6 +293,19 @@ class MessageCauseModel(_Frozen):
     """Why, from the vendor's own wording (shown in the cause's why)."""
 
 
+class HcclErrnoModel(_Frozen):
+    """The layout of HCCL's 64-bit error number (``errNo[0x0000000005000007]``): system reserve
+    (bits 63-32), module id (5: HCCL), sub-module (HCCL, HCOM …) and the HcclResult (bits 15-0)."""
+
+    module_id: int = Field(ge=0, le=255)
+    module_shift: int = Field(ge=0, le=56)
+    submodule_shift: int = Field(ge=0, le=56)
+    submodule_mask: int = Field(ge=1)
+    result_mask: int = Field(ge=1)
+    submodules: dict[int, str]
+    source: str
+
+
 class KnowledgeFile(_Frozen):
     schema_version: Literal[1] = 1
     sources: dict[str, SourceModel]
@@ -299,6 +321,7 @@ class KnowledgeFile(_Frozen):
     inner_codes: tuple[InnerCodeModel, ...] = ()
     source_messages: tuple[SourceMessageModel, ...] = ()
     message_causes: tuple[MessageCauseModel, ...] = ()
+    hccl_errno: HcclErrnoModel | None = None
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
@@ -424,6 +447,58 @@ class FaqFile(_Frozen):
                 problems.append(f"entry {e.page}#{e.anchor}: both a row and skipped")
         if problems:
             raise ValueError("; ".join(problems))
+        return self
+
+
+class SourceRepoModel(_Frozen):
+    """A vendor repository at the commit its rows were imported from."""
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    title: str = Field(min_length=2)
+
+
+class LogModuleModel(_Frozen):
+    """A reviewed mapping of source paths (fnmatch patterns) to the causes their messages point
+    to, with the reason; ``words`` narrows it to messages containing one of them (any case)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    paths: tuple[str, ...] = Field(min_length=1)
+    words: tuple[str, ...] = ()
+    causes: tuple[str, ...] = ()
+    reason: str = Field(min_length=10)
+
+
+class LogMessageModel(_Frozen):
+    """One error-log call of the vendor's source: where it is, its format string, the HcclResult
+    the call site returns and the EI code reported just before it, where the code shows them."""
+
+    repo: str
+    path: str = Field(min_length=3)
+    line: int = Field(ge=1)
+    format: str = Field(min_length=1)
+    result: str | None = Field(None, pattern=r"^HCCL_(E_[A-Z_]+|SUCCESS)$")
+    code: str | None = Field(None, pattern=r"^E[A-Z][0-9]{4}$")
+
+
+class LogMessagesFile(_Frozen):
+    """``matrices/explain/hccl_messages.yaml``: HCCL's error-log messages imported from its source
+    (``python -m cannenv.explain.logsource``) and the reviewed module → cause mapping."""
+
+    schema_version: Literal[1] = 1
+    repos: dict[str, SourceRepoModel] = Field(min_length=1)
+    modules: tuple[LogModuleModel, ...]
+    rows: tuple[LogMessageModel, ...]
+
+    @model_validator(mode="after")
+    def _references(self) -> LogMessagesFile:
+        problems = sorted(
+            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
+        )
+        names = [m.name for m in self.modules]
+        problems += [f"module {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+        if problems:
+            raise ValueError("; ".join(problems[:20]))
         return self
 
 

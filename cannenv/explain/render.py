@@ -13,6 +13,7 @@ from typing import Any
 
 from cannenv import sanitize
 from cannenv.explain.judge import SCHEMA_VERSION, CauseVerdict, Explanation
+from cannenv.explain.signatures import SOURCE_PRIORITY
 
 _LABEL = {
     "confirmed": "confirmed",
@@ -277,6 +278,20 @@ def render_signature_doc(table: Any) -> str:
                 f" {len(pages)} pages, {own} of them signatures of their own (priority {lowest}"
                 f" or more; the others were made into the hand-written signatures above),"
                 f" {sum(1 for r in k.faq if r.cause is None)} naming no cause.",
+            ]
+        if k.log_messages is not None:
+            lm = k.log_messages
+            mapped: dict[str, int] = {}
+            for m in lm.messages:
+                mapped[m.module] = mapped.get(m.module, 0) + 1
+            out += [
+                "",
+                f"HCCL's own error-log messages (`matrices/explain/hccl_messages.yaml`, priority"
+                f" {SOURCE_PRIORITY}): {lm.total} messages of "
+                + ", ".join(sorted({f"{m.repo}@{m.commit[:12]}" for m in lm.messages}))
+                + f"; {len(lm.messages)} point to a cause through the reviewed module mapping ("
+                + ", ".join(f"{name} {n}" for name, n in sorted(mapped.items()))
+                + f"), {lm.total - len(lm.messages)} name HCCL's file only.",
             ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():

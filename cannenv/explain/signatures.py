@@ -56,6 +56,12 @@ def __getattr__(name: str) -> Any:
 MAX_SIGNATURE_BYTES = 4 << 20
 KNOWLEDGE_PRIORITY = -20
 """Priority of the signatures made from the vendor's code tables: below every hand-written one."""
+SOURCE_PRIORITY = -45
+"""Priority of a message of HCCL's source (hccl_messages.yaml) found in a log: below every
+hand-written signature (a test holds them above it)."""
+ERRNO_PRIORITY = -50
+"""Priority of the HcclResult an HCCL errNo carries: below the message on the same line, which
+says more (errNo 0x05010001 is HCCL_E_PARA for a bad rank table as for a bad count)."""
 
 
 # ------------------------------------------------------------------------------ engine values
@@ -391,6 +397,9 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         if x.signature is not None and x.signature not in hand
     ]
     rows += [(f"message {x.id}", x.causes, x.source) for x in knowledge.source_messages]
+    if knowledge.log_messages is not None:
+        modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
+        rows += [(f"HCCL module {name}", m.causes, m.source_id) for name, m in modules.items()]
     for what, causes, source in rows:
         problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
         if source not in sources:
@@ -432,9 +441,9 @@ def shipped() -> SignatureTable:
     """The shipped signatures and knowledge, from the validated-table cache when the files, the
     code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
     than explaining a short log), else loaded, validated and cached."""
-    from cannenv.explain import faq, knowledge
+    from cannenv.explain import faq, knowledge, logsource
 
-    key = _cache_key((shipped_path(), knowledge.shipped_path(), faq.shipped_path()))
+    key = _cache_key((shipped_path(), knowledge.shipped_path(), faq.shipped_path(), logsource.shipped_path()))
     if key is not None:
         hit = _cache_read(key)
         if hit is not None:
@@ -467,6 +476,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "knowledge.py",
             here / "faq.py",
             here / "messages.py",
+            here / "logsource.py",
         ):
             data = f.read_bytes()
             h.update(len(data).to_bytes(8, "big") + data)
