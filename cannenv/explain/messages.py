@@ -420,8 +420,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             found = import_go(tree, source=source, family=family, prefix=prefix)
         raw = load_yaml(shipped_path().read_text(encoding="utf-8")) or {}
-        have = [r for r in raw.get("source_messages") or () if r.get("source") == source]
-        diff = refresh_diff(have, found)
+        shipped_rows = raw.get("source_messages") or ()
+        have = [r for r in shipped_rows if r.get("source") == source]
+        # a message another source already cites (master, a newer release) is not this one's
+        elsewhere = {r.get("id") for r in shipped_rows if r.get("source") != source}
+        diff = refresh_diff(have, [r for r in found if r["id"] not in elsewhere])
         print(f"# {len(found)} messages in {tree}; shipped for {source}: {len(have)}")
         print(yaml.safe_dump(diff, sort_keys=False, width=200, allow_unicode=True), end="")
         return 0

@@ -197,8 +197,30 @@ def test_torch_npu_messages_take_their_err_codes_causes_unless_a_reviewed_rule_f
     assert resume.causes[0] == "torch_npu-cann-mismatch"
     premul = by_text["PreMulSum Data type must be half, float, bfloat16 or double"]
     assert premul.causes == codes["ERR02002"].causes == ("not-a-version-problem",)
-    unruled = [m for m in K.source_messages if m.family == "torch-npu-check" and m.code == "ERR00005"]
+    unruled = [
+        m
+        for m in K.source_messages
+        if m.family == "torch-npu-check" and m.code == "ERR00005" and m.text != ("No NPUs are available",)
+    ]
     assert unruled and all(m.causes == () for m in unruled)  # PTA_INTERNAL says nothing alone
+
+
+def test_a_message_only_an_older_release_prints_is_cited_at_that_release() -> None:
+    # torch_npu 2.1 raised it as ERR00008 (PTA), master as another submodule's code: two rows
+    rows = [m for m in K.source_messages if m.text == ("Failed to find function aclrtSetOpWaitTimeout",)]
+    old = [m for m in rows if "/431df3706bda28c9e74d751b9e1f067c70b44306/" in K.sources[m.source][1]]
+    assert [m.code for m in old] == ["ERR00008"]
+    assert len(rows) == 2 and all(m.causes[0] == "torch_npu-cann-mismatch" for m in rows)
+    ex = _explain("RuntimeError: Failed to find function aclrtSetOpWaitTimeout[ERROR] 2024-05-01 ERR00008\n")
+    assert ex.causes[0].id == "torch_npu-cann-mismatch"
+    # the same message of several releases is one row, cited at the newest source that has it
+    assert len({m.id for m in K.source_messages}) == len(K.source_messages)
+
+
+def test_no_npu_available_is_a_device_the_process_does_not_see() -> None:
+    rows = [m for m in K.source_messages if m.text == ("No NPUs are available",)]
+    assert {m.code for m in rows} == {"ERR00001", "ERR00005", "ERR00009"}
+    assert all(m.causes[0] == "device-not-visible" for m in rows)
 
 
 def test_a_message_without_causes_is_not_looked_for() -> None:
