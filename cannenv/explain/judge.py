@@ -439,7 +439,21 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 ),
                 None,
             )
+        if rule is None and symbol.startswith("_Z"):  # a C++ name of none of the stack's namespaces
+            rule = k.symbol(name, needed_by, wildcard=True)
         if rule is None:
+            continue
+        if rule.prefix == "*":
+            add(
+                f"symbol-{rule.needed_by_package}-extension",
+                f"{needed_by} needs {name}, which no package of the stack provides: {rule.provider}",
+                f"{needed_by} (a {rule.needed_by_package} extension)",
+                27,
+                f"derived:symbol:{value}",
+                v.line,
+                v.count,
+                [(c, f"{rule.reason or rule.provider} ({name})", rule.source) for c in rule.causes],
+            )
             continue
         add(
             f"symbol-{rule.prefix.strip(':').lower()}",

@@ -81,6 +81,8 @@ class SymbolRule:
     needed_by_not: str | None
     causes: tuple[str, ...]
     source: str
+    needed_by_package: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,7 @@ class Knowledge:
     def library(self, soname: str) -> Library | None:
         """The package row of a shared object (``libhccl.so.1`` → libhccl): the exact name, else the
         longest prefix row."""
-        stem = soname.rsplit("/", 1)[-1]
-        stem = re.sub(r"\.so(\.[0-9]+)*\Z", "", stem)
+        stem = library_stem(soname)
         best: Library | None = None
         for lib in self.libraries:
             if lib.name == stem and not lib.prefix:
@@ -191,15 +192,25 @@ class Knowledge:
                 best = lib
         return best
 
-    def symbol(self, demangled: str, needed_by: str) -> SymbolRule | None:
+    def package_of(self, soname: str) -> str:
+        """The package that ships a shared object, ``third-party`` when the table does not map it."""
+        lib = self.library(soname)
+        return lib.package if lib is not None else "third-party"
+
+    def symbol(self, demangled: str, needed_by: str, *, wildcard: bool = False) -> SymbolRule | None:
         """The first rule whose prefix begins the symbol's qualified name (or the C name) and whose
-        library condition fits."""
+        library condition fits; with ``wildcard``, only the ``*`` rules (any C++ name that no rule
+        names, by the package of the library that needs it)."""
         name = demangled
         for lead in ("const ", "void ", "int ", "bool ", "unsigned ", "long "):
             if name.startswith(lead):
                 name = name[len(lead) :]
         for rule in self.symbols:
-            if not name.startswith(rule.prefix):
+            if (rule.prefix == "*") != wildcard:
+                continue
+            if not wildcard and not name.startswith(rule.prefix):
+                continue
+            if rule.needed_by_package is not None and self.package_of(needed_by) != rule.needed_by_package:
                 continue
             if rule.needed_by is not None and rule.needed_by not in needed_by:
                 continue
@@ -207,6 +218,12 @@ class Knowledge:
                 continue
             return rule
         return None
+
+
+def library_stem(soname: str) -> str:
+    """A shared object's name as the library table keys it: no folder, no ``.so`` and version
+    (``lib64/libascend_protobuf.so.3.13.0.0`` → ``libascend_protobuf``)."""
+    return re.sub(r"\.so(\.[0-9]+)*\Z", "", soname.rsplit("/", 1)[-1])
 
 
 def demangle(symbol: str) -> str | None:
@@ -296,7 +313,16 @@ def build(model: KnowledgeFile) -> Knowledge:
             for lib in model.libraries
         ),
         symbols=tuple(
-            SymbolRule(s.prefix, s.provider, s.needed_by, s.needed_by_not, s.causes, s.source)
+            SymbolRule(
+                s.prefix,
+                s.provider,
+                s.needed_by,
+                s.needed_by_not,
+                s.causes,
+                s.source,
+                s.needed_by_package,
+                s.reason,
+            )
             for s in model.symbols
         ),
         extractors=tuple(Extractor(e.id, e.kind, e.component, e.anchor, e.regex) for e in model.extractors),

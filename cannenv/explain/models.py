@@ -215,15 +215,57 @@ class LibraryModel(_Frozen):
     source: str
 
 
+class FileListModel(_Frozen):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")
+    component: str = Field(min_length=1)
+    """The vendor's name of the package (``<func_name>`` of a CANN package XML, a wheel's name)."""
+    package: str = Field(pattern=r"^[a-z0-9-]+$")
+    """The package of knowledge.yaml ``packages`` it belongs to (reviewed: ``reason``)."""
+    reason: str = Field(min_length=10)
+    title: str = Field(min_length=1)
+    url: str = Field(pattern=r"^https://[^\s]+$")
+    """Where the list was read: a repository file at a commit, a wheel on its registry."""
+    files: tuple[str, ...] = Field(min_length=1)
+    """The shared objects the package installs (``install_path/file`` as the source says)."""
+
+
+class FileListsFile(_Frozen):
+    schema_version: Literal[1] = 1
+    lists: tuple[FileListModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> FileListsFile:
+        ids = [x.id for x in self.lists]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"list ids used twice: {', '.join(twice)}")
+        return self
+
+
 class SymbolModel(_Frozen):
-    prefix: str = Field(min_length=2)
+    prefix: str = Field(min_length=1)
+    """The start of the demangled name (or C name); ``*``: any C++ (mangled) name no rule above
+    names — only with ``needed_by_package``."""
     provider: str = Field(min_length=2)
     needed_by: str | None = None
     """Only when the library that needs the symbol contains this literal."""
     needed_by_not: str | None = None
     """Only when the library that needs the symbol does not contain this literal."""
+    needed_by_package: str | None = None
+    """Only when the library table maps the library that needs the symbol to this package
+    (``third-party``: also a library the table does not know)."""
     causes: tuple[str, ...] = Field(min_length=1)
+    reason: str | None = None
+    """Why these causes (a reviewed reading of the sources), said as the cause's why."""
     source: str
+
+    @model_validator(mode="after")
+    def _wildcard(self) -> SymbolModel:
+        if self.prefix == "*" and self.needed_by_package is None:
+            raise ValueError("prefix '*' needs needed_by_package")
+        if self.prefix != "*" and len(self.prefix) < 2:
+            raise ValueError("a prefix has at least two characters")
+        return self
 
 
 class StageModel(_Frozen):
@@ -350,6 +392,11 @@ class KnowledgeFile(_Frozen):
             f"library {lib.name}: unknown package {lib.package!r}"
             for lib in self.libraries
             if lib.package not in self.packages
+        ]
+        problems += [
+            f"symbol {x.prefix}: unknown needed_by_package {x.needed_by_package!r}"
+            for x in self.symbols
+            if x.needed_by_package is not None and x.needed_by_package not in self.packages
         ]
         if len({e.id for e in self.extractors}) != len(self.extractors):
             problems.append("an extractor id is used twice")
