@@ -281,9 +281,10 @@ def test_probes_beside_give_the_facts_of_a_one_by_one_run(
 
 def test_warm_explain_imports_its_own_modules_only(cache: Path, tmp_path: Path) -> None:
     """`cannenv explain` on a short log with host facts (issue 29): on a warm cache it imports the
-    doctor's modules plus explain's own (and RE2 for the patterns the log's anchors select) —
-    no pydantic, YAML, rich, jinja2, the demangler, torch or docker; the pydantic models of the
-    signature files only on a cold cache. No timings here: bench_explain.py measures the cost."""
+    doctor's modules plus explain's own (the anchors' automaton, and RE2 for the patterns the log's
+    anchors select) — no pydantic, YAML, rich, jinja2, the demangler, torch or docker; the pydantic
+    models of the signature files only on a cold cache. No timings here: bench_explain.py measures
+    the cost."""
     host = REPO / "examples" / "hosts" / "broken-kernels-wrong-chip"
     log = tmp_path / "1k.log"
     log.write_bytes((REPO / "tests" / "data" / "errors" / "va-5695-561103.txt").read_bytes())
@@ -314,7 +315,7 @@ def test_warm_explain_imports_its_own_modules_only(cache: Path, tmp_path: Path) 
     assert json.loads(cold_out) == json.loads(warm_out)  # the same answer from the cache
     assert json.loads(warm_out)["matches"][0]["signature"] == "ops-561103"
     assert "cannenv.explain.models" in cold and "pydantic" in cold  # cold: the files are validated
-    beyond = sorted(m for m in warm - doctor if m.split(".")[0] != "re2")
+    beyond = sorted(m for m in warm - doctor if m.split(".")[0] not in ("re2", "ahocorasick_rs"))
     assert beyond == [
         "cannenv.commands.explain",
         "cannenv.explain",
@@ -328,6 +329,8 @@ def test_warm_explain_imports_its_own_modules_only(cache: Path, tmp_path: Path) 
         "cannenv.linre",
         "cannenv.progress",
     ], beyond
+    # the anchors' one-pass automaton (a core dependency): explain's, never the doctor's
+    assert "ahocorasick_rs" in warm and not [m for m in doctor if m.startswith("ahocorasick")]
     # the linear engine, for the few patterns whose anchor the log contains (when it is installed)
     assert ("re2" in warm) == (importlib.util.find_spec("re2") is not None)
     heavy = ("pydantic", "yaml", "rich", "jinja2", "itanium_demangler", "torch", "docker", "xml")
