@@ -50,10 +50,18 @@ class FaqRow:
     advice: str
     signature: str | None
     priority: int
+    item: str | None = None
+    """One item of an entry that lists several problems (``问题4``)."""
+
+    @property
+    def label(self) -> str:
+        """The entry's title, with the item where the entry lists several."""
+        return self.title if self.item is None else f"{self.title}: {self.item}"
 
 
-def row_id(page: str, anchor: str) -> str:
-    return f"faq-{page}-{hashlib.sha256(anchor.encode()).hexdigest()[:8]}"
+def row_id(page: str, anchor: str, item: str | None = None) -> str:
+    key = anchor if item is None else f"{anchor}#{item}"
+    return f"faq-{page}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
 def build(model: FaqFile) -> tuple[FaqRow, ...]:
@@ -62,7 +70,7 @@ def build(model: FaqFile) -> tuple[FaqRow, ...]:
         p = model.pages[e.page]
         out.append(
             FaqRow(
-                id=row_id(e.page, e.anchor),
+                id=row_id(e.page, e.anchor, e.item),
                 page=e.page,
                 anchor=e.anchor,
                 title=e.title,
@@ -75,6 +83,7 @@ def build(model: FaqFile) -> tuple[FaqRow, ...]:
                 advice=e.advice,
                 signature=e.signature,
                 priority=FAQ_PRIORITY if e.priority is None else e.priority,
+                item=e.item,
             )
         )
     return tuple(out)
@@ -310,7 +319,10 @@ def refresh_diff(model: FaqFile, page_id: str, text: str) -> dict[str, Any]:
     (rows whose entry is gone, retitled or no longer contains a fragment), and counts."""
     entries = parse_page(text)
     by_anchor = {e.anchor: e for e in entries}
-    rows = {e.anchor: e for e in model.entries if e.page == page_id}
+    rows: dict[str, list[Any]] = {}
+    for row in model.entries:
+        if row.page == page_id:
+            rows.setdefault(row.anchor, []).append(row)
     page = model.pages.get(page_id)
     skipped = page.skipped if page is not None else {}
     new: list[dict[str, Any]] = []
@@ -326,7 +338,7 @@ def refresh_diff(model: FaqFile, page_id: str, text: str) -> dict[str, Any]:
                     "cause": None,
                 }
             )
-    for anchor, row in rows.items():
+    for anchor, row in ((a, r) for a, rs in rows.items() for r in rs):
         entry = by_anchor.get(anchor)
         if entry is None:
             changed.append({"anchor": anchor, "title": row.title, "change": "entry gone from the page"})
@@ -344,7 +356,7 @@ def refresh_diff(model: FaqFile, page_id: str, text: str) -> dict[str, Any]:
         "page": page_id,
         "entries": len(entries),
         "with_message": len(with_msg),
-        "rows": len(rows),
+        "rows": sum(len(r) for r in rows.values()),
         "skipped": len(skipped),
         "no_message": len(entries) - len(with_msg),
         "new": new,

@@ -434,7 +434,7 @@ def shipped() -> Knowledge:
     k = load(shipped_path())
     rows = faq.shipped()
     sources = dict(k.sources)
-    sources.update({r.id: (f"{r.page_title}: {r.title}", r.url) for r in rows})
+    sources.update({r.id: (f"{r.page_title}: {r.label}", r.url) for r in rows})
     k = replace(k, faq=rows, sources=sources)
     messages = logsource.shipped_path()
     return with_log_messages(k, logsource.load(messages)) if messages.is_file() else k

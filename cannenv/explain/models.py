@@ -451,6 +451,9 @@ class FaqEntryModel(_Frozen):
     page: str
     anchor: str = Field(min_length=1)
     title: str = Field(min_length=2)
+    item: str | None = Field(None, min_length=1)
+    """One item of an entry that lists several problems under one heading (a numbered list or a
+    table: ``问题4``, ``row 2``); rows of one entry differ by it."""
     match: tuple[str, ...] = Field(min_length=1)
     """Literal fragments of the entry's error text, any of which identifies it (variable parts cut
     out); each at least 12 characters and not a bare error word."""
@@ -483,13 +486,13 @@ class FaqFile(_Frozen):
     @model_validator(mode="after")
     def _references(self) -> FaqFile:
         problems: list[str] = []
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str, str | None]] = set()
         for e in self.entries:
             if e.page not in self.pages:
                 problems.append(f"entry {e.anchor}: unknown page {e.page!r}")
-            if (e.page, e.anchor) in seen:
-                problems.append(f"entry {e.page}#{e.anchor}: listed twice")
-            seen.add((e.page, e.anchor))
+            if (e.page, e.anchor, e.item) in seen:
+                problems.append(f"entry {e.page}#{e.anchor} {e.item or ''}: listed twice")
+            seen.add((e.page, e.anchor, e.item))
             if e.page in self.pages and e.anchor in self.pages[e.page].skipped:
                 problems.append(f"entry {e.page}#{e.anchor}: both a row and skipped")
         if problems:

@@ -288,7 +288,7 @@ def _faq_signatures(knowledge: Knowledge, pat: Callable[[PatternModel], Pattern]
         out.append(
             Signature(
                 id=r.id,
-                title=f"{r.title} ({r.page_title})",
+                title=f"{r.label} ({r.page_title})",
                 component=f"{r.component} (the vendor's FAQ)",
                 any=tuple(pat(PatternModel(text=f)) for f in r.match),
                 all=(),

@@ -128,3 +128,17 @@ def test_refresh_diff_reports_a_changed_entry() -> None:
     )
     diff = faq.refresh_diff(MODEL, "mindie-llm-faq", text)
     assert any(c.get("fragments") == ["Pull kv failed"] for c in diff["changed"])
+
+
+def test_a_row_without_a_cause_matches_and_names_none() -> None:
+    """torch_npu's installation FAQ: 'fatal error: 'filesystem' file not found' is a GCC too old, a
+    cause of no id: the row matches, names no cause, and its note gives the vendor's advice."""
+    from cannenv.explain.render import render_text
+
+    row = next(r for r in ROWS if r.match == ("fatal error: 'filesystem' file not found",))
+    assert row.cause is None
+    ex = _explain("In file included from src/x.cpp:3:\nfatal error: 'filesystem' file not found\n")
+    assert [m.id for m in ex.matches] == [row.id]
+    assert ex.causes == () and ex.exit_code == 0
+    assert "names no cause" in ex.verdict
+    assert "Install GCC 8 or newer" in render_text(ex)
