@@ -311,7 +311,7 @@ def _verdict(
         basis=tuple(basis),
         decide=decide,
         remedy=None if status == "ruled-out" else chosen_remedy,
-        sources=tuple(table.sources[s] for s in sc.sources),
+        sources=tuple(_source(table, s) for s in sc.sources),
         version_problem=cause.version_problem,
         confirmed_by=confirmed_by if status == "confirmed" else (),
         tie=tie if status == "confirmed" else None,
@@ -576,6 +576,18 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
             ],
         )
     return sigs, hits
+
+
+def _source(table: SignatureTable, sid: str) -> Source:
+    """A source by id: the tables' sources, else a row of HCCL's own messages (its file and line)."""
+    found = table.sources.get(sid)
+    if found is not None:
+        return found
+    lm = table.knowledge.log_messages if table.knowledge is not None else None
+    row = lm.source(sid) if lm is not None else None
+    if row is None:
+        raise KeyError(sid)
+    return Source(sid, row[0], row[1])
 
 
 def _derive_hccl_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:

@@ -357,15 +357,12 @@ def build(model: KnowledgeFile) -> Knowledge:
 
 
 def with_log_messages(k: Knowledge, table: LogMessages) -> Knowledge:
-    """The knowledge with HCCL's log messages, each row that points to a cause a source of its
-    own (the file and line at the imported commit)."""
+    """The knowledge with HCCL's log messages; each row is a source of its own (the file and line
+    at the imported commit), resolved from the row when a signature names it
+    (:meth:`LogMessages.source`), not copied into ``sources`` (the cached table stays small)."""
     from dataclasses import replace
 
-    sources = dict(k.sources)
-    for m in table.messages:
-        if m.causes:
-            sources[m.source_id] = (m.source_title, m.url)
-    return replace(k, sources=sources, log_messages=table)
+    return replace(k, log_messages=table)
 
 
 def message_key(sentence: str) -> str:

@@ -139,6 +139,19 @@ class LogMessages:
     """Rows of the whole table."""
     by_file: Mapping[str, tuple[Message, ...]] = field(default_factory=dict)
 
+    def source(self, source_id: str) -> tuple[str, str] | None:
+        """(title, url) of the row a derived signature names as its source."""
+        if not source_id.startswith("src:"):
+            return None
+        _, _, rest = source_id.partition(":")
+        repo, _, at = rest.partition(":")
+        path, _, line = at.rpartition("#L")
+        file = path.rsplit("/", 1)[-1]
+        for m in self.by_file.get(file, ()):
+            if m.repo == repo and m.path == path and str(m.line) == line:
+                return m.source_title, m.url
+        return None
+
     def match(self, file: str | None, text: str) -> list[Message]:
         """The rows whose literal is in ``text``: those of the log's ``file`` when the table has
         that file (a line of a known file that none of its rows matches is a message this

@@ -398,7 +398,9 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
     ]
     rows += [(f"message {x.id}", x.causes, x.source) for x in knowledge.source_messages]
     if knowledge.log_messages is not None:
+        # a row of HCCL's messages is its own source (its file and line), resolved from the row
         modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
+        sources |= {m.source_id for m in modules.values()}
         rows += [(f"HCCL module {name}", m.causes, m.source_id) for name, m in modules.items()]
     for what, causes, source in rows:
         problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
