@@ -103,6 +103,8 @@ class FileList:
     title: str
     url: str
     files: tuple[str, ...]
+    bundled: tuple[str, ...] = ()
+    """Third-party copies the package carries (not mapped to it)."""
 
     def stems(self) -> list[str]:
         """The library names the loader looks up (``libacl_rt``), in the list's order."""
@@ -121,7 +123,8 @@ def parse(raw: Any, *, source: str) -> tuple[FileList, ...]:
         FileListsFile, raw, source=source, what="file lists", hint="see docs/explain.md (Knowledge tables)"
     )
     return tuple(
-        FileList(x.id, x.component, x.package, x.reason, x.title, x.url, x.files) for x in model.lists
+        FileList(x.id, x.component, x.package, x.reason, x.title, x.url, x.files, x.bundled)
+        for x in model.lists
     )
 
 
@@ -152,8 +155,8 @@ class Change:
 
 def diff(lists: Iterable[FileList], knowledge: Knowledge) -> list[Change]:
     """What the library table lacks or maps to another package than the saved lists say. Only
-    ``lib*`` names: a Python extension module (``_C.cpython-311-….so``) is opened by its path, never
-    looked up by the loader by name."""
+    ``lib*`` names of ``files`` (a Python extension module, ``_C.cpython-311-….so``, is opened by its
+    path, never looked up by name; a list's ``bundled`` third-party copies are not the package's)."""
     shipped_by: dict[str, list[FileList]] = {}
     for fl in lists:
         for stem in fl.stems():

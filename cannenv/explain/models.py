@@ -227,6 +227,9 @@ class FileListModel(_Frozen):
     """Where the list was read: a repository file at a commit, a wheel on its registry."""
     files: tuple[str, ...] = Field(min_length=1)
     """The shared objects the package installs (``install_path/file`` as the source says)."""
+    bundled: tuple[str, ...] = ()
+    """Third-party libraries the package carries its own copy of (grpc, OpenSSL, boost …): not
+    mapped to the package, the same names are system or pip libraries elsewhere."""
 
 
 class FileListsFile(_Frozen):

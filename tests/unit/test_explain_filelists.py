@@ -95,6 +95,10 @@ def test_libraries_map_to_the_package_whose_list_ships_them() -> None:
     assert K.library("libmki.so").package == "nnal"  # type: ignore[union-attr]
     assert K.library("libopapi_nn.so").package == "cann-ops"  # type: ignore[union-attr]
     assert K.library("libascend_protobuf.so.3.13.0.0").package == "cann-toolkit"  # type: ignore[union-attr]
+    assert K.library("libmindie_llm_manager.so").package == "mindie"  # type: ignore[union-attr]
+    # the OpenSSL and grpc copies MindIE carries are not MindIE's libraries
+    assert "lib/libcrypto.so" in _list("files-mindie-service").bundled
+    assert K.library("libcrypto.so.3") is None and K.library("libgrpc.so.37") is None
 
 
 def _explain(text: str) -> judge.Explanation:
