@@ -335,7 +335,9 @@ def _rows(
         frags = fragments(pieces)
         if not distinctive(frags):
             continue
-        key = code or path
+        # a torch_npu message by its code; a plugin's by its file's name, so the same message of
+        # the same file in an older copy of the component (another repository) is the same row
+        key = code or path.rsplit("/", 1)[-1]
         rid = row_id(prefix, frags, key)
         if rid in rows:
             continue  # the same message raised in two places: the first is cited

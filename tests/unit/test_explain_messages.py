@@ -268,6 +268,19 @@ def test_a_message_no_rule_knew_is_explained_from_the_source_that_prints_it(
     assert all(s.url.startswith("https://github.com/") for s in ex.causes[0].sources)
 
 
+def test_the_device_plugins_own_words_name_a_device_another_container_holds() -> None:
+    # the warning Ascend's duplicate-mount detector logs (mind-cluster pkg/duplicatedetector/manager.go:181,
+    # hwlog.RunLog.Warnf with the device id and the containers filled in)
+    text = (
+        "[WARN]     2026/08/20 10:01:02.123 1 duplicatedetector/manager.go:181 detected duplicate NPU device "
+        "mount: device /dev/davinci3 is mounted by multiple containers: ContainerID=4f2a, Pod=ai/job-a; "
+        "ContainerID=9c1d, Pod=ai/job-b"
+    )
+    ex = _explain(text)
+    assert ex.causes[0].id == "device-busy"
+    assert "Ascend/mind-cluster/blob/22bb3d987bc0208c3eb7395e222b661276133c58" in ex.causes[0].sources[0].url
+
+
 def test_pytorchs_dispatch_message_ranks_below_torch_npus_own() -> None:
     # the operator ran on the NPU (torch_npu's collective check) and PyTorch's message is beside it
     text = (
