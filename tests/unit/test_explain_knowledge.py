@@ -465,6 +465,21 @@ def test_the_error_code_importer_reads_tbes_operator_table() -> None:
     assert codes["EB0000"].source == "cann-error-codes" and codes["EB0000"].causes_source == "ms-cann-errors"
 
 
+def test_a_tbe_operator_check_is_the_code_then_its_family() -> None:
+    # the MindSpore CANN error page's E80000 (StridedSliceGradD): the code's row decides, and TBE's
+    # error dict of an E5~E8 code says the same for a code no table knows
+    line = (
+        "RuntimeError: ({'errCode': 'E80000', 'op_name': 'strided_slice_grad_d', 'param_name': 'strides[0]',"
+        " 'excepted_value': '1', 'real_value': '2'}, 'In op[strided_slice_grad_d], the parameter[strides[0]]"
+        " should be , but actually is [2].')"
+    )
+    ex = _explain(line)
+    assert [m.id for m in ex.matches] == ["code-E80000", "tbe-operator-check"]
+    assert [c.id for c in ex.causes] == ["not-a-version-problem"]
+    unknown = _explain(line.replace("E80000", "E89999"))
+    assert [m.id for m in unknown.matches] == ["tbe-operator-check"]
+
+
 def test_the_inner_code_importer_pairs_the_hex_value_with_the_public_code() -> None:
     define = (
         "constexpr int32_t RT_ERROR_DEVICE_ID = 0x07010003;\nconstexpr int32_t RT_ERROR_X = 0x07010004;\n"
