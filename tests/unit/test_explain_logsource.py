@@ -69,7 +69,7 @@ LOG_H_ERRNO = """\
      + ((static_cast<u64>(HcclSubModuleID::LOG_SUB_MODULE_ID_HCCL)) << 16) + static_cast<u64>(error))
 """
 
-PLOG = re.compile(next(e.regex for e in K.extractors if e.kind == "hccl-log"))
+PLOG = [re.compile(e.regex) for e in K.extractors if e.kind == "hccl-log"]
 
 
 def _explain(text: str) -> judge.Explanation:
@@ -178,9 +178,10 @@ def _corpus_lines() -> list[tuple[str, str, str]]:
     out = []
     for f in sorted(DATA.glob("*.txt")):
         for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
-            m = PLOG.search(line)
-            if m:
-                out.append((f.name, m.group(1), m.group(2)))
+            for rx in PLOG:
+                m = rx.search(line)
+                if m:
+                    out.append((f.name, m.group(1), m.group(2)))
     return out
 
 
@@ -257,6 +258,19 @@ def test_errno_layout_decodes_module_submodule_and_result() -> None:
     assert layout.decode(0x0000000005010001) == ("HCOM", 1)
     assert layout.decode(0x0000000007010003) is None  # a runtime code, not HCCL's
     assert K.hccl_results[7].name == "HCCL_E_UNAVAIL"
+
+
+def test_an_info_line_is_not_looked_up() -> None:
+    """The extractors' anchors are HCCL's ERROR lines: its INFO lines (most of a plog) cost no
+    regex, and a message logged at INFO is not an error."""
+    assert LM is not None
+    info = (
+        "[INFO] HCCL(164818,python):2025-08-27-20:10:17:012.780 [topoinfo_ranktableConcise.cc:169][166173]"
+        "[Parse][ClusterInfo]ranktable config devId[1], but local devId[3]\n"
+    )
+    assert not [m for m in _explain(info).matches if m.id.startswith("hccl-src-")]
+    nospace = info.replace("[INFO] HCCL(", "[ERROR]HCCL(")
+    assert _explain(nospace).causes[0].id == "hccl-config"
 
 
 def test_errno_of_a_timeout_points_to_the_link() -> None:
