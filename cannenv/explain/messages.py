@@ -21,6 +21,7 @@ it (or after it) on the same line (:func:`pattern`: one loop, linear on any engi
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -242,6 +243,90 @@ def cpp_messages(text: str) -> list[tuple[int, str, str, list[str | None]]]:
     return out
 
 
+_PY_RAISERS = frozenset({"warn", "error", "warning", "critical", "exception", "fatal"})
+"""Python calls that log or warn their first argument (``warnings.warn``, ``logger.error`` …)."""
+_PY_FORMAT = re.compile(r"\{[^{}]*\}")
+
+
+def _py_err(node: ast.AST) -> tuple[str, str] | None:
+    """``pta_error(ErrCode.PARAM)`` → ('PTA', 'PARAM')."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id.endswith("_error")
+        and node.func.id[:-6].upper() in SUBMODULES
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Attribute)
+        and isinstance(node.args[0].value, ast.Name)
+        and node.args[0].value.id == "ErrCode"
+    ):
+        return node.func.id[:-6].upper(), node.args[0].attr
+    return None
+
+
+def _py_pieces(node: ast.AST, code: list[tuple[str, str]]) -> list[str | None]:
+    """A Python message expression as literals and values (None); the torch_npu code it carries
+    is appended to ``code``."""
+    found = _py_err(node)
+    if found is not None:
+        code.append(found)
+        return [None]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        out: list[str | None] = []
+        for v in node.values:
+            out += _py_pieces(v, code) if isinstance(v, ast.Constant) else [None]
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _py_pieces(node.left, code) + _py_pieces(node.right, code)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return [*_py_pieces(node.left, code), None]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
+        out = []
+        for k, part in enumerate(_PY_FORMAT.split(node.func.value.value)):
+            out += [None, part] if k else [part]
+        return out
+    return [None]
+
+
+def py_messages(text: str) -> list[tuple[int, str, str, list[str | None]]]:
+    """Every message of a Python module that carries a torch_npu error code (``raise
+    RuntimeError("…" + pta_error(ErrCode.PARAM))``, ``warnings.warn(…)``): (line, submodule,
+    ErrCode name, the message's pieces)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[int, str, str, list[str | None]]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Raise, ast.Call)):
+            continue
+        msg: ast.AST | None = None
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
+            msg = node.exc.args[0]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _PY_RAISERS
+            and node.args
+        ):
+            msg = node.args[0]
+        if msg is None:
+            continue
+        code: list[tuple[str, str]] = []
+        pieces = _py_pieces(msg, code)
+        if code:
+            out.append((node.lineno, code[0][0], code[0][1], pieces))
+    return out
+
+
 _GO_CALL = re.compile(
     r"\b(?:fmt\.Errorf|errors\.New|klog\.(?:Errorf|Error|Fatalf|Fatal|Warningf|Warning)"
     r"|hwlog\.RunLog\.(?:Errorf|Error|Warnf|Warn))\(\s*\"((?:[^\"\\\n]|\\.)*)\""
@@ -351,8 +436,9 @@ def _rows(
 
 
 def import_torch_npu(tree: Path, *, source: str) -> list[dict[str, Any]]:
-    """Rows of ``source_messages`` from a checkout of Ascend/pytorch: every message of
-    ``torch_npu/csrc`` (C++ sources and headers) that carries a torch_npu error code."""
+    """Rows of ``source_messages`` from a checkout of Ascend/pytorch: every message that carries a
+    torch_npu error code, of ``torch_npu/csrc`` (C++ sources and headers) and of torch_npu's Python
+    modules (``raise …(… + pta_error(ErrCode.PARAM))``)."""
     found: list[tuple[str, int, str | None, list[str | None]]] = []
     for f in sorted((tree / "torch_npu" / "csrc").rglob("*")):
         if f.suffix not in (".cpp", ".h", ".hpp", ".cc") or not f.is_file():
@@ -362,6 +448,14 @@ def import_torch_npu(tree: Path, *, source: str) -> list[dict[str, Any]]:
             continue
         rel = f.relative_to(tree).as_posix()
         for line, sub, errc, pieces in cpp_messages(text):
+            if sub in SUBMODULES and errc in ERRCODES:
+                found.append((rel, line, err_code(sub, errc), pieces))
+    for f in sorted((tree / "torch_npu").rglob("*.py")):
+        rel = f.relative_to(tree).as_posix()
+        text = f.read_text(encoding="utf-8", errors="replace")
+        if "ErrCode." not in text or rel.startswith("torch_npu/testing/"):
+            continue
+        for line, sub, errc, pieces in py_messages(text):
             if sub in SUBMODULES and errc in ERRCODES:
                 found.append((rel, line, err_code(sub, errc), pieces))
     return _rows(found, family="torch-npu-check", prefix="tnpu", source=source)

@@ -62,6 +62,24 @@ HCCL_INTERFACE = r"""
     ASCEND_LOGE("aclrtSetDevice failed, ret = %d, device = %d", ret, device); // no ErrCode: not a row
 """
 
+# Real lines of Ascend/pytorch torch_npu/npu/utils.py at 9e73e708 (L150-L155, L365-L368; one wrapped)
+NPU_UTILS_PY = """
+def _get_device_index(device, optional=False, allow_cpu=False):
+    if isinstance(device, torch.device):
+        if allow_cpu:
+            if device.type not in ['npu', 'cpu']:
+                raise ValueError('Expected a npu or cpu device, but got: {}'.format(device) +
+                                 pta_error(ErrCode.VALUE))
+        elif device.type != 'npu':
+            raise ValueError('Expected a npu device, but got: {}'.format(device) + pta_error(ErrCode.VALUE))
+
+
+def get_npu_overflow_flag():
+    if is_support_inf_nan():
+        raise RuntimeError("Unsupported api when soc_version >= Ascend910B1, please use npu_check_overflow" +
+                           pta_error(ErrCode.NOT_SUPPORT))
+"""
+
 # A real line of Project-HAMi/ascend-device-plugin internal/server/device_share.go at ed35e1c4 (L69)
 DEVICE_SHARE_GO = """
 	return "", fmt.Errorf("npu-smi not found in %v or PATH", npuSmiCandidates)
@@ -116,6 +134,22 @@ def test_adjacent_literals_join_a_throw_counts_and_a_log_without_err_code_does_n
         ),
         ("ERR02007", ["Unsupported data type for HCCL process group"]),
     ]
+
+
+def test_torch_npus_python_modules_raise_with_err_codes_too() -> None:
+    found = [
+        (messages.err_code(s, e), messages.fragments(p)) for _, s, e, p in messages.py_messages(NPU_UTILS_PY)
+    ]
+    assert sorted(found) == [
+        ("ERR00003", ["Expected a npu device, but got:"]),
+        ("ERR00003", ["Expected a npu or cpu device, but got:"]),
+        ("ERR00007", ["Unsupported api when soc_version >= Ascend910B1, please use npu_check_overflow"]),
+    ]
+    ex = _explain(
+        "RuntimeError: Unsupported api when soc_version >= Ascend910B1, please use npu_check_overflow"
+    )
+    assert ex.causes[0].id == "chip-unsupported"
+    assert ex.causes[0].sources[0].url.endswith("torch_npu/npu/utils.py#L367")
 
 
 def test_placeholders_and_line_breaks_split_a_message() -> None:
