@@ -329,6 +329,14 @@ def test_pytorchs_dispatch_message_ranks_below_torch_npus_own() -> None:
     assert [m.id.rsplit("-", 1)[0] for m in ex.matches] == ["torch-npu-check", "pytorch-dispatch"]
 
 
+def test_messages_of_the_sources_rank_below_every_hand_written_error() -> None:
+    hand = {s.id: s.priority for s in TABLE.signatures if not s.derived}
+    lowest = max(p for _, p in signatures.MESSAGE_FAMILY.values())
+    # the CPU-fallback warning is no error and ranks below any other; the rest rank above the messages
+    assert all(p > lowest for sid, p in hand.items() if sid != "npu-cpu-fallback-warning")
+    assert hand["npu-cpu-fallback-warning"] < min(p for _, p in signatures.MESSAGE_FAMILY.values())
+
+
 def test_a_hand_written_signature_still_ranks_above_a_message_of_the_sources() -> None:
     # torch_npu's own check beside it has the same words; the hand-written signature decides first
     ex = _explain(
