@@ -663,10 +663,13 @@ def _is_hex(value: str) -> bool:
 
 
 def _mangled_ns(symbol: str, ns: str) -> bool:
-    """Whether a mangled name's first nested-name component is ``ns`` (``_ZN3atb…``, ``_ZNK3atb…``):
-    the ABI's length-prefixed encoding of one identifier, for names cut off in the log."""
+    """Whether a mangled name's first nested-name component is ``ns`` (``_ZN3atb…``, ``_ZNK3atb…``,
+    a class's vtable/VTT/typeinfo/its name or a guard variable ``_ZTVN3atb…``): the ABI's
+    length-prefixed encoding of one identifier, for names cut off in the log."""
     enc = f"{len(ns)}{ns}"
-    return symbol.startswith(("_ZN" + enc, "_ZNK" + enc, "_Z" + enc))
+    return symbol.startswith(
+        ("_ZN" + enc, "_ZNK" + enc, "_Z" + enc, *(f"_Z{s}N{enc}" for s in ("TV", "TT", "TI", "TS", "GV")))
+    )
 
 
 def _evidence(sig: Signature, scan: ScanResult) -> tuple[Evidence, ...]:

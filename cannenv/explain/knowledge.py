@@ -202,6 +202,10 @@ class Knowledge:
         library condition fits; with ``wildcard``, only the ``*`` rules (any C++ name that no rule
         names, by the package of the library that needs it)."""
         name = demangled
+        for special in SPECIAL_NAMES:  # a class's vtable/typeinfo/thunk is in the class's namespace
+            if name.startswith(special):
+                name = name[len(special) :]
+                break
         for lead in ("const ", "void ", "int ", "bool ", "unsigned ", "long "):
             if name.startswith(lead):
                 name = name[len(lead) :]
@@ -218,6 +222,22 @@ class Knowledge:
                 continue
             return rule
         return None
+
+
+# The Itanium C++ ABI's special names (5.1.4: _ZTV, _ZTT, _ZTI, _ZTS, _ZTh/_ZTv/_ZTc, _ZGV), as the
+# demangler writes them: what follows is the class or object they belong to, whose namespace decides.
+# https://itanium-cxx-abi.github.io/cxx-abi/abi.html#mangling-special
+SPECIAL_NAMES = (
+    "vtable for ",
+    "vtt for ",
+    "construction vtable for ",
+    "typeinfo name for ",
+    "typeinfo for ",
+    "non-virtual thunk for ",
+    "virtual thunk for ",
+    "covariant return thunk for ",
+    "guard variable for ",
+)
 
 
 def library_stem(soname: str) -> str:

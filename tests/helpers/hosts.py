@@ -162,6 +162,8 @@ def _series(v: str) -> str:
 
 
 def toolkit_install_info(version: str, arch: str, path: str) -> str:
+    if version not in TOOLKIT_INNER:  # a release whose internal numbers were not recorded: without them
+        return f"package_name=Ascend-cann-toolkit\nversion={version}\narch={arch}\nos=linux\npath={path}\n"
     inner, compat = TOOLKIT_INNER[version]
     return (
         f"package_name=Ascend-cann-toolkit\nversion={version}\ninnerversion={inner}\n"

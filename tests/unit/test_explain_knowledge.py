@@ -267,6 +267,13 @@ def test_a_missing_shared_object_is_mapped_to_its_package(line: str, package: st
             "nnal-mismatch",
         ),
         ("libfoo.so: undefined symbol: aclnnFooBar", "cann-too-old"),
+        # a class's vtable (the ABI's special name _ZTV): the class's namespace decides (mindyolo#249)
+        (
+            "mindspore_lite/lib/libmindspore_converter.so: undefined symbol: _ZTVN9mindspore12TypeAnythingE",
+            "framework-mismatch",
+        ),
+        # the same, cut off in the log
+        ("libext.so: undefined symbol: _ZTIN3atb15Operat", "nnal-mismatch"),
     ],
 )
 def test_an_undefined_symbol_is_demangled_and_mapped_by_namespace(line: str, cause: str) -> None:
