@@ -23,6 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cannenv.explain.knowledge import FaqRow as FaqRow
+
 if TYPE_CHECKING:
     from cannenv.explain.models import FaqFile
 
@@ -33,32 +35,6 @@ a message the vendor's own page explains says more than a bare code beside it.""
 
 
 # ------------------------------------------------------------------------------ engine values
-@dataclass(frozen=True)
-class FaqRow:
-    id: str
-    """The derived signature's id (``faq-<page>-<hash of the anchor>``) and the row's source id."""
-    page: str
-    anchor: str
-    title: str
-    component: str
-    page_title: str
-    url: str
-    """The page at its commit, with the entry's anchor."""
-    match: tuple[str, ...]
-    cause: str | None
-    reason: str
-    advice: str
-    signature: str | None
-    priority: int
-    item: str | None = None
-    """One item of an entry that lists several problems (``问题4``)."""
-
-    @property
-    def label(self) -> str:
-        """The entry's title, with the item where the entry lists several."""
-        return self.title if self.item is None else f"{self.title}: {self.item}"
-
-
 def row_id(page: str, anchor: str, item: str | None = None) -> str:
     key = anchor if item is None else f"{anchor}#{item}"
     return f"faq-{page}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cannenv.explain.faq import FaqRow
     from cannenv.explain.logsource import LogMessages
     from cannenv.explain.models import KnowledgeFile
 
@@ -140,6 +139,34 @@ class SourceMessage:
     reason: str
     anchor: str
     regex: str
+
+
+@dataclass(frozen=True)
+class FaqRow:
+    """One entry of a vendor FAQ page that shows an error message (``faq.yaml``: :mod:`.faq`)."""
+
+    id: str
+    """The derived signature's id (``faq-<page>-<hash of the anchor>``) and the row's source id."""
+    page: str
+    anchor: str
+    title: str
+    component: str
+    page_title: str
+    url: str
+    """The page at its commit, with the entry's anchor."""
+    match: tuple[str, ...]
+    cause: str | None
+    reason: str
+    advice: str
+    signature: str | None
+    priority: int
+    item: str | None = None
+    """One item of an entry that lists several problems (``问题4``)."""
+
+    @property
+    def label(self) -> str:
+        """The entry's title, with the item where the entry lists several."""
+        return self.title if self.item is None else f"{self.title}: {self.item}"
 
 
 @dataclass(frozen=True)

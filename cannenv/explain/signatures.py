@@ -443,9 +443,11 @@ def shipped() -> SignatureTable:
     """The shipped signatures and knowledge, from the validated-table cache when the files, the
     code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
     than explaining a short log), else loaded, validated and cached."""
-    from cannenv.explain import faq, knowledge, logsource
+    from cannenv.explain import knowledge, logsource
 
-    key = _cache_key((shipped_path(), knowledge.shipped_path(), faq.shipped_path(), logsource.shipped_path()))
+    # faq.yaml beside knowledge.yaml: cannenv.explain.faq is imported only to load and validate it
+    faq_path = knowledge.shipped_path().with_name("faq.yaml")
+    key = _cache_key((shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path()))
     if key is not None:
         hit = _cache_read(key)
         if hit is not None:
