@@ -99,6 +99,7 @@ def test_libraries_map_to_the_package_whose_list_ships_them() -> None:
     # the OpenSSL and grpc copies MindIE carries are not MindIE's libraries
     assert "lib/libcrypto.so" in _list("files-mindie-service").bundled
     assert K.library("libcrypto.so.3") is None and K.library("libgrpc.so.37") is None
+    assert K.library("libopencv_core.so.4.5") is None  # nor is the opencv copy MindSpore carries
 
 
 def _explain(text: str) -> judge.Explanation:
