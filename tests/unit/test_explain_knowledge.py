@@ -832,3 +832,36 @@ def test_torch_npus_sentence_for_a_code_is_that_code() -> None:
         "207001": "Failed to apply for memory."
     }
     assert _explain("[Error]: Something no table knows.\n").matches == ()
+
+
+# --- round 3: kinds of error from the product's own source ----------------------------------------
+def test_mindspore_without_an_op_info_table_for_the_soc_is_the_chip() -> None:
+    # MindSpore's op_info_utils.cc: only Ascend910*/910B* have an op-info json (mindyolo#275, a 310P3)
+    line = (
+        "[ERROR] KERNEL(90948,fffdbae749f0,python):2024-03-19-17:40:09.790.450 "
+        "[mindspore/ccsrc/kernel/oplib/op_info_utils.cc:172] LoadOpInfoJson] "
+        "Get op info json suffix path failed, soc_version: Ascend310P3\n"
+    )
+    assert _top(line) == "chip-unsupported"
+    # the same loader on a known SoC whose json is missing is not the chip
+    missing = (
+        "[ERROR] KERNEL(1,2,python):2024-03-19-17:40:09.790.450 "
+        "[mindspore/ccsrc/kernel/oplib/op_info_utils.cc:178] LoadOpInfoJson] Get the path:"
+        "/usr/local/Ascend/latest/opp/built-in/op_impl/ai_core/tbe/config/ascend910b/"
+        "aic-ascend910b-ops-info.jsonfailed. Please check (1) whether the path exists\n"
+    )
+    assert _top(missing) != "chip-unsupported"
+
+
+def test_a_source_file_that_does_not_parse_is_the_code_and_a_header_is_not_judged() -> None:
+    src = (
+        "/root/Git.d/onnxruntime/onnxruntime/core/providers/cann/cann_execution_provider.cc:1499:1: "
+        "error: expected unqualified-id before ‘/’ token\n"
+    )
+    assert _top(src) == "not-a-version-problem"
+    assert _top("foo/bar.cpp:12:5: error: stray '\\302' in program\n") == "not-a-version-problem"
+    # in a header (CANN's or a library's) the same words may come from another release's declarations
+    header = "/opt/Ascend/include/acl/acl_base.h:30:1: error: expected unqualified-id before ‘(’ token\n"
+    assert _top(header) is None
+    # an identifier after 'before' is a name the headers may lack: not this rule
+    assert _top("x.cc:3:1: error: expected unqualified-id before ‘aclrtFoo’ token\n") is None
