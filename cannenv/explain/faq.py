@@ -344,6 +344,27 @@ def refresh_diff(model: FaqFile, page_id: str, text: str) -> dict[str, Any]:
     }
 
 
+def pages_table(model: FaqFile, folder: Path) -> str:
+    """The markdown table of docs/explain.md: per page, its rows (those with a signature of their
+    own), the entries skipped with why, and the entries that show no message."""
+    out = [
+        "| page | component | rows (own signature) | skipped | entries without a message |",
+        "|---|---|---|---|---|",
+    ]
+    total = [0, 0, 0, 0]
+    for pid, p in model.pages.items():
+        d = refresh_diff(model, pid, (folder / f"{pid}.md").read_text(encoding="utf-8"))
+        own = sum(1 for e in model.entries if e.page == pid and e.signature is None)
+        out.append(
+            f"| [{p.title}]({p.url}) | {p.component} | {d['rows']} ({own}) | {d['skipped']}"
+            f" | {d['no_message']} |"
+        )
+        for i, n in enumerate((d["rows"], own, d["skipped"], d["no_message"])):
+            total[i] += n
+    out.append(f"| **{len(model.pages)} pages** | | **{total[0]} ({total[1]})** | {total[2]} | {total[3]} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``--schema`` prints the JSON Schema; ``--import PAGE SOURCE_ID`` (or ``--import FOLDER``: every
     ``<page id>.md`` in it) prints the refresh diff of a saved page against the table."""
@@ -355,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--schema"]:
         print(json.dumps(json_schema(), indent=2, sort_keys=True))
+        return 0
+    if len(args) == 2 and args[0] == "--pages":
+        print(pages_table(load_model(shipped_path()), Path(args[1])), end="")
         return 0
     if len(args) in (2, 3) and args[0] == "--import":
         model = load_model(shipped_path())
@@ -379,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "usage: python -m cannenv.explain.faq --schema > matrices/explain/faq.schema.json\n"
         "       python -m cannenv.explain.faq --import SAVED_PAGE.md PAGE_ID\n"
-        "       python -m cannenv.explain.faq --import FOLDER [PAGE_ID]   (FOLDER/<page id>.md)",
+        "       python -m cannenv.explain.faq --import FOLDER [PAGE_ID]   (FOLDER/<page id>.md)\n"
+        "       python -m cannenv.explain.faq --pages FOLDER   (the table of docs/explain.md)",
         file=sys.stderr,
     )
     return 2

@@ -145,3 +145,12 @@ def test_a_row_without_a_cause_matches_and_names_none() -> None:
     assert ex.causes == () and ex.exit_code == 0
     assert "names no cause" in ex.verdict
     assert "Install GCC 8 or newer" in render_text(ex)
+
+
+def test_docs_list_every_page() -> None:
+    """docs/explain.md holds the table of pages as the table and the saved pages give it
+    (python -m cannenv.explain.faq --pages tests/data/explain_faq)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "explain.md").read_text(encoding="utf-8")
+    assert faq.pages_table(MODEL, PAGES) in doc, (
+        "regenerate: python -m cannenv.explain.faq --pages tests/data/explain_faq"
+    )
