@@ -865,3 +865,25 @@ def test_a_source_file_that_does_not_parse_is_the_code_and_a_header_is_not_judge
     assert _top(header) is None
     # an identifier after 'before' is a name the headers may lack: not this rule
     assert _top("x.cc:3:1: error: expected unqualified-id before ‘aclrtFoo’ token\n") is None
+
+
+def test_the_device_npu_unknown_to_torch_is_torch_npu_not_loaded() -> None:
+    # c10/core/Device.cpp: 'npu' parses only once torch_npu has renamed the PrivateUse1 backend (MinerU#2665)
+    line = (
+        "RuntimeError: Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+        "ort, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: "
+        "npu\n"
+    )
+    assert _top(line) == "python-deps"
+    # another device name is the program's own string, not this rule
+    assert _top(line.replace("string: npu", "string: auto")) is None
+
+
+def test_a_kernel_check_of_paddles_npu_plugin_is_the_arguments() -> None:
+    # PaddleCustomDevice pad3d_kernel.cc: PADDLE_ENFORCE_EQ(mode, "constant", …), PaddleSpeech#4084
+    line = (
+        "NotImplementedError: (Unimplemented) npu npu only support mode=constant right now,"
+        'but received mode is replicate . [Hint: Expected mode == "constant", but received '
+        'mode:replicate != "constant":constant.] (at /paddle/backends/npu/kernels/pad3d_kernel.cc:43)\n'
+    )
+    assert _top(line) == "not-a-version-problem"
