@@ -887,3 +887,20 @@ def test_a_kernel_check_of_paddles_npu_plugin_is_the_arguments() -> None:
         'mode:replicate != "constant":constant.] (at /paddle/backends/npu/kernels/pad3d_kernel.cc:43)\n'
     )
     assert _top(line) == "not-a-version-problem"
+
+
+def test_source_under_sh_is_the_shell() -> None:
+    # dash has '.' and no 'source' (triton-ascend#1396: the quick start's set_env.sh line run by sh)
+    assert _top("sh: 1: source: not found\n") == "not-a-version-problem"
+
+
+def test_a_tbe_operator_given_another_type_for_its_kernel_name_is_the_framework_pairing() -> None:
+    # kernel_name is the operator's last parameter, passed by the framework (mindocr#595, E80003)
+    line = (
+        "RuntimeError: ({'errCode': 'E80003', 'op_name': 'gather_nd', 'param_name': 'kernel_name', "
+        "'param_type': 'str', 'actual_type': 'bool'}, \"In op[gather_nd], the parameter[kernel_name]'s type\n"
+    )
+    assert _top(line) == "framework-mismatch"
+    # another parameter of the same check is the network's input
+    other = line.replace("'param_name': 'kernel_name'", "'param_name': 'axis'")
+    assert _top(other.replace("parameter[kernel_name]", "parameter[axis]")) == "not-a-version-problem"
