@@ -157,7 +157,8 @@ PART_NAMES = frozenset(
         "procedure",
     }
 )
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_HEADING = re.compile(r"(#{1,6})[ \t]+(.*)\Z")
+"""A markdown heading (its closing ``#``s are stripped in Python: one greedy group, linear)."""
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _EXPLICIT_ANCHOR = re.compile(r"""<a\s+(?:id|name)=["']([^"']+)["'][^>]*>\s*</a>""")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
@@ -223,9 +224,10 @@ def parse_page(text: str) -> list[Entry]:
             continue
         if fence is None:
             m = _HEADING.match(line)
-            if m and not (cur is not None and _is_part(_clean_title(m.group(2)))):
-                title = _clean_title(m.group(2))
-                explicit = _EXPLICIT_ANCHOR.search(m.group(2))
+            text = m.group(2).rstrip(" \t#") if m else ""
+            if m and not (cur is not None and _is_part(_clean_title(text))):
+                title = _clean_title(text)
+                explicit = _EXPLICIT_ANCHOR.search(text)
                 anchor = explicit.group(1) if explicit else slug(title)
                 n = seen.get(anchor, 0)
                 seen[anchor] = n + 1

@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import yaml
 
-    from cannenv.explain.knowledge import shipped
+    from cannenv.explain.tables import shipped
 
     args = sys.argv[1:] if argv is None else argv
     if args == ["--schema"]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -296,7 +295,7 @@ def demangle(symbol: str) -> str | None:
 def _source_messages(model: KnowledgeFile) -> tuple[SourceMessage, ...]:
     """Each message with its causes: the first ``message_causes`` rule that fits it, else (a
     torch_npu check) the causes of its ERRxxxxx row."""
-    from cannenv.explain.messages import pattern
+    from cannenv.explain.rules import pattern
 
     codes = {c.code: c for c in model.codes}
     out: list[SourceMessage] = []
@@ -465,23 +464,6 @@ def shipped_path() -> Path:
     from cannenv.resources import matrices_dir
 
     return matrices_dir() / "explain" / "knowledge.yaml"
-
-
-@cache
-def shipped() -> Knowledge:
-    """The shipped tables with the vendors' FAQ entries (``faq.yaml``), each entry a source of its own
-    (the page at its commit, with the entry's anchor), and HCCL's log messages (hccl_messages.yaml)."""
-    from dataclasses import replace
-
-    from cannenv.explain import faq, logsource
-
-    k = load(shipped_path())
-    rows = faq.shipped()
-    sources = dict(k.sources)
-    sources.update({r.id: (f"{r.page_title}: {r.label}", r.url) for r in rows})
-    k = replace(k, faq=rows, sources=sources)
-    messages = logsource.shipped_path()
-    return with_log_messages(k, logsource.load(messages)) if messages.is_file() else k
 
 
 def json_schema() -> dict[str, Any]:
@@ -686,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(json_schema(), indent=2, sort_keys=True))
         return 0
     if len(args) == 4 and args[0] == "--import-header":
-        known = {(c.code, c.value) for c in shipped().codes}
+        known = {(c.code, c.value) for c in load(shipped_path()).codes}
         text = Path(args[1]).read_text(encoding="utf-8", errors="replace")
         # the driver's drvError_t is an enum; ACL/runtime codes are #defines and constants
         importer = import_enum if args[2] == "drv-error" else import_header
@@ -700,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) == 3 and args[0] == "--import-error-codes":
         model_raw = yaml.safe_load(shipped_path().read_text(encoding="utf-8"))
         title_causes = {k: tuple(v) for k, v in (model_raw.get("title_causes") or {}).items()}
-        known_codes = {c.code for c in shipped().codes}
+        known_codes = {c.code for c in load(shipped_path()).codes}
         rows = [
             r
             for r in import_error_codes(
@@ -713,13 +695,13 @@ def main(argv: list[str] | None = None) -> int:
         print(yaml.safe_dump(rows, sort_keys=False, width=200, allow_unicode=True), end="")
         return 0
     if len(args) == 2 and args[0] == "--import-npu-messages":
-        have = {c.code: c.message for c in shipped().codes}
+        have = {c.code: c.message for c in load(shipped_path()).codes}
         found = import_npu_messages(Path(args[1]).read_text(encoding="utf-8", errors="replace"))
         changed = {c: m for c, m in found.items() if c in have and have[c] != m}
         print(yaml.safe_dump(changed, sort_keys=True, width=200), end="")
         return 0
     if len(args) == 4 and args[0] == "--import-inner-codes":
-        k = shipped()
+        k = load(shipped_path())
         names = {c.name for c in k.codes}
         known_inner = set(k.inner_codes or {})
         rows = [

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MIN_FRAGMENT = 20
-"""The shortest literal that may identify a message (``Invalid rank `` is not distinctive)."""
+from cannenv.explain.rules import MIN_FRAGMENT as MIN_FRAGMENT
+from cannenv.explain.rules import distinctive as distinctive
+from cannenv.explain.rules import pattern as pattern
 
 SUBMODULES = {"PTA": 0, "OPS": 1, "DIST": 2, "GRAPH": 3, "PROF": 4}
 """torch_npu's ``SubModule`` (NPUException.h): the two digits after ERR."""
@@ -375,30 +376,6 @@ def fragments(pieces: Sequence[str | None]) -> list[str]:
         if longest > best_len:
             best, best_len = frags, longest
     return best
-
-
-def distinctive(frags: Sequence[str]) -> bool:
-    """Whether the longest fragment can identify a message: long enough, two words at least."""
-    if not frags:
-        return False
-    longest = max(frags, key=len)
-    return len(longest) >= MIN_FRAGMENT and len(re.findall(r"[A-Za-z]{2,}", longest)) >= 2
-
-
-def _escape(text: str) -> str:
-    return "".join("\\" + ch if ch in r"\.^$|?*+()[]{}" else ch for ch in text)
-
-
-def pattern(frags: Sequence[str]) -> tuple[str, str]:
-    """(anchor, regex) of a row: the longest fragment, with the fragment before it (else after it)
-    on the same line: one unbounded loop, so linear on RE2 and Python's ``re`` alike."""
-    k = max(range(len(frags)), key=lambda j: len(frags[j]))
-    anchor = frags[k]
-    if k > 0 and len(frags[k - 1]) >= 3:
-        return anchor, _escape(frags[k - 1]) + "[^\\n]*" + _escape(anchor)
-    if k + 1 < len(frags) and len(frags[k + 1]) >= 3:
-        return anchor, _escape(anchor) + "[^\\n]*" + _escape(frags[k + 1])
-    return anchor, _escape(anchor)
 
 
 def row_id(prefix: str, frags: Sequence[str], key: str) -> str:

@@ -310,7 +310,7 @@ class SourceMessageModel(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> SourceMessageModel:
-        from cannenv.explain.messages import distinctive, pattern
+        from cannenv.explain.rules import distinctive, pattern
 
         if not distinctive(self.text):
             raise ValueError("the longest fragment is not distinctive (20 characters, two words)")

@@ -3,6 +3,9 @@ the stable cause ids, the id grammar, and which patterns may be signatures (line
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from cannenv import linre
 from cannenv.errors import InputError
 
@@ -37,3 +40,33 @@ def re2_subset_problem(rx: str) -> str | None:
 
 ID_RULE = r"^[a-z0-9][a-z0-9_-]*[a-z0-9]$"
 MAX_REGEX = 400
+
+
+# ------------------------------------------------------------------ rows made from source messages
+MIN_FRAGMENT = 20
+"""The shortest literal that may identify a message imported from a vendor's source (``Invalid rank ``
+is not distinctive)."""
+
+
+def distinctive(frags: Sequence[str]) -> bool:
+    """Whether the longest fragment can identify a message: long enough, two words at least."""
+    if not frags:
+        return False
+    longest = max(frags, key=len)
+    return len(longest) >= MIN_FRAGMENT and len(re.findall(r"[A-Za-z]{2,}", longest)) >= 2
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + ch if ch in r"\.^$|?*+()[]{}" else ch for ch in text)
+
+
+def pattern(frags: Sequence[str]) -> tuple[str, str]:
+    """(anchor, regex) of a row: the longest fragment, with the fragment before it (else after it)
+    on the same line: one unbounded loop, so linear on RE2 and Python's ``re`` alike."""
+    k = max(range(len(frags)), key=lambda j: len(frags[j]))
+    anchor = frags[k]
+    if k > 0 and len(frags[k - 1]) >= 3:
+        return anchor, _escape(frags[k - 1]) + "[^\\n]*" + _escape(anchor)
+    if k + 1 < len(frags) and len(frags[k + 1]) >= 3:
+        return anchor, _escape(anchor) + "[^\\n]*" + _escape(frags[k + 1])
+    return anchor, _escape(anchor)

@@ -411,7 +411,7 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
 
 
 def parse(raw: Any, *, source: str) -> SignatureTable:
-    from cannenv.explain import knowledge
+    from cannenv.explain import tables
     from cannenv.explain.models import SignatureFile, validate
 
     model = validate(
@@ -421,7 +421,7 @@ def parse(raw: Any, *, source: str) -> SignatureTable:
         what="signature file",
         hint="see docs/explain.md (How to add a signature)",
     )
-    return build(model, knowledge.shipped())
+    return build(model, tables.shipped())
 
 
 def load(path: str | Path) -> SignatureTable:
@@ -481,6 +481,8 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "faq.py",
             here / "messages.py",
             here / "logsource.py",
+            here / "tables.py",
+            here / "rules.py",
         ):
             data = f.read_bytes()
             h.update(len(data).to_bytes(8, "big") + data)

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from cannenv.explain import filelists, judge, signatures
-from cannenv.explain.knowledge import shipped
 from cannenv.explain.scan import Scanner
+from cannenv.explain.tables import shipped
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "filelists"
 LISTS = filelists.load(filelists.shipped_path())

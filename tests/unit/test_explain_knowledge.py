@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from cannenv.cli import cli
 from cannenv.errors import InputError
-from cannenv.explain import judge, knowledge, models, signatures
+from cannenv.explain import judge, knowledge, models, signatures, tables
 from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
 from tests.helpers import hosts
 
 TABLE = signatures.shipped()
-K = knowledge.shipped()
+K = tables.shipped()
 
 
 def _explain(text: str, **kw: Any) -> judge.Explanation:

@@ -11,12 +11,12 @@ import json
 import re
 from pathlib import Path
 
-from cannenv.explain import judge, knowledge, logsource, signatures
+from cannenv.explain import judge, logsource, signatures, tables
 from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
 
 TABLE = signatures.shipped()
-K = knowledge.shipped()
+K = tables.shipped()
 LM = K.log_messages
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from cannenv.errors import InputError
-from cannenv.explain import judge, knowledge, messages, signatures
+from cannenv.explain import judge, knowledge, messages, signatures, tables
 from cannenv.explain.scan import Scanner
 
 TABLE = signatures.shipped()
-K = knowledge.shipped()
+K = tables.shipped()
 ERRORS = Path(__file__).resolve().parents[1] / "data" / "errors"
 
 # Real lines of Ascend/pytorch torch_npu/csrc/distributed/ProcessGroupHCCL.cpp at 9e73e708 (L136-L188,

@@ -1,0 +1,24 @@
+"""The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``) and
+HCCL's log messages (``hccl_messages.yaml``), composed here so that the table modules need not
+import each other (:mod:`.knowledge` holds the engine values, :mod:`.faq` and :mod:`.logsource`
+read their own files)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+from cannenv.explain import faq, knowledge, logsource
+
+
+@cache
+def shipped() -> knowledge.Knowledge:
+    """The shipped tables; each FAQ entry is a source of its own (the page at its commit, with the
+    entry's anchor)."""
+    k = knowledge.load(knowledge.shipped_path())
+    rows = faq.shipped()
+    sources = dict(k.sources)
+    sources.update({r.id: (f"{r.page_title}: {r.label}", r.url) for r in rows})
+    k = replace(k, faq=rows, sources=sources)
+    messages = logsource.shipped_path()
+    return knowledge.with_log_messages(k, logsource.load(messages)) if messages.is_file() else k
