@@ -579,12 +579,16 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
 
 
 def _source(table: SignatureTable, sid: str) -> Source:
-    """A source by id: the tables' sources, else a row of HCCL's own messages (its file and line)."""
+    """A source by id: the tables' sources, else a row of HCCL's own messages or of the messages
+    read out of the vendors' sources (its file and line at the commit)."""
     found = table.sources.get(sid)
     if found is not None:
         return found
-    lm = table.knowledge.log_messages if table.knowledge is not None else None
+    k = table.knowledge
+    lm = k.log_messages if k is not None else None
     row = lm.source(sid) if lm is not None else None
+    if row is None and k is not None:
+        row = k.message_source(sid)
     if row is None:
         raise KeyError(sid)
     return Source(sid, row[0], row[1])

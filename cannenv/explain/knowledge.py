@@ -133,11 +133,14 @@ class SourceMessage:
     code: str | None
     at: str
     source: str
-    """The id of the message's own source (its URL is the file and line at the commit)."""
+    """The id of the message's own source (``msg:<id>``: its URL is the file and line at the commit,
+    resolved on demand by :meth:`Knowledge.message_source`, not stored in ``sources``)."""
     causes: tuple[str, ...]
     reason: str
     anchor: str
     regex: str
+    cites: str = ""
+    """The id of the repository source (at its commit) the row's file and line are in."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,19 @@ class Knowledge:
     hccl_errno: HcclErrno | None = None
     log_messages: LogMessages | None = None
     """HCCL's own error-log messages from its source (hccl_messages.yaml, :mod:`logsource`)."""
+
+    def message_source(self, sid: str) -> tuple[str, str] | None:
+        """(title, url) of a source message's own source (``msg:<id>``): its file and line at the
+        commit of the repository source it cites. Resolved when an answer names it, so the
+        cached table holds one source per repository, not one per message."""
+        if not sid.startswith("msg:"):
+            return None
+        mid = sid[4:]
+        for m in self.source_messages:
+            if m.id == mid:
+                title, url = self.sources[m.cites]
+                return f"{title}: {m.at}", url.rstrip("/") + "/" + m.at
+        return None
 
     def public_code(self, name: str) -> Code | None:
         """The code row of a public ACL name (``ACL_ERROR_RT_INVALID_DEVICEID`` → 107001)."""
@@ -319,16 +335,15 @@ def _source_messages(model: KnowledgeFile) -> tuple[SourceMessage, ...]:
                 reason = f"torch_npu raises it with {row.code} {row.name} ({row.meaning})"
         anchor, rx = pattern(m.text)
         out.append(
-            SourceMessage(m.id, m.family, m.text, m.code, m.at, f"msg:{m.id}", causes, reason, anchor, rx)
+            SourceMessage(
+                m.id, m.family, m.text, m.code, m.at, f"msg:{m.id}", causes, reason, anchor, rx, m.source
+            )
         )
     return tuple(out)
 
 
 def build(model: KnowledgeFile) -> Knowledge:
     sources = {k: (v.title, v.url) for k, v in model.sources.items()}
-    for m in model.source_messages:  # each message cites its own file and line at the commit
-        title, url = sources[m.source]
-        sources[f"msg:{m.id}"] = (f"{title}: {m.at}", url.rstrip("/") + "/" + m.at)
     return Knowledge(
         sources=sources,
         codes=tuple(

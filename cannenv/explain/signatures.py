@@ -396,7 +396,7 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         for x in knowledge.faq
         if x.signature is not None and x.signature not in hand
     ]
-    rows += [(f"message {x.id}", x.causes, x.source) for x in knowledge.source_messages]
+    rows += [(f"message {x.id}", x.causes, x.cites) for x in knowledge.source_messages]
     if knowledge.log_messages is not None:
         # a row of HCCL's messages is its own source (its file and line), resolved from the row
         modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
@@ -458,7 +458,7 @@ def shipped() -> SignatureTable:
     return table
 
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Bump when the cached table's layout changes without a change in the hashed files or code."""
 
 
@@ -484,8 +484,10 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "tables.py",
             here / "rules.py",
         ):
-            data = f.read_bytes()
-            h.update(len(data).to_bytes(8, "big") + data)
+            # each file by its name, size and modification time, as Python's own bytecode cache
+            # keys a module: reading and hashing 3.4 MB of tables cost more than a short log's answer
+            st = f.stat()
+            h.update(f"{f}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}\n".encode("utf-8", "surrogateescape"))
     except OSError:
         return None
     return h.hexdigest()
