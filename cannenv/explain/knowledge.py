@@ -191,7 +191,10 @@ class Knowledge:
     """The vendors' FAQ entries that show an error message (``faq.yaml``, :mod:`cannenv.explain.faq`)."""
     source_messages: tuple[SourceMessage, ...] = ()
     """Messages read out of the vendors' sources (torch_npu's checks, PyTorch's dispatch, the
-    device plugin), each with the causes the reviewed mapping gives it."""
+    device plugin), each with the causes the reviewed mapping gives it (a signature table keeps
+    only those with causes: the others are not looked for)."""
+    source_messages_read: int = 0
+    """Rows of ``source_messages`` in the table file, with causes or not."""
     hccl_errno: HcclErrno | None = None
     log_messages: LogMessages | None = None
     """HCCL's own error-log messages from its source (hccl_messages.yaml, :mod:`logsource`)."""
@@ -403,6 +406,7 @@ def build(model: KnowledgeFile) -> Knowledge:
         hccl_stages=tuple(Stage(x.stage, x.tag, x.meaning, x.causes, x.source) for x in model.hccl_stages),
         messages=_messages(model),
         source_messages=_source_messages(model),
+        source_messages_read=len(model.source_messages),
         hccl_errno=HcclErrno(
             model.hccl_errno.module_id,
             model.hccl_errno.module_shift,

@@ -265,7 +265,7 @@ def render_signature_doc(table: Any) -> str:
             + ", ".join(f"{n} {fam} codes" for fam, n in families.items())
             + f", {len(k.hccl_stages)} HCCL stage keywords, {len(k.libraries)} shared objects mapped to their"
             f" packages, {len(k.symbols)} symbol namespaces, {len(k.extractors)} extractors, "
-            f"{len(k.source_messages)} messages read out of the vendors' sources "
+            f"{k.source_messages_read} messages read out of the vendors' sources "
             f"({sum(1 for m in k.source_messages if m.causes)} with causes, looked for).",
         ]
         if k.faq:

@@ -15,7 +15,7 @@ dataclasses below, with every regex compiled once.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -373,7 +373,10 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
         },
         signatures=sigs,
         patterns=tuple(patterns.values()),
-        knowledge=knowledge,
+        # a message that points to no cause is never looked for: the cached table leaves it out
+        knowledge=None
+        if knowledge is None
+        else replace(knowledge, source_messages=tuple(m for m in knowledge.source_messages if m.causes)),
     )
 
 
