@@ -157,10 +157,20 @@ PART_NAMES = frozenset(
         "procedure",
     }
 )
-_HEADING = re.compile(r"(#{1,6})[ \t]+(.*)\Z")
-"""A markdown heading (its closing ``#``s are stripped in Python: one greedy group, linear)."""
+
+
+def _heading(line: str) -> str | None:
+    """The text of a markdown heading line (``## Title ##`` → ``Title``), else None: parsed with
+    string methods (one pass), no regex."""
+    text = line.lstrip("#")
+    level = len(line) - len(text)
+    if not 1 <= level <= 6 or text[:1] not in (" ", "\t"):
+        return None
+    return text.lstrip(" \t").rstrip(" \t#")
+
+
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
-_EXPLICIT_ANCHOR = re.compile(r"""<a\s+(?:id|name)=["']([^"']+)["'][^>]*>\s*</a>""")
+_EXPLICIT_ANCHOR = re.compile(r"""<a\s+(?:id|name)=["']([^"'<>]+)["'][^<>]*>\s*</a>""")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ASCII_RUN = re.compile(r"[A-Za-z_][ -~]{10,}")
@@ -186,7 +196,7 @@ class Entry:
 
 def _clean_title(raw: str) -> str:
     t = _EXPLICIT_ANCHOR.sub("", raw)
-    t = re.sub(r"<[^>]+>", "", t)
+    t = re.sub(r"<[^<>]*>", "", t)
     t = re.sub(r"\\([\\`*_{}\[\]()#+\-.!<>|])", r"\1", t)
     return " ".join(t.split())
 
@@ -194,7 +204,7 @@ def _clean_title(raw: str) -> str:
 def slug(title: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped (letters of any script,
     digits, ``_`` and ``-`` kept), spaces made hyphens."""
-    t = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title).lower()
+    t = re.sub(r"\[([^\[\]]*)\]\([^()]*\)", r"\1", title).lower()
     t = "".join(ch for ch in t if ch.isalnum() or ch in "_- ")
     return t.replace(" ", "-")
 
@@ -223,9 +233,9 @@ def parse_page(text: str) -> list[Entry]:
                 cur[2].append(line)
             continue
         if fence is None:
-            m = _HEADING.match(line)
-            text = m.group(2).rstrip(" \t#") if m else ""
-            if m and not (cur is not None and _is_part(_clean_title(text))):
+            heading = _heading(line)
+            text = heading or ""
+            if heading is not None and not (cur is not None and _is_part(_clean_title(text))):
                 title = _clean_title(text)
                 explicit = _EXPLICIT_ANCHOR.search(text)
                 anchor = explicit.group(1) if explicit else slug(title)

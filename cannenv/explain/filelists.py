@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cannenv import linre
 from cannenv.explain.knowledge import Knowledge, library_stem
 
 MAX_FILELISTS_BYTES = 4 * 1024 * 1024
@@ -59,7 +60,10 @@ def package_xml(config: str, blocks: Mapping[str, str]) -> tuple[str, list[str]]
 
 
 _ADD = re.compile(r"add_library\(\s*([A-Za-z0-9_]+)\s+SHARED\b")
-_INSTALL = re.compile(r"install\(\s*TARGETS\s+([^)]*?)\s+(?:LIBRARY\s+)?DESTINATION\s+([^\s)]+)")
+_INSTALL = linre.compile(
+    r"install\(\s*TARGETS\s+([^)]*?)\s+(?:LIBRARY\s+)?DESTINATION\s+([^\s)]+)", what="CMake install()"
+)
+"""CMake's ``install(TARGETS …)`` (a build file is hostile input: the linear engine)."""
 _OUTPUT_NAME = re.compile(
     r'set_target_properties\(\s*([A-Za-z0-9_]+)\s+PROPERTIES\s+OUTPUT_NAME\s+"?([^"\s)]+)'
 )
@@ -76,8 +80,8 @@ def cmake_installs(files: Mapping[str, str]) -> list[str]:
     for text in files.values():
         shared.update(_ADD.findall(text))
         renamed.update(m[0] for m in _OUTPUT_NAME.findall(text))
-        for targets, dest in _INSTALL.findall(text):
-            installs += [(t, dest) for t in targets.split()]
+        for m in _INSTALL.finditer(text):
+            installs += [(t, m.group(2)) for t in m.group(1).split()]
     out: list[str] = []
     for target, dest in installs:
         if target not in shared or target in renamed:

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cannenv import linre
+
 MIN_LITERAL = 20
 """The shortest fixed part of a format string that can identify its message."""
 MAX_SHARED = 3
@@ -49,10 +51,11 @@ SOURCE_SUFFIXES = (".cc", ".cpp", ".c", ".h", ".hpp")
 
 # a printf conversion (flags, width, precision, length, type), and the <inttypes.h> macros
 _CONVERSION = re.compile(
-    r"%[-+ #0]*(?:\*|[0-9]+)?(?:\.(?:\*|[0-9]+))?(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfgGcspn%]"
+    r"%[-+ #0]*(?:\*|[1-9][0-9]*)?(?:\.(?:\*|[0-9]+))?(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfgGcspn%]"
 )
 _RESULT = re.compile(r"\b(HCCL_E_[A-Z_]+|HCCL_SUCCESS)\b")
-_REPORT = re.compile(r"\bRPT_(?:INPUT|ENV|CALL)_ERR\s*\([^;]*?\"(E[A-Z][0-9]{4})\"")
+_REPORT = linre.compile(r"\bRPT_(?:INPUT|ENV|CALL)_ERR\s*\([^;]*?\"(E[A-Z][0-9]{4})\"", what="RPT_*_ERR")
+"""An error-code report before a log call (source text is hostile input: the linear engine)."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -313,8 +316,8 @@ def _expand(text: str, start: int, fmt: str, rest: str) -> str:
         if m is None or idx - 1 >= len(convs) or convs[idx - 1].group() != "%s":
             continue
         assigned = None
-        for a in re.finditer(rf"\b{m.group(1)}\s*=\s*([^;]*);", before):
-            assigned = a.group(1)  # the last assignment before the call
+        for a in re.finditer(rf"\b{re.escape(m.group(1))}\s*=([^;]*);", before):
+            assigned = a.group(1).strip()  # the last assignment before the call
         built = _built_string(assigned) if assigned is not None else None
         if built is not None:
             hole = convs[idx - 1]
@@ -329,7 +332,7 @@ def _result_after(text: str, start: int, end: int, args: str) -> str | None:
     before = text[max(0, start - 400) : start]
     wrap = before.rfind("CHK_PRT_RET(")
     if wrap >= 0 and ";" not in before[wrap:]:
-        m = re.match(r"\s*\)?\s*;?\s*,\s*(HCCL_E_[A-Z_]+|HCCL_SUCCESS)\b", text[end : end + 200])
+        m = re.match(r"\s*(?:\)\s*)?(?:;\s*)?,\s*(HCCL_E_[A-Z_]+|HCCL_SUCCESS)\b", text[end : end + 200])
         if m:
             return m.group(1)
     m = re.match(r"\s*;\s*(?:\}\s*)?return\s+(HCCL_E_[A-Z_]+)\s*;", text[end : end + 200])
@@ -343,7 +346,7 @@ def extract(text: str, path: str) -> list[Call]:
     """Every error-log call of one source file, with a string-literal format."""
     calls: list[Call] = []
     for name in LOG_CALLS:
-        for m in re.finditer(rf"\b{name}\s*\(", text):
+        for m in re.finditer(rf"\b{re.escape(name)}\s*\(", text):
             start = m.start()
             line_start = text.rfind("\n", 0, start) + 1
             line_end = text.find("\n", start)

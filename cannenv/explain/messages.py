@@ -84,7 +84,9 @@ RAISERS: Mapping[str, int] = {
 BUILDERS = frozenset({"str", "string", "c10::str", "std::string"})
 """Calls whose string arguments are part of the message they build (``c10::str("a", x, "b")``)."""
 
-_PLACEHOLDER = re.compile(r"%[-+ #0]*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspvqwTt%]|\{\}")
+_PLACEHOLDER = re.compile(
+    r"%[-+ #0]*(?:\*|[1-9][0-9]*)?(?:\.[0-9*]+)?(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspvqwTt%]|\{\}"
+)
 
 
 @dataclass

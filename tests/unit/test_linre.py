@@ -73,6 +73,7 @@ DYNAMIC: dict[str, str] = {
     "cannenv/linre.py": "the one door: RE2, or Python's re after the lint",
     "cannenv/explain/signatures.py": "escaped codes only (re.escape); regexes go through linre",
     "cannenv/explain/models.py": "the literal id pattern _ID; data regexes go through linre",
+    "cannenv/explain/logsource.py": "re.escape of a C identifier or of a fixed log-call name",
     "cannenv/matrix/deployer.py": "names built with re.escape from a fixed table",
     "cannenv/certify/perf.py": "the perf thresholds' patterns (shipped data): checked in re's syntax only",
     "cannenv/checks/python.py": "re.escape of a package name",
