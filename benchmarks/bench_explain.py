@@ -313,6 +313,7 @@ def run_engines(big: Path | None, dense_mb: int, extra_anchors: int, repeat: int
     for name, table in (("shipped", shipped), (f"+{extra_anchors}", extra)):
         c0 = time.process_time()
         built = scan.Anchors(table.patterns)
+        assert built.automaton is not None or not built.anchors  # built on first use
         print(
             f"automaton for the {name} table: {len(built.anchors)} anchors, built in"
             f" {(time.process_time() - c0) * 1000:.1f} ms CPU"

@@ -44,6 +44,7 @@ import re
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ahocorasick_rs import BytesAhoCorasick
 
@@ -115,9 +116,15 @@ def _shown(line: str, anchor: str) -> str:
     )
 
 
+SMALL_INPUT = 16 << 10
+"""An input of at most this many bytes (a pasted excerpt) is searched with one ``bytes.find`` per
+anchor: cheaper than building the table's automaton (~5 ms for 1,200 anchors), the same result."""
+
+
 class Anchors:
     """A table's distinct anchors (UTF-8, in the order the table first names them), the patterns of
-    each, and one automaton that finds them all in one pass."""
+    each, and one automaton that finds them all in one pass (built on first use: a short excerpt
+    never needs it)."""
 
     def __init__(self, patterns: Iterable[Pattern]) -> None:
         by_anchor: dict[bytes, list[Pattern]] = {}
@@ -126,7 +133,10 @@ class Anchors:
         self.anchors: tuple[bytes, ...] = tuple(by_anchor)
         self.patterns: tuple[list[Pattern], ...] = tuple(by_anchor.values())
         self.longest = max(map(len, self.anchors), default=0)
-        self.automaton = BytesAhoCorasick(self.anchors) if self.anchors else None
+
+    @cached_property
+    def automaton(self) -> BytesAhoCorasick | None:
+        return BytesAhoCorasick(self.anchors) if self.anchors else None
 
 
 _ANCHORS: dict[int, tuple[tuple[Pattern, ...], Anchors]] = {}
@@ -183,8 +193,11 @@ class Scanner:
     block: int = BLOCK
     """Bytes the anchor automaton searches at a time (:data:`BLOCK`)."""
 
-    def __init__(self, table: SignatureTable, *, total_hint: int | None = None) -> None:
+    def __init__(
+        self, table: SignatureTable, *, total_hint: int | None = None, small_input: int = SMALL_INPUT
+    ) -> None:
         self._anchors = anchors(table)
+        self._small = total_hint is not None and total_hint <= small_input
         self.hits: dict[str, Hit] = {}
         self.values: dict[str, dict[str, Value]] = {}
         self.bytes_read = 0
@@ -281,13 +294,33 @@ class Scanner:
         finds every place of every anchor; then, anchor by anchor in the table's order, its places
         from the first on, skipping those on a line (or a :data:`MAX_LINE` stretch) already taken."""
         ac = self._anchors
-        if ac.automaton is None:
-            return
         n = len(region)
-        view = memoryview(region)
-        overlap = ac.longest - 1
         after: dict[int, int] = {}  # per anchor, where its next place may start
         taken: dict[int, array[int]] = {}  # per anchor, the (lo, hi) of each line it takes
+        if self._small:
+            # a short input (an excerpt): one C-speed find per anchor costs less than building the
+            # automaton; the same places, taken by the same rule, in the same order
+            for i, anchor in enumerate(ac.anchors):
+                pos = region.find(anchor)
+                while pos >= 0:
+                    lo = region.rfind(b"\n", max(0, pos - MAX_LINE), pos) + 1 or max(0, pos - MAX_LINE)
+                    nl = region.find(b"\n", pos, min(n, pos + MAX_LINE))
+                    hi = nl if nl >= 0 else min(n, pos + MAX_LINE)
+                    spans = taken.get(i)
+                    if spans is None:
+                        spans = taken[i] = array("q")
+                    spans.append(lo)
+                    spans.append(hi)
+                    pos = region.find(anchor, max(hi, pos + 1))
+            for i in sorted(taken):
+                anchor, patterns, spans = ac.anchors[i], ac.patterns[i], taken[i]
+                for k in range(0, len(spans), 2):
+                    self._line(region[spans[k] : spans[k + 1]], anchor, patterns)
+            return
+        if ac.automaton is None:
+            return
+        view = memoryview(region)
+        overlap = ac.longest - 1
         for start in range(0, n, self.block):
             base = max(0, start - overlap)
             for i, pos, end in ac.automaton.find_matches_as_indexes(

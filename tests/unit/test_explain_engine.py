@@ -54,9 +54,14 @@ NOISE = [
 
 
 def _scan(
-    cls: type[Scanner], data: bytes, cuts: tuple[int, ...], block: int, total_hint: int | None
+    cls: type[Scanner],
+    data: bytes,
+    cuts: tuple[int, ...],
+    block: int,
+    total_hint: int | None,
+    **how: int,
 ) -> Scanner:
-    s = cls(TABLE, total_hint=total_hint)
+    s = cls(TABLE, total_hint=total_hint, **how)
     s.block = block
     at = 0
     for cut in sorted(cuts):
@@ -69,14 +74,17 @@ def _scan(
 
 def _same(data: bytes, cuts: tuple[int, ...] = (), block: int = Scanner.block) -> ScanResult:
     old = _scan(PerAnchorScanner, data, cuts, Scanner.block, len(data))
-    new = _scan(Scanner, data, cuts, block, len(data))
-    a, b = old.result(), new.result()
-    assert list(b.hits.items()) == list(a.hits.items())
-    assert [(k, list(v.items())) for k, v in b.values.items()] == [
-        (k, list(v.items())) for k, v in a.values.items()
-    ]
-    assert b.error_lines == a.error_lines and b.bytes_read == a.bytes_read
-    assert new._seen == old._seen  # the same lines looked at, once each
+    a = old.result()
+    # both ways of finding the anchors: the automaton, and one find per anchor (a short input's)
+    for small_input in (-1, len(data)):
+        new = _scan(Scanner, data, cuts, block, len(data), small_input=small_input)
+        b = new.result()
+        assert list(b.hits.items()) == list(a.hits.items())
+        assert [(k, list(v.items())) for k, v in b.values.items()] == [
+            (k, list(v.items())) for k, v in a.values.items()
+        ]
+        assert b.error_lines == a.error_lines and b.bytes_read == a.bytes_read
+        assert new._seen == old._seen  # the same lines looked at, once each
     return b
 
 
