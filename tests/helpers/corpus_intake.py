@@ -2,10 +2,10 @@
 
 ``python -m tests.helpers.corpus_intake FOLDER…`` reads each collector's staging folder (a
 ``cases.yaml`` list and one ``.txt`` per entry, tests/data/errors/cases.yaml's fields), checks every
-entry, refuses a source seen before, and routes each by round 3's rule (split.json ``round3``): a
-held-out excerpt goes to tests/data/errors/heldout3/, the rest are appended to cases.yaml. It prints
-the working entries it took and only the *number* of held-out ones, so the person running it learns
-nothing about the held-out set. Running it again takes only what is new.
+entry, refuses a source seen before, and routes each by the newest round's rule (split.json
+``round4``): a held-out excerpt goes to tests/data/errors/heldout4/, the rest are appended to
+cases.yaml. It prints the working entries it took and only the *number* of held-out ones, so the
+person running it learns nothing about the held-out set. Running it again takes only what is new.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from typing import Any
 import yaml
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
-HELD3 = DATA / "heldout3"
+ROUND = "round4"
+HELD = DATA / "heldout4"
+EARLIER_HELD = ("heldout2", "heldout3")
 FIELDS = {"file", "url", "cause", "established", "trap", "host"}
 FIELD_ORDER = ("file", "url", "cause", "established", "trap", "host")
 HOST_FIELDS = ("driver", "cann", "torch", "torch_npu", "numpy")
@@ -80,10 +82,11 @@ def intake(folders: list[Path]) -> dict[str, Any]:
 
     causes = set(signatures.shipped().causes)
     split = json.loads((DATA / "split.json").read_text(encoding="utf-8"))
-    salt = split["round3"]["salt"]
-    cases_path, held_path = DATA / "cases.yaml", HELD3 / "cases.yaml"
+    salt = split[ROUND]["salt"]
+    HELD.mkdir(exist_ok=True)
+    cases_path, held_path = DATA / "cases.yaml", HELD / "cases.yaml"
     cases, held = _load(cases_path), _load(held_path)
-    earlier = list(cases) + _load(DATA / "heldout2" / "cases.yaml") + held
+    earlier = list(cases) + [c for name in EARLIER_HELD for c in _load(DATA / name / "cases.yaml")] + held
     seen_files = {c["file"] for c in earlier}
     seen_threads = {thread_key(c["url"]) for c in earlier}
     took_working: list[dict[str, Any]] = []
@@ -112,7 +115,7 @@ def intake(folders: list[Path]) -> dict[str, Any]:
                 entry["host"] = host
             seen_files.add(entry["file"])
             seen_threads.add(thread_key(entry["url"]))
-            dest = HELD3 if bound_held else DATA
+            dest = HELD if bound_held else DATA
             shutil.copyfile(folder / entry["file"], dest / entry["file"])
             (took_held if bound_held else took_working).append(entry)
     dump = {"sort_keys": False, "allow_unicode": True, "width": 100000}

@@ -7,7 +7,7 @@ was written while reading them, no test asserts on them one by one; they are sco
 (``python -m tests.unit.test_explain_corpus --score``) and the recorded score must not fall.
 Round 2 (split.json ``round2``) keeps its held-out third apart, in tests/data/errors/heldout2/
 (rule writers never read it), scored with ``--score --held-out2``; round 3 (``round3``) likewise in
-heldout3/, scored with ``--score --held-out3``.
+heldout3/, scored with ``--score --held-out3``, and round 4 (``round4``) in heldout4/ (``--held-out4``).
 ``python -m tests.unit.test_explain_corpus`` regenerates SOURCES.md and the held-out SOURCES.md files.
 """
 
@@ -42,6 +42,10 @@ ROUND3: dict[str, Any] = SPLIT["round3"]
 FIRST3: int = ROUND3["first_index"]
 DATA3 = DATA / "heldout3"
 HELD3: list[dict[str, Any]] = yaml.safe_load((DATA3 / "cases.yaml").read_text(encoding="utf-8")) or []
+ROUND4: dict[str, Any] = SPLIT["round4"]
+FIRST4: int = ROUND4["first_index"]
+DATA4 = DATA / "heldout4"
+HELD4: list[dict[str, Any]] = yaml.safe_load((DATA4 / "cases.yaml").read_text(encoding="utf-8")) or []
 
 
 def held_out_by_rule(cases: list[dict[str, Any]]) -> set[str]:
@@ -60,6 +64,10 @@ def held_out_by_round2_rule(file: str) -> bool:
 
 def held_out_by_round3_rule(file: str) -> bool:
     return int(hashlib.sha256((ROUND3["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
+
+
+def held_out_by_round4_rule(file: str) -> bool:
+    return int(hashlib.sha256((ROUND4["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
 
 
 def project(url: str) -> str:
@@ -112,8 +120,9 @@ def _working_param(c: dict[str, Any]) -> Any:
     if "known_miss" in c:
         return pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c["known_miss"]))
     if CASES.index(c) >= FIRST2 and not c.get("covered"):
-        # rounds 2 and 3: a miss is reported, not failed, until rules cover it (then ``covered: true``)
-        which = "3" if CASES.index(c) >= FIRST3 else "2"
+        # rounds 2 to 4: a miss is reported, not failed, until rules cover it (then ``covered: true``)
+        i = CASES.index(c)
+        which = "4" if i >= FIRST4 else "3" if i >= FIRST3 else "2"
         pending = pytest.mark.xfail(strict=False, reason=f"round {which} working case, rules pending")
         return pytest.param(c, marks=pending)
     return c
@@ -186,7 +195,7 @@ def test_round_two_keeps_its_held_out_third_apart() -> None:
 def test_round_three_keeps_its_held_out_third_apart() -> None:
     assert ROUND3["salt"] == "cannenv-i29-split-3:" and FIRST3 == 215 and len(CASES) >= FIRST3
     assert FIRST3 > FIRST2
-    kept_in = [c["file"] for c in CASES[FIRST3:] if held_out_by_round3_rule(c["file"])]
+    kept_in = [c["file"] for c in CASES[FIRST3:FIRST4] if held_out_by_round3_rule(c["file"])]
     assert not kept_in, f"held out by the round-3 rule: move to heldout3/: {kept_in}"
     assert isinstance(HELD3, list)
     files = [c["file"] for c in HELD3]
@@ -203,9 +212,33 @@ def test_round_three_keeps_its_held_out_third_apart() -> None:
         assert not {"status", "known_miss", "covered"} & set(c), c
     # never a thread seen before (an issue number of the same repository, a page's entry at any commit)
     earlier = {thread_key(c["url"]) for c in CASES[:FIRST3] + HELD2}
-    round3 = [thread_key(c["url"]) for c in CASES[FIRST3:]] + [thread_key(c["url"]) for c in HELD3]
+    round3 = [thread_key(c["url"]) for c in CASES[FIRST3:FIRST4]] + [thread_key(c["url"]) for c in HELD3]
     assert not earlier & set(round3), sorted(earlier & set(round3))
     assert len(set(round3)) == len(round3)
+
+
+def test_round_four_keeps_its_held_out_third_apart() -> None:
+    assert ROUND4["salt"] == "cannenv-i29-split-4:" and FIRST4 == 265 and len(CASES) >= FIRST4
+    kept_in = [c["file"] for c in CASES[FIRST4:] if held_out_by_round4_rule(c["file"])]
+    assert not kept_in, f"held out by the round-4 rule: move to heldout4/: {kept_in}"
+    assert isinstance(HELD4, list)
+    files = [c["file"] for c in HELD4]
+    assert len(set(files)) == len(files)
+    earlier_files = {c["file"] for c in CASES} | {c["file"] for c in HELD2 + HELD3}
+    assert not set(files) & earlier_files
+    assert [f for f in files if not held_out_by_round4_rule(f)] == [], "not held out: move to cases.yaml"
+    assert {p.name for p in DATA4.glob("*.txt")} == set(files)
+    for c in HELD4:
+        assert re.fullmatch(r"[a-z0-9-]+\.txt", c["file"]), c["file"]
+        assert (DATA4 / c["file"]).read_bytes().strip(), c["file"]
+        assert c["url"].startswith("https://"), c
+        assert c["cause"] in TABLE.causes, c
+        assert c.get("established"), c
+        assert not {"status", "known_miss", "covered"} & set(c), c
+    earlier = {thread_key(c["url"]) for c in CASES[:FIRST4] + HELD2 + HELD3}
+    round4 = [thread_key(c["url"]) for c in CASES[FIRST4:]] + [thread_key(c["url"]) for c in HELD4]
+    assert not earlier & set(round4), sorted(earlier & set(round4))
+    assert len(set(round4)) == len(round4)
 
 
 def score(cases: list[dict[str, Any]], folder: Path = DATA) -> dict[str, Any]:
@@ -258,6 +291,15 @@ def test_the_round_three_held_out_score_does_not_fall() -> None:
     assert now["top1"] >= recorded["top1"], [m["file"] for m in now["misses"]]
 
 
+def test_the_round_four_held_out_score_does_not_fall() -> None:
+    recorded = ROUND4.get("score")
+    if recorded is None:  # scored once, at the end of the round; the test can only pass after that
+        assert not any("score" in k for k in ROUND4 if k != "score"), ROUND4
+        return
+    now = score(HELD4, DATA4)
+    assert now["top1"] >= recorded["top1"], [m["file"] for m in now["misses"]]
+
+
 def render_sources() -> str:
     out = [
         "# Real error excerpts (tests/data/errors)",
@@ -282,7 +324,7 @@ def render_sources() -> str:
         "",
         f"{len(CASES)} excerpts from {projects} projects; {traps} traps; {nonver} not version problems;"
         f" {len(HELD_OUT)} held out (split.json); round 2 holds out {len(HELD2)} more in heldout2/,"
-        f" round 3 {len(HELD3)} in heldout3/ (not listed here).",
+        f" round 3 {len(HELD3)} in heldout3/, round 4 {len(HELD4)} in heldout4/ (not listed here).",
         "",
     ]
     return "\n".join(out)
@@ -329,11 +371,19 @@ def test_heldout3_sources_md_is_in_sync() -> None:
     )
 
 
+def test_heldout4_sources_md_is_in_sync() -> None:
+    assert (DATA4 / "SOURCES.md").read_text(encoding="utf-8") == render_sources2("4", HELD4), (
+        "regenerate: python -m tests.unit.test_explain_corpus"
+    )
+
+
 if __name__ == "__main__":
     if "--score" in sys.argv and "--held-out2" in sys.argv:
         print(json.dumps({"set": "held-out round 2", **score(HELD2, DATA2)}, indent=2))
     elif "--score" in sys.argv and "--held-out3" in sys.argv:
         print(json.dumps({"set": "held-out round 3", **score(HELD3, DATA3)}, indent=2))
+    elif "--score" in sys.argv and "--held-out4" in sys.argv:
+        print(json.dumps({"set": "held-out round 4", **score(HELD4, DATA4)}, indent=2))
     elif "--score" in sys.argv:
         which = "held-out" if "--held-out" in sys.argv else "working"
         chosen = [c for c in CASES if (c["file"] in HELD_OUT) == (which == "held-out")]
@@ -342,3 +392,4 @@ if __name__ == "__main__":
         (DATA / "SOURCES.md").write_text(render_sources(), encoding="utf-8")
         (DATA2 / "SOURCES.md").write_text(render_sources2(), encoding="utf-8")
         (DATA3 / "SOURCES.md").write_text(render_sources2("3", HELD3), encoding="utf-8")
+        (DATA4 / "SOURCES.md").write_text(render_sources2("4", HELD4), encoding="utf-8")
