@@ -45,6 +45,7 @@ from cannenv.explain.signatures import (
     KNOWLEDGE_PRIORITY,
     MESSAGE_CAPTURE,
     MESSAGE_FAMILY,
+    PROGRAM_CODE_PRIORITY,
     SOURCE_PRIORITY,
     Cause,
     Condition,
@@ -353,8 +354,8 @@ def log_facts_of(table: SignatureTable, scan: ScanResult) -> dict[str, str]:
 def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], dict[str, Hit]]:
     """Signatures made from what the extractors found: a missing shared object (the package that
     ships it), an undefined symbol (demangled, by namespace and the library that needs it), an
-    HCCL result code, the driver's drvError_t after ``drvRetCode=``; each with the line it came
-    from."""
+    HCCL result code, the driver's drvError_t after ``drvRetCode=``, a Python exception raised in
+    the program's own code (:mod:`cannenv.explain.pycode`); each with the line it came from."""
     from cannenv.explain.knowledge import demangle, message_key
 
     k = table.knowledge
@@ -372,6 +373,7 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         line: str,
         count: int,
         causes: Iterable[tuple[str, str, str | tuple[str, ...]]],
+        supersedes: tuple[str, ...] = (),
     ) -> None:
         """One derived signature and its hit; a cause's sources: one id or several."""
         hits[key] = Hit(count, [line])
@@ -389,6 +391,7 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 ),
                 note="",
                 derived=True,
+                supersedes=supersedes,
             )
         )
 
@@ -554,6 +557,28 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
             ],
         )
     _derive_hccl_source(k, scan, add)
+    if k.python_code is not None and (scan.values.get("py-frame") or scan.values.get("py-exception")):
+        from cannenv.explain.pycode import read
+
+        r = read(
+            k.python_code,
+            scan.values.get("py-frame", {}),
+            scan.values.get("py-frame-outer", {}),
+            scan.values.get("py-exception", {}),
+            scan.error_lines,
+        )
+        if r is not None:
+            add(
+                r.id,
+                r.title,
+                r.component,
+                PROGRAM_CODE_PRIORITY,
+                r.key,
+                r.line,
+                r.count,
+                [("not-a-version-problem", r.why, r.sources)],
+                r.supersedes,
+            )
     for value, v in scan.values.get("drv-error", {}).items():
         code = k.driver_errors.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:
@@ -713,6 +738,9 @@ def explain(
         c for c in (_contradiction(comp, facts, log_facts) for comp in log_facts) if c is not None
     )
     found = matched(table, scan, derived)
+    superseded = {sid for sig in found for sid in sig.supersedes}
+    if superseded:  # a generic reading another signature decided (caller and callee the program's)
+        found = [sig for sig in found if sig.id not in superseded]
     excluded: dict[str, str] = {}
     for sig in found:
         for cid in sig.rules_out:

@@ -120,6 +120,41 @@ class Extractor:
     component: str | None
     anchor: str
     regex: str
+    keep: str = "first"
+
+
+@dataclass(frozen=True)
+class PythonPackage:
+    package: str
+    title: str
+    stack_of: tuple[str, ...]
+    classes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class PythonMessage:
+    kind: str
+    form: str
+    regex: str | None
+    names: str
+    without_frames: bool
+    supersedes: tuple[str, ...]
+    reading: str
+    source: str
+
+
+@dataclass(frozen=True)
+class PythonCode:
+    """Whose code raised a Python exception (``python_code``; :mod:`cannenv.explain.pycode`)."""
+
+    packages: tuple[PythonPackage, ...]
+    builtin_types: frozenset[str]
+    builtin_source: str
+    messages: tuple[PythonMessage, ...]
+    cut_traceback: str
+    cut_traceback_source: str
+    layout_source: str
 
 
 @dataclass(frozen=True)
@@ -198,6 +233,8 @@ class Knowledge:
     hccl_errno: HcclErrno | None = None
     log_messages: LogMessages | None = None
     """HCCL's own error-log messages from its source (hccl_messages.yaml, :mod:`logsource`)."""
+    python_code: PythonCode | None = None
+    """Whose code raised a Python exception: the stack's packages, the built-in exceptions' messages."""
 
     def message_source(self, sid: str) -> tuple[str, str] | None:
         """(title, url) of a source message's own source (``msg:<id>``): its file and line at the
@@ -389,7 +426,10 @@ def build(model: KnowledgeFile) -> Knowledge:
             )
             for s in model.symbols
         ),
-        extractors=tuple(Extractor(e.id, e.kind, e.component, e.anchor, e.regex) for e in model.extractors),
+        extractors=tuple(
+            Extractor(e.id, e.kind, e.component, e.anchor, e.regex, e.keep) for e in model.extractors
+        ),
+        python_code=_python_code(model),
         hccl_results={
             c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
             for c in model.codes
@@ -418,6 +458,28 @@ def build(model: KnowledgeFile) -> Knowledge:
         )
         if model.hccl_errno is not None
         else None,
+    )
+
+
+def _python_code(model: KnowledgeFile) -> PythonCode | None:
+    pc = model.python_code
+    if pc is None:
+        return None
+    return PythonCode(
+        packages=tuple(
+            PythonPackage(p.package, p.title, p.stack_of, p.classes, p.source) for p in pc.packages
+        ),
+        builtin_types=frozenset(pc.builtin_types),
+        builtin_source=pc.builtin_source,
+        messages=tuple(
+            PythonMessage(
+                m.kind, m.form, m.regex, m.names, m.without_frames, m.supersedes, m.reading, m.source
+            )
+            for m in pc.messages
+        ),
+        cut_traceback=pc.cut_traceback,
+        cut_traceback_source=pc.cut_traceback_source,
+        layout_source=pc.layout_source,
     )
 
 

@@ -28,6 +28,8 @@ ExtractorKind = Literal[
     "npu-message",
     "hccl-log",
     "hccl-errno",
+    "py-frame",
+    "py-exception",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
@@ -285,6 +287,9 @@ class ExtractorModel(_Frozen):
     component: str | None = None
     anchor: str = Field(min_length=3)
     regex: str = Field(min_length=3, max_length=400)
+    keep: Literal["first", "last"] = "first"
+    """Which values the scan keeps when there are more than it keeps: the first found, or the last
+    (a traceback's innermost frames and its final exception line are its last)."""
 
     @model_validator(mode="after")
     def _check(self) -> ExtractorModel:
@@ -351,6 +356,70 @@ class HcclErrnoModel(_Frozen):
     source: str
 
 
+class PythonPackageModel(_Frozen):
+    """A Python package of the NPU stack: a traceback frame under it (site-packages/<package>/…, or a
+    checkout's <package>/ folder) is the stack's code, not the program's."""
+
+    package: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The import name (the folder its files are in)."""
+    title: str = Field(min_length=1)
+    stack_of: tuple[str, ...] = ()
+    """Only when the program is one of these (vllm_ascend is vLLM's platform plugin: the stack's
+    when the program is vLLM, the program itself when its own code runs); empty: always."""
+    classes: tuple[str, ...] = ()
+    """The package's classes its messages name (an object of one is the stack's, not the program's)."""
+    source: str
+
+
+class PythonMessageModel(_Frozen):
+    """One form of a Python built-in exception's message that names the program's own names, as
+    CPython writes it: an AttributeError on an object of a class, a call's arguments (TypeError),
+    a name not defined, a key or index missing, an assertion."""
+
+    kind: str = Field(pattern=r"^[A-Z][A-Za-z]*$")
+    """The exception's type (a built-in one: docs.python.org's exception hierarchy)."""
+    form: str = Field(pattern=_ID)
+    regex: str | None = Field(None, min_length=3, max_length=_MAX_REGEX)
+    """Matched at the start of the message (after ``Kind: ``); group 1 the name it names (a class
+    or a callee's qualified name); none: any message of the kind."""
+    names: Literal["class", "callee", "nothing"] = "nothing"
+    without_frames: bool = False
+    """Whether the message decides without a traceback frame (an object of a class that is neither
+    the stack's nor a built-in type): else the innermost frame must be the program's."""
+    supersedes: tuple[str, ...] = ()
+    """Hand-written signatures whose generic reading the ownership decides when caller and callee are
+    both the program's (call-signature-mismatch: two packages of different releases)."""
+    reading: str = Field(min_length=1)
+    source: str
+
+    @model_validator(mode="after")
+    def _check(self) -> PythonMessageModel:
+        if self.regex is not None:
+            problem = re2_subset_problem(self.regex)
+            if problem:
+                raise ValueError(problem)
+        groups = re.compile(self.regex).groups if self.regex is not None else 0
+        if (self.names == "nothing") != (groups == 0):
+            raise ValueError("a form that names a class or callee captures it (group 1), no other does")
+        return self
+
+
+class PythonCodeModel(_Frozen):
+    """Whose code raised a Python exception (cannenv.explain.pycode): the stack's packages, Python's
+    built-in types, and the messages of the built-in exceptions that name the program's own names."""
+
+    packages: tuple[PythonPackageModel, ...] = Field(min_length=1)
+    builtin_types: tuple[str, ...] = Field(min_length=1)
+    """Python's built-in types (their objects belong to no package: NoneType, str, dict …)."""
+    builtin_source: str
+    messages: tuple[PythonMessageModel, ...] = Field(min_length=1)
+    cut_traceback: str
+    """The reading of a traceback cut before its exception line whose every frame is the program's."""
+    cut_traceback_source: str
+    layout_source: str
+    """Where Python installs packages (site-packages, Debian's dist-packages): a frame's package."""
+
+
 class KnowledgeFile(_Frozen):
     schema_version: Literal[1] = 1
     sources: dict[str, SourceModel]
@@ -367,6 +436,7 @@ class KnowledgeFile(_Frozen):
     source_messages: tuple[SourceMessageModel, ...] = ()
     message_causes: tuple[MessageCauseModel, ...] = ()
     hccl_errno: HcclErrnoModel | None = None
+    python_code: PythonCodeModel | None = None
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
@@ -403,6 +473,15 @@ class KnowledgeFile(_Frozen):
         ]
         if len({e.id for e in self.extractors}) != len(self.extractors):
             problems.append("an extractor id is used twice")
+        pc = self.python_code
+        if pc is not None:
+            refs = [p.source for p in pc.packages] + [m.source for m in pc.messages]
+            refs += [pc.builtin_source, pc.cut_traceback_source, pc.layout_source]
+            problems += [f"python_code: unknown source {r!r}" for r in refs if r not in self.sources]
+            if len({p.package for p in pc.packages}) != len(pc.packages):
+                problems.append("python_code: a package is listed twice")
+            if len({(m.kind, m.form) for m in pc.messages}) != len(pc.messages):
+                problems.append("python_code: a message form is listed twice")
         codes = {c.code for c in self.codes}
         problems += [
             f"message {sm.id}: unknown code {sm.code!r}"

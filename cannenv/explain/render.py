@@ -13,7 +13,7 @@ from typing import Any
 
 from cannenv import sanitize
 from cannenv.explain.judge import SCHEMA_VERSION, CauseVerdict, Explanation
-from cannenv.explain.signatures import SOURCE_PRIORITY
+from cannenv.explain.signatures import PROGRAM_CODE_PRIORITY, SOURCE_PRIORITY
 
 _LABEL = {
     "confirmed": "confirmed",
@@ -292,6 +292,17 @@ def render_signature_doc(table: Any) -> str:
                 + f"; {len(lm.messages)} point to a cause through the reviewed module mapping ("
                 + ", ".join(f"{name} {n}" for name, n in sorted(mapped.items()))
                 + f"), {lm.total - len(lm.messages)} name HCCL's file only.",
+            ]
+        pc = k.python_code
+        if pc is not None:
+            out += [
+                "",
+                f"Python exceptions raised in the program's own code (`python_code`, priority"
+                f" {PROGRAM_CODE_PRIORITY}): {len(pc.packages)} packages of the stack ("
+                + ", ".join(p.package for p in pc.packages)
+                + f"), {len(pc.messages)} message forms of "
+                + ", ".join(dict.fromkeys(m.kind for m in pc.messages))
+                + ", and a traceback cut before its exception line.",
             ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():

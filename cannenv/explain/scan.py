@@ -184,7 +184,8 @@ class ScanResult:
     skipped: tuple[str, ...] = ()
     """Inputs not read, with the reason (a link out of the folder, a FIFO …)."""
     values: dict[str, dict[str, Value]] = field(default_factory=dict)
-    """Per extractor id, the values it found (at most :data:`MAX_VALUES`), in order found."""
+    """Per extractor id, the values it found (at most :data:`MAX_VALUES`), in order found; an
+    extractor that keeps its last values (``keep: last``) holds the latest, in the order last seen."""
 
 
 class Scanner:
@@ -375,8 +376,13 @@ class Scanner:
             v = found.get(value)
             if v is None:
                 if len(found) >= MAX_VALUES:
-                    return
+                    if not p.keep_last:
+                        return
+                    del found[next(iter(found))]  # the last MAX_VALUES: the oldest goes
                 v = found[value] = Value(line=_shown(redact(text), p.anchor))
+            elif p.keep_last:  # seen again: now the latest (dict order is the order last seen)
+                del found[value]
+                found[value] = v
             v.count += 1
 
     def _note_error_lines(self, region: bytes) -> None:

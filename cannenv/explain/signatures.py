@@ -59,6 +59,9 @@ KNOWLEDGE_PRIORITY = -20
 SOURCE_PRIORITY = -45
 """Priority of a message of HCCL's source (hccl_messages.yaml) found in a log: below every
 hand-written signature (a test holds them above it)."""
+PROGRAM_CODE_PRIORITY = -60
+"""Priority of "raised in the program's own code" (cannenv.explain.pycode): below every signature,
+so that a message of the stack anywhere in the log still ranks first."""
 ERRNO_PRIORITY = -50
 """Priority of the HcclResult an HCCL errNo carries: below the message on the same line, which
 says more (errNo 0x05010001 is HCCL_E_PARA for a bad rank table as for a bad count)."""
@@ -80,6 +83,9 @@ class Pattern:
 
     groups: int = 0
     """The regex's capture groups (an extractor's values)."""
+    keep_last: bool = False
+    """An extractor that keeps its last :data:`~cannenv.explain.scan.MAX_VALUES` values, not its
+    first (a traceback's innermost frames and final exception line)."""
 
     @property
     def regex(self) -> linre.LinearPattern | None:
@@ -144,6 +150,9 @@ class Signature:
     rules_out: tuple[str, ...] = ()
     derived: bool = False
     """Made from the knowledge tables (a code, a library, a symbol), not written by hand."""
+    supersedes: tuple[str, ...] = ()
+    """Signatures whose generic reading this one decides (a derived one: call-signature-mismatch's
+    'two releases differ' when caller and callee are both the program's); they are not shown."""
 
 
 @dataclass(frozen=True)
@@ -352,7 +361,14 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
         )
         for e in knowledge.extractors:
             key = f"extract:{e.id}"
-            patterns[key] = Pattern(key, e.anchor, e.regex, capture=e.id, groups=re.compile(e.regex).groups)
+            patterns[key] = Pattern(
+                key,
+                e.anchor,
+                e.regex,
+                capture=e.id,
+                groups=re.compile(e.regex).groups,
+                keep_last=e.keep == "last",
+            )
         for m in knowledge.source_messages:
             if m.causes:  # a message that points to no cause is not looked for
                 key = f"extract:{MESSAGE_CAPTURE}{m.id}"
