@@ -93,9 +93,10 @@ def test_row_explains_its_own_message(row: faq.FaqRow) -> None:
 
 
 def test_rows_rank_below_hand_written_signatures_unless_set() -> None:
-    # below them only the CPU-fallback warning (-40) and TBE's E5~E8 error dict (-25: the fallback
-    # for a code the knowledge tables lack, ranked below their code rows)
-    below = {"npu-cpu-fallback-warning", "tbe-operator-check"}
+    # below them only the CPU-fallback warning (-40), helper processes reporting their parent gone at
+    # exit (-46: no error) and TBE's E5~E8 error dict (-25: the fallback for a code the knowledge
+    # tables lack, ranked below their code rows)
+    below = {"npu-cpu-fallback-warning", "worker-parent-exited", "tbe-operator-check"}
     hand = [s.priority for s in TABLE.signatures if not s.derived and s.id not in below]
     for r in ROWS:
         if r.signature is None and r.priority == faq.FAQ_PRIORITY:

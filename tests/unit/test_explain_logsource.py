@@ -112,7 +112,8 @@ def test_every_mapped_cause_is_a_cause_of_the_signature_file() -> None:
 
 
 def test_source_rows_rank_below_every_hand_written_signature() -> None:
-    hand = [s.priority for s in TABLE.signatures if not s.derived]
+    # helper processes reporting their parent gone at exit are no error: they rank below HCCL's messages
+    hand = [s.priority for s in TABLE.signatures if not s.derived and s.id != "worker-parent-exited"]
     assert min(hand) > signatures.SOURCE_PRIORITY > signatures.ERRNO_PRIORITY
 
 
