@@ -268,18 +268,3 @@ def test_hostile_tracebacks_a_hundred_thousand_frames_and_a_line_of_megabytes() 
     long = 'File "' * 300_000 + "x" * (1 << 20) + " AttributeError: " + "'" * 200_000 + "\n"
     ex = _explain(long + 'File "/work/a.py", line 1, in g\nKeyError: 1\n')
     assert _top(ex) == ("not-a-version-problem", "python-key-missing")
-
-
-# --- not the program's code either: the model folder (Transformers' own messages) ----------------
-def test_a_model_folder_without_its_remote_code_file_is_not_a_version_problem() -> None:
-    # transformers dynamic_module_utils.get_cached_module_file, then utils/hub.py cached_file
-    for line in (
-        "Could not locate the configuration_deepseek.py inside /models/DeepSeek-R1-w8a8.",
-        "OSError: /models/DeepSeek-R1-w8a8 does not appear to have a file named modeling_deepseek.py. "
-        "Checkout 'https://huggingface.co//models/DeepSeek-R1-w8a8/tree/None' for available files.",
-    ):
-        assert _top(_explain(line + "\n")) == ("not-a-version-problem", "model-remote-code-file-missing"), (
-            line
-        )
-    # a weights file missing is not this signature (no remote code named)
-    assert not _explain("OSError: /m does not appear to have a file named pytorch_model.bin\n").matches
