@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cannenv.explain.logsource import LogMessages
     from cannenv.explain.models import KnowledgeFile
+    from cannenv.explain.opapi import OpMessages
 
 MAX_KNOWLEDGE_BYTES = 4 << 20
 
@@ -235,6 +236,9 @@ class Knowledge:
     """HCCL's own error-log messages from its source (hccl_messages.yaml, :mod:`logsource`)."""
     python_code: PythonCode | None = None
     """Whose code raised a Python exception: the stack's packages, the built-in exceptions' messages."""
+    op_messages: OpMessages | None = None
+    """The aclnn operators' parameter-check messages from their source (aclnn_messages.yaml,
+    :mod:`opapi`)."""
 
     def message_source(self, sid: str) -> tuple[str, str] | None:
         """(title, url) of a source message's own source (``msg:<id>``): its file and line at the
@@ -490,6 +494,14 @@ def with_log_messages(k: Knowledge, table: LogMessages) -> Knowledge:
     from dataclasses import replace
 
     return replace(k, log_messages=table)
+
+
+def with_op_messages(k: Knowledge, table: OpMessages) -> Knowledge:
+    """The knowledge with the aclnn operators' messages; each row is its own source (the file and
+    line at the imported commit), resolved from the row (:meth:`OpMessages.source`)."""
+    from dataclasses import replace
+
+    return replace(k, op_messages=table)
 
 
 def message_key(sentence: str) -> str:

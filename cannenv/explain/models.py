@@ -30,6 +30,7 @@ ExtractorKind = Literal[
     "hccl-errno",
     "py-frame",
     "py-exception",
+    "aclnn-log",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
@@ -629,6 +630,58 @@ class LogMessagesFile(_Frozen):
         )
         names = [m.name for m in self.modules]
         problems += [f"module {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+        if problems:
+            raise ValueError("; ".join(problems[:20]))
+        return self
+
+
+class OpRuleModel(_Frozen):
+    """A reviewed mapping of the aclnn errno a check logs with (``ACLNN_ERR_PARAM_INVALID`` …),
+    narrowed by ``words`` of its message (any case), to the causes it points to, with the reason."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    codes: tuple[str, ...] = Field(min_length=1)
+    words: tuple[str, ...] = ()
+    causes: tuple[str, ...] = ()
+    reason: str = Field(min_length=10)
+
+    @field_validator("codes")
+    @classmethod
+    def _errnos(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [c for c in v if not re.fullmatch(r"ACLNN_ERR_[A-Z_]+", c)]
+        if bad:
+            raise ValueError(f"not an aclnn errno name: {bad}")
+        return v
+
+
+class OpMessageModel(_Frozen):
+    """One distinct parameter-check message of a repository: its first place, the errno it is
+    logged with, the format string and how many places log it."""
+
+    repo: str
+    path: str = Field(min_length=3)
+    line: int = Field(ge=1)
+    code: str = Field(pattern=r"^ACLNN_ERR_[A-Z_]+$")
+    format: str = Field(min_length=1)
+    sites: int = Field(ge=1)
+
+
+class OpMessagesFile(_Frozen):
+    """``matrices/explain/aclnn_messages.yaml``: the aclnn operators' OP_LOGE messages imported from
+    their source (``python -m cannenv.explain.opapi``) and the reviewed errno → cause rules."""
+
+    schema_version: Literal[1] = 1
+    repos: dict[str, SourceRepoModel] = Field(min_length=1)
+    rules: tuple[OpRuleModel, ...]
+    rows: tuple[OpMessageModel, ...]
+
+    @model_validator(mode="after")
+    def _references(self) -> OpMessagesFile:
+        problems = sorted(
+            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
+        )
+        names = [m.name for m in self.rules]
+        problems += [f"rule {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
         if problems:
             raise ValueError("; ".join(problems[:20]))
         return self

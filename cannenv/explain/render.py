@@ -304,6 +304,20 @@ def render_signature_doc(table: Any) -> str:
                 + ", ".join(dict.fromkeys(m.kind for m in pc.messages))
                 + ", and a traceback cut before its exception line.",
             ]
+        if k.op_messages is not None:
+            om = k.op_messages
+            ruled: dict[str, int] = {}
+            for o in om.messages:
+                ruled[o.rule] = ruled.get(o.rule, 0) + 1
+            out += [
+                "",
+                f"The aclnn operators' own parameter-check messages (`matrices/explain/aclnn_messages.yaml`,"
+                f" priority {SOURCE_PRIORITY}): {om.total} distinct messages of "
+                + ", ".join(sorted({f"{o.repo}@{o.commit[:12]}" for o in om.messages}))
+                + f"; {len(om.messages)} point to a cause through the reviewed errno rules ("
+                + ", ".join(f"{name} {n}" for name, n in sorted(ruled.items()))
+                + f"), {om.total - len(om.messages)} (internal errors) to none.",
+            ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():
         checks = ", ".join(f"`{x}`" for x in c.checks) or "— (cannot be decided from one host's facts)"

@@ -421,6 +421,11 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
         sources |= {m.source_id for m in modules.values()}
         rows += [(f"HCCL module {name}", m.causes, m.source_id) for name, m in modules.items()]
+    if knowledge.op_messages is not None:
+        # likewise a row of the aclnn operators' messages: one per rule checked
+        rules = {m.rule: m for m in knowledge.op_messages.messages if m.causes}
+        sources |= {m.source_id for m in rules.values()}
+        rows += [(f"aclnn rule {name}", m.causes, m.source_id) for name, m in rules.items()]
     for what, causes, source in rows:
         problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
         if source not in sources:
@@ -462,11 +467,13 @@ def shipped() -> SignatureTable:
     """The shipped signatures and knowledge, from the validated-table cache when the files, the
     code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
     than explaining a short log), else loaded, validated and cached."""
-    from cannenv.explain import knowledge, logsource
+    from cannenv.explain import knowledge, logsource, opapi
 
     # faq.yaml beside knowledge.yaml: cannenv.explain.faq is imported only to load and validate it
     faq_path = knowledge.shipped_path().with_name("faq.yaml")
-    key = _cache_key((shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path()))
+    key = _cache_key(
+        (shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path(), opapi.shipped_path())
+    )
     if key is not None:
         hit = _cache_read(key)
         if hit is not None:
@@ -500,6 +507,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "faq.py",
             here / "messages.py",
             here / "logsource.py",
+            here / "opapi.py",
             here / "tables.py",
             here / "rules.py",
         ):

@@ -1,5 +1,6 @@
-"""The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``) and
-HCCL's log messages (``hccl_messages.yaml``), composed here so that the table modules need not
+"""The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``),
+HCCL's log messages (``hccl_messages.yaml``) and the aclnn operators' parameter checks
+(``aclnn_messages.yaml``), composed here so that the table modules need not
 import each other (:mod:`.knowledge` holds the engine values, :mod:`.faq` and :mod:`.logsource`
 read their own files)."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 
-from cannenv.explain import faq, knowledge, logsource
+from cannenv.explain import faq, knowledge, logsource, opapi
 
 
 @cache
@@ -21,4 +22,7 @@ def shipped() -> knowledge.Knowledge:
     sources.update({r.id: (f"{r.page_title}: {r.label}", r.url) for r in rows})
     k = replace(k, faq=rows, sources=sources)
     messages = logsource.shipped_path()
-    return knowledge.with_log_messages(k, logsource.load(messages)) if messages.is_file() else k
+    if messages.is_file():
+        k = knowledge.with_log_messages(k, logsource.load(messages))
+    aclnn = opapi.shipped_path()
+    return knowledge.with_op_messages(k, opapi.load(aclnn)) if aclnn.is_file() else k
