@@ -395,7 +395,12 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
             )
         )
 
-    for value, v in scan.values.get("missing-library", {}).items():
+    libraries: dict[str, Any] = {}  # every library extractor's values (the loader's, a tool's own dlopen)
+    for e in k.extractors:
+        if e.kind == "library":
+            for value, v in scan.values.get(e.id, {}).items():
+                libraries.setdefault(value, v)
+    for value, v in libraries.items():
         lib = k.library(value)
         key = f"derived:library:{value}"
         if lib is not None:
