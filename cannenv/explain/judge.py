@@ -619,8 +619,10 @@ def _source(table: SignatureTable, sid: str) -> Source:
     lm = k.log_messages if k is not None else None
     row = lm.source(sid) if lm is not None else None
     om = k.op_messages if k is not None else None
-    if row is None and om is not None:
-        row = om.source(sid)
+    if row is None and om is not None and sid.startswith("aclnn-src:"):
+        from cannenv.explain.opapi import OpMessages
+
+        row = OpMessages(om).source(sid)
     if row is None and k is not None:
         row = k.message_source(sid)
     if row is None:
@@ -700,45 +702,43 @@ def _derive_aclnn_source(k: Knowledge, scan: ScanResult, add: Callable[..., None
     """The aclnn operators' own parameter-check messages found after ``EZ1001`` (the code
     ``OP_LOGE`` reports an ACLNN_ERR_PARAM_* check with; aclnn_messages.yaml): the one row that
     pins down most of the line, with the causes of the reviewed rule covering it."""
-    table = k.op_messages
+    found = [v for e in k.extractors if e.kind == "aclnn-log" for v in scan.values.get(e.id, {}).items()]
+    if k.op_messages is None or not found:
+        return
+    from cannenv.explain.opapi import OpMessages
+
+    table = OpMessages(k.op_messages)
     seen: set[str] = set()
-    for e in k.extractors if table is not None else ():
-        if e.kind != "aclnn-log":
+    for value, v in found:
+        m = table.match(value)
+        if m is None or not m.causes:
             continue
-        for value, v in scan.values.get(e.id, {}).items():
-            m = table.match(value) if table is not None else None
-            if m is None or not m.causes:
-                continue
-            sid = f"aclnn-src-{m.rule}-{m.file.rsplit('.', 1)[0].lower().replace('_', '-')}-{m.line}"
-            if sid in seen:
-                continue
-            seen.add(sid)
-            where = m.path.rsplit("/", 1)[0]
-            places = f" (and {m.sites - 1} other places of the operators' source)" if m.sites > 1 else ""
-            add(
-                sid,
-                f'an aclnn operator\'s parameter check refused the call: "{m.format}" ('
-                + (
-                    f"{m.file}:{m.line} and {m.sites - 1} other places"
-                    if m.sites > 1
-                    else f"{m.file}:{m.line}"
+        sid = f"aclnn-src-{m.rule}-{m.file.rsplit('.', 1)[0].lower().replace('_', '-')}-{m.line}"
+        if sid in seen:
+            continue
+        seen.add(sid)
+        where = m.path.rsplit("/", 1)[0]
+        places = f" (and {m.sites - 1} other places of the operators' source)" if m.sites > 1 else ""
+        add(
+            sid,
+            f'an aclnn operator\'s parameter check refused the call: "{m.format}" ('
+            + (f"{m.file}:{m.line} and {m.sites - 1} other places" if m.sites > 1 else f"{m.file}:{m.line}")
+            + f", {m.code})",
+            f"aclnn operator ({m.repo.split('/')[-1]} {where})",
+            SOURCE_PRIORITY,
+            f"derived:aclnn-src:{m.repo}:{m.path}:{m.line}",
+            v.line,
+            v.count,
+            [
+                (
+                    c,
+                    f"the operator's source logs this with {m.code} in {m.path}{places}; "
+                    f"rule {m.rule}: {m.reason}",
+                    m.source_id,
                 )
-                + f", {m.code})",
-                f"aclnn operator ({m.repo.split('/')[-1]} {where})",
-                SOURCE_PRIORITY,
-                f"derived:aclnn-src:{m.repo}:{m.path}:{m.line}",
-                v.line,
-                v.count,
-                [
-                    (
-                        c,
-                        f"the operator's source logs this with {m.code} in {m.path}{places}; "
-                        f"rule {m.rule}: {m.reason}",
-                        m.source_id,
-                    )
-                    for c in m.causes
-                ],
-            )
+                for c in m.causes
+            ],
+        )
 
 
 def _is_hex(value: str) -> bool:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cannenv.explain.logsource import LogMessages
     from cannenv.explain.models import KnowledgeFile
-    from cannenv.explain.opapi import OpMessages
+    from cannenv.explain.opapi import OpData
 
 MAX_KNOWLEDGE_BYTES = 4 << 20
 
@@ -236,7 +236,7 @@ class Knowledge:
     """HCCL's own error-log messages from its source (hccl_messages.yaml, :mod:`logsource`)."""
     python_code: PythonCode | None = None
     """Whose code raised a Python exception: the stack's packages, the built-in exceptions' messages."""
-    op_messages: OpMessages | None = None
+    op_messages: OpData | None = None
     """The aclnn operators' parameter-check messages from their source (aclnn_messages.yaml,
     :mod:`opapi`)."""
 
@@ -496,9 +496,10 @@ def with_log_messages(k: Knowledge, table: LogMessages) -> Knowledge:
     return replace(k, log_messages=table)
 
 
-def with_op_messages(k: Knowledge, table: OpMessages) -> Knowledge:
-    """The knowledge with the aclnn operators' messages; each row is its own source (the file and
-    line at the imported commit), resolved from the row (:meth:`OpMessages.source`)."""
+def with_op_messages(k: Knowledge, table: OpData) -> Knowledge:
+    """The knowledge with the aclnn operators' messages (plain tuples: :class:`opapi.OpMessages`
+    reads them when a log has ``EZ1001``); each row is its own source (the file and line at the
+    imported commit), resolved from the row (:meth:`opapi.OpMessages.source`)."""
     from dataclasses import replace
 
     return replace(k, op_messages=table)

@@ -305,7 +305,9 @@ def render_signature_doc(table: Any) -> str:
                 + ", and a traceback cut before its exception line.",
             ]
         if k.op_messages is not None:
-            om = k.op_messages
+            from cannenv.explain.opapi import OpMessages
+
+            om = OpMessages(k.op_messages)
             ruled: dict[str, int] = {}
             for o in om.messages:
                 ruled[o.rule] = ruled.get(o.rule, 0) + 1

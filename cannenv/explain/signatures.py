@@ -423,7 +423,9 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         rows += [(f"HCCL module {name}", m.causes, m.source_id) for name, m in modules.items()]
     if knowledge.op_messages is not None:
         # likewise a row of the aclnn operators' messages: one per rule checked
-        rules = {m.rule: m for m in knowledge.op_messages.messages if m.causes}
+        from cannenv.explain.opapi import OpMessages
+
+        rules = {m.rule: m for m in OpMessages(knowledge.op_messages).messages if m.causes}
         sources |= {m.source_id for m in rules.values()}
         rows += [(f"aclnn rule {name}", m.causes, m.source_id) for name, m in rules.items()]
     for what, causes, source in rows:
@@ -467,12 +469,14 @@ def shipped() -> SignatureTable:
     """The shipped signatures and knowledge, from the validated-table cache when the files, the
     code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
     than explaining a short log), else loaded, validated and cached."""
-    from cannenv.explain import knowledge, logsource, opapi
+    from cannenv.explain import knowledge, logsource
 
     # faq.yaml beside knowledge.yaml: cannenv.explain.faq is imported only to load and validate it
     faq_path = knowledge.shipped_path().with_name("faq.yaml")
+    # and aclnn_messages.yaml: cannenv.explain.opapi is imported only when a log has EZ1001
+    aclnn_path = knowledge.shipped_path().with_name("aclnn_messages.yaml")
     key = _cache_key(
-        (shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path(), opapi.shipped_path())
+        (shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path(), aclnn_path)
     )
     if key is not None:
         hit = _cache_read(key)

@@ -25,4 +25,4 @@ def shipped() -> knowledge.Knowledge:
     if messages.is_file():
         k = knowledge.with_log_messages(k, logsource.load(messages))
     aclnn = opapi.shipped_path()
-    return knowledge.with_op_messages(k, opapi.load(aclnn)) if aclnn.is_file() else k
+    return knowledge.with_op_messages(k, opapi.load(aclnn).data) if aclnn.is_file() else k

@@ -20,7 +20,7 @@ from cannenv.resources import matrices_dir
 
 TABLE = signatures.shipped()
 K = tables.shipped()
-OM = K.op_messages
+OM = opapi.OpMessages(K.op_messages) if K.op_messages is not None else None
 EXCERPTS = Path(__file__).resolve().parents[1] / "data" / "explain_opapi"
 # the first line of each excerpt's range in the vendor's file (EXCERPTS.md)
 FIRST_LINE = {
@@ -71,6 +71,16 @@ def test_the_table_is_whole_and_each_row_has_its_source_url() -> None:
         else:  # the operators' internal errors point to nothing
             assert not m.code.startswith("ACLNN_ERR_PARAM_")
     assert 0 < len(OM.messages) < whole.total
+
+
+def test_the_cached_table_is_keyed_by_this_file_and_holds_plain_tuples() -> None:
+    from cannenv.explain import knowledge
+
+    # signatures.shipped() names the file without importing opapi (a log without EZ1001 never does)
+    assert knowledge.shipped_path().with_name("aclnn_messages.yaml") == opapi.shipped_path()
+    assert K.op_messages is not None
+    rows, repos, rules, total = K.op_messages
+    assert all(type(r) is tuple for r in (*rows, *repos, *rules)) and total == len(rows) + 984
 
 
 def test_every_rule_cause_is_a_cause_of_the_signature_file() -> None:

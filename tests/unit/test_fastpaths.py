@@ -323,7 +323,6 @@ def test_warm_explain_imports_its_own_modules_only(cache: Path, tmp_path: Path) 
         "cannenv.explain.judge",
         "cannenv.explain.knowledge",
         "cannenv.explain.logsource",  # the HCCL message table's engine values (no pydantic, no yaml)
-        "cannenv.explain.opapi",  # the aclnn message table's engine values (no pydantic, no yaml)
         "cannenv.explain.render",
         "cannenv.explain.rules",
         "cannenv.explain.scan",
