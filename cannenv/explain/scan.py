@@ -208,6 +208,8 @@ class Scanner:
         self._carry = b""
         self.sources: list[str] = []
         self.skipped: list[str] = []
+        self._unshown: dict[str, str] = {}
+        """Extractors (``keep: last``) whose values still hold their raw line, and their anchor."""
 
     # --- feeding ------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -353,11 +355,12 @@ class Scanner:
         if len(self._seen) < MAX_SEEN_LINES:
             self._seen.add(key)
         for text in normalise(raw):
+            taken: dict[str, list[str]] = {}  # an extractor's regex run once per line (two may share one)
             for p in patterns:
                 if p.anchor not in text:
                     continue
                 if p.capture is not None:
-                    self._capture(p, text)
+                    self._capture(p, text, taken)
                     continue
                 if p.regex is not None and p.regex.search(text) is None:
                     continue
@@ -368,18 +371,28 @@ class Scanner:
                     if shown not in hit.lines:
                         hit.lines.append(shown)
 
-    def _capture(self, p: Pattern, text: str) -> None:
-        assert p.regex is not None and p.capture is not None
+    def _capture(self, p: Pattern, text: str, taken: dict[str, list[str]] | None = None) -> None:
+        assert p.regex is not None and p.capture is not None and p.rx is not None
         found = self.values.setdefault(p.capture, {})
-        for m in p.regex.finditer(text):
-            value = "|".join(m.group(i) or "" for i in range(1, p.groups + 1))
+        values = taken.get(p.rx) if taken is not None else None
+        if values is None:
+            values = [
+                "|".join(m.group(i) or "" for i in range(1, p.groups + 1)) for m in p.regex.finditer(text)
+            ]
+            if taken is not None:
+                taken[p.rx] = values
+        for value in values:
             v = found.get(value)
             if v is None:
                 if len(found) >= MAX_VALUES:
                     if not p.keep_last:
                         return
                     del found[next(iter(found))]  # the last MAX_VALUES: the oldest goes
-                v = found[value] = Value(line=_shown(redact(text), p.anchor))
+                if p.keep_last:  # most are dropped again: shown and redacted when the scan ends
+                    v = found[value] = Value(line=text)
+                    self._unshown[p.capture] = p.anchor
+                else:
+                    v = found[value] = Value(line=_shown(redact(text), p.anchor))
             elif p.keep_last:  # seen again: now the latest (dict order is the order last seen)
                 del found[value]
                 found[value] = v
@@ -402,6 +415,10 @@ class Scanner:
                     self._error_lines.append(shown)
 
     def result(self, mode: str | None = None) -> ScanResult:
+        for capture, anchor in self._unshown.items():  # the values kept: redacted now, once
+            for v in self.values.get(capture, {}).values():
+                v.line = _shown(redact(v.line), anchor)
+        self._unshown.clear()
         return ScanResult(
             hits=self.hits,
             bytes_read=self.bytes_read,
