@@ -28,6 +28,8 @@ NEW = (
     "mindie-installer-python",
     "mindie-installer-cann-env",
     "mindie-installer-arch",
+    "sherpa-onnx-provider-unknown",
+    "paddle-lite-nnadapter-no-device",
 )
 
 
@@ -254,6 +256,25 @@ def test_the_mindie_installers_prerequisites(text: str, cause: str, sig: str) ->
     assert _top(text) == (cause, sig)
 
 
+# --- inference runtimes built or configured without the NPU -----------------------------------------------
+def test_a_provider_sherpa_onnx_does_not_know_is_its_build() -> None:
+    # sherpa-onnx provider.cc StringToProvider (k2-fsa/sherpa-onnx#2744)
+    line = "/project/sherpa-onnx/csrc/provider.cc:StringToProvider:32 "
+    line += "Unsupported string: ascend. Fallback to cpu\n"
+    assert _top(line) == ("not-a-version-problem", "sherpa-onnx-provider-unknown")
+    assert _top("Unsupported string: ascend\n")[1] != "sherpa-onnx-provider-unknown"
+
+
+def test_paddle_lite_nnadapter_without_a_device_is_the_config() -> None:
+    # Paddle-Lite lite/kernels/nnadapter/engine.cc (Paddle-Lite#9802)
+    line = (
+        "[F 12/ 1 14:47:20.689 ...le-Lite/lite/kernels/nnadapter/engine.cc:294 Engine] Check failed: "
+        "(device_names.size() > 0): 0!>0 No device specified.\n"
+    )
+    assert _top(line) == ("not-a-version-problem", "paddle-lite-nnadapter-no-device")
+    assert _top("No device specified.\n")[1] != "paddle-lite-nnadapter-no-device"
+
+
 # --- hostile input: every new pattern stays linear on a long line ------------------------------------------
 def _new_patterns() -> list[str]:
     ids = set(NEW)
@@ -284,6 +305,8 @@ def test_each_new_pattern_is_linear_on_a_hostile_line(rx: str) -> None:
         "[type=" * 100_000 + "Input should be ",
         "Subprocess[task_distribute] raise error[" * 20_000,
         "python api " * 60_000,
+        "Unsupported string: " * 40_000,
+        "device_names.size() > 0)" * 40_000,
         "Could not locate the " * 40_000,
         "requires a different Python: 3" * 30_000,
         "a" * 1_000_000,
