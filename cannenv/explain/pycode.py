@@ -190,7 +190,7 @@ def read(
             return None
         f = raising[0]
         return Reading(
-            "python-cut-traceback",
+            "program-code-cut-traceback",
             f"a traceback in the program's own code{where}, cut before its exception line",
             f"the program's own code{where}",
             f"{code.cut_traceback}; innermost frame {f.where}",
@@ -239,7 +239,7 @@ def read(
     if form.names == "class" and name in code.builtin_types:
         sources += (code.builtin_source,)
     return Reading(
-        f"python-{form.form}",
+        f"program-code-{form.form}",
         f"{kind} raised in the program's own code{where}: {message[:160]}",
         f"the program's own code{where}",
         f"{form.reading}: " + "; ".join(basis),

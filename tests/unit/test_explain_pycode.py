@@ -80,7 +80,7 @@ def test_an_attribute_error_on_the_programs_class_in_its_frame_is_the_programs_b
         "AttributeError: 'NPUPool' object has no attribute 'kv_buffer'",
     )
     ex = _explain(text)
-    assert _top(ex) == ("not-a-version-problem", "python-object-attribute")
+    assert _top(ex) == ("not-a-version-problem", "program-code-object-attribute")
     why = ex.causes[0].why
     assert f"{SGL}/mem_cache/pool.py:77, in get" in why and "(sglang)" in why and "NPUPool" in why
     assert {s.id for s in ex.causes[0].sources} >= {"cpython-object-c", "py-traceback", "py-site"}
@@ -92,17 +92,17 @@ def test_an_attribute_error_on_the_programs_class_in_its_frame_is_the_programs_b
 def test_an_attribute_error_without_frames_decides_only_on_a_class_of_nobody_known() -> None:
     assert _top(_explain("AttributeError: 'NPUPool' object has no attribute 'x'\n")) == (
         "not-a-version-problem",
-        "python-object-attribute",
+        "program-code-object-attribute",
     )
     assert _top(_explain("AttributeError: type object 'NPUPool' has no attribute 'x'\n")) == (
         "not-a-version-problem",
-        "python-type-attribute",
+        "program-code-type-attribute",
     )
     for cls in ("Tensor", "torch.Tensor", "_OpNamespace", "NoneType", "str"):  # the stack's, Python's
         assert not _explain(f"AttributeError: '{cls}' object has no attribute 'x'\n").matches, cls
     # a module's attribute is the module's release (other signatures), never the program's class
     assert not any(
-        m.id.startswith("python-")
+        m.id.startswith("program-code-")
         for m in _explain("AttributeError: module 'foo' has no attribute 'x'\n").matches
     )
 
@@ -112,7 +112,7 @@ def test_an_attribute_error_on_a_builtin_type_needs_the_programs_frame() -> None
         [("/work/app/run.py", 9, "main")], "AttributeError: 'NoneType' object has no attribute 'shape'"
     )
     ex = _explain(text)
-    assert _top(ex) == ("not-a-version-problem", "python-object-attribute")
+    assert _top(ex) == ("not-a-version-problem", "program-code-object-attribute")
     assert "NoneType is a Python built-in type" in ex.causes[0].why
     assert "py-stdtypes" in {s.id for s in ex.causes[0].sources}
 
@@ -123,9 +123,9 @@ def test_an_exception_raised_in_the_stacks_frame_or_another_package_is_not_the_p
             [(f"{SGL}/model_executor/model_runner.py", 10, "load"), (path, 20, "inner")],
             "AttributeError: 'NPUPool' object has no attribute 'x'",
         )
-        assert not any(m.id.startswith("python-") for m in _explain(text).matches), path
+        assert not any(m.id.startswith("program-code-") for m in _explain(text).matches), path
         text = _tb([("/work/app/run.py", 9, "main"), (path, 20, "inner")], "KeyError: 'model_type'")
-        assert not any(m.id.startswith("python-") for m in _explain(text).matches), path
+        assert not any(m.id.startswith("program-code-") for m in _explain(text).matches), path
 
 
 def test_the_standard_librarys_frames_are_passed_over_to_the_code_that_called_them() -> None:
@@ -134,7 +134,7 @@ def test_the_standard_librarys_frames_are_passed_over_to_the_code_that_called_th
         "KeyError: 'weight'",
     )
     ex = _explain(text)
-    assert _top(ex) == ("not-a-version-problem", "python-key-missing")
+    assert _top(ex) == ("not-a-version-problem", "program-code-key-missing")
     assert "/work/app/run.py:9, in main" in ex.causes[0].why
 
 
@@ -142,11 +142,11 @@ def test_vllm_ascend_is_the_stack_when_vllm_runs_and_the_program_when_its_own_co
     last = "AttributeError: 'AscendWorker' object has no attribute 'cache'"
     plugin = "/vllm-workspace/vllm-ascend/vllm_ascend/worker/worker.py"
     under_vllm = _tb([(f"{SITE}/vllm/entrypoints/api_server.py", 5, "main"), (plugin, 40, "init")], last)
-    assert not any(m.id.startswith("python-") for m in _explain(under_vllm).matches)
+    assert not any(m.id.startswith("program-code-") for m in _explain(under_vllm).matches)
     own = _tb(
         [("/vllm-workspace/vllm-ascend/tests/test_worker.py", 3, "test_init"), (plugin, 40, "init")], last
     )
-    assert _top(_explain(own)) == ("not-a-version-problem", "python-object-attribute")
+    assert _top(_explain(own)) == ("not-a-version-problem", "program-code-object-attribute")
 
 
 # --- the other built-in kinds --------------------------------------------------------------------
@@ -164,15 +164,15 @@ def test_each_built_in_kind_in_the_programs_frame() -> None:
         ("UnboundLocalError: local variable 'x' referenced before assignment", "local-unbound"),
     ):
         ex = _explain(_tb(frames, last))
-        assert _top(ex) == ("not-a-version-problem", f"python-{form}"), last
+        assert _top(ex) == ("not-a-version-problem", f"program-code-{form}"), last
         assert "/work/app/data.py:12, in load" in ex.causes[0].why
         # without a frame these say nothing about whose code it is
-        assert not any(m.id.startswith("python-") for m in _explain(last + "\n").matches), last
+        assert not any(m.id.startswith("program-code-") for m in _explain(last + "\n").matches), last
 
 
 def test_an_exception_kind_outside_the_table_is_not_read() -> None:
     text = _tb([("/work/app/run.py", 9, "main")], "RuntimeError: call aclnnAdd failed")
-    assert not any(m.id.startswith("python-") for m in _explain(text).matches)
+    assert not any(m.id.startswith("program-code-") for m in _explain(text).matches)
 
 
 # --- a call's arguments (TypeError) --------------------------------------------------------------
@@ -182,7 +182,7 @@ def test_a_call_between_two_of_the_programs_functions_is_not_two_releases() -> N
         (f"{SGL}/mem_cache/allocator/paged.py", 260, "get_cpu_copy"),
     ]
     ex = _explain(_tb(frames, "TypeError: get_cpu_copy() got an unexpected keyword argument 'mamba_indices'"))
-    assert _top(ex) == ("not-a-version-problem", "python-unexpected-keyword")
+    assert _top(ex) == ("not-a-version-problem", "program-code-unexpected-keyword")
     assert "call-signature-mismatch" not in {m.id for m in ex.matches}  # decided, not shown
     assert "framework-mismatch" not in {c.id for c in ex.causes}
     assert "the callee get_cpu_copy() is the program's own" in ex.causes[0].why
@@ -191,7 +191,7 @@ def test_a_call_between_two_of_the_programs_functions_is_not_two_releases() -> N
         "TypeError: get_cpu_copy() takes 2 positional arguments but 3 were given",
         "TypeError: get_cpu_copy() got multiple values for argument 'indices'",
     ):
-        assert _top(_explain(_tb(frames, last)))[1].startswith("python-"), last  # type: ignore[index]
+        assert _top(_explain(_tb(frames, last)))[1].startswith("program-code-"), last  # type: ignore[index]
 
 
 def test_a_call_into_a_function_the_program_does_not_show_keeps_the_two_releases_reading() -> None:
@@ -217,25 +217,31 @@ def test_a_stack_message_in_the_same_log_still_ranks_first() -> None:
         + "RuntimeError: call aclnnInplaceZero failed, error code is 561103\n"
     )
     ex = _explain(text)
-    assert ex.causes[0].signature != "python-object-attribute"
-    assert "python-object-attribute" in {m.id for m in ex.matches}
+    assert ex.causes[0].signature != "program-code-object-attribute"
+    assert "program-code-object-attribute" in {m.id for m in ex.matches}
     lowest = min(
         [s.priority for s in TABLE.signatures] + [signatures.ERRNO_PRIORITY, signatures.SOURCE_PRIORITY]
     )
     assert lowest > signatures.PROGRAM_CODE_PRIORITY
+    # the readings' ids are their own (no hand-written signature's: ids are a stable schema)
+    hand = {s.id for s in TABLE.signatures}
+    assert (
+        not {f"program-code-{m.form}" for m in CODE.messages} & hand
+        and "program-code-cut-traceback" not in hand
+    )
 
 
 # --- a traceback cut before its exception line ---------------------------------------------------
 def test_a_cut_traceback_of_the_programs_frames_alone() -> None:
     frames = [(f"{SGL}/managers/scheduler.py", 2854, "update_running_batch"), (f"{SGL}/pool.py", 260, "get")]
     ex = _explain(_tb(frames, None))
-    assert _top(ex) == ("not-a-version-problem", "python-cut-traceback")
+    assert _top(ex) == ("not-a-version-problem", "program-code-cut-traceback")
     assert f"{SGL}/pool.py:260, in get" in ex.causes[0].why
     # one frame is too little; a frame of the stack, another line reporting an error: not read
     assert not _explain(_tb(frames[:1], None)).matches
     assert not _explain(_tb([*frames, (f"{SITE}/torch/_ops.py", 5, "__call__")], None)).matches
     noisy = "[ERROR] 2024-09-20-07:49:24 (PID:759) ERR00100 PTA call acl api failed\n" + _tb(frames, None)
-    assert not any(m.id == "python-cut-traceback" for m in _explain(noisy).matches)
+    assert not any(m.id == "program-code-cut-traceback" for m in _explain(noisy).matches)
 
 
 # --- the extractors: keep the last, linear on hostile input --------------------------------------
@@ -263,8 +269,8 @@ def test_hostile_tracebacks_a_hundred_thousand_frames_and_a_line_of_megabytes() 
     text = _tb(frames, "AttributeError: 'Runner' object has no attribute 'x'")
     ex = _explain(text)  # more than FULL_SCAN_BYTES: examined around the error-looking places
     assert ex.scan.bytes_read > 4 << 20
-    assert _top(ex) == ("not-a-version-problem", "python-object-attribute")
+    assert _top(ex) == ("not-a-version-problem", "program-code-object-attribute")
     assert "in f99999" in ex.causes[0].why
     long = 'File "' * 300_000 + "x" * (1 << 20) + " AttributeError: " + "'" * 200_000 + "\n"
     ex = _explain(long + 'File "/work/a.py", line 1, in g\nKeyError: 1\n')
-    assert _top(ex) == ("not-a-version-problem", "python-key-missing")
+    assert _top(ex) == ("not-a-version-problem", "program-code-key-missing")
