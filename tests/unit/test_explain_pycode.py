@@ -162,6 +162,8 @@ def test_each_built_in_kind_in_the_programs_frame() -> None:
             "local-unbound",
         ),
         ("UnboundLocalError: local variable 'x' referenced before assignment", "local-unbound"),
+        ("ZeroDivisionError: integer division or modulo by zero", "division-by-zero"),
+        ("ZeroDivisionError: division by zero", "division-by-zero"),
     ):
         ex = _explain(_tb(frames, last))
         assert _top(ex) == ("not-a-version-problem", f"program-code-{form}"), last
@@ -172,6 +174,13 @@ def test_each_built_in_kind_in_the_programs_frame() -> None:
 
 def test_an_exception_kind_outside_the_table_is_not_read() -> None:
     text = _tb([("/work/app/run.py", 9, "main")], "RuntimeError: call aclnnAdd failed")
+    assert not any(m.id.startswith("program-code-") for m in _explain(text).matches)
+
+
+def test_a_division_by_zero_in_the_stacks_frame_is_not_the_programs() -> None:
+    site = "/usr/local/lib/python3.11/site-packages"
+    frames = [("/work/app/run.py", 9, "main"), (f"{site}/torch_npu/utils/_step.py", 40, "step")]
+    text = _tb(frames, "ZeroDivisionError: float division by zero")
     assert not any(m.id.startswith("program-code-") for m in _explain(text).matches)
 
 
