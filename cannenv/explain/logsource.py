@@ -216,7 +216,7 @@ def _skip_space_comments(text: str, i: int) -> int:
     return i
 
 
-def _format_at(text: str, i: int) -> tuple[str | None, int]:
+def format_at(text: str, i: int) -> tuple[str | None, int]:
     """The format argument starting at ``i`` (after the call's parenthesis): adjacent string
     literals joined, a macro between them (``PRIu64``) standing for a conversion; None when the
     first argument is not a string literal (a variable, a macro parameter)."""
@@ -235,7 +235,7 @@ def _format_at(text: str, i: int) -> tuple[str | None, int]:
     return ("".join(parts) if parts else None), i
 
 
-def _call_end(text: str, i: int) -> int:
+def call_end(text: str, i: int) -> int:
     """The index after the parenthesis that closes the call whose arguments start at ``i``."""
     depth = 1
     n = len(text)
@@ -256,7 +256,7 @@ def _call_end(text: str, i: int) -> int:
     return i
 
 
-def _split_args(args: str) -> list[str]:
+def split_args(args: str) -> list[str]:
     """The top-level comma-separated arguments of a call's argument text."""
     out: list[str] = []
     depth = 0
@@ -306,7 +306,7 @@ def _expand(text: str, start: int, fmt: str, rest: str) -> str:
     """The format with each ``%s`` whose argument is a local string built just before the call
     (``errormessage.c_str()``) replaced by that string's literals."""
     convs = [m for m in _CONVERSION.finditer(fmt) if m.group() != "%%"]
-    args = _split_args(rest)
+    args = split_args(rest)
     if len(args) < 2:
         return fmt
     before = text[max(0, start - 3000) : start]
@@ -354,10 +354,10 @@ def extract(text: str, path: str) -> list[Call]:
                 start : len(text) if line_end < 0 else line_end
             ].rstrip().endswith("\\"):
                 continue  # a comment, or a macro's body: logged under its caller's file
-            fmt, after = _format_at(text, m.end())
+            fmt, after = format_at(text, m.end())
             if fmt is None:
                 continue
-            end = _call_end(text, m.end())
+            end = call_end(text, m.end())
             if "%s" in fmt:
                 fmt = _expand(text, start, fmt, text[after : end - 1])
             result = _result_after(text, start, end, text[m.end() : end])
@@ -559,54 +559,32 @@ def shipped_path() -> Path:
 
 def load(path: str | Path, *, keep_all: bool = False) -> LogMessages:
     """The table, read bounded and validated (its rows with a cause; every row with ``keep_all``)."""
-    from cannenv.explain.models import LogMessagesFile, read_yaml, validate
+    from cannenv.explain.models import LogMessagesFile
+    from cannenv.explain.rowtable import load_validated
 
-    p, raw = read_yaml(path, what="HCCL message table", max_bytes=MAX_TABLE_BYTES)
-    model = validate(
+    model = load_validated(
+        path,
         LogMessagesFile,
-        raw,
-        source=str(p),
         what="HCCL message table",
         hint="see docs/explain.md (Knowledge tables: HCCL's own log messages)",
+        max_bytes=MAX_TABLE_BYTES,
     )
     return build(model.modules, model.repos, model.rows, keep_all=keep_all)
 
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import LogMessagesFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = LogMessagesFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: HCCL's error-log messages from its source"
-    return schema
-
-
-def _dump_rows(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Rows as YAML flow mappings, one a line (a refresh diff reads line by line)."""
-    import json
-
-    out = []
-    for r in rows:
-        parts = [
-            f"{k}: {json.dumps(v, ensure_ascii=False) if isinstance(v, str) else v}" for k, v in r.items()
-        ]
-        out.append("  - {" + ", ".join(parts) + "}\n")
-    return "".join(out)
+    return schema_of(LogMessagesFile, "cannenv explain: HCCL's error-log messages from its source")
 
 
 def write_rows(table: Path, repo_key: str, new_rows: Sequence[Mapping[str, Any]]) -> None:
     """Replace the rows of ``repo_key`` in the table file (header, repos and modules kept as
-    written: they are reviewed by a person)."""
-    import json
+    written: they are reviewed by a person); atomic."""
+    from cannenv.explain.rowtable import replace_rows
 
-    text = table.read_text(encoding="utf-8")
-    head, sep, body = text.partition("\nrows:\n")
-    if not sep:
-        raise ValueError(f"{table}: no 'rows:' section")
-    mark = f"{{repo: {json.dumps(repo_key)},"
-    kept = [ln for ln in body.splitlines(keepends=True) if ln.strip() and mark not in ln]
-    fresh = _dump_rows([{"repo": repo_key, **r} for r in new_rows])
-    table.write_text(head + sep + "".join(kept) + fresh, encoding="utf-8")
+    replace_rows(table, repo_key, [{"repo": repo_key, **r} for r in new_rows])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,10 +37,10 @@ from typing import Any
 
 from cannenv.explain.logsource import (
     SOURCE_SUFFIXES,
-    _call_end,
-    _format_at,
-    _split_args,
+    call_end,
+    format_at,
     fragments,
+    split_args,
 )
 
 MIN_PART = 3
@@ -224,14 +224,14 @@ def extract(text: str, path: str) -> list[Call]:
         line_start = text.rfind("\n", 0, start) + 1
         if text[line_start:start].lstrip().startswith(("//", "*", "/*")):
             continue
-        end = _call_end(text, m.end())
-        args = _split_args(text[m.end() : end - 1])
+        end = call_end(text, m.end())
+        args = split_args(text[m.end() : end - 1])
         if len(args) < 2:
             continue
         code = ERRNO.fullmatch(args[0].replace("\\\n", " "))
         if code is None:
             continue
-        fmt, _ = _format_at(text, m.end() + len(args[0]) + 1)
+        fmt, _ = format_at(text, m.end() + len(args[0]) + 1)
         if fmt is None:
             continue
         line = text.count("\n", 0, start) + 1
@@ -349,49 +349,34 @@ def shipped_path() -> Path:
 
 def load(path: str | Path, *, keep_all: bool = False) -> OpMessages:
     """The table, read bounded and validated (its rows with a cause; every row with ``keep_all``)."""
-    from cannenv.explain.models import OpMessagesFile, read_yaml, validate
+    from cannenv.explain.models import OpMessagesFile
+    from cannenv.explain.rowtable import load_validated
 
-    p, raw = read_yaml(path, what="aclnn message table", max_bytes=MAX_TABLE_BYTES)
-    model = validate(
+    model = load_validated(
+        path,
         OpMessagesFile,
-        raw,
-        source=str(p),
         what="aclnn message table",
         hint="see docs/explain.md (Knowledge tables: the aclnn operators' own messages)",
+        max_bytes=MAX_TABLE_BYTES,
     )
     return build(model.rules, model.repos, model.rows, keep_all=keep_all)
 
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import OpMessagesFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = OpMessagesFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: the aclnn operators' parameter-check messages from their source"
-    return schema
+    return schema_of(
+        OpMessagesFile, "cannenv explain: the aclnn operators' parameter-check messages from their source"
+    )
 
 
 def write_rows(table: Path, repo_key: str, new_rows: Sequence[Mapping[str, Any]]) -> None:
     """Replace the rows of ``repo_key`` in the table file (header, repos and rules kept as
     written: they are reviewed by a person); atomic."""
-    import json
-    import os
-    import tempfile
+    from cannenv.explain.rowtable import replace_rows
 
-    text = table.read_text(encoding="utf-8")
-    head, sep, body = text.partition("\nrows:\n")
-    if not sep:
-        raise ValueError(f"{table}: no 'rows:' section")
-    mark = f"{{repo: {json.dumps(repo_key)},"
-    kept = [ln for ln in body.splitlines(keepends=True) if ln.strip() and mark not in ln]
-    fresh = [
-        "  - {" + ", ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in r.items()) + "}\n"
-        for r in new_rows
-    ]
-    fd, tmp = tempfile.mkstemp(dir=table.parent, prefix=".aclnn_messages.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(head + sep + "".join(kept) + "".join(fresh))
-    Path(tmp).replace(table)
+    replace_rows(table, repo_key, new_rows)
 
 
 def main(argv: list[str] | None = None) -> int:
