@@ -191,7 +191,7 @@ def read(
         f = raising[0]
         return Reading(
             "program-code-cut-traceback",
-            f"a traceback in the program's own code{where}, cut before its exception line",
+            "a traceback cut before its exception line",
             f"the program's own code{where}",
             f"{code.cut_traceback}; innermost frame {f.where}",
             (code.cut_traceback_source, code.layout_source),
@@ -240,7 +240,7 @@ def read(
         sources += (code.builtin_source,)
     return Reading(
         f"program-code-{form.form}",
-        f"{kind} raised in the program's own code{where}: {message[:160]}",
+        f"{kind}: {message[:160]}",  # rendered with its component: "raised by the program's own code (…)"
         f"the program's own code{where}",
         f"{form.reading}: " + "; ".join(basis),
         sources,
