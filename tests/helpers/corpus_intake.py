@@ -3,7 +3,7 @@
 ``python -m tests.helpers.corpus_intake FOLDER…`` reads each collector's staging folder (a
 ``cases.yaml`` list and one ``.txt`` per entry, tests/data/errors/cases.yaml's fields), checks every
 entry, refuses a source seen before, and routes each by the newest round's rule (split.json
-``round4``): a held-out excerpt goes to tests/data/errors/heldout4/, the rest are appended to
+``round5``): a held-out excerpt goes to tests/data/errors/heldout5/, the rest are appended to
 cases.yaml. It prints the working entries it took and only the *number* of held-out ones, so the
 person running it learns nothing about the held-out set. Running it again takes only what is new.
 """
@@ -21,9 +21,9 @@ from typing import Any
 import yaml
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
-ROUND = "round4"
-HELD = DATA / "heldout4"
-EARLIER_HELD = ("heldout2", "heldout3")
+ROUND = "round5"
+HELD = DATA / "heldout5"
+EARLIER_HELD = ("heldout2", "heldout3", "heldout4")
 FIELDS = {"file", "url", "cause", "established", "trap", "host"}
 FIELD_ORDER = ("file", "url", "cause", "established", "trap", "host")
 HOST_FIELDS = ("driver", "cann", "torch", "torch_npu", "numpy")
