@@ -487,14 +487,16 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
                 code_values.setdefault(value, v)
     for value, v in scan.values.get(ERROR_CODE_CAPTURE, {}).items():
         code_values.setdefault(value, v)
+    # each table below is read only when the log has a value for it (the cached table loads a
+    # part on first use: cannenv.explain.lazy)
     for e in k.extractors:  # torch_npu's sentence for a code ("[Error]: Failed to apply for memory.")
-        if e.kind != "npu-message" or not k.messages:
+        if e.kind != "npu-message" or not scan.values.get(e.id) or not k.messages:
             continue
         for value, v in scan.values.get(e.id, {}).items():
             for said in k.messages.get(message_key(value), ()):
                 code_values.setdefault(said.code, v)
     for e in k.extractors:
-        if e.kind != "rt-inner" or not k.inner_codes:
+        if e.kind != "rt-inner" or not scan.values.get(e.id) or not k.inner_codes:
             continue
         for value, v in scan.values.get(e.id, {}).items():
             inner = k.inner_codes.get(int(value, 16)) if _is_hex(value) else None
@@ -526,7 +528,8 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
         key = f"derived:code:{value}"
         hits[key] = Hit(v.count, [v.line])
         sigs.append(code_signature(code, (Pattern(key, key, rx=None),)))
-    for m in k.source_messages:  # a message read out of the vendor's source
+    any_message = any(key.startswith(MESSAGE_CAPTURE) for key in scan.values)
+    for m in k.source_messages if any_message else ():  # a message read out of the vendor's source
         found = scan.values.get(MESSAGE_CAPTURE + m.id)
         if not found or not m.causes:
             continue

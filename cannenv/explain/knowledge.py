@@ -20,8 +20,8 @@ Every pattern is in the RE2 subset (no backreferences, no lookaround): linear in
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -211,7 +211,7 @@ class FaqRow:
 class Knowledge:
     sources: Mapping[str, tuple[str, str]]
     """id -> (title, url)"""
-    codes: tuple[Code, ...]
+    codes: Sequence[Code]
     libraries: tuple[Library, ...]
     symbols: tuple[SymbolRule, ...]
     extractors: tuple[Extractor, ...]
@@ -223,9 +223,9 @@ class Knowledge:
     """Runtime-internal hex codes by value (``0x07010003`` → RT_ERROR_DEVICE_ID)."""
     messages: Mapping[str, tuple[Code, ...]] | None = None
     """torch_npu's sentence for a code (normalised by :func:`message_key`) → the codes it stands for."""
-    faq: tuple[FaqRow, ...] = ()
+    faq: Sequence[FaqRow] = ()
     """The vendors' FAQ entries that show an error message (``faq.yaml``, :mod:`cannenv.explain.faq`)."""
-    source_messages: tuple[SourceMessage, ...] = ()
+    source_messages: Sequence[SourceMessage] = ()
     """Messages read out of the vendors' sources (torch_npu's checks, PyTorch's dispatch, the
     device plugin), each with the causes the reviewed mapping gives it (a signature table keeps
     only those with causes: the others are not looked for)."""
@@ -239,6 +239,19 @@ class Knowledge:
     op_messages: OpData | None = None
     """The aclnn operators' parameter-check messages from their source (aclnn_messages.yaml,
     :mod:`opapi`)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (the validated-table cache) with its large parts as blobs of their own, each
+        unpickled on first use (:mod:`cannenv.explain.lazy`): a short log reads few rows, if any."""
+        from cannenv.explain.lazy import rows, table
+
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in LAZY_ROWS:
+            state[name] = rows(state[name])
+        for name in LAZY_TABLES:
+            if state[name] is not None:
+                state[name] = table(state[name])
+        return (_knowledge, (state,))
 
     def message_source(self, sid: str) -> tuple[str, str] | None:
         """(title, url) of a source message's own source (``msg:<id>``): its file and line at the
@@ -308,6 +321,16 @@ class Knowledge:
                 continue
             return rule
         return None
+
+
+LAZY_ROWS = ("codes", "faq", "source_messages")
+"""The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
+LAZY_TABLES = ("sources", "inner_codes", "messages")
+"""Its mappings the cache loads on first use."""
+
+
+def _knowledge(state: dict[str, Any]) -> Knowledge:
+    return Knowledge(**state)
 
 
 # The Itanium C++ ABI's special names (5.1.4: _ZTV, _ZTT, _ZTI, _ZTS, _ZTh/_ZTv/_ZTc, _ZGV), as the

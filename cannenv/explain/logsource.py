@@ -31,6 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +50,24 @@ LOG_CALLS = ("HCCL_ERROR",)
 """The logging macros whose format strings are imported (HCCL's error level)."""
 SOURCE_SUFFIXES = (".cc", ".cpp", ".c", ".h", ".hpp")
 
-# a printf conversion (flags, width, precision, length, type), and the <inttypes.h> macros
-_CONVERSION = re.compile(
-    r"%[-+ #0]*(?:\*|[1-9][0-9]*)?(?:\.(?:\*|[0-9]+))?(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfgGcspn%]"
-)
-_RESULT = re.compile(r"\b(HCCL_E_[A-Z_]+|HCCL_SUCCESS)\b")
-_REPORT = linre.compile(r"\bRPT_(?:INPUT|ENV|CALL)_ERR\s*\([^;]*?\"(E[A-Z][0-9]{4})\"", what="RPT_*_ERR")
-"""An error-code report before a log call (source text is hostile input: the linear engine)."""
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# The importer's patterns, compiled on first use (explain loads this module for the engine values
+# below; it never reads a source tree).
+@cache
+def _conversion() -> re.Pattern[str]:
+    """A printf conversion (flags, width, precision, length, type), and the <inttypes.h> macros."""
+    return re.compile(
+        r"%[-+ #0]*(?:\*|[1-9][0-9]*)?(?:\.(?:\*|[0-9]+))?(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfgGcspn%]"
+    )
+
+
+@cache
+def _report() -> linre.LinearPattern:
+    """An error-code report before a log call (source text is hostile input: the linear engine)."""
+    return linre.compile(r"\bRPT_(?:INPUT|ENV|CALL)_ERR\s*\([^;]*?\"(E[A-Z][0-9]{4})\"", what="RPT_*_ERR")
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
 # ------------------------------------------------------------------------------ engine values
@@ -135,12 +146,19 @@ class LogMessages:
     """The engine's table: the rows that point to a cause (the only ones that make a signature;
     kept small, it is part of the cached signature table) and every file the whole table has."""
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     files: frozenset[str]
     """The file names of every row (with a cause or not)."""
     total: int
     """Rows of the whole table."""
     by_file: Mapping[str, tuple[Message, ...]] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (the validated-table cache) with its rows as blobs unpickled on first use
+        (:mod:`cannenv.explain.lazy`): only a log with an HCCL line reads them."""
+        from cannenv.explain.lazy import rows, table
+
+        return (_log_messages, (rows(self.messages), self.files, self.total, table(self.by_file)))
 
     def source(self, source_id: str) -> tuple[str, str] | None:
         """(title, url) of the row a derived signature names as its source."""
@@ -163,6 +181,12 @@ class LogMessages:
         if file and file in self.files:
             return [m for m in self.by_file.get(file, ()) if m.found_in(text)]
         return [m for m in self.messages if m.found_in(text)]
+
+
+def _log_messages(
+    messages: Sequence[Message], files: frozenset[str], total: int, by_file: Mapping[str, tuple[Message, ...]]
+) -> LogMessages:
+    return LogMessages(messages, files, total, by_file)
 
 
 # ------------------------------------------------------------------------------ extraction
@@ -226,7 +250,7 @@ def format_at(text: str, i: int) -> tuple[str | None, int]:
         if text[i] == '"':
             s, i = _string_at(text, i)
             parts.append(s)
-        elif parts and (m := _IDENT.match(text, i)) is not None:
+        elif parts and (m := re.compile(_IDENT).match(text, i)) is not None:
             parts.append("%s")  # PRIu64, a LOG_KEYWORDS macro: a hole in the message
             i = m.end()
         else:
@@ -305,7 +329,7 @@ def _built_string(expr: str) -> str | None:
 def _expand(text: str, start: int, fmt: str, rest: str) -> str:
     """The format with each ``%s`` whose argument is a local string built just before the call
     (``errormessage.c_str()``) replaced by that string's literals."""
-    convs = [m for m in _CONVERSION.finditer(fmt) if m.group() != "%%"]
+    convs = [m for m in _conversion().finditer(fmt) if m.group() != "%%"]
     args = split_args(rest)
     if len(args) < 2:
         return fmt
@@ -362,7 +386,7 @@ def extract(text: str, path: str) -> list[Call]:
                 fmt = _expand(text, start, fmt, text[after : end - 1])
             result = _result_after(text, start, end, text[m.end() : end])
             report = None
-            for r in _REPORT.finditer(text[max(0, start - 600) : start]):
+            for r in _report().finditer(text[max(0, start - 600) : start]):
                 report = r.group(1)  # the nearest report before the call
             line = text.count("\n", 0, start) + 1
             calls.append(Call(path, line, " ".join(fmt.split()), result, report))
@@ -372,7 +396,7 @@ def extract(text: str, path: str) -> list[Call]:
 
 def fragments(fmt: str) -> list[str]:
     """The fixed parts of a format string, split at each conversion, stripped."""
-    return [p.strip() for p in _CONVERSION.split(fmt) if p.strip()]
+    return [p.strip() for p in _conversion().split(fmt) if p.strip()]
 
 
 def _candidates(fmt: str) -> list[str]:

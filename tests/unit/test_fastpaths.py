@@ -322,6 +322,7 @@ def test_warm_explain_imports_its_own_modules_only(cache: Path, tmp_path: Path) 
         "cannenv.explain.inputs",
         "cannenv.explain.judge",
         "cannenv.explain.knowledge",
+        "cannenv.explain.lazy",  # the cached table's large parts, unpickled on first use
         "cannenv.explain.logsource",  # the HCCL message table's engine values (no pydantic, no yaml)
         "cannenv.explain.render",
         "cannenv.explain.rules",

@@ -1,0 +1,99 @@
+"""The cached signature table's large parts are unpickled on first use (cannenv.explain.lazy).
+
+A short excerpt must not pay for the thousands of rows it never reads (issue 29, item 5): the
+knowledge's code rows, FAQ entries, source messages, sources and HCCL's log messages travel in the
+validated-table cache as blobs of their own. These tests hold that the lazy containers behave as
+the tuple or mapping they stand for, that a table read back from the cache explains exactly as the
+validated one does, and that it reads a part only when the log has something for it.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cannenv.explain import judge, render, signatures
+from cannenv.explain.knowledge import LAZY_ROWS, LAZY_TABLES
+from cannenv.explain.lazy import Rows, Table
+from cannenv.explain.scan import Scanner
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
+values = st.one_of(st.integers(), st.text(max_size=8), st.tuples(st.integers(), st.text(max_size=4)))
+
+
+@given(st.lists(values, max_size=30))
+def test_rows_behave_as_the_tuple_they_stand_for(items: list[Any]) -> None:
+    want = tuple(items)
+    for r in (Rows(items), pickle.loads(pickle.dumps(Rows(items)))):
+        assert len(r) == len(want) and tuple(r) == want and list(iter(r)) == list(want)
+        assert r == want and want == r and r == Rows(want) and hash(r) == hash(want)
+        assert r[:3] == want[:3] and all(r[i] == want[i] for i in range(-len(want), len(want)))
+        assert all(x in r for x in want) and (object() not in r)
+        assert r != list(want)  # a tuple's equality: not a list's
+
+
+@given(st.dictionaries(st.text(max_size=6), values, max_size=30))
+def test_tables_behave_as_the_mapping_they_stand_for(items: dict[str, Any]) -> None:
+    for t in (Table(items), pickle.loads(pickle.dumps(Table(items)))):
+        assert dict(t) == items and t == items and len(t) == len(items) and list(t) == list(items)
+        assert all(t[k] == v and t.get(k) == v and k in t for k, v in items.items())
+        assert t.get("\x00absent") is None and t.get("\x00absent", 3) == 3 and "\x00absent" not in t
+
+
+def test_a_part_read_back_is_not_built_until_used() -> None:
+    r = pickle.loads(pickle.dumps(Rows([1, 2, 3])))
+    t = pickle.loads(pickle.dumps(Table({"a": 1})))
+    assert not r.loaded and not t.loaded and "not loaded" in repr(r) and "not loaded" in repr(t)
+    assert r[1] == 2 and t["a"] == 1
+    assert r.loaded and t.loaded and repr(r) == "Rows((1, 2, 3))" and repr(t) == "Table({'a': 1})"
+    again = pickle.loads(pickle.dumps(r))  # a loaded part pickles as a blob again
+    assert not again.loaded and again == (1, 2, 3)
+
+
+def _cached() -> signatures.SignatureTable:
+    """The shipped table as the cache gives it back (pickled whole, as _cache_write writes it)."""
+    table = pickle.loads(pickle.dumps(signatures.shipped(), pickle.HIGHEST_PROTOCOL))
+    assert isinstance(table, signatures.SignatureTable)
+    return table
+
+
+def _parts(table: signatures.SignatureTable) -> dict[str, bool]:
+    k = table.knowledge
+    assert k is not None and k.log_messages is not None
+    out = {name: getattr(k, name).loaded for name in (*LAZY_ROWS, *LAZY_TABLES)}
+    out["log_messages"] = k.log_messages.messages.loaded  # type: ignore[attr-defined]
+    return out
+
+
+def _explain(table: signatures.SignatureTable, text: bytes) -> dict[str, Any]:
+    s = Scanner(table, total_hint=len(text))
+    s.feed(text)
+    s.end_input()
+    import json
+
+    return dict(json.loads(render.to_json(judge.explain(table, s.result()))))
+
+
+def test_the_cached_table_loads_nothing_until_a_log_needs_it() -> None:
+    table = _cached()
+    assert not any(_parts(table).values()), _parts(table)
+    _explain(table, b"Traceback (most recent call last):\nValueError: the batch is empty\n")
+    assert not any(_parts(table).values()), _parts(table)  # no code, no message: no part read
+    _explain(table, (DATA / "va-5695-561103.txt").read_bytes())
+    parts = _parts(table)
+    assert parts["codes"] and not parts["faq"] and not parts["log_messages"], parts
+
+
+def test_the_cached_table_explains_the_corpus_as_the_validated_one() -> None:
+    validated = signatures.load(signatures.shipped_path())
+    cached = _cached()
+    files = sorted(DATA.glob("*.txt"))[::4]  # a quarter of the working set: codes, messages, HCCL, FAQ
+    assert len(files) > 50
+    for f in files:
+        text = f.read_bytes()
+        assert _explain(cached, text) == _explain(validated, text), f.name
+    assert any(_parts(cached).values())
