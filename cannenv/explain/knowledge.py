@@ -251,6 +251,9 @@ class Knowledge:
         for name in LAZY_TABLES:
             if state[name] is not None:
                 state[name] = table(state[name])
+        if self.op_messages is not None:  # the aclnn rows (plain tuples): read when a log has EZ1001
+            op_rows, repos, rules, total = self.op_messages
+            state["op_messages"] = (rows(op_rows), repos, rules, total)
         return (_knowledge, (state,))
 
     def message_source(self, sid: str) -> tuple[str, str] | None:

@@ -121,7 +121,7 @@ Row = tuple[int, str, int, str, str, int, tuple[str, ...], int]
 rule index)."""
 RuleData = tuple[str, tuple[str, ...], tuple[str, ...], str, tuple[str, ...]]
 """A rule as the engine keeps it: (name, errnos, causes, reason, words)."""
-OpData = tuple[tuple[Row, ...], tuple[tuple[str, str], ...], tuple[RuleData, ...], int]
+OpData = tuple[Sequence[Row], tuple[tuple[str, str], ...], tuple[RuleData, ...], int]
 """The table as the cached knowledge holds it: (rows, (owner/name, commit) by index, rules, rows
 of the whole table). Plain tuples: unpickling them neither imports this module nor builds an
 object per row (about 1 ms for the 2,629 rows, not 11), so a log without ``EZ1001`` pays nothing."""
@@ -136,7 +136,7 @@ class OpMessages:
     data: OpData
 
     @property
-    def rows(self) -> tuple[Row, ...]:
+    def rows(self) -> Sequence[Row]:
         return self.data[0]
 
     @property

@@ -66,6 +66,8 @@ def _parts(table: signatures.SignatureTable) -> dict[str, bool]:
     assert k is not None and k.log_messages is not None
     out = {name: getattr(k, name).loaded for name in (*LAZY_ROWS, *LAZY_TABLES)}
     out["log_messages"] = k.log_messages.messages.loaded  # type: ignore[attr-defined]
+    assert k.op_messages is not None
+    out["op_messages"] = k.op_messages[0].loaded  # type: ignore[attr-defined]
     return out
 
 
@@ -86,6 +88,9 @@ def test_the_cached_table_loads_nothing_until_a_log_needs_it() -> None:
     _explain(table, (DATA / "va-5695-561103.txt").read_bytes())
     parts = _parts(table)
     assert parts["codes"] and not parts["faq"] and not parts["log_messages"], parts
+    assert not parts["op_messages"], parts
+    _explain(table, (DATA / "va-5695-561103.txt").read_bytes() + b"\n[ERROR] EZ1001: self not implemented\n")
+    assert _parts(table)["op_messages"]  # EZ1001: the aclnn rows are read
 
 
 def test_the_cached_table_explains_the_corpus_as_the_validated_one() -> None:
