@@ -45,10 +45,12 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-
-from ahocorasick_rs import BytesAhoCorasick
+from typing import TYPE_CHECKING
 
 from cannenv.explain.signatures import Pattern, SignatureTable
+
+if TYPE_CHECKING:
+    from ahocorasick_rs import BytesAhoCorasick
 
 CHUNK = 8 << 20
 """Bytes read at a time."""
@@ -136,6 +138,8 @@ class Anchors:
 
     @cached_property
     def automaton(self) -> BytesAhoCorasick | None:
+        from ahocorasick_rs import BytesAhoCorasick  # a short excerpt never imports it
+
         return BytesAhoCorasick(self.anchors) if self.anchors else None
 
 
