@@ -26,6 +26,10 @@ HELD = DATA / "heldout5"
 EARLIER_HELD = ("heldout2", "heldout3", "heldout4")
 FIELDS = {"file", "url", "cause", "established", "trap", "host"}
 FIELD_ORDER = ("file", "url", "cause", "established", "trap", "host")
+MAX_PER_PAGE = 6
+"""Round 5 on: at most this many entries of one page (a thread, a documentation file at any commit,
+whatever the anchor), the first met in the collectors' order — one FAQ page of 21 entries would
+otherwise be a third of the round. Decided before the intake, blind to the entries' content."""
 HOST_FIELDS = ("driver", "cann", "torch", "torch_npu", "numpy")
 """The versions a host tree is built from (tests/unit/test_explain_corpus._host_tree); a thread's
 other versions (vllm, triton-ascend …) are left out of ``host``: nothing would be built from them."""
@@ -41,6 +45,11 @@ def thread_key(url: str) -> str:
     if m:
         return f"{m.group(1).lower()}:{m.group(2)}{m.group(3) or ''}"
     return url
+
+
+def page_key(url: str) -> str:
+    """The page an entry comes from: its source without the anchor or query (one FAQ file)."""
+    return thread_key(url.split("?", 1)[0].split("#", 1)[0])
 
 
 def held_out(file: str, salt: str) -> bool:
@@ -93,6 +102,9 @@ def intake(folders: list[Path]) -> dict[str, Any]:
     took_held: list[dict[str, Any]] = []
     refused: list[str] = []
     refused_held = 0
+    per_page: dict[str, int] = {}
+    for c in _load(HELD / "cases.yaml") + list(cases)[split[ROUND]["first_index"] :]:
+        per_page[page_key(c["url"])] = per_page.get(page_key(c["url"]), 0) + 1
     for folder in folders:
         for entry in _load(folder / "cases.yaml"):
             if isinstance(entry, dict) and entry.get("file") in seen_files:
@@ -101,6 +113,8 @@ def intake(folders: list[Path]) -> dict[str, Any]:
             why = _problem(entry, folder, causes)
             if why is None and thread_key(entry["url"]) in seen_threads:
                 why = "a source seen before"
+            if why is None and per_page.get(page_key(entry["url"]), 0) >= MAX_PER_PAGE:
+                why = f"more than {MAX_PER_PAGE} entries of one page"
             if why is not None:
                 if bound_held:
                     refused_held += 1
@@ -115,6 +129,7 @@ def intake(folders: list[Path]) -> dict[str, Any]:
                 entry["host"] = host
             seen_files.add(entry["file"])
             seen_threads.add(thread_key(entry["url"]))
+            per_page[page_key(entry["url"])] = per_page.get(page_key(entry["url"]), 0) + 1
             dest = HELD if bound_held else DATA
             shutil.copyfile(folder / entry["file"], dest / entry["file"])
             (took_held if bound_held else took_working).append(entry)

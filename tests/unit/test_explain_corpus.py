@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import yaml
 from cannenv.explain import host_findings, judge, signatures
 from cannenv.explain.scan import Scanner
 from tests.helpers import hosts
-from tests.helpers.corpus_intake import thread_key
+from tests.helpers.corpus_intake import MAX_PER_PAGE, page_key, thread_key
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
 CASES: list[dict[str, Any]] = yaml.safe_load((DATA / "cases.yaml").read_text(encoding="utf-8"))
@@ -272,6 +273,19 @@ def test_round_five_keeps_its_held_out_third_apart() -> None:
     round5 = [thread_key(c["url"]) for c in CASES[FIRST5:]] + [thread_key(c["url"]) for c in HELD5]
     assert not earlier & set(round5), sorted(earlier & set(round5))
     assert len(set(round5)) == len(round5)
+    # at most MAX_PER_PAGE entries of one page (a thread, a documentation file at any commit)
+    pages = Counter(page_key(c["url"]) for c in CASES[FIRST5:] + HELD5)
+    assert not [p for p, n in pages.items() if n > MAX_PER_PAGE], pages.most_common(3)
+
+
+def test_a_page_is_one_file_or_thread_whatever_the_anchor() -> None:
+    blob = "https://github.com/mindspore-ai/docs/blob/{}/docs/faq/installation.md{}"
+    assert page_key(blob.format("abc", "#q3")) == page_key(blob.format("def", "?plain=1#L40"))
+    assert (
+        page_key("https://github.com/a/b/issues/5#issuecomment-1")
+        == "a/b#5"
+        != page_key("https://github.com/a/b/issues/6")
+    )
 
 
 def score(cases: list[dict[str, Any]], folder: Path = DATA) -> dict[str, Any]:
