@@ -45,6 +45,7 @@ from cannenv.explain.signatures import (
     KNOWLEDGE_PRIORITY,
     MESSAGE_CAPTURE,
     MESSAGE_FAMILY,
+    OS_ERRNO_PRIORITY,
     PROGRAM_CODE_PRIORITY,
     SOURCE_PRIORITY,
     Cause,
@@ -668,6 +669,27 @@ def _derive_hccl_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]
                         for c in m.causes
                     ],
                 )
+    oserr = k.errno
+    for e in k.extractors if oserr is not None else ():  # an OSError: [Errno N] text: 'path'
+        if e.kind != "errno":
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            number, _, rest = value.partition("|")
+            path = rest.partition("|")[2]
+            read = oserr.causes(int(number), path) if oserr is not None and number.isdigit() else None
+            if read is None:
+                continue
+            what, causes, reason, source = read
+            add(
+                f"oserror-{what.split(' ', 1)[0].lower()}",
+                f"the system call failed with {what}" + (f": {path}" if path else ""),
+                "the operating system (errno)",
+                OS_ERRNO_PRIORITY,
+                f"derived:errno:{number}:{path}",
+                v.line,
+                v.count,
+                [(c, reason, source) for c in causes],
+            )
     layout = k.hccl_errno
     for e in k.extractors if layout is not None else ():
         if e.kind != "hccl-errno":

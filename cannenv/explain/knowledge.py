@@ -125,6 +125,41 @@ class Extractor:
 
 
 @dataclass(frozen=True)
+class ErrnoPath:
+    errnos: frozenset[int]
+    contains: str
+    what: str
+    causes: tuple[str, ...]
+    reason: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Errno:
+    """Linux errno values (name, strerror text, the causes a value gives by itself) and the causes
+    of an errno on a path of the stack's layout (:meth:`causes`)."""
+
+    rows: Mapping[int, tuple[str, str, tuple[str, ...], str]]
+    """value -> (name, text, causes, reason)"""
+    paths: tuple[ErrnoPath, ...]
+    source: str
+
+    def causes(self, value: int, path: str) -> tuple[str, tuple[str, ...], str, str] | None:
+        """(what failed, causes, reason, source) of an OSError: the first path rule whose errno
+        and literal fit, else the value's own causes; None when the value says nothing."""
+        row = self.rows.get(value)
+        if row is None:
+            return None
+        name, text, causes, reason = row
+        for rule in self.paths:
+            if value in rule.errnos and path and rule.contains in path:
+                return f"{name} ({text}) on {rule.what}", rule.causes, rule.reason, rule.source
+        if not causes:
+            return None
+        return f"{name} ({text})", causes, reason, self.source
+
+
+@dataclass(frozen=True)
 class PythonPackage:
     package: str
     title: str
@@ -236,6 +271,8 @@ class Knowledge:
     """HCCL's own error-log messages from its source (hccl_messages.yaml, :mod:`logsource`)."""
     python_code: PythonCode | None = None
     """Whose code raised a Python exception: the stack's packages, the built-in exceptions' messages."""
+    errno: Errno | None = None
+    """Linux errno values and the stack's paths (``[Errno 2] No such file or directory: '…'``)."""
     op_messages: OpData | None = None
     """The aclnn operators' parameter-check messages from their source (aclnn_messages.yaml,
     :mod:`opapi`)."""
@@ -488,6 +525,24 @@ def build(model: KnowledgeFile) -> Knowledge:
         )
         if model.hccl_errno is not None
         else None,
+        errno=_errno(model),
+    )
+
+
+def _errno(model: KnowledgeFile) -> Errno | None:
+    en = model.errno
+    if en is None:
+        return None
+    by_name = {r.name: r.value for r in en.rows}
+    return Errno(
+        rows={r.value: (r.name, r.text, r.causes, r.reason) for r in en.rows},
+        paths=tuple(
+            ErrnoPath(
+                frozenset(by_name[n] for n in x.errnos), x.contains, x.what, x.causes, x.reason, x.source
+            )
+            for x in en.paths
+        ),
+        source=en.source,
     )
 
 

@@ -31,6 +31,7 @@ ExtractorKind = Literal[
     "py-frame",
     "py-exception",
     "aclnn-log",
+    "errno",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
@@ -357,6 +358,39 @@ class HcclErrnoModel(_Frozen):
     source: str
 
 
+class ErrnoRowModel(_Frozen):
+    """One errno value of the Linux table (errno(3)): its name, the text strerror() gives it, and
+    the causes it points to by itself (empty: the value alone says nothing)."""
+
+    value: int = Field(ge=1, le=4095)
+    name: str = Field(pattern=r"^E[A-Z0-9]+$")
+    text: str = Field(min_length=2)
+    causes: tuple[str, ...] = ()
+    reason: str = ""
+
+
+class ErrnoPathModel(_Frozen):
+    """The causes of an errno on a path of the stack's layout (a device node, the driver's or
+    CANN's install): the first rule whose errno and literal fit decides."""
+
+    errnos: tuple[str, ...] = Field(min_length=1)
+    """errno names (ENOENT …)."""
+    contains: str = Field(min_length=2)
+    """A literal of the path (``/dev/davinci``, ``/Ascend/ascend-toolkit/``)."""
+    what: str = Field(min_length=2)
+    causes: tuple[str, ...] = Field(min_length=1)
+    reason: str = Field(min_length=2)
+    source: str
+
+
+class ErrnoModel(_Frozen):
+    """An OSError as Python prints it (``[Errno 2] No such file or directory: '/dev/davinci0'``)."""
+
+    source: str
+    rows: tuple[ErrnoRowModel, ...] = Field(min_length=1)
+    paths: tuple[ErrnoPathModel, ...] = ()
+
+
 class PythonPackageModel(_Frozen):
     """A Python package of the NPU stack: a traceback frame under it (site-packages/<package>/…, or a
     checkout's <package>/ folder) is the stack's code, not the program's."""
@@ -438,6 +472,8 @@ class KnowledgeFile(_Frozen):
     message_causes: tuple[MessageCauseModel, ...] = ()
     hccl_errno: HcclErrnoModel | None = None
     python_code: PythonCodeModel | None = None
+    errno: ErrnoModel | None = None
+    """Linux errno values and the stack's paths (an OSError's ``[Errno N] text: 'path'``)."""
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
@@ -483,6 +519,23 @@ class KnowledgeFile(_Frozen):
                 problems.append("python_code: a package is listed twice")
             if len({(m.kind, m.form) for m in pc.messages}) != len(pc.messages):
                 problems.append("python_code: a message form is listed twice")
+        en = self.errno
+        if en is not None:
+            names = {r.name for r in en.rows}
+            if len(names) != len(en.rows) or len({r.value for r in en.rows}) != len(en.rows):
+                problems.append("errno: a value or name is listed twice")
+            problems += [f"errno: unknown source {r!r}" for r in [en.source] if r not in self.sources]
+            problems += [
+                f"errno path {x.contains}: unknown source {x.source!r}"
+                for x in en.paths
+                if x.source not in self.sources
+            ]
+            problems += [
+                f"errno path {x.contains}: unknown errno {n!r}"
+                for x in en.paths
+                for n in x.errnos
+                if n not in names
+            ]
         codes = {c.code for c in self.codes}
         problems += [
             f"message {sm.id}: unknown code {sm.code!r}"

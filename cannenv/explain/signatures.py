@@ -63,6 +63,9 @@ PROGRAM_CODE_PRIORITY = -60
 """Priority of "raised in the program's own code" (cannenv.explain.pycode): below every signature,
 so that a message of the stack anywhere in the log still ranks first."""
 ERRNO_PRIORITY = -50
+OS_ERRNO_PRIORITY = -30
+"""Priority of an OSError's errno (``[Errno 2] No such file or directory: '/dev/davinci0'``): below
+the vendor's codes, above the program's own code."""
 """Priority of the HcclResult an HCCL errNo carries: below the message on the same line, which
 says more (errNo 0x05010001 is HCCL_E_PARA for a bad rank table as for a bad count)."""
 
@@ -416,6 +419,9 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         if x.signature is not None and x.signature not in hand
     ]
     rows += [(f"message {x.id}", x.causes, x.cites) for x in knowledge.source_messages]
+    if knowledge.errno is not None:
+        rows += [(f"errno {v}", r[2], knowledge.errno.source) for v, r in knowledge.errno.rows.items()]
+        rows += [(f"errno path {x.contains}", x.causes, x.source) for x in knowledge.errno.paths]
     if knowledge.log_messages is not None:
         # a row of HCCL's messages is its own source (its file and line), resolved from the row
         modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
