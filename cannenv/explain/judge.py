@@ -676,12 +676,13 @@ def _derive_hccl_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]
         for value, v in scan.values.get(e.id, {}).items():
             number, _, rest = value.partition("|")
             path = rest.partition("|")[2]
-            read = oserr.causes(int(number), path) if oserr is not None and number.isdigit() else None
+            numeric = number.removeprefix("-").isdigit()
+            read = oserr.causes(int(number), path) if oserr is not None and numeric else None
             if read is None:
                 continue
             what, causes, reason, source = read
             add(
-                f"oserror-{what.split(' ', 1)[0].lower()}",
+                f"oserror-{what.split(' ', 1)[0].lower().replace('_', '-')}",
                 f"the system call failed with {what}" + (f": {path}" if path else ""),
                 "the operating system (errno)",
                 OS_ERRNO_PRIORITY,

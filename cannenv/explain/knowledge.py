@@ -139,8 +139,8 @@ class Errno:
     """Linux errno values (name, strerror text, the causes a value gives by itself) and the causes
     of an errno on a path of the stack's layout (:meth:`causes`)."""
 
-    rows: Mapping[int, tuple[str, str, tuple[str, ...], str]]
-    """value -> (name, text, causes, reason)"""
+    rows: Mapping[int, tuple[str, str, tuple[str, ...], str, str]]
+    """value -> (name, text, causes, reason, source)"""
     paths: tuple[ErrnoPath, ...]
     source: str
 
@@ -150,13 +150,13 @@ class Errno:
         row = self.rows.get(value)
         if row is None:
             return None
-        name, text, causes, reason = row
+        name, text, causes, reason, source = row
         for rule in self.paths:
             if value in rule.errnos and path and rule.contains in path:
                 return f"{name} ({text}) on {rule.what}", rule.causes, rule.reason, rule.source
         if not causes:
             return None
-        return f"{name} ({text})", causes, reason, self.source
+        return f"{name} ({text})", causes, reason, source
 
 
 @dataclass(frozen=True)
@@ -535,7 +535,7 @@ def _errno(model: KnowledgeFile) -> Errno | None:
         return None
     by_name = {r.name: r.value for r in en.rows}
     return Errno(
-        rows={r.value: (r.name, r.text, r.causes, r.reason) for r in en.rows},
+        rows={r.value: (r.name, r.text, r.causes, r.reason, r.source or en.source) for r in en.rows},
         paths=tuple(
             ErrnoPath(
                 frozenset(by_name[n] for n in x.errnos), x.contains, x.what, x.causes, x.reason, x.source

@@ -362,11 +362,14 @@ class ErrnoRowModel(_Frozen):
     """One errno value of the Linux table (errno(3)): its name, the text strerror() gives it, and
     the causes it points to by itself (empty: the value alone says nothing)."""
 
-    value: int = Field(ge=1, le=4095)
-    name: str = Field(pattern=r"^E[A-Z0-9]+$")
+    value: int = Field(ge=-20, le=4095)
+    """The errno value; negative: getaddrinfo()'s EAI_* (socket.gaierror prints them as errno)."""
+    name: str = Field(pattern=r"^E[A-Z0-9_]+$")
     text: str = Field(min_length=2)
     causes: tuple[str, ...] = ()
     reason: str = ""
+    source: str | None = None
+    """Where the row's meaning is read, when not the table's source (``errno.source``)."""
 
 
 class ErrnoPathModel(_Frozen):
@@ -524,7 +527,8 @@ class KnowledgeFile(_Frozen):
             names = {r.name for r in en.rows}
             if len(names) != len(en.rows) or len({r.value for r in en.rows}) != len(en.rows):
                 problems.append("errno: a value or name is listed twice")
-            problems += [f"errno: unknown source {r!r}" for r in [en.source] if r not in self.sources]
+            refs = [en.source] + [r.source for r in en.rows if r.source is not None]
+            problems += [f"errno: unknown source {r!r}" for r in refs if r not in self.sources]
             problems += [
                 f"errno path {x.contains}: unknown source {x.source!r}"
                 for x in en.paths

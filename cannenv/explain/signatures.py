@@ -420,7 +420,7 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
     ]
     rows += [(f"message {x.id}", x.causes, x.cites) for x in knowledge.source_messages]
     if knowledge.errno is not None:
-        rows += [(f"errno {v}", r[2], knowledge.errno.source) for v, r in knowledge.errno.rows.items()]
+        rows += [(f"errno {v}", r[2], r[4]) for v, r in knowledge.errno.rows.items()]
         rows += [(f"errno path {x.contains}", x.causes, x.source) for x in knowledge.errno.paths]
     if knowledge.log_messages is not None:
         # a row of HCCL's messages is its own source (its file and line), resolved from the row

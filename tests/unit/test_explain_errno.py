@@ -65,6 +65,9 @@ def _top(text: str) -> tuple[str, str] | None:
         ("OSError: [Errno 28] No space left on device: '/dev/shm/torch_1234_567'", "not-a-version-problem"),
         ("OSError: [Errno 28] No space left on device", "not-a-version-problem"),
         ("OSError: [Errno 12] Cannot allocate memory", "oom"),
+        # getaddrinfo()'s errors, as socket.gaierror prints them
+        ("socket.gaierror: [Errno -2] Name or service not known", "hccl-config"),
+        ("socket.gaierror: [Errno -3] Temporary failure in name resolution", "hccl-config"),
     ],
 )
 def test_an_oserror_on_the_stack_s_layout_names_its_cause(line: str, cause: str) -> None:
