@@ -315,3 +315,34 @@ def test_each_new_pattern_is_linear_on_a_hostile_line(rx: str) -> None:
     # through the whole scanner too: a 1 MB line of one anchor repeated
     anchor_line = "Input should be [type=" * 50_000 + "\n"
     assert _top(anchor_line)[0] in (None, "not-a-version-problem")
+
+
+# --- HTTP clients (urllib3 / requests / pip's index collector) -----------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+        "Max retries exceeded with url: /Qwen/config.json (Caused by NewConnectionError("
+        "'<urllib3.connection.HTTPSConnection object>: Failed to establish a new connection: "
+        "[Errno -3] Temporary failure in name resolution'))",
+        "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+        "after connection broken by 'ProxyError('Cannot connect to proxy.', "
+        "OSError('Tunnel connection failed: 407'))': /simple/x/",
+        "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='modelscope.cn', port=443): "
+        "Read timed out.",
+        "requests.exceptions.SSLError: HTTPSConnectionPool(host='pypi.org', port=443): [SSL: "
+        "CERTIFICATE_VERIFY_FAILED] certificate verify failed",
+        "Could not fetch URL https://pypi.org/simple/torch-npu/: There was a problem confirming the ssl "
+        "certificate: HTTPSConnectionPool(host='pypi.org', port=443) - skipping",
+    ],
+)
+def test_a_download_that_cannot_reach_its_server_is_the_network(text: str) -> None:
+    ex = _explain(text + "\n")
+    assert (ex.causes[0].id, ex.causes[0].signature) == ("not-a-version-problem", "http-server-unreachable")
+    # the name-resolution errno inside it is the download's, not HCCL's configuration
+    assert all(c.status == "ruled-out" for c in ex.causes if c.id in ("hccl-config", "hccl-link"))
+
+
+def test_a_name_that_does_not_resolve_outside_a_download_stays_a_configuration_reading() -> None:
+    ex = _explain("socket.gaierror: [Errno -2] Name or service not known\n")
+    assert ex.causes[0].id == "hccl-config" and "http-server-unreachable" not in [m.id for m in ex.matches]
