@@ -25,6 +25,11 @@ signatures for every vendor code, and :func:`derive` makes one for each missing 
 (mapped to the package that ships it) and undefined symbol (demangled, mapped by namespace) the
 scan extracted.
 
+How the log's processes died (:func:`deaths_of`: a shell's ``Killed``, ``Segmentation fault (core
+dumped)``, Python's and PyTorch's reports of a dead child, an exit status of 128+N) are facts shown
+with the explanation; only a SIGKILL points to a cause (host memory, undecided), and the kernel's
+OOM-killer line confirms it by itself (``log_tie``). A crash signal names no cause.
+
 Causes are ranked confirmed, consistent, undecided, ruled out; within that by the matched
 signature's priority and the order its data gives. The first keyword of a log never decides
 alone: a memory error that a too-old driver raises ranks ``driver-too-old`` first only when the
@@ -39,9 +44,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cannenv.explain.scan import Hit, ScanResult
 from cannenv.explain.signatures import (
+    DEATH_PRIORITY,
     ERRNO_PRIORITY,
     ERROR_CODE_CAPTURE,
     FAMILY_TITLE,
+    KERNEL_OOM_PRIORITY,
     KNOWLEDGE_PRIORITY,
     MESSAGE_CAPTURE,
     MESSAGE_FAMILY,
@@ -109,6 +116,24 @@ class Match:
 
 
 @dataclass(frozen=True)
+class Death:
+    """How a process of the log died: the signal (signal(7)'s row) and the line that says so. A
+    fact shown with the explanation; only a SIGKILL (and the kernel's OOM killer) points to a cause."""
+
+    signal: int | None
+    """Its number (x86/ARM); None where the report does not say (a pool's worker that died)."""
+    name: str | None
+    action: str | None
+    """signal(7)'s default action: Term (terminate) or Core (terminate and dump core)."""
+    meaning: str
+    said: str
+    """How the log says it (``Killed``, ``exit status 137 = 128 + 9``, ``SIGKILL`` …)."""
+    line: str
+    count: int
+    sources: tuple[Source, ...]
+
+
+@dataclass(frozen=True)
 class Explanation:
     matches: tuple[Match, ...]
     causes: tuple[CauseVerdict, ...]
@@ -125,6 +150,8 @@ class Explanation:
     """Versions the log itself prints (component -> version): facts of the log's environment."""
     contradictions: tuple[str, ...] = ()
     """Where the log's facts and the host's disagree."""
+    deaths: tuple[Death, ...] = ()
+    """How the log's processes died (a signal, an exit status of 128+N, a pool's worker): facts."""
 
     @property
     def exit_code(self) -> int:
@@ -138,6 +165,12 @@ class Explanation:
         if not self.matches:
             if self.scan.bytes_read == 0:
                 return "the input is empty (0 bytes read): no known signature matched, nothing to explain"
+            named = [d.name for d in self.deaths if d.name]
+            if named:
+                return (
+                    f"no known signature matched; a process died of {', '.join(named)} "
+                    "(a symptom: it names no cause)"
+                )
             return "no known signature matched"
         if not self.causes:
             return f"{self.matches[0].id} matched; it names no cause (its note says what the vendor advises)"
@@ -274,6 +307,10 @@ def _verdict(
         if st == "confirmed":
             tie = why
         contradiction = _contradiction(sc.when.component, facts, log_facts)
+    if sc.log_tie is not None:  # the log's own line ties it (the kernel's OOM killer)
+        statuses.append("confirmed")
+        basis.append(sc.log_tie)
+        tie = sc.log_tie
     if findings is not None:
         st_c, basis_c, remedy = judge_checks(checks, findings)
         if st_c == "confirmed":
@@ -300,7 +337,8 @@ def _verdict(
         contradiction = contradiction or contradicted
     decide: tuple[str, ...] = ()
     if status in ("undecided", "consistent"):
-        decide = ((f"whether {sc.when.describe()}",) if sc.when else ()) + cause.facts
+        facts_ = sc.facts if sc.facts is not None else cause.facts
+        decide = ((f"whether {sc.when.describe()}",) if sc.when else ()) + facts_
         if contradiction:
             decide = (ELSEWHERE, *decide)
     chosen_remedy = remedy if status == "confirmed" and remedy else (sc.remedy or remedy or cause.remedy)
@@ -352,7 +390,153 @@ def log_facts_of(table: SignatureTable, scan: ScanResult) -> dict[str, str]:
     return out
 
 
-def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], dict[str, Hit]]:
+def deaths_of(table: SignatureTable, scan: ScanResult) -> tuple[Death, ...]:
+    """How the log's processes died: every report of a death the death extractors found (a shell's
+    ``Killed``, Python's ``died with <Signals.SIGKILL: 9>``, torchrun's ``exitcode  : -9``, an exit
+    status of 128+N, a pool's worker that died), resolved to signal(7)'s row; one per signal (the
+    first line, every report counted), at most :data:`MAX_DEATHS`."""
+    k = table.knowledge
+    d = k.deaths if k is not None else None
+    if d is None or not scan.values:
+        return ()
+    out: dict[str, Death] = {}
+    for e in k.extractors if k is not None else ():
+        if e.kind not in ("signal", "exit-status", "process-died"):
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            parts = [x for x in value.split("|") if x]
+            if not parts:
+                continue
+            sig = None
+            said = " ".join(parts)
+            if e.kind == "exit-status":
+                status = int(parts[0]) if parts[0].isdecimal() else 0
+                sig = d.signal(str(status - 128)) if status > 128 else None
+                if sig is None:
+                    continue
+                said = f"exit status {status} = 128 + {sig.number}"
+            elif e.kind == "signal":
+                sig = next((x for x in map(d.signal, parts) if x is not None), None)
+                if sig is None:
+                    continue
+            key = sig.name if sig is not None else e.id
+            had = out.get(key)
+            if had is not None:
+                out[key] = replace(had, count=had.count + v.count)
+                continue
+            if len(out) >= MAX_DEATHS:
+                continue
+            sources = tuple(
+                _source(table, sid)
+                for sid in dict.fromkeys(
+                    x for x in (e.source, sig.source if sig is not None else None) if x is not None
+                )
+            )
+            out[key] = Death(
+                sig.number if sig is not None else None,
+                sig.name if sig is not None else None,
+                sig.action if sig is not None else None,
+                sig.meaning if sig is not None else "a child process died; the report does not say how",
+                said,
+                v.line,
+                v.count,
+                sources,
+            )
+    return tuple(out.values())
+
+
+MAX_DEATHS = 8
+"""Distinct deaths kept (one per signal; a log of 1,000 ranks killed by SIGTERM is one)."""
+
+
+def _derive_deaths(
+    table: SignatureTable, scan: ScanResult, deaths: Sequence[Death]
+) -> tuple[list[Signature], dict[str, Hit]]:
+    """The signatures a death gives: the kernel's OOM-killer line (host memory, confirmed by the line
+    itself) and a death by a signal whose row has a reading (SIGKILL: host memory, undecided: a
+    timeout, a scheduler or a user sends it too). Other deaths (SIGSEGV, SIGABRT …) name no cause:
+    they are facts of the explanation, never a signature."""
+    k = table.knowledge
+    d = k.deaths if k is not None else None
+    if d is None or k is None:
+        return [], {}
+    sigs: list[Signature] = []
+    hits: dict[str, Hit] = {}
+
+    def add(
+        sid: str,
+        title: str,
+        component: str,
+        priority: int,
+        key: str,
+        line: str,
+        count: int,
+        r: Any,
+        log_tie: str | None,
+        supersedes: tuple[str, ...] = (),
+    ) -> None:
+        hits[key] = Hit(count, [line])
+        sigs.append(
+            Signature(
+                id=sid,
+                title=title,
+                component=component,
+                any=(Pattern(key, key, rx=None),),
+                all=(),
+                priority=priority,
+                causes=(SignatureCause(r.cause, r.why, r.sources, (), None, r.remedy, r.facts, log_tie),),
+                note="",
+                derived=True,
+                supersedes=d.supersedes + supersedes,
+            )
+        )
+
+    oom = [v for e in k.extractors if e.kind == "oom-kill" for v in scan.values.get(e.id, {}).items()]
+    if oom:
+        said, v = oom[0]
+        kernel_lines = {x.line for _, x in oom}
+        decided = []  # a generic out-of-memory reading whose every line is the kernel's own
+        for sid in d.oom_killer_supersedes:
+            try:
+                generic = table.signature(sid)
+            except KeyError:
+                continue
+            read = [scan.hits[p.key] for p in generic.any if p.key in scan.hits]
+            if read and all(h.count == len(h.lines) and set(h.lines) <= kernel_lines for h in read):
+                decided.append(sid)
+        add(
+            "kernel-oom-killer",
+            f"the kernel's OOM killer killed a process ({said.split('|')[0]}): host memory ran out",
+            "Linux kernel (the OOM killer)",
+            KERNEL_OOM_PRIORITY,
+            "derived:oom-kill",
+            v.line,
+            len(kernel_lines),
+            d.oom_killer,
+            f"{LOG_TIE}the kernel's OOM killer: {v.line}",
+            tuple(decided),
+        )
+    for death in deaths:
+        sig = d.signal(death.name) if death.name else None
+        if sig is None or sig.reading is None:
+            continue
+        add(
+            f"process-killed-{sig.name.lower()}",
+            f"a process was killed by {sig.name} (signal {sig.number}: {death.said})",
+            "Linux signal(7) (how the process died)",
+            DEATH_PRIORITY,
+            f"derived:death:{sig.name}",
+            death.line,
+            death.count,
+            sig.reading,
+            None,
+        )
+    return sigs, hits
+
+
+def derive(
+    table: SignatureTable, scan: ScanResult, deaths: Sequence[Death] = ()
+) -> tuple[list[Signature], dict[str, Hit]]:
     """Signatures made from what the extractors found: a missing shared object (the package that
     ships it), an undefined symbol (demangled, by namespace and the library that needs it), an
     HCCL result code, the driver's drvError_t after ``drvRetCode=``, a Python exception raised in
@@ -576,6 +760,8 @@ def derive(table: SignatureTable, scan: ScanResult) -> tuple[list[Signature], di
             scan.values.get("py-exception", {}),
             scan.error_lines,
         )
+        if r is not None and deaths and r.id == "program-code-cut-traceback":
+            r = None  # the traceback stops because the process died, not in the program's own code
         if r is not None:
             add(
                 r.id,
@@ -810,7 +996,12 @@ def explain(
         by_check = {}
         for f in all_findings:
             by_check.setdefault(f.id, []).append(f)
-    derived, derived_hits = derive(table, scan)
+    deaths = deaths_of(table, scan)
+    derived, derived_hits = derive(table, scan, deaths)
+    if deaths or any(e.kind == "oom-kill" and scan.values.get(e.id) for e in _extractors(table)):
+        more, more_hits = _derive_deaths(table, scan, deaths)
+        derived += more
+        derived_hits.update(more_hits)
     if derived_hits:
         scan = replace(scan, hits={**scan.hits, **derived_hits})
     log_facts = log_facts_of(table, scan)
@@ -866,7 +1057,12 @@ def explain(
         no_ascend=next((f for f in doctor if f.id == "ascend-software" and f.status == "fail"), None),
         log_facts=log_facts,
         contradictions=contradictions,
+        deaths=deaths,
     )
+
+
+def _extractors(table: SignatureTable) -> tuple[Any, ...]:
+    return table.knowledge.extractors if table.knowledge is not None else ()
 
 
 def _excluded(v: CauseVerdict, excluded: Mapping[str, str]) -> CauseVerdict:

@@ -122,6 +122,61 @@ class Extractor:
     anchor: str
     regex: str
     keep: str = "first"
+    each: str | None = None
+    """``signal-text``: one pattern per text of the signal table (``{text}`` in the regex)."""
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class DeathReading:
+    """What a way of dying says of the cause (a SIGKILL; the kernel's OOM killer)."""
+
+    cause: str
+    why: str
+    facts: tuple[str, ...]
+    remedy: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One of signal(7)'s standard signals whose default action ends a process."""
+
+    number: int
+    name: str
+    action: str
+    meaning: str
+    texts: tuple[str, ...]
+    source: str
+    reading: DeathReading | None = None
+
+
+@dataclass(frozen=True)
+class Deaths:
+    """How processes die: signal(7)'s table (with what is printed for each signal) and what the
+    kernel's OOM killer says; the judge reads a death as a fact, and SIGKILL/the OOM killer as
+    evidence of host memory (cannenv.explain.judge)."""
+
+    signals: tuple[Signal, ...]
+    texts_sources: tuple[str, ...]
+    oom_killer: DeathReading
+    supersedes: tuple[str, ...] = ()
+    supersedes_why: str = ""
+    oom_killer_supersedes: tuple[str, ...] = ()
+
+    def signal(self, said: str) -> Signal | None:
+        """The signal a log names: its number (``9``, ``-9``), its name (``SIGKILL``, ``KILL``) or
+        the words printed for it (``Killed``, ``Segmentation fault``)."""
+        said = said.strip()
+        if said.lstrip("-").isdecimal():
+            n = int(said.lstrip("-"))
+            return next((x for x in self.signals if x.number == n), None)
+        upper = said.upper()
+        name = upper if upper.startswith("SIG") else "SIG" + upper
+        for x in self.signals:
+            if x.name == name or said in x.texts:
+                return x
+        return None
 
 
 @dataclass(frozen=True)
@@ -276,6 +331,8 @@ class Knowledge:
     op_messages: OpData | None = None
     """The aclnn operators' parameter-check messages from their source (aclnn_messages.yaml,
     :mod:`opapi`)."""
+    deaths: Deaths | None = None
+    """How processes die (signal(7)'s table, the OOM killer): ``deaths``."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -494,8 +551,10 @@ def build(model: KnowledgeFile) -> Knowledge:
             for s in model.symbols
         ),
         extractors=tuple(
-            Extractor(e.id, e.kind, e.component, e.anchor, e.regex, e.keep) for e in model.extractors
+            Extractor(e.id, e.kind, e.component, e.anchor, e.regex, e.keep, e.each, e.source)
+            for e in model.extractors
         ),
+        deaths=_deaths(model),
         python_code=_python_code(model),
         hccl_results={
             c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
@@ -543,6 +602,35 @@ def _errno(model: KnowledgeFile) -> Errno | None:
             for x in en.paths
         ),
         source=en.source,
+    )
+
+
+def _deaths(model: KnowledgeFile) -> Deaths | None:
+    d = model.deaths
+    if d is None:
+        return None
+
+    def reading(r: Any) -> DeathReading:
+        return DeathReading(r.cause, r.why, r.facts, r.remedy, r.sources)
+
+    return Deaths(
+        signals=tuple(
+            Signal(
+                x.number,
+                x.name,
+                x.action,
+                x.meaning,
+                x.texts,
+                x.source,
+                reading(x.reading) if x.reading is not None else None,
+            )
+            for x in d.signals
+        ),
+        texts_sources=d.texts_sources,
+        oom_killer=reading(d.oom_killer),
+        supersedes=d.supersedes,
+        supersedes_why=d.supersedes_why,
+        oom_killer_supersedes=d.oom_killer_supersedes,
     )
 
 

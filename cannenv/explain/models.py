@@ -32,6 +32,10 @@ ExtractorKind = Literal[
     "py-exception",
     "aclnn-log",
     "errno",
+    "signal",
+    "exit-status",
+    "oom-kill",
+    "process-died",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
@@ -292,10 +296,19 @@ class ExtractorModel(_Frozen):
     keep: Literal["first", "last"] = "first"
     """Which values the scan keeps when there are more than it keeps: the first found, or the last
     (a traceback's innermost frames and its final exception line are its last)."""
+    each: Literal["signal-text"] | None = None
+    """``signal-text``: the regex is made once per text of the signal table (``deaths.signals``:
+    the words strsignal, bash and faulthandler print for a signal), ``{text}`` replaced by the text
+    and the text its anchor (one extractor for every signal of the complete table)."""
+    source: str | None = None
+    """Where the form the regex reads is printed (the program's own source)."""
 
     @model_validator(mode="after")
     def _check(self) -> ExtractorModel:
-        problem = re2_subset_problem(self.regex)
+        rx = self.regex.replace("{text}", "Killed") if self.each else self.regex
+        if self.each and "{text}" not in self.regex:
+            raise ValueError("an extractor made per text places the text ({text}) in its regex")
+        problem = re2_subset_problem(rx)
         if problem:
             raise ValueError(problem)
         if (self.kind == "version") != (self.component is not None):
@@ -458,6 +471,52 @@ class PythonCodeModel(_Frozen):
     """Where Python installs packages (site-packages, Debian's dist-packages): a frame's package."""
 
 
+class DeathReadingModel(_Frozen):
+    """What a way of dying says of the cause (``deaths``): a SIGKILL, the kernel's OOM killer."""
+
+    cause: str
+    why: str = Field(min_length=1)
+    facts: tuple[str, ...] = Field(min_length=1)
+    """What would decide it (host memory, not the device's: dmesg, the container's limit)."""
+    remedy: str = Field(min_length=1)
+    sources: tuple[str, ...] = Field(min_length=1)
+
+
+class SignalModel(_Frozen):
+    """One of signal(7)'s standard signals whose default action ends a process (Term, Core)."""
+
+    number: int = Field(ge=1, le=31)
+    """Its number on x86, ARM and most other architectures (signal(7)'s table)."""
+    name: str = Field(pattern=r"^SIG[A-Z0-9]+$")
+    action: Literal["Term", "Core"]
+    meaning: str = Field(min_length=1)
+    """signal(7)'s comment."""
+    texts: tuple[str, ...] = ()
+    """What is printed for it: glibc's strsignal (bash's report of a child killed by it), bash's
+    own list, CPython's faulthandler."""
+    reading: DeathReadingModel | None = None
+    """What a process killed by it says of the cause (SIGKILL: host memory, at most consistent);
+    none: a symptom that names no cause."""
+    source: str
+
+
+class DeathsModel(_Frozen):
+    """How processes die (cannenv.explain.judge: ``deaths``): the signal table and what the kernel's
+    OOM killer says."""
+
+    signals: tuple[SignalModel, ...] = Field(min_length=1)
+    texts_sources: tuple[str, ...] = Field(min_length=1)
+    """Where the texts of the signals come from (glibc's list, bash's, faulthandler's)."""
+    oom_killer: DeathReadingModel
+    supersedes: tuple[str, ...] = ()
+    """Hand-written signatures whose reading a death decides: helper processes that report their
+    parent gone (the death says how it went)."""
+    supersedes_why: str = ""
+    oom_killer_supersedes: tuple[str, ...] = ()
+    """Generic out-of-memory signatures the OOM killer's line decides when it is the only line they
+    read (the kernel's 'Out of memory: Killed process' is the host's memory, not the device's)."""
+
+
 class KnowledgeFile(_Frozen):
     schema_version: Literal[1] = 1
     sources: dict[str, SourceModel]
@@ -477,10 +536,29 @@ class KnowledgeFile(_Frozen):
     python_code: PythonCodeModel | None = None
     errno: ErrnoModel | None = None
     """Linux errno values and the stack's paths (an OSError's ``[Errno N] text: 'path'``)."""
+    deaths: DeathsModel | None = None
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
         problems: list[str] = []
+        problems += [
+            f"extractor {e.id}: unknown source {e.source!r}"
+            for e in self.extractors
+            if e.source is not None and e.source not in self.sources
+        ]
+        d = self.deaths
+        if d is not None:
+            readings = [d.oom_killer, *(x.reading for x in d.signals if x.reading is not None)]
+            refs = [x.source for x in d.signals] + list(d.texts_sources)
+            refs += [src for r in readings for src in r.sources]
+            problems += [f"deaths: unknown source {r!r}" for r in refs if r not in self.sources]
+            if len({x.name for x in d.signals}) != len(d.signals):
+                problems.append("deaths: a signal is listed twice")
+            if len({x.number for x in d.signals}) != len(d.signals):
+                problems.append("deaths: a signal number is listed twice")
+            texts = [t for x in d.signals for t in x.texts]
+            if len(set(texts)) != len(texts):
+                problems.append("deaths: a text names two signals")
         msg_ids: set[str] = set()
         for sm in self.source_messages:
             if sm.id in msg_ids:

@@ -74,6 +74,19 @@ def to_dict(ex: Explanation) -> dict[str, Any]:
         "causes": [_cause_json(c) for c in ex.causes],
         "log_facts": dict(ex.log_facts or {}),
         "contradictions": list(ex.contradictions),
+        "deaths": [
+            {
+                "signal": d.signal,
+                "name": d.name,
+                "action": d.action,
+                "meaning": d.meaning,
+                "said": d.said,
+                "line": d.line,
+                "count": d.count,
+                "sources": [{"title": s.title, "url": s.url} for s in d.sources],
+            }
+            for d in ex.deaths
+        ],
         "error_lines": list(scan.error_lines) if not ex.matches else [],
         "doctor": [
             {"id": f.id, "status": f.status, "detail": f.detail, "remedy": f.remedy, "caused_by": f.caused_by}
@@ -132,6 +145,14 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
         out.append(f"the log prints: {L(shown)} (facts of the environment that failed)")
     for note in ex.contradictions:
         out.append(f"contradiction: {L(note)}")
+    for d in ex.deaths:
+        how = f"{d.name} (signal {d.signal}, default action {d.action}: {d.meaning})" if d.name else d.meaning
+        reads = "" if d.name == "SIGKILL" else "; a symptom: it names no cause, the other evidence decides"
+        out.append(f"a process died: {L(how)}{reads}")
+        out.append(f"  > {L(d.line)}")
+        if verbose:
+            for src in d.sources:
+                out.append(f"    source: {L(src.title)} <{L(src.url)}>")
     if not ex.matches:
         out.append("")
         if scan.bytes_read == 0:

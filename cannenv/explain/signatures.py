@@ -62,6 +62,12 @@ hand-written signature (a test holds them above it)."""
 PROGRAM_CODE_PRIORITY = -60
 """Priority of "raised in the program's own code" (cannenv.explain.pycode): below every signature,
 so that a message of the stack anywhere in the log still ranks first."""
+DEATH_PRIORITY = -65
+"""Priority of a process's death read as a cause (a SIGKILL: host memory, undecided): below every
+other signature, the program's own code included; a death is how a process ended, the other
+evidence of the log says why."""
+KERNEL_OOM_PRIORITY = -20
+"""Priority of the kernel's OOM-killer line (it ties the death to host memory by itself)."""
 ERRNO_PRIORITY = -50
 OS_ERRNO_PRIORITY = -30
 """Priority of an OSError's errno (``[Errno 2] No such file or directory: '/dev/davinci0'``): below
@@ -138,6 +144,12 @@ class SignatureCause:
     checks: tuple[str, ...] | None
     when: Condition | None
     remedy: str | None
+    facts: tuple[str, ...] | None = None
+    """What would decide it when not the cause's own facts (a SIGKILL: the host's memory, not the
+    device's)."""
+    log_tie: str | None = None
+    """A line of the log that ties the cause to this error by itself (the kernel's OOM killer
+    says it killed the process for memory): ``confirmed``, the line its tie."""
 
 
 @dataclass(frozen=True)
@@ -363,6 +375,15 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
             sigs + tuple(_code_signatures(knowledge, pat, patterns)) + tuple(_faq_signatures(knowledge, pat))
         )
         for e in knowledge.extractors:
+            if e.each == "signal-text":
+                # one pattern per text of the complete signal table (Killed, Segmentation fault …),
+                # the text its anchor: a line is looked at only where one of them is
+                texts = [t for x in knowledge.deaths.signals for t in x.texts] if knowledge.deaths else []
+                for text in texts:
+                    rx = e.regex.replace("{text}", re.escape(text))
+                    key = f"extract:{e.id}:{text}"
+                    patterns[key] = Pattern(key, text, rx, capture=e.id, groups=re.compile(rx).groups)
+                continue
             key = f"extract:{e.id}"
             patterns[key] = Pattern(
                 key,
@@ -422,6 +443,16 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
     if knowledge.errno is not None:
         rows += [(f"errno {v}", r[2], r[4]) for v, r in knowledge.errno.rows.items()]
         rows += [(f"errno path {x.contains}", x.causes, x.source) for x in knowledge.errno.paths]
+    d = knowledge.deaths
+    if d is not None:
+        readings = [("the OOM killer", d.oom_killer)]
+        readings += [(f"signal {x.name}", x.reading) for x in d.signals if x.reading is not None]
+        rows += [(what, (r.cause,), src) for what, r in readings for src in r.sources]
+        problems += [
+            f"deaths: unknown signature {x!r}"
+            for x in (*d.supersedes, *d.oom_killer_supersedes)
+            if x not in hand
+        ]
     if knowledge.log_messages is not None:
         # a row of HCCL's messages is its own source (its file and line), resolved from the row
         modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
