@@ -50,6 +50,7 @@ from cannenv.explain.signatures import (
     FAMILY_TITLE,
     KERNEL_OOM_PRIORITY,
     KNOWLEDGE_PRIORITY,
+    LIBRARY_TABLE_PRIORITY,
     MESSAGE_CAPTURE,
     MESSAGE_FAMILY,
     OS_ERRNO_PRIORITY,
@@ -559,6 +560,7 @@ def derive(
         count: int,
         causes: Iterable[tuple[str, str, str | tuple[str, ...]]],
         supersedes: tuple[str, ...] = (),
+        note: str = "",
     ) -> None:
         """One derived signature and its hit; a cause's sources: one id or several."""
         hits[key] = Hit(count, [line])
@@ -574,7 +576,7 @@ def derive(
                     SignatureCause(c, why, (src,) if isinstance(src, str) else src, None, None, None)
                     for c, why, src in causes
                 ),
-                note="",
+                note=note,
                 derived=True,
                 supersedes=supersedes,
             )
@@ -796,7 +798,42 @@ def derive(
                 for c in code.causes
             ],
         )
+    _derive_lib_tables(k, scan, add)
     return sigs, hits
+
+
+def _derive_lib_tables(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """A category of a library's or tool's own error table found in a printed form (libtables.yaml):
+    the row's causes (none: it matches and its note says what the table calls it), ranked below
+    every other signature."""
+    for t in k.lib_tables:
+        seen: set[str] = set()
+        for f in t.forms:
+            for value, v in scan.values.get(t.capture(f), {}).items():
+                row = t.lookup(f.row or value)
+                if row is None:
+                    continue
+                word = row.name.split(" ", 1)[0] if row.key.lstrip("-").isdecimal() else row.key
+                sid = f"lib-{t.id}-{_slug(word)}"
+                if sid in seen:
+                    continue
+                seen.add(sid)
+                said = f"{t.title}'s own table: {row.name} ({row.meaning})"
+                add(
+                    sid,
+                    f"{t.title}: {row.name} — {row.meaning}",
+                    t.component,
+                    LIBRARY_TABLE_PRIORITY,
+                    f"derived:lib:{t.id}:{row.key}",
+                    v.line,
+                    v.count,
+                    [(c, f"{said}; {row.reason}", (row.source, f.source)) for c in row.causes],
+                    note="" if row.causes else f"{said}: names no cause by itself; {row.reason}",
+                )
+
+
+def _slug(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
 
 
 def _source(table: SignatureTable, sid: str) -> Source:

@@ -270,6 +270,51 @@ class SourceMessage:
 
 
 @dataclass(frozen=True)
+class LibRow:
+    """One category of a library's or tool's own error table (``libtables.yaml``: :mod:`.libtables`)."""
+
+    key: str
+    name: str
+    printed: str | None
+    meaning: str
+    causes: tuple[str, ...]
+    reason: str
+    source: str
+
+
+@dataclass(frozen=True)
+class LibForm:
+    """A printed form of a table's errors: group 1 of ``regex`` captures a row's key or printed
+    name, or the form is the one ``row``."""
+
+    id: str
+    anchor: str
+    regex: str
+    row: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class LibTable:
+    id: str
+    title: str
+    component: str
+    forms: tuple[LibForm, ...]
+    rows: tuple[LibRow, ...]
+
+    def capture(self, form: LibForm) -> str:
+        """The scan's capture id of a form's values."""
+        return f"lib:{self.id}:{form.id}"
+
+    def lookup(self, value: str) -> LibRow | None:
+        """The row a form captured: by its key, else by the name the library prints."""
+        for r in self.rows:
+            if value in (r.key, r.printed):
+                return r
+        return None
+
+
+@dataclass(frozen=True)
 class FaqRow:
     """One entry of a vendor FAQ page that shows an error message (``faq.yaml``: :mod:`.faq`)."""
 
@@ -333,6 +378,8 @@ class Knowledge:
     :mod:`opapi`)."""
     deaths: Deaths | None = None
     """How processes die (signal(7)'s table, the OOM killer): ``deaths``."""
+    lib_tables: tuple[LibTable, ...] = ()
+    """The error tables of the libraries and tools around the stack (libtables.yaml, :mod:`.libtables`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each

@@ -822,6 +822,111 @@ class OpMessagesFile(_Frozen):
         return self
 
 
+class LibRowModel(_Frozen):
+    """One category of a library's or tool's own error table (OpenCV's ``cv::Error::Code``, ONNX
+    Runtime's ``StatusCode``, Paddle's ``ErrorCode``, a compiler's diagnostic kind), with the causes
+    its meaning points to (none where the category alone says nothing) and why."""
+
+    key: str = Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.-]+$")
+    """What a form captures for it: the code (``-215``, ``2``) or the name (``InvalidArgument``)."""
+    name: str = Field(min_length=2)
+    """The table's own name (``StsAssert``, ``INVALID_ARGUMENT``)."""
+    printed: str | None = Field(None, min_length=3)
+    """The name the library prints for it where it differs from both (OpenCV's ``Assertion failed``)."""
+    meaning: str = Field(min_length=2)
+    """The table's own comment for it."""
+    causes: tuple[str, ...] = ()
+    reason: str = Field(min_length=10)
+    """Why these causes from the table's meaning, or why none."""
+    source: str
+    printed_form: bool = True
+    """False: the library prints no category for it (Paddle's untyped LEGACY error): kept for the
+    table's completeness, left out of the forms made ``each_row``."""
+
+
+class LibFormModel(_Frozen):
+    """A printed form of the table's errors: ``anchor`` (a literal every match contains) and a regex
+    whose group 1 captures a row's key or printed name, or none with ``row`` (the one row it is);
+    ``each_row``: one form per row, ``{key}`` in anchor and regex replaced by the row's key."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    anchor: str = Field(min_length=3)
+    regex: str = Field(min_length=3, max_length=_MAX_REGEX)
+    row: str | None = None
+    each_row: bool = False
+    source: str
+
+    @model_validator(mode="after")
+    def _check(self) -> LibFormModel:
+        if self.each_row:
+            if "{key}" not in self.anchor or "{key}" not in self.regex or self.row is not None:
+                raise ValueError("an each_row form has {key} in its anchor and regex, and no row")
+            probe_rx = self.regex.replace("{key}", "Key")
+        else:
+            probe_rx = self.regex
+        problem = re2_subset_problem(probe_rx)
+        if problem:
+            raise ValueError(problem)
+        groups = re.compile(probe_rx).groups
+        if groups != (0 if self.row is not None else 1):
+            raise ValueError("a form captures the row (group 1), or names it (row) and captures nothing")
+        return self
+
+
+class LibTableModel(_Frozen):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    title: str = Field(min_length=2)
+    component: str = Field(min_length=2)
+    forms: tuple[LibFormModel, ...] = Field(min_length=1)
+    rows: tuple[LibRowModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> LibTableModel:
+        problems: list[str] = []
+        keys = [r.key for r in self.rows] + [r.printed for r in self.rows if r.printed]
+        problems += [
+            f"table {self.id}: {k!r} names two rows" for k in sorted({k for k in keys if keys.count(k) > 1})
+        ]
+        ids = [f.id for f in self.forms]
+        problems += [
+            f"table {self.id}: form {i} listed twice" for i in sorted({i for i in ids if ids.count(i) > 1})
+        ]
+        known = {r.key for r in self.rows}
+        problems += [
+            f"table {self.id}: form {f.id}: unknown row {f.row!r}"
+            for f in self.forms
+            if f.row and f.row not in known
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class LibTablesFile(_Frozen):
+    """``matrices/explain/libtables.yaml``: the error tables of the libraries and tools around the
+    stack (cannenv.explain.libtables)."""
+
+    schema_version: Literal[1] = 1
+    sources: dict[str, SourceModel] = Field(min_length=1)
+    tables: tuple[LibTableModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> LibTablesFile:
+        problems: list[str] = []
+        ids = [t.id for t in self.tables]
+        problems += [f"table {i}: listed twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+        for t in self.tables:
+            refs = [(f"row {r.key}", r.source) for r in t.rows] + [
+                (f"form {f.id}", f.source) for f in t.forms
+            ]
+            problems += [
+                f"table {t.id}: {what}: unknown source {s!r}" for what, s in refs if s not in self.sources
+            ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
 M = TypeVar("M", bound=BaseModel)
 
 

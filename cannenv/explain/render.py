@@ -13,7 +13,7 @@ from typing import Any
 
 from cannenv import sanitize
 from cannenv.explain.judge import SCHEMA_VERSION, CauseVerdict, Explanation
-from cannenv.explain.signatures import PROGRAM_CODE_PRIORITY, SOURCE_PRIORITY
+from cannenv.explain.signatures import LIBRARY_TABLE_PRIORITY, PROGRAM_CODE_PRIORITY, SOURCE_PRIORITY
 
 _LABEL = {
     "confirmed": "confirmed",
@@ -340,6 +340,17 @@ def render_signature_doc(table: Any) -> str:
                 + f"; {len(om.messages)} point to a cause through the reviewed errno rules ("
                 + ", ".join(f"{name} {n}" for name, n in sorted(ruled.items()))
                 + f"), {om.total - len(om.messages)} (internal errors) to none.",
+            ]
+        if k.lib_tables:
+            out += [
+                "",
+                "The error tables of the libraries and tools around the stack"
+                f" (`matrices/explain/libtables.yaml`, priority {LIBRARY_TABLE_PRIORITY}): "
+                + ", ".join(
+                    f"{t.title} {len(t.rows)} categories ({sum(1 for r in t.rows if r.causes)} with causes)"
+                    for t in k.lib_tables
+                )
+                + f"; {sum(len(t.forms) for t in k.lib_tables)} printed forms.",
             ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():

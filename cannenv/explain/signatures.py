@@ -68,6 +68,12 @@ other signature, the program's own code included; a death is how a process ended
 evidence of the log says why."""
 KERNEL_OOM_PRIORITY = -20
 """Priority of the kernel's OOM-killer line (it ties the death to host memory by itself)."""
+LIBRARY_TABLE_PRIORITY = -62
+"""Priority of a category of a library's or tool's own error table (libtables.yaml: OpenCV's
+cv::Error::Code, ONNX Runtime's StatusCode, Paddle's ErrorCode, a compiler's diagnostic): below every
+other signature, the program's own code too, so that a vendor code, a missing library or a message
+of the stack anywhere in the log still decides; above a process's death (DEATH_PRIORITY), which
+says how a process ended while the library's category is evidence of why."""
 ERRNO_PRIORITY = -50
 OS_ERRNO_PRIORITY = -30
 """Priority of an OSError's errno (``[Errno 2] No such file or directory: '/dev/davinci0'``): below
@@ -397,6 +403,12 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
             if m.causes:  # a message that points to no cause is not looked for
                 key = f"extract:{MESSAGE_CAPTURE}{m.id}"
                 patterns[key] = Pattern(key, m.anchor, m.regex, capture=f"{MESSAGE_CAPTURE}{m.id}")
+        for t in knowledge.lib_tables:  # the libraries' own error tables: one extractor per form
+            for f in t.forms:
+                key = f"extract:{t.capture(f)}"
+                patterns[key] = Pattern(
+                    key, f.anchor, f.regex, capture=t.capture(f), groups=re.compile(f.regex).groups
+                )
         coded = [c for c in knowledge.codes if c.family in FAMILY_TITLE and c.causes]
         for prefix in sorted({c.code[:3] for c in coded if c.code[0] == "E" and c.code[1] != "R"}):
             # every E-code of the tables as a whole word, one anchor per three-character prefix
@@ -453,6 +465,7 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
             for x in (*d.supersedes, *d.oom_killer_supersedes)
             if x not in hand
         ]
+    rows += [(f"{t.id} row {r.key}", r.causes, r.source) for t in knowledge.lib_tables for r in t.rows]
     if knowledge.log_messages is not None:
         # a row of HCCL's messages is its own source (its file and line), resolved from the row
         modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
@@ -512,8 +525,9 @@ def shipped() -> SignatureTable:
     faq_path = knowledge.shipped_path().with_name("faq.yaml")
     # and aclnn_messages.yaml: cannenv.explain.opapi is imported only when a log has EZ1001
     aclnn_path = knowledge.shipped_path().with_name("aclnn_messages.yaml")
+    lib_path = knowledge.shipped_path().with_name("libtables.yaml")
     key = _cache_key(
-        (shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path(), aclnn_path)
+        (shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path(), aclnn_path, lib_path)
     )
     if key is not None:
         hit = _cache_read(key)
@@ -549,6 +563,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "messages.py",
             here / "logsource.py",
             here / "opapi.py",
+            here / "libtables.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

@@ -1,6 +1,7 @@
 """The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``),
-HCCL's log messages (``hccl_messages.yaml``) and the aclnn operators' parameter checks
-(``aclnn_messages.yaml``), composed here so that the table modules need not
+HCCL's log messages (``hccl_messages.yaml``), the aclnn operators' parameter checks
+(``aclnn_messages.yaml``) and the error tables of the libraries around the stack (``libtables.yaml``),
+composed here so that the table modules need not
 import each other (:mod:`.knowledge` holds the engine values, :mod:`.faq` and :mod:`.logsource`
 read their own files)."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 
-from cannenv.explain import faq, knowledge, logsource, opapi
+from cannenv.explain import faq, knowledge, libtables, logsource, opapi
 
 
 @cache
@@ -20,7 +21,9 @@ def shipped() -> knowledge.Knowledge:
     rows = faq.shipped()
     sources = dict(k.sources)
     sources.update({r.id: (f"{r.page_title}: {r.label}", r.url) for r in rows})
-    k = replace(k, faq=rows, sources=sources)
+    lib, lib_sources = libtables.shipped()
+    sources.update(lib_sources)
+    k = replace(k, faq=rows, sources=sources, lib_tables=lib)
     messages = logsource.shipped_path()
     if messages.is_file():
         k = knowledge.with_log_messages(k, logsource.load(messages))
