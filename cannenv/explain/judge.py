@@ -805,7 +805,10 @@ def derive(
 def _derive_lib_tables(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
     """A category of a library's or tool's own error table found in a printed form (libtables.yaml):
     the row's causes (none: it matches and its note says what the table calls it), ranked below
-    every other signature."""
+    every other signature. The tables (a part of the cached table read on first use) are not read
+    unless a form found something."""
+    if not any(key.startswith("lib:") for key in scan.values):
+        return
     for t in k.lib_tables:
         seen: set[str] = set()
         for f in t.forms:

@@ -467,7 +467,7 @@ class Knowledge:
         return None
 
 
-LAZY_ROWS = ("codes", "faq", "source_messages")
+LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables")
 """The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
 LAZY_TABLES = ("sources", "inner_codes", "messages")
 """Its mappings the cache loads on first use."""

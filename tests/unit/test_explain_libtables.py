@@ -407,3 +407,28 @@ def _signature_model() -> Any:
         signatures.shipped_path(), what="signature file", max_bytes=signatures.MAX_SIGNATURE_BYTES
     )
     return SignatureFile.model_validate(raw)
+
+
+# --- cost on a short log ------------------------------------------------------------------------
+def test_the_tables_are_read_only_when_a_form_found_something() -> None:
+    """In the validated-table cache the tables are a part read on first use (cannenv.explain.lazy):
+    a log with none of their forms never reads them."""
+    import pickle
+
+    cached = pickle.loads(pickle.dumps(TABLE, pickle.HIGHEST_PROTOCOL))
+    k = cached.knowledge
+    assert k is not None and not k.lib_tables.loaded
+
+    def explain(text: str) -> judge.Explanation:
+        s = Scanner(cached, total_hint=len(text))
+        s.feed(text.encode())
+        s.end_input()
+        return judge.explain(cached, s.result())
+
+    assert (
+        explain("RuntimeError: call aclnnAdd failed, error code is 561103").causes[0].signature
+        == "ops-561103"
+    )
+    assert not k.lib_tables.loaded
+    ex = explain("cv2.error: OpenCV(4.1.0) a.cpp:1: error: (-215:Assertion failed) x in function 'f'")
+    assert ex.causes[0].signature == "lib-opencv-stsassert" and k.lib_tables.loaded
