@@ -904,3 +904,19 @@ def test_a_tbe_operator_given_another_type_for_its_kernel_name_is_the_framework_
     # another parameter of the same check is the network's input
     other = line.replace("'param_name': 'kernel_name'", "'param_name': 'axis'")
     assert _top(other.replace("parameter[kernel_name]", "parameter[axis]")) == "not-a-version-problem"
+
+
+def test_ge_s_error_registry_is_in_the_table_with_its_titles_causes() -> None:
+    """GE's E1xxxx codes (error_registry.cc, imported whole): each row's causes are its title's
+    reviewed causes (title_causes), and the codes are found in a log."""
+    import yaml
+
+    raw = yaml.safe_load(knowledge.shipped_path().read_text(encoding="utf-8"))
+    rows = [c for c in raw["codes"] if c["source"] == "ge-error-codes"]
+    assert len(rows) >= 110 and all(re.fullmatch(r"E1[0-9]{4}", c["code"]) for c in rows)
+    titles = raw["title_causes"]
+    assert [c["code"] for c in rows if c["causes"] != titles.get(c["name"], [])] == []
+    ex = _explain("E10001: Value [-1] for parameter [Inputs] is invalid. Reason: maybe set input_shape\n")
+    assert ex.causes[0].id == "not-a-version-problem"
+    ex = _explain("E10501: IR for Op Foo with optype Foo is not registered.\n")
+    assert [c.id for c in ex.causes][:2] == ["chip-unsupported", "ops-package-missing-or-wrong"]
