@@ -777,6 +777,7 @@ def derive(
                 r.supersedes,
             )
     _derive_aclnn_source(k, scan, add)
+    _derive_rtge_source(k, scan, add)
     for value, v in scan.values.get("drv-error", {}).items():
         code = k.driver_errors.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:
@@ -853,6 +854,11 @@ def _source(table: SignatureTable, sid: str) -> Source:
         from cannenv.explain.opapi import OpMessages
 
         row = OpMessages(om).source(sid)
+    rm = k.rtge_messages if k is not None else None
+    if row is None and rm is not None and sid.startswith("rtge-src:"):
+        from cannenv.explain.rtge import RtgeMessages
+
+        row = RtgeMessages(rm).source(sid)
     if row is None and k is not None:
         row = k.message_source(sid)
     if row is None:
@@ -991,6 +997,70 @@ def _derive_aclnn_source(k: Knowledge, scan: ScanResult, add: Callable[..., None
                 for c in m.causes
             ],
         )
+
+
+GE_BELOW_RUNTIME = 1
+"""GE's messages rank this much below the runtime's (SOURCE_PRIORITY): GE calls the runtime, so
+where both logged a message with a cause, the runtime's (the callee's) is the detail."""
+
+
+def _derive_rtge_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """The runtime's and GE's own messages found in their ERROR lines (the file the line names,
+    then the message; rtge_messages.yaml) and in the error manager's reports (the message before
+    ``[FUNC:…][FILE:…]``), with the causes of the reviewed rule covering the row."""
+    found: list[tuple[str, str, Any]] = []
+    for e in k.extractors:
+        if e.kind == "rtge-log":
+            for value, v in scan.values.get(e.id, {}).items():
+                file, _, text = value.partition("|")
+                found.append((file, text, v))
+        elif e.kind == "rtge-report":
+            for value, v in scan.values.get(e.id, {}).items():
+                text, _, file = value.rpartition("|")
+                found.append((file, text, v))
+    if k.rtge_messages is None or not found:
+        return
+    from cannenv.explain.rtge import RtgeMessage, RtgeMessages
+    from cannenv.explain.rtge import specificity as rtge_specificity
+
+    table = RtgeMessages(k.rtge_messages)
+    seen: set[tuple[str, str, str]] = set()
+    for file, text, v in found:
+        matched = [m for m in table.match(file, text) if m.causes]
+        groups: dict[tuple[str, str], list[RtgeMessage]] = {}
+        for m in matched:
+            groups.setdefault((m.component, m.rule), []).append(m)
+        for group in groups.values():
+            # one line, one message: of the rows that match it (one message logged at several
+            # places, or worded alike: "drv devId=%u" and "drv devId=%d"), the one whose fixed text
+            # the line holds most of, the first place on a tie; the others are named by their number
+            m = max(group, key=lambda x: rtge_specificity(x.format, text))
+            key = (m.component, m.format, m.rule)
+            if key in seen:
+                continue
+            seen.add(key)
+            others = len(group) - 1
+            stem = m.file.rsplit(".", 1)[0].lower().replace("_", "-")
+            code = f" with {m.code}" if m.code else ""
+            places = f" (and {others} other messages alike)" if others else ""
+            add(
+                f"rtge-src-{m.rule}-{m.component.lower()}-{stem}-{m.line}",
+                f'{m.component} logged its own message of {m.file}:{m.line}{places}: "{m.format}"',
+                f"{'GE' if m.component == 'GE' else 'CANN runtime'} ({m.path.rsplit('/', 1)[0]})",
+                SOURCE_PRIORITY - (GE_BELOW_RUNTIME if m.component == "GE" else 0),
+                f"derived:rtge-src:{m.repo}:{m.path}:{m.line}",
+                v.line,
+                v.count,
+                [
+                    (
+                        c,
+                        f"the {m.component}'s source logs this{code} in {m.path}{places}; "
+                        f"rule {m.rule}: {m.reason}",
+                        m.source_id,
+                    )
+                    for c in m.causes
+                ],
+            )
 
 
 def _is_hex(value: str) -> bool:

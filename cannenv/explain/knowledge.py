@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cannenv.explain.logsource import LogMessages
     from cannenv.explain.models import KnowledgeFile
     from cannenv.explain.opapi import OpData
+    from cannenv.explain.rtge import RtgeData
 
 MAX_KNOWLEDGE_BYTES = 4 << 20
 
@@ -380,6 +381,9 @@ class Knowledge:
     """How processes die (signal(7)'s table, the OOM killer): ``deaths``."""
     lib_tables: tuple[LibTable, ...] = ()
     """The error tables of the libraries and tools around the stack (libtables.yaml, :mod:`.libtables`)."""
+    rtge_messages: RtgeData | None = None
+    """The CANN runtime's and GE's own error messages from their source (rtge_messages.yaml,
+    :mod:`rtge`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -719,6 +723,15 @@ def with_op_messages(k: Knowledge, table: OpData) -> Knowledge:
     from dataclasses import replace
 
     return replace(k, op_messages=table)
+
+
+def with_rtge_messages(k: Knowledge, table: RtgeData) -> Knowledge:
+    """The knowledge with the runtime's and GE's messages (plain tuples: :class:`rtge.RtgeMessages`
+    reads them when a log has a RUNTIME/GE error line or an error-manager report); each row is its
+    own source (the file and line at the imported commit), resolved from the row."""
+    from dataclasses import replace
+
+    return replace(k, rtge_messages=table)
 
 
 def message_key(sentence: str) -> str:

@@ -36,6 +36,8 @@ ExtractorKind = Literal[
     "exit-status",
     "oom-kill",
     "process-died",
+    "rtge-log",
+    "rtge-report",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
@@ -924,6 +926,51 @@ class LibTablesFile(_Frozen):
             ]
         if problems:
             raise ValueError("; ".join(problems))
+        return self
+
+
+class RtgeRuleModel(_Frozen):
+    """A reviewed mapping of words of a runtime/GE message (any case), optionally only under some
+    source paths (fnmatch patterns), to the causes it points to, with the code's own wording as
+    its reason."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    words: tuple[str, ...] = Field(min_length=1)
+    paths: tuple[str, ...] = ()
+    causes: tuple[str, ...] = Field(min_length=1)
+    reason: str = Field(min_length=10)
+
+
+class RtgeMessageModel(_Frozen):
+    """One error-log or report call of the runtime's or GE's source: where it is, the macro, the
+    code argument where there is one, the format string."""
+
+    repo: str
+    path: str = Field(min_length=3)
+    line: int = Field(ge=1)
+    call: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
+    code: str | None = Field(None, pattern=r"^[A-Z][A-Z0-9_]{1,63}$")
+    format: str = Field(min_length=1)
+
+
+class RtgeMessagesFile(_Frozen):
+    """``matrices/explain/rtge_messages.yaml``: the CANN runtime's and GE's error messages imported
+    from their source (``python -m cannenv.explain.rtge``) and the reviewed word → cause rules."""
+
+    schema_version: Literal[1] = 1
+    repos: dict[str, SourceRepoModel] = Field(min_length=1)
+    rules: tuple[RtgeRuleModel, ...]
+    rows: tuple[RtgeMessageModel, ...]
+
+    @model_validator(mode="after")
+    def _references(self) -> RtgeMessagesFile:
+        problems = sorted(
+            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
+        )
+        names = [m.name for m in self.rules]
+        problems += [f"rule {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+        if problems:
+            raise ValueError("; ".join(problems[:20]))
         return self
 
 

@@ -352,6 +352,22 @@ def render_signature_doc(table: Any) -> str:
                 )
                 + f"; {sum(len(t.forms) for t in k.lib_tables)} printed forms.",
             ]
+        if k.rtge_messages is not None:
+            from cannenv.explain.rtge import RtgeMessages
+
+            rm = RtgeMessages(k.rtge_messages)
+            by_rule: dict[str, int] = {}
+            for r in rm.messages:
+                by_rule[r.rule] = by_rule.get(r.rule, 0) + 1
+            out += [
+                "",
+                f"The CANN runtime's and GE's own error messages (`matrices/explain/rtge_messages.yaml`,"
+                f" priority {SOURCE_PRIORITY}, GE's one below): {rm.total} messages of "
+                + ", ".join(f"{repo}@{commit[:12]}" for repo, commit in k.rtge_messages[1])
+                + f"; {len(rm.messages)} point to a cause through the reviewed word rules ("
+                + ", ".join(f"{name} {n}" for name, n in sorted(by_rule.items()))
+                + f"), {rm.total - len(rm.messages)} to none.",
+            ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():
         checks = ", ".join(f"`{x}`" for x in c.checks) or "— (cannot be decided from one host's facts)"

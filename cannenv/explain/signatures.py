@@ -478,6 +478,13 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         rules = {m.rule: m for m in OpMessages(knowledge.op_messages).messages if m.causes}
         sources |= {m.source_id for m in rules.values()}
         rows += [(f"aclnn rule {name}", m.causes, m.source_id) for name, m in rules.items()]
+    if knowledge.rtge_messages is not None:
+        # and of the runtime's and GE's messages: one per rule checked
+        from cannenv.explain.rtge import RtgeMessages
+
+        found = {m.rule: m for m in RtgeMessages(knowledge.rtge_messages).messages if m.causes}
+        sources |= {m.source_id for m in found.values()}
+        rows += [(f"runtime/GE rule {name}", m.causes, m.source_id) for name, m in found.items()]
     for what, causes, source in rows:
         problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
         if source not in sources:
@@ -523,11 +530,21 @@ def shipped() -> SignatureTable:
 
     # faq.yaml beside knowledge.yaml: cannenv.explain.faq is imported only to load and validate it
     faq_path = knowledge.shipped_path().with_name("faq.yaml")
-    # and aclnn_messages.yaml: cannenv.explain.opapi is imported only when a log has EZ1001
+    # and aclnn_messages.yaml: cannenv.explain.opapi is imported only when a log has EZ1001;
+    # rtge_messages.yaml: cannenv.explain.rtge only when a log has a RUNTIME/GE line or a report
     aclnn_path = knowledge.shipped_path().with_name("aclnn_messages.yaml")
     lib_path = knowledge.shipped_path().with_name("libtables.yaml")
+    rtge_path = knowledge.shipped_path().with_name("rtge_messages.yaml")
     key = _cache_key(
-        (shipped_path(), knowledge.shipped_path(), faq_path, logsource.shipped_path(), aclnn_path, lib_path)
+        (
+            shipped_path(),
+            knowledge.shipped_path(),
+            faq_path,
+            logsource.shipped_path(),
+            aclnn_path,
+            lib_path,
+            rtge_path,
+        )
     )
     if key is not None:
         hit = _cache_read(key)
@@ -564,6 +581,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "logsource.py",
             here / "opapi.py",
             here / "libtables.py",
+            here / "rtge.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

@@ -1,16 +1,16 @@
 """The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``),
 HCCL's log messages (``hccl_messages.yaml``), the aclnn operators' parameter checks
-(``aclnn_messages.yaml``) and the error tables of the libraries around the stack (``libtables.yaml``),
-composed here so that the table modules need not
-import each other (:mod:`.knowledge` holds the engine values, :mod:`.faq` and :mod:`.logsource`
-read their own files)."""
+(``aclnn_messages.yaml``), the error tables of the libraries around the stack (``libtables.yaml``)
+and the runtime's and GE's messages (``rtge_messages.yaml``), composed here so that the table
+modules need not import each other (:mod:`.knowledge` holds the engine values, :mod:`.faq`,
+:mod:`.logsource`, :mod:`.opapi` and :mod:`.rtge` read their own files)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
 
-from cannenv.explain import faq, knowledge, libtables, logsource, opapi
+from cannenv.explain import faq, knowledge, libtables, logsource, opapi, rtge
 
 
 @cache
@@ -28,4 +28,7 @@ def shipped() -> knowledge.Knowledge:
     if messages.is_file():
         k = knowledge.with_log_messages(k, logsource.load(messages))
     aclnn = opapi.shipped_path()
-    return knowledge.with_op_messages(k, opapi.load(aclnn).data) if aclnn.is_file() else k
+    if aclnn.is_file():
+        k = knowledge.with_op_messages(k, opapi.load(aclnn).data)
+    runtime_ge = rtge.shipped_path()
+    return knowledge.with_rtge_messages(k, rtge.load(runtime_ge).data) if runtime_ge.is_file() else k

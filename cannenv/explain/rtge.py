@@ -1,0 +1,572 @@
+"""The CANN runtime's and graph engine's own error messages, imported from their source
+(``matrices/explain/rtge_messages.yaml``).
+
+The runtime (hicann/runtime: ``libruntime``, its device, stream, memory and kernel code) and the
+graph engine (hicann/ge: graph build, model load and execution, the op-kernel stores) are open
+source, so the error messages they can log are known in full: every
+``RT_LOG(RT_LOG_ERROR, "…")``/``RT_LOG_INNER_MSG``/``RT_LOG_CALL_MSG``/``RT_LOG_OUTER_MSG`` of the
+runtime, every ``GELOGE(code, "…")`` of GE, and the ``REPORT_INNER_ERROR``/``REPORT_CALL_ERROR``/
+``REPORT_INNER_ERR_MSG`` reports of both (and the trees' own wrappers of them:
+:func:`wrappers`), with the file and line at the commit and the error code
+argument where there is one (``GELOGE``'s status, the reported ``E19999``/``EE1001`` …).
+
+They reach a log in three forms, each naming the source file:
+
+* the runtime's plog line ``[ERROR] RUNTIME(pid,name):time [file.cc:line]tid Func:message``
+  (``RecordErrorLog`` of runtime ``src/runtime/core/src/common/rt_log.cc``);
+* GE's plog line ``[ERROR] GE(pid,name):time [file.cc:line]tid Func: ErrorNo: …message``;
+* the error manager's report printed to stderr by the framework (``E19999: Inner Error!`` then
+  ``message[FUNC:Func][FILE:file.cc][LINE:n]``: runtime ``src/dfx/error_manager/error_manager.cc``).
+
+A row is told apart in a line by its distinctive literals, else all its fixed parts in order
+(:func:`cannenv.explain.logsource.identities`, the same rule as HCCL's messages); only the rows of
+the file the line names are tried when the table has that file.
+
+The cause a row points to comes only from the table's reviewed ``rules`` (words of the message,
+optionally narrowed by path patterns → causes, each with the code's own wording as its reason; the
+first rule that covers a row decides), never from the row. A row that reports a public error code
+(``E30006``, ``EE1002`` …: anything but the inner ``…9999``/``…8888`` codes; a constant the
+call names is resolved from the trees' own definitions) is left to the error-code reference,
+which already decides it. A message no rule covers points to no cause and is not looked
+for.
+
+``python -m cannenv.explain.rtge --import TREE REPO_KEY [--write]`` reads a source tree and prints
+the refresh diff against the shipped table (docs/explain.md, "The runtime's and GE's own messages").
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cannenv.explain.logsource import SOURCE_SUFFIXES, call_end, format_at, fragments, identities, split_args
+
+CALLS: Mapping[str, tuple[int, int | None, int | None]] = {
+    # macro: (index of the format argument, of the code argument, of the level argument, which
+    # must be RT_LOG_ERROR)
+    "RT_LOG": (1, None, 0),
+    "RT_LOG_INNER_MSG": (1, None, 0),
+    "RT_LOG_CALL_MSG": (1, None, None),
+    "RT_LOG_CALL_MSG_NO_RT_LOG": (1, None, None),
+    "RT_LOG_OUTER_MSG": (1, 0, None),
+    "RT_LOG_ERROR": (0, None, None),
+    "REPORT_INNER_ERROR": (1, 0, None),
+    "REPORT_CALL_ERROR": (1, 0, None),
+    "REPORT_INNER_ERR_MSG": (1, 0, None),
+    "GELOGE": (1, 0, None),
+}
+"""The error-logging and error-reporting macros whose format strings are imported; the tree's own
+macros that pass a ``format``/``fmt`` parameter on to one of them (``ERROR_RETURN_MSG_INNER(ERRCODE,
+format, …)``, ``COND_RETURN_ERROR_MSG_CALL(…)``) are found in the tree and added (:func:`wrappers`)."""
+ERROR_LEVEL = "RT_LOG_ERROR"
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Z][A-Z0-9_]*)\(([^)\n]*)\)", re.M)
+NOT_ERROR = ("WARN", "INFO", "DEBUG", "EVENT", "NORMAL")
+"""A wrapper named for another level is not an error log, whatever it calls."""
+_PASTED = re.compile(r"RT_LOG_##[A-Z]+##_MSG\s*\(")
+_SPLIT_CONVERSION = re.compile(r"%[-+ #0]*(?:[1-9][0-9]*)?(?:\.[0-9]+)?%s")
+_CODE = re.compile(r"[A-Z][A-Z0-9_]{1,63}")
+_CODE_CONSTANT = re.compile(
+    r"(?:\bconst(?:expr)?\b[^=;\n]{0,80}?\b([A-Z][A-Z0-9_]+)\s*=|#[ \t]*define[ \t]+([A-Z][A-Z0-9_]+))"
+    r"[ \t]*\"(E[0-9A-Z]{2}[0-9]{3})\""
+)
+_PUBLIC_CODE = re.compile(r"E[0-9A-Z]{2}[0-9]{3}")
+SKIP_DIRS = ("tests/", "test/", "ut/", "st/", "stub/", "stubs/", "examples/", "example/", "docs/", "sample/")
+"""Folders whose files are not the product's code (unit tests, stubs, samples)."""
+
+
+INNER_SUFFIXES = ("9999", "8888")
+"""The inner-error codes' endings: ``E19999``/``EE9999``/``EL9999`` (the runtime's RT_INNER_ERROR /
+RT_DRV_INNER_ERROR, base_info.hpp) and ``E18888`` (metadef's REPORT_INNER_ERR_MSG checks)."""
+
+
+def public_code(code: str) -> bool:
+    """Whether a row's code is a reported public error code (``EE1001``) the error-code reference
+    decides; the inner ones decide nothing (:data:`INNER_SUFFIXES`)."""
+    return _PUBLIC_CODE.fullmatch(code) is not None and not code.endswith(INNER_SUFFIXES)
+
+
+# ------------------------------------------------------------------------------ engine values
+@dataclass(frozen=True)
+class Rule:
+    """A reviewed mapping: words of a message (any case), optionally only under some paths → causes."""
+
+    name: str
+    words: tuple[str, ...]
+    causes: tuple[str, ...]
+    reason: str
+    paths: tuple[str, ...] = ()
+
+    def covers(self, path: str, fmt: str) -> bool:
+        low = fmt.lower()
+        return any(w.lower() in low for w in self.words) and (
+            not self.paths or any(fnmatch.fnmatchcase(path, p) for p in self.paths)
+        )
+
+
+@dataclass(frozen=True)
+class RtgeMessage:
+    """One error-log or report call of the runtime's or GE's source."""
+
+    repo: str
+    commit: str
+    path: str
+    line: int
+    format: str
+    code: str
+    call: str
+    rule: str
+    causes: tuple[str, ...]
+    reason: str
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}#L{self.line}"
+
+    @property
+    def source_id(self) -> str:
+        return f"rtge-src:{self.repo}:{self.path}#L{self.line}"
+
+    @property
+    def source_title(self) -> str:
+        code = f", reporting {self.code}" if self.code else ""
+        return (
+            f'{self.repo} {self.path}:{self.line} (at {self.commit[:12]}): {self.call}("{self.format}"){code}'
+        )
+
+    @property
+    def file(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def component(self) -> str:
+        return "GE" if self.repo.endswith("/ge") else "runtime"
+
+
+Row = tuple[int, str, int, str, str, str, tuple[str, ...], tuple[str, ...], int]
+"""A row as the engine keeps it: (repository index, path, line, format, code, call, literals,
+parts, rule index)."""
+RuleData = tuple[str, tuple[str, ...], tuple[str, ...], str, tuple[str, ...]]
+"""A rule as the engine keeps it: (name, words, causes, reason, paths)."""
+RtgeData = tuple[tuple[Row, ...], tuple[tuple[str, str], ...], tuple[RuleData, ...], int, frozenset[str]]
+"""The table as the cached knowledge holds it: (rows with a cause, (owner/name, commit) by index,
+rules, rows of the whole table, the file names of every row). Plain tuples: unpickling them
+neither imports this module nor builds an object per row, so a log without a RUNTIME/GE line or an
+error-manager report pays nothing."""
+
+
+def _found(row: Row, text: str) -> bool:
+    lits, parts = row[6], row[7]
+    if lits:
+        return any(x in text for x in lits)
+    at = 0
+    for p in parts:
+        at = text.find(p, at)
+        if at < 0:
+            return False
+        at += len(p)
+    return bool(parts)
+
+
+def specificity(fmt: str, text: str) -> int:
+    """How much of a format's fixed text ``text`` holds, its parts searched in order (each from
+    where the last one ended): the row that pins a line down most is its message."""
+    at = 0
+    found = 0
+    for p in fragments(fmt):
+        i = text.find(p, at)
+        if i >= 0:
+            found += len(p)
+            at = i + len(p)
+    return found
+
+
+@dataclass(frozen=True)
+class RtgeMessages:
+    """The engine's table over :data:`RtgeData`."""
+
+    data: RtgeData
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        return self.data[0]
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(Rule(*r) for r in self.data[2])
+
+    @property
+    def total(self) -> int:
+        """Rows of the whole table."""
+        return self.data[3]
+
+    def _message(self, row: Row) -> RtgeMessage:
+        repo, commit = self.data[1][row[0]]
+        rule = Rule(*self.data[2][row[8]]) if row[8] >= 0 else None
+        return RtgeMessage(
+            repo=repo,
+            commit=commit,
+            path=row[1],
+            line=row[2],
+            format=row[3],
+            code=row[4],
+            call=row[5],
+            rule=rule.name if rule else "",
+            causes=rule.causes if rule else (),
+            reason=rule.reason if rule else "",
+        )
+
+    @property
+    def messages(self) -> tuple[RtgeMessage, ...]:
+        return tuple(self._message(r) for r in self.rows)
+
+    def source(self, source_id: str) -> tuple[str, str] | None:
+        """(title, url) of the row a derived signature names as its source."""
+        if not source_id.startswith("rtge-src:"):
+            return None
+        repo, _, at = source_id[len("rtge-src:") :].partition(":")
+        path, _, line = at.rpartition("#L")
+        for r in self.rows:
+            if r[1] == path and str(r[2]) == line and self.data[1][r[0]][0] == repo:
+                m = self._message(r)
+                return m.source_title, m.url
+        return None
+
+    def match(self, file: str | None, text: str) -> list[RtgeMessage]:
+        """The rows found in ``text``: those of the log's ``file`` when the table has that file (a
+        line of a known file that none of its rows matches is a message this release lacks, or
+        one no rule covers: not guessed from other files); any row when the file is unknown."""
+        rows = self.rows
+        if file and file in self.data[4]:
+            rows = tuple(r for r in rows if r[1].endswith("/" + file) or r[1] == file)
+        return [self._message(r) for r in rows if _found(r, text)]
+
+
+# ------------------------------------------------------------------------------ extraction
+@dataclass(frozen=True)
+class Call:
+    """An error-log or report call of a source file: its line, macro, format and code argument."""
+
+    path: str
+    line: int
+    call: str
+    format: str
+    code: str | None
+
+
+def _code_of(arg: str) -> str | None:
+    """The code a call names: a string literal (``"E19999"``) or a constant (``ge::FAILED``,
+    ``ErrorCode::EE1001`` → its last name); None for an expression or a variable."""
+    a = " ".join(arg.split())
+    if a.startswith('"') and a.endswith('"'):
+        a = a[1:-1]
+    a = a.rsplit("::", 1)[-1].strip("() ")
+    return a if _CODE.fullmatch(a) else None
+
+
+def _define_body(text: str, at: int) -> str:
+    """A macro's body: its lines up to the first that does not end with a backslash."""
+    end = at
+    while True:
+        nl = text.find("\n", end)
+        if nl < 0:
+            return text[at:]
+        if not text[:nl].rstrip().endswith("\\"):
+            return text[at:nl]
+        end = nl + 1
+
+
+def wrappers(
+    texts: Iterable[str], known: Mapping[str, tuple[int, int | None, int | None]] = CALLS
+) -> dict[str, tuple[int, int | None, int | None]]:
+    """``known`` with the macros the sources define that pass a ``format``/``fmt`` parameter on to
+    a known one (or to the runtime's pasted ``RT_LOG_##TYPE##_MSG``), found until none is added: the
+    format at that parameter's place; a ``level``/``LOGTYPE`` parameter must be RT_LOG_ERROR."""
+    defines: list[tuple[str, list[str], str]] = []
+    for text in texts:
+        for m in _DEFINE.finditer(text):
+            params = [x.strip() for x in m.group(2).split(",")]
+            if any(x.lower() in ("format", "fmt") for x in params):
+                defines.append((m.group(1), params, _define_body(text, m.end())))
+    out = dict(known)
+    added = True
+    while added:
+        added = False
+        pattern = re.compile(
+            r"\b(" + "|".join(re.escape(x) for x in sorted(out, key=len, reverse=True)) + r")\s*\("
+        )
+        for name, params, body in defines:
+            if name in out or any(w in name for w in NOT_ERROR):
+                continue
+            wrapped = _wrapped(body, params, out, pattern)
+            if wrapped is not None:
+                fmt = next(i for i, x in enumerate(params) if x.lower() in ("format", "fmt"))
+                out[name] = (fmt, None, wrapped if wrapped >= 0 else None)
+                added = True
+    return out
+
+
+def _wrapped(
+    body: str,
+    params: list[str],
+    known: Mapping[str, tuple[int, int | None, int | None]],
+    pattern: re.Pattern[str],
+) -> int | None:
+    """Whether a macro's body logs its format at the error level: None when not; else the index of
+    its own level parameter the caller must pass RT_LOG_ERROR in, or -1 when none."""
+    fmt_names = [x for x in params if x.lower() in ("format", "fmt")]
+    calls: list[tuple[int, int | None, int]] = []
+    for m in pattern.finditer(body):
+        calls.append((m.end(), known[m.group(1)][2], known[m.group(1)][0]))
+    # RT_LOG_##TYPE##_MSG: RT_LOG_INNER_MSG(level, …), RT_LOG_CALL_MSG(module, …) or
+    # RT_LOG_OUTER_MSG(code, …): each logs at the error level (its first argument is no level)
+    calls += [(m.end(), None, 1) for m in _PASTED.finditer(body)]
+    for at, level_at, fmt_at in calls:
+        args = [a.strip() for a in split_args(body[at : call_end(body, at) - 1])]
+        if len(args) <= fmt_at or not any(re.search(rf"\b{re.escape(n)}\b", args[fmt_at]) for n in fmt_names):
+            continue
+        if level_at is None:
+            return -1
+        if len(args) > level_at:
+            if args[level_at] == ERROR_LEVEL:
+                return -1
+            if args[level_at] in params:
+                return params.index(args[level_at])
+    return None
+
+
+def constants(texts: Iterable[str]) -> dict[str, str]:
+    """The error-code constants the sources define (``static constexpr const char_t*
+    RT_TSD_DRV_HDC_SEND_FILE_FAILED_ERROR = "E30006";``, ``#define RT_INNER_ERROR "EE9999"``): name →
+    code, so that a call naming the constant is known to report that code."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for m in _CODE_CONSTANT.finditer(text):
+            out.setdefault(m.group(1) or m.group(2), m.group(3))
+    return out
+
+
+def extract(
+    text: str,
+    path: str,
+    calls: Mapping[str, tuple[int, int | None, int | None]] = CALLS,
+    codes: Mapping[str, str] | None = None,
+) -> list[Call]:
+    """Every error-log/report call of one file with a string-literal format (comments and the
+    macros' own definitions left out)."""
+    found: list[Call] = []
+    pattern = re.compile(
+        r"\b(" + "|".join(re.escape(x) for x in sorted(calls, key=len, reverse=True)) + r")\s*\("
+    )
+    for m in pattern.finditer(text):
+        start = m.start()
+        line_start = text.rfind("\n", 0, start) + 1
+        head = text[line_start:start].lstrip()
+        if head.startswith(("//", "*", "/*", "#")):
+            continue
+        line_end = text.find("\n", start)
+        if text[start : len(text) if line_end < 0 else line_end].rstrip().endswith("\\"):
+            continue  # inside a macro's body: its callers' calls are imported
+        name = m.group(1)
+        fmt_at, code_at, level_at = calls[name]
+        end = call_end(text, m.end())
+        args = split_args(text[m.end() : end - 1])
+        if len(args) <= fmt_at:
+            continue
+        if level_at is not None and (len(args) <= level_at or args[level_at].strip() != ERROR_LEVEL):
+            continue
+        offset = m.end() + sum(len(a) + 1 for a in args[:fmt_at])
+        fmt, _ = format_at(text, offset)
+        if fmt is None:
+            continue
+        # "%" PRIu64 / "%#" PRIx64: the <inttypes.h> macro completes the conversion (format_at
+        # stands a macro for "%s"), one conversion, not a literal "%"
+        fmt = _SPLIT_CONVERSION.sub("%s", fmt)
+        code = _code_of(args[code_at]) if code_at is not None else None
+        if code is not None and codes:
+            code = codes.get(code, code)
+        if name == "RT_LOG_INNER_MSG" or name.endswith("_MSG_INNER"):
+            code = "EE9999"  # RT_LOG_LEVEL_TO_ERR_MSG[RT_LOG_ERROR]: the runtime's inner error
+        line = text.count("\n", 0, start) + 1
+        found.append(Call(path, line, name, " ".join(fmt.split()), code))
+    return found
+
+
+def walk(tree: Path) -> Iterator[tuple[str, str]]:
+    """(path relative to ``tree``, text) of every source file outside tests, stubs and samples."""
+    for p in sorted(tree.rglob("*")):
+        if not p.is_file() or p.suffix not in SOURCE_SUFFIXES:
+            continue
+        rel = p.relative_to(tree).as_posix()
+        if any(rel.startswith(d) or f"/{d}" in rel for d in SKIP_DIRS):
+            continue
+        yield rel, p.read_text(encoding="utf-8", errors="replace")
+
+
+def import_tree(tree: Path) -> list[Call]:
+    """Every error-log/report call of the tree, its own wrapper macros included."""
+    files = list(walk(tree))
+    calls = wrappers(text for _, text in files)
+    codes = constants(text for _, text in files)
+    out: list[Call] = []
+    for rel, text in files:
+        out += extract(text, rel, calls, codes)
+    return out
+
+
+def rows(repo_key: str, calls: Iterable[Call]) -> list[dict[str, Any]]:
+    """Table rows of the calls whose message can be told apart in a log (a distinctive literal,
+    else distinctive parts: :func:`logsource.identities`); the others never could."""
+    calls = sorted(calls, key=lambda c: (c.path, c.line))
+    ids = identities((c.format, c.path) for c in calls)
+    out: list[dict[str, Any]] = []
+    for c in calls:
+        if ids[c.format] == ((), ()):
+            continue
+        row: dict[str, Any] = {"repo": repo_key, "path": c.path, "line": c.line, "call": c.call}
+        if c.code:
+            row["code"] = c.code
+        row["format"] = c.format
+        out.append(row)
+    return out
+
+
+# ------------------------------------------------------------------------------ the table
+def build(
+    raw_rules: Sequence[Any], raw_repos: Mapping[str, Any], raw_rows: Sequence[Any], *, keep_all: bool = False
+) -> RtgeMessages:
+    """The engine's table: the rows a rule gives causes (every row with ``keep_all``), the first
+    rule covering a row deciding; a row reporting a public error code is left to the code table."""
+    rules = tuple(Rule(r.name, r.words, r.causes, r.reason, r.paths) for r in raw_rules)
+    keys = list(raw_repos)
+    repos = tuple((raw_repos[k].repo, raw_repos[k].commit) for k in keys)
+    ids = identities((r.format, r.path) for r in raw_rows)
+    out: list[Row] = []
+    files: set[str] = set()
+    total = 0
+    for r in raw_rows:
+        lits, parts = ids[r.format]
+        if not lits and not parts:
+            continue
+        total += 1
+        files.add(r.path.rsplit("/", 1)[-1])
+        code = r.code or ""
+        rule = (
+            -1
+            if public_code(code)
+            else next((i for i, x in enumerate(rules) if x.covers(r.path, r.format)), -1)
+        )
+        if not (rule >= 0 and rules[rule].causes) and not keep_all:
+            continue
+        out.append((keys.index(r.repo), r.path, r.line, r.format, code, r.call, lits, parts, rule))
+    data = tuple((x.name, x.words, x.causes, x.reason, x.paths) for x in rules)
+    return RtgeMessages((tuple(out), repos, data, total, frozenset(files)))
+
+
+def diff(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """What a refresh changes: rows the table lacks (a format string not in it for that file), rows
+    whose code changed, and rows gone (by path and format string; a line that only moved is not a
+    change)."""
+
+    def key(r: Mapping[str, Any]) -> tuple[str, str, str]:
+        return (str(r["path"]), str(r["format"]), str(r["call"]))
+
+    before = {key(r): r for r in old}
+    after = {key(r): r for r in new}
+    return {
+        "lacks": [dict(r) for k, r in after.items() if k not in before],
+        "changed": [
+            {"path": k[0], "format": k[1], "was": before[k].get("code"), "now": r.get("code")}
+            for k, r in after.items()
+            if k in before and before[k].get("code") != r.get("code")
+        ],
+        "gone": [dict(r) for k, r in before.items() if k not in after],
+    }
+
+
+# ------------------------------------------------------------------------------ loading
+MAX_TABLE_BYTES = 16 << 20
+
+
+def shipped_path() -> Path:
+    from cannenv.resources import matrices_dir
+
+    return matrices_dir() / "explain" / "rtge_messages.yaml"
+
+
+def load(path: str | Path, *, keep_all: bool = False) -> RtgeMessages:
+    """The table, read bounded and validated (its rows with a cause; every row with ``keep_all``)."""
+    from cannenv.explain.models import RtgeMessagesFile
+    from cannenv.explain.rowtable import load_validated
+
+    model = load_validated(
+        path,
+        RtgeMessagesFile,
+        what="runtime/GE message table",
+        hint="see docs/explain.md (Knowledge tables: the runtime's and GE's own messages)",
+        max_bytes=MAX_TABLE_BYTES,
+    )
+    return build(model.rules, model.repos, model.rows, keep_all=keep_all)
+
+
+def json_schema() -> dict[str, Any]:
+    from cannenv.explain.models import RtgeMessagesFile
+    from cannenv.explain.rowtable import schema_of
+
+    return schema_of(
+        RtgeMessagesFile, "cannenv explain: the CANN runtime's and GE's error messages from their source"
+    )
+
+
+def write_rows(table: Path, repo_key: str, new_rows: Sequence[Mapping[str, Any]]) -> None:
+    """Replace the rows of ``repo_key`` in the table file (header, repos and rules kept as written:
+    they are reviewed by a person); atomic."""
+    from cannenv.explain.rowtable import replace_rows
+
+    replace_rows(table, repo_key, new_rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--schema`` prints the table's JSON Schema; ``--import TREE REPO_KEY`` reads a source tree
+    (the repository's files at the table's commit for REPO_KEY) and prints the refresh diff;
+    ``--write`` with it replaces that repository's rows."""
+    import json
+    import sys
+
+    import yaml
+
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--schema"]:
+        print(json.dumps(json_schema(), indent=2, sort_keys=True))
+        return 0
+    write = "--write" in args
+    args = [a for a in args if a != "--write"]
+    if len(args) == 3 and args[0] == "--import":
+        tree, key = Path(args[1]), args[2]
+        raw = yaml.safe_load(shipped_path().read_text(encoding="utf-8"))
+        old = [r for r in raw.get("rows") or () if r.get("repo") == key]
+        new = rows(key, import_tree(tree))
+        d = diff(old, new)
+        if write:
+            write_rows(shipped_path(), key, new)
+        print(
+            f"# {key}: {len(new)} rows from {tree} ({len(old)} in the table): "
+            + ", ".join(f"{len(d[w])} {w}" for w in ("lacks", "changed", "gone"))
+        )
+        print(yaml.safe_dump(d, sort_keys=False, width=200, allow_unicode=True), end="")
+        return 1 if any(d.values()) and not write else 0
+    print(
+        "usage: python -m cannenv.explain.rtge --schema > matrices/explain/rtge_messages.schema.json\n"
+        "       python -m cannenv.explain.rtge --import TREE REPO_KEY [--write]\n"
+        "       (TREE: the repository's files at the commit the table names for REPO_KEY, e.g.\n"
+        "        git --git-dir=MIRROR archive COMMIT | tar -x -C TREE)",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
