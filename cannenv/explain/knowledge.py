@@ -399,6 +399,8 @@ class Knowledge:
         if self.op_messages is not None:  # the aclnn rows (plain tuples): read when a log has EZ1001
             op_rows, repos, rules, total = self.op_messages
             state["op_messages"] = (rows(op_rows), repos, rules, total)
+        if self.rtge_messages is not None:  # the runtime's and GE's rows: read when a log has such a line
+            state["rtge_messages"] = rows(self.rtge_messages)
         return (_knowledge, (state,))
 
     def message_source(self, sid: str) -> tuple[str, str] | None:

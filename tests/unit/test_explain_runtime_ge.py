@@ -148,6 +148,27 @@ def test_the_cached_table_holds_plain_tuples_and_a_log_without_a_marker_never_im
     )
 
 
+def test_the_cached_table_reads_the_rows_only_when_a_log_has_such_a_line() -> None:
+    import pickle
+
+    from cannenv.explain.lazy import Rows
+
+    cached = pickle.loads(pickle.dumps(TABLE, pickle.HIGHEST_PROTOCOL))  # as the cache gives it back
+    assert cached.knowledge is not None
+    part = cached.knowledge.rtge_messages
+    assert isinstance(part, Rows) and not part.loaded  # one blob: no row built when the table loads
+
+    def run(text: str) -> list[str]:
+        s = Scanner(cached, total_hint=len(text))
+        s.feed(text.encode())
+        s.end_input()
+        return [m.id for m in judge.explain(cached, s.result()).matches if m.id.startswith("rtge-src-")]
+
+    assert run("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n") == [] and not part.loaded
+    line = _plog("RUNTIME", "api_c.cc", 1372, "f", "Invalid device_id=9, valid range is [0,8).")
+    assert run(line + "\n") == ["rtge-src-device-id-runtime-api-c-1372"] and part.loaded
+
+
 # --- the importer on real source text -------------------------------------------------------------
 def test_import_reads_the_real_excerpts() -> None:
     calls = rtge.import_tree(EXCERPTS / "runtime") + rtge.import_tree(EXCERPTS / "ge")
