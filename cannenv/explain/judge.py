@@ -908,7 +908,7 @@ def _derive_hccl_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]
         for value, v in scan.values.get(e.id, {}).items():
             number, _, rest = value.partition("|")
             path = rest.partition("|")[2]
-            numeric = number.removeprefix("-").isdigit()
+            numeric = number.removeprefix("-").isdecimal()
             read = oserr.causes(int(number), path) if oserr is not None and numeric else None
             if read is None:
                 continue
