@@ -67,7 +67,7 @@ from cannenv.explain.signatures import (
 )
 
 if TYPE_CHECKING:
-    from cannenv.explain.knowledge import Knowledge
+    from cannenv.explain.knowledge import InnerCode, Knowledge
     from cannenv.facts import Facts
     from cannenv.report import Finding
 
@@ -708,6 +708,7 @@ def derive(
                     for c in public.causes
                 ],
             )
+    _derive_rt_reason(k, scan, add)
     for value, v in code_values.items():
         code = k.code(value)
         if code is None or not code.causes or code.family not in FAMILY_TITLE:
@@ -995,6 +996,54 @@ def _derive_aclnn_source(k: Knowledge, scan: ScanResult, add: Callable[..., None
                     m.source_id,
                 )
                 for c in m.causes
+            ],
+        )
+
+
+def _derive_rt_reason(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """The runtime's ``rtXxx execution failed, reason=…``: the reason is an inner code's meaning
+    (errcode_manage.cc's table, ``inner_codes``), reported as that code's ACL code, whose row
+    decides; a reason several inner codes share with different ACL codes decides nothing."""
+    found = [v for e in k.extractors if e.kind == "rt-reason" for v in scan.values.get(e.id, {}).items()]
+    if not found or not k.inner_codes:
+        return
+    # the log's own hex code of the same inner error (``reason=[device id error], err:0x7010003``)
+    # is read by its extractor already: one signature, not two
+    hex_seen = {
+        int(value, 16)
+        for e in k.extractors
+        if e.kind == "rt-inner"
+        for value in scan.values.get(e.id, {})
+        if _is_hex(value)
+    }
+    by_meaning: dict[str, list[InnerCode]] = {}
+    for inner in k.inner_codes.values():
+        by_meaning.setdefault(inner.meaning.lower(), []).append(inner)
+    for value, v in found:
+        reason = value.strip().rstrip(".").strip()
+        inners = by_meaning.get(reason.lower(), [])
+        if len({x.acl for x in inners}) != 1 or any(int(x.code, 16) in hex_seen for x in inners):
+            continue
+        inner = inners[0]
+        public = k.public_code(inner.acl)
+        if public is None or not public.causes:
+            continue
+        add(
+            f"rt-reason-{inner.code.lower()}",
+            f'the runtime\'s reason "{reason}": {inner.name} (reported as {public.code} {public.name})',
+            "CANN runtime (error reason)",
+            KNOWLEDGE_PRIORITY,
+            f"derived:rt-reason:{inner.code}",
+            v.line,
+            v.count,
+            [
+                (
+                    c,
+                    f'the runtime\'s table gives the reason "{reason}" to {inner.code} {inner.name}, '
+                    f"reported as {public.code} {public.name} ({public.meaning})",
+                    inner.source,
+                )
+                for c in public.causes
             ],
         )
 

@@ -25,6 +25,7 @@ ExtractorKind = Literal[
     "hccl-result",
     "drv-error",
     "rt-inner",
+    "rt-reason",
     "npu-message",
     "hccl-log",
     "hccl-errno",

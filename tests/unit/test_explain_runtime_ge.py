@@ -533,3 +533,46 @@ def test_hostile_inputs_are_read_once_and_bounded() -> None:
     assert len(s.result().values["rtge-runtime"]) <= MAX_VALUES
     (m,) = [x for x in judge.explain(TABLE, s.result()).matches if x.id.startswith("rtge-src-")]
     assert m.evidence[0].count >= 1
+
+
+# --- the runtime's reason for a failed call ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("line", "sid", "cause"),
+    [
+        # today's wording (error_message_manage.cc: "%s execution failed, reason=%s")
+        (
+            "rtSetDevice execution failed, reason=device retain error",
+            "rt-reason-0x07010006",
+            "device-not-visible",
+        ),
+        # an older release's, in brackets, inside an error-manager report
+        (
+            "EE9999: [PID: 7] 2024-01-01-00:00:00.000.000 rtMalloc execute failed, "
+            "reason=[driver error:out of memory]"
+            "[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]",
+            "rt-reason-0x07020016",
+            "oom",
+        ),
+    ],
+)
+def test_the_runtimes_reason_names_the_code_whose_row_decides(line: str, sid: str, cause: str) -> None:
+    (m,) = [x for x in _explain(line + "\n").matches if x.id.startswith("rt-reason-")]
+    assert m.id == sid
+    assert [c.id for c in m.causes] == [cause]
+    inner = K.inner_codes[int(sid.rsplit("-", 1)[1], 16)] if K.inner_codes else None
+    assert inner is not None and inner.meaning in m.title and inner.acl in m.causes[0].why
+    # with the inner code's own hex value in the log, that value's signature alone says it
+    both = _explain(f"{line}, retCode={inner.code}\n")
+    assert [x.id for x in both.matches if x.id.startswith(("rt-reason-", "rt-inner-"))] == [
+        f"rt-inner-{inner.code.lower()}"
+    ]
+
+
+def test_an_unknown_reason_names_nothing() -> None:
+    text = "rtSetDevice execution failed, reason=a reason no table of the runtime has\n"
+    assert not [x for x in _explain(text).matches if x.id.startswith("rt-reason-")]
+    # every reason the table has names one ACL code (a shared reason with two would decide nothing)
+    by: dict[str, set[str]] = {}
+    for inner in (K.inner_codes or {}).values():
+        by.setdefault(inner.meaning.lower(), set()).add(inner.acl)
+    assert by and all(len(v) == 1 for v in by.values())
