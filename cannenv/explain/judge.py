@@ -779,6 +779,7 @@ def derive(
             )
     _derive_aclnn_source(k, scan, add)
     _derive_rtge_source(k, scan, add)
+    _derive_ms_source(k, scan, add)
     for value, v in scan.values.get("drv-error", {}).items():
         code = k.driver_errors.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:
@@ -860,6 +861,11 @@ def _source(table: SignatureTable, sid: str) -> Source:
         from cannenv.explain.rtge import RtgeMessages
 
         row = RtgeMessages(rm).source(sid)
+    mm = k.ms_messages if k is not None else None
+    if row is None and mm is not None and sid.startswith("ms-src:"):
+        from cannenv.explain.msascend import MsMessages
+
+        row = MsMessages(mm).source(sid)
     if row is None and k is not None:
         row = k.message_source(sid)
     if row is None:
@@ -1110,6 +1116,61 @@ def _derive_rtge_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]
                     for c in m.causes
                 ],
             )
+
+
+def _derive_ms_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """MindSpore's own messages (mindspore_messages.yaml) found in its log lines (the file the line
+    names, then the message) and in its raised exceptions (the exception line's message, with the
+    files of the C++ call stack MindSpore prints under it), with the causes of the reviewed rule
+    covering the row. Nothing is read without a MindSpore line or call stack."""
+    found: list[tuple[str, str, Any]] = []
+    stack: list[str] = []
+    raised: list[tuple[str, Any]] = []
+    for e in k.extractors:
+        if e.kind == "ms-log":
+            for value, v in scan.values.get(e.id, {}).items():
+                path, _, text = value.partition("|")
+                found.append((path, text, v))
+        elif e.kind == "ms-raise":
+            stack += list(scan.values.get(e.id, {}))
+        elif e.kind == "ms-message":
+            raised += list(scan.values.get(e.id, {}).items())
+    if stack:
+        for value, v in scan.values.get("py-exception", {}).items():
+            raised.append((value.partition("|")[2], v))
+        found += [(path, text, v) for text, v in raised for path in stack]
+    if k.ms_messages is None or not found:
+        return
+    from cannenv.explain.msascend import MS_BELOW_RUNTIME, MsMessages
+    from cannenv.explain.rtge import specificity as ms_specificity
+
+    table = MsMessages(k.ms_messages)
+    seen: set[tuple[str, str]] = set()
+    for path, text, v in found:
+        matched = [m for m in table.match(path.rsplit("/", 1)[-1], text) if m.causes]
+        if not matched:
+            continue
+        # one message: of the rows it matches, the one whose fixed text it holds most of
+        m = max(matched, key=lambda x: ms_specificity(x.format, text))
+        key = (m.format, m.rule)
+        if key in seen:
+            continue
+        seen.add(key)
+        stem = m.file.rsplit(".", 1)[0].lower().replace("_", "-")
+        etype = f" ({m.exception})" if m.exception else ""
+        add(
+            f"ms-src-{m.rule}-{stem}-{m.line}",
+            f'MindSpore raised or logged its own message of {m.file}:{m.line}{etype}: "{m.format}"',
+            f"MindSpore ({m.path.rsplit('/', 1)[0]})",
+            SOURCE_PRIORITY - MS_BELOW_RUNTIME,
+            f"derived:ms-src:{m.repo}:{m.path}:{m.line}",
+            v.line,
+            v.count,
+            [
+                (c, f"MindSpore's source says this in {m.path}; rule {m.rule}: {m.reason}", m.source_id)
+                for c in m.causes
+            ],
+        )
 
 
 def _is_hex(value: str) -> bool:

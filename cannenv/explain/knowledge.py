@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cannenv.explain.logsource import LogMessages
     from cannenv.explain.models import KnowledgeFile
+    from cannenv.explain.msascend import MsData
     from cannenv.explain.opapi import OpData
     from cannenv.explain.rtge import RtgeData
 
@@ -384,6 +385,9 @@ class Knowledge:
     rtge_messages: RtgeData | None = None
     """The CANN runtime's and GE's own error messages from their source (rtge_messages.yaml,
     :mod:`rtge`)."""
+    ms_messages: MsData | None = None
+    """MindSpore's own Ascend-side error messages from its source (mindspore_messages.yaml,
+    :mod:`msascend`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -734,6 +738,14 @@ def with_rtge_messages(k: Knowledge, table: RtgeData) -> Knowledge:
     from dataclasses import replace
 
     return replace(k, rtge_messages=table)
+
+
+def with_ms_messages(k: Knowledge, table: MsData) -> Knowledge:
+    """The knowledge with MindSpore's messages (plain tuples: :class:`msascend.MsMessages` reads them
+    when a log has a MindSpore log line or C++ call stack); each row is its own source."""
+    from dataclasses import replace
+
+    return replace(k, ms_messages=table)
 
 
 def message_key(sentence: str) -> str:

@@ -39,6 +39,9 @@ ExtractorKind = Literal[
     "process-died",
     "rtge-log",
     "rtge-report",
+    "ms-log",
+    "ms-raise",
+    "ms-message",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
@@ -965,6 +968,45 @@ class RtgeMessagesFile(_Frozen):
 
     @model_validator(mode="after")
     def _references(self) -> RtgeMessagesFile:
+        problems = sorted(
+            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
+        )
+        names = [m.name for m in self.rules]
+        problems += [f"rule {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+        if problems:
+            raise ValueError("; ".join(problems[:20]))
+        return self
+
+
+class MsMessageModel(_Frozen):
+    """One ``MS_LOG(EXCEPTION|ERROR|CRITICAL)``/``MS_EXCEPTION(Type)`` stream of MindSpore's source:
+    where it is, the call, the exception type where the call names one, the message (a streamed
+    value is a hole, ``%s``)."""
+
+    repo: str
+    path: str = Field(min_length=3)
+    line: int = Field(ge=1)
+    call: str = Field(pattern=r"^MS_(?:LOG_(?:EXCEPTION|ERROR|CRITICAL)|EXCEPTION)$")
+    exception: str | None = Field(None, pattern=r"^[A-Z][A-Za-z0-9_]{1,63}$")
+    format: str = Field(min_length=1)
+
+    @property
+    def code(self) -> str | None:
+        """The exception type, where :func:`cannenv.explain.rtge.build` reads a row's code."""
+        return self.exception
+
+
+class MsMessagesFile(_Frozen):
+    """``matrices/explain/mindspore_messages.yaml``: MindSpore's Ascend-side error messages imported
+    from its source (``python -m cannenv.explain.msascend``) and the reviewed word → cause rules."""
+
+    schema_version: Literal[1] = 1
+    repos: dict[str, SourceRepoModel] = Field(min_length=1)
+    rules: tuple[RtgeRuleModel, ...]
+    rows: tuple[MsMessageModel, ...]
+
+    @model_validator(mode="after")
+    def _references(self) -> MsMessagesFile:
         problems = sorted(
             {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
         )

@@ -368,6 +368,22 @@ def render_signature_doc(table: Any) -> str:
                 + ", ".join(f"{name} {n}" for name, n in sorted(by_rule.items()))
                 + f"), {rm.total - len(rm.messages)} to none.",
             ]
+        if k.ms_messages is not None:
+            from cannenv.explain.msascend import MS_BELOW_RUNTIME, MsMessages
+
+            mm = MsMessages(k.ms_messages)
+            ms_rules: dict[str, int] = {}
+            for x in mm.messages:
+                ms_rules[x.rule] = ms_rules.get(x.rule, 0) + 1
+            out += [
+                "",
+                f"MindSpore's own Ascend-side error messages (`matrices/explain/mindspore_messages.yaml`,"
+                f" priority {SOURCE_PRIORITY - MS_BELOW_RUNTIME}): {mm.total} messages of "
+                + ", ".join(f"{repo}@{commit[:12]}" for repo, commit in k.ms_messages[1])
+                + f"; {len(mm.messages)} point to a cause through the reviewed word rules ("
+                + ", ".join(f"{name} {n}" for name, n in sorted(ms_rules.items()))
+                + f"), {mm.total - len(mm.messages)} to none.",
+            ]
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():
         checks = ", ".join(f"`{x}`" for x in c.checks) or "— (cannot be decided from one host's facts)"

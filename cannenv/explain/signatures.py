@@ -485,6 +485,13 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
         found = {m.rule: m for m in RtgeMessages(knowledge.rtge_messages).messages if m.causes}
         sources |= {m.source_id for m in found.values()}
         rows += [(f"runtime/GE rule {name}", m.causes, m.source_id) for name, m in found.items()]
+    if knowledge.ms_messages is not None:
+        # and of MindSpore's messages: one per rule checked
+        from cannenv.explain.msascend import MsMessages
+
+        ms_found = {m.rule: m for m in MsMessages(knowledge.ms_messages).messages if m.causes}
+        sources |= {m.source_id for m in ms_found.values()}
+        rows += [(f"MindSpore rule {name}", m.causes, m.source_id) for name, m in ms_found.items()]
     for what, causes, source in rows:
         problems += [f"{what}: unknown cause {c!r}" for c in causes if c not in model.causes]
         if source not in sources:
@@ -535,6 +542,7 @@ def shipped() -> SignatureTable:
     aclnn_path = knowledge.shipped_path().with_name("aclnn_messages.yaml")
     lib_path = knowledge.shipped_path().with_name("libtables.yaml")
     rtge_path = knowledge.shipped_path().with_name("rtge_messages.yaml")
+    ms_path = knowledge.shipped_path().with_name("mindspore_messages.yaml")
     key = _cache_key(
         (
             shipped_path(),
@@ -544,6 +552,7 @@ def shipped() -> SignatureTable:
             aclnn_path,
             lib_path,
             rtge_path,
+            ms_path,
         )
     )
     if key is not None:
@@ -582,6 +591,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "opapi.py",
             here / "libtables.py",
             here / "rtge.py",
+            here / "msascend.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

@@ -1,16 +1,17 @@
 """The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``),
 HCCL's log messages (``hccl_messages.yaml``), the aclnn operators' parameter checks
-(``aclnn_messages.yaml``), the error tables of the libraries around the stack (``libtables.yaml``)
-and the runtime's and GE's messages (``rtge_messages.yaml``), composed here so that the table
-modules need not import each other (:mod:`.knowledge` holds the engine values, :mod:`.faq`,
-:mod:`.logsource`, :mod:`.opapi` and :mod:`.rtge` read their own files)."""
+(``aclnn_messages.yaml``), the error tables of the libraries around the stack (``libtables.yaml``),
+the runtime's and GE's messages (``rtge_messages.yaml``) and MindSpore's
+(``mindspore_messages.yaml``), composed here so that the table modules need not import each other
+(:mod:`.knowledge` holds the engine values, :mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`,
+:mod:`.rtge` and :mod:`.msascend` read their own files)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
 
-from cannenv.explain import faq, knowledge, libtables, logsource, opapi, rtge
+from cannenv.explain import faq, knowledge, libtables, logsource, msascend, opapi, rtge
 
 
 @cache
@@ -31,4 +32,7 @@ def shipped() -> knowledge.Knowledge:
     if aclnn.is_file():
         k = knowledge.with_op_messages(k, opapi.load(aclnn).data)
     runtime_ge = rtge.shipped_path()
-    return knowledge.with_rtge_messages(k, rtge.load(runtime_ge).data) if runtime_ge.is_file() else k
+    if runtime_ge.is_file():
+        k = knowledge.with_rtge_messages(k, rtge.load(runtime_ge).data)
+    ms = msascend.shipped_path()
+    return knowledge.with_ms_messages(k, msascend.load(ms).data) if ms.is_file() else k

@@ -75,6 +75,7 @@ DYNAMIC: dict[str, str] = {
     "cannenv/explain/models.py": "the literal id pattern _ID; data regexes go through linre",
     "cannenv/explain/logsource.py": "re.escape of a C identifier or of a fixed log-call name",
     "cannenv/explain/rtge.py": "an alternation of escaped macro names, re.escape of a C parameter name",
+    "cannenv/explain/msascend.py": "an alternation of the fixed MS_LOG levels (source text)",
     "cannenv/matrix/deployer.py": "names built with re.escape from a fixed table",
     "cannenv/certify/perf.py": "the perf thresholds' patterns (shipped data): checked in re's syntax only",
     "cannenv/checks/python.py": "re.escape of a package name",
