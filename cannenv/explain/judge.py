@@ -1123,22 +1123,25 @@ def _derive_ms_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) 
     names, then the message) and in its raised exceptions (the exception line's message, with the
     files of the C++ call stack MindSpore prints under it), with the causes of the reviewed rule
     covering the row. Nothing is read without a MindSpore line or call stack."""
-    found: list[tuple[str, str, Any]] = []
+    found: list[tuple[tuple[str, ...], str, Any]] = []
     stack: list[str] = []
+    section = False
     raised: list[tuple[str, Any]] = []
     for e in k.extractors:
         if e.kind == "ms-log":
             for value, v in scan.values.get(e.id, {}).items():
                 path, _, text = value.partition("|")
-                found.append((path, text, v))
+                found.append(((path,), text, v))
         elif e.kind == "ms-raise":
             stack += list(scan.values.get(e.id, {}))
+        elif e.kind == "ms-section":
+            section = section or bool(scan.values.get(e.id))
         elif e.kind == "ms-message":
             raised += list(scan.values.get(e.id, {}).items())
-    if stack:
+    if stack or section:
         for value, v in scan.values.get("py-exception", {}).items():
             raised.append((value.partition("|")[2], v))
-        found += [(path, text, v) for text, v in raised for path in stack]
+        found += [(tuple(stack), text, v) for text, v in raised]
     if k.ms_messages is None or not found:
         return
     from cannenv.explain.msascend import MS_BELOW_RUNTIME, MsMessages
@@ -1146,8 +1149,8 @@ def _derive_ms_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) 
 
     table = MsMessages(k.ms_messages)
     seen: set[tuple[str, str]] = set()
-    for path, text, v in found:
-        matched = [m for m in table.match(path.rsplit("/", 1)[-1], text) if m.causes]
+    for paths, text, v in found:
+        matched = [m for m in table.match(paths, text) if m.causes]
         if not matched:
             continue
         # one message: of the rows it matches, the one whose fixed text it holds most of

@@ -42,6 +42,7 @@ ExtractorKind = Literal[
     "ms-log",
     "ms-raise",
     "ms-message",
+    "ms-section",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"

@@ -38,12 +38,14 @@ from typing import Any
 
 PREFIXES = (
     "mindspore/ccsrc/plugin/device/ascend/",
+    "mindspore/ccsrc/plugin/ascend/",
     "mindspore/ccsrc/plugin/res_manager/ascend/",
     "mindspore/ccsrc/runtime/hardware/",
     "mindspore/ccsrc/runtime/device/",
 )
-"""The parts of the tree imported: the Ascend device plugin (and its resource manager where the
-release has one) and the runtime's device and hardware layers."""
+"""The parts of the tree imported: the Ascend device plugin (``plugin/device/ascend``; ``plugin/ascend``
+in the newest layout) and its resource manager where the release has one, and the runtime's device
+and hardware layers."""
 LEVELS = ("EXCEPTION", "ERROR", "CRITICAL")
 """``MS_LOG(level)`` levels imported: EXCEPTION and CRITICAL raise, ERROR logs."""
 HOLE = "%s"
@@ -158,12 +160,14 @@ class MsMessages:
                 return m.source_title, m.url
         return None
 
-    def match(self, file: str, text: str) -> list[MsMessage]:
-        """The rows found in ``text``, a message MindSpore logged or raised in ``file`` (a file
-        name): those of that file first; when none of them is found (MindSpore moves its code
-        between files from release to release: ``runtime/device/ascend/ascend_memory_manager.cc``
-        then ``plugin/device/ascend/hal/device/ascend_memory_adapter.cc``), any row's."""
-        own = [r for r in self.rows if (r[1].endswith("/" + file) or r[1] == file) and _found(r, text)]
+    def match(self, files: Iterable[str], text: str) -> list[MsMessage]:
+        """The rows found in ``text``, a message MindSpore logged or raised in one of ``files``
+        (file names: the log line's, or the C++ call stack's): those of these files first; when
+        none of them is found (MindSpore moves its code between files from release to release:
+        ``runtime/device/ascend/ascend_memory_manager.cc`` then ``plugin/device/ascend/hal/device/
+        ascend_memory_adapter.cc``), or no file is named, any row's."""
+        names = {f.rsplit("/", 1)[-1] for f in files}
+        own = [r for r in self.rows if r[1].rsplit("/", 1)[-1] in names and _found(r, text)]
         return [self._message(r) for r in own or [r for r in self.rows if _found(r, text)]]
 
 

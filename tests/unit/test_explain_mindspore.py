@@ -195,7 +195,8 @@ def test_a_message_moved_to_another_file_in_an_older_release_is_still_found() ->
         "occupying this card, check as: ps -ef|grep python",
         level="EXCEPTION",
     )
-    assert [m.id for m in _ms(line)] == ["ms-src-card-occupied-ascend-memory-adapter-266"]
+    # the file's rows do not hold it: any row's, the newer release's first
+    assert [m.id for m in _ms(line)] == ["ms-src-card-occupied-ascend-memory-adapter-309"]
 
 
 def test_a_raised_exception_is_read_with_the_call_stacks_file() -> None:
@@ -307,9 +308,30 @@ def test_the_framework_error_message_section_is_read_under_the_call_stack() -> N
         + "mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc:354 Init\n"
         "mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_memory_adapter.cc:151 MallocDynamicDevMem\n"
     )
+    # the stack's files hold it (ascend_memory_adapter.cc): that row, not the newer release's
+    # ascend_two_pointer_mem_adapter.cc one worded alike
     assert [m.id for m in _ms(text)] == ["ms-src-device-memory-ascend-memory-adapter-151"]
-    # without MindSpore's call stack the same words are not read as MindSpore's message
-    assert _ms(text.partition(STACK)[0]) == []
+    # without MindSpore's call stack and section heading the same words are not MindSpore's message
+    bare = text.partition(STACK)[0].replace("- Framework Error Message:", "")
+    assert _ms(bare) == []
+
+
+def test_the_device_id_range_rule_under_the_section_heading_without_a_call_stack() -> None:
+    text = (
+        "RuntimeError: Ascend kernel runtime initialization failed, device id: 9. "
+        "The details refer to 'Ascend Error Message'.\n\n"
+        "---------------------------------------------------\n"
+        "-Framework Error Message: (For framework developers)\n"
+        "---------------------------------------------------\n"
+        "Call aclrtSetDevice failed, ret[107001]. Got device count[8] and device id[9], "
+        "please check if device id is valid.\n"
+    )
+    found = _ms(text)
+    assert [m.id for m in found] == ["ms-src-device-id-range-ascend-hal-manager-67"]
+    assert [c.id for c in found[0].causes] == ["device-not-visible", "hccl-config"]
+    assert any("device count[8] and device id[9]" in x for e in found[0].evidence for x in e.lines)
+    # the same line with no MindSpore heading, stack or log line: not looked for
+    assert _ms(text.replace("-Framework Error Message: (For framework developers)", "")) == []
 
 
 def test_every_row_a_rule_covers_is_readable_by_a_message_extractor() -> None:
