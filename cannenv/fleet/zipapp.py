@@ -296,9 +296,15 @@ def _payload(modules: dict[str, list[Path]]) -> tuple[list[tuple[str, Path]], li
     return sorted(files.items()), sorted(dropped)
 
 
+BUNDLE_LEAVES_OUT = ("explain",)
+"""Folders of the matrices the facts path never reads: ``explain/`` (error signatures and the
+vendors' message tables, several MB) is read by ``cannenv explain`` on the controller only."""
+
+
 def _data_files() -> list[tuple[str, bytes]]:
     """Data the facts path reads in the bundle: the SoC table as JSON (validated here, by the
-    controller; the host needs neither YAML nor pydantic for it) and the shipped matrices."""
+    controller; the host needs neither YAML nor pydantic for it) and the shipped matrices (less
+    :data:`BUNDLE_LEAVES_OUT`)."""
     from cannenv import soc
     from cannenv.resources import matrices_dir
     from cannenv.values import to_json
@@ -306,6 +312,8 @@ def _data_files() -> list[tuple[str, bytes]]:
     out = [(f"site/cannenv/_data/{soc.BUNDLED_HARDWARE}", to_json(soc.hardware()).encode())]
     mdir = matrices_dir()
     for p in sorted(mdir.rglob("*")):
+        if p.relative_to(mdir).parts[0] in BUNDLE_LEAVES_OUT:
+            continue
         if p.is_file() and "__pycache__" not in p.parts:
             out.append((f"site/cannenv/_data/matrices/{p.relative_to(mdir).as_posix()}", p.read_bytes()))
     return out

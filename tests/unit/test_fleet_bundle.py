@@ -101,6 +101,8 @@ def test_layout_is_main_plus_pure_python_sources(bundle: zipapp.Bundle) -> None:
     assert not [n for n in names if n.startswith(("site/pydantic/", "site/pydantic_core/"))]
     assert "site/cannenv/gather.py" in names and "site/cannenv/values.py" in names
     assert "site/cannenv/_data/matrices/stacks.yaml" in names and "site/cannenv/_data/hardware.json" in names
+    # explain's tables (signatures, the vendors' message tables) are the controller's, never the host's
+    assert not [n for n in names if n.startswith("site/cannenv/_data/matrices/explain/")]
     assert f"MIN_PYTHON = {MIN_PYTHON!r}" in main and "@DIGEST@" not in main
     assert bundle.tag == BUNDLE_TAG == "py3-none-any"
     assert bundle.size == bundle.path.stat().st_size < 2_000_000
