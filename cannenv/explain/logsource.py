@@ -612,42 +612,25 @@ def write_rows(table: Path, repo_key: str, new_rows: Sequence[Mapping[str, Any]]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``--schema`` prints the table's JSON Schema; ``--import TREE REPO_KEY [PREFIX …]`` reads a
-    source tree (the repository's files at the table's commit for REPO_KEY) and prints the
-    refresh diff; ``--write`` with it replaces that repository's rows."""
-    import json
+    """``--schema`` prints the table's JSON Schema; ``--import TREE REPO_KEY [PREFIX …] [--write]``
+    prints the refresh diff of a source tree (its files under PREFIX, ``src/`` by default) and with
+    ``--write`` replaces that repository's rows (:func:`cannenv.explain.rowtable.importer_main`)."""
     import sys
 
-    import yaml
+    from cannenv.explain.rowtable import importer_main
 
-    args = sys.argv[1:] if argv is None else argv
-    if args == ["--schema"]:
-        print(json.dumps(json_schema(), indent=2, sort_keys=True))
-        return 0
-    write = "--write" in args
-    args = [a for a in args if a != "--write"]
-    if len(args) >= 3 and args[0] == "--import":
-        tree, key, prefixes = Path(args[1]), args[2], tuple(args[3:]) or ("src/",)
-        raw = yaml.safe_load(shipped_path().read_text(encoding="utf-8"))
-        old = [r for r in raw.get("rows") or () if r.get("repo") == key]
-        new = rows(import_tree(tree, prefixes))
-        d = diff(old, new)
-        if write:
-            write_rows(shipped_path(), key, new)
-        print(
-            f"# {key}: {len(new)} rows from {tree} ({len(old)} in the table): "
-            + ", ".join(f"{len(d[w])} {w}" for w in ("lacks", "changed", "gone"))
-        )
-        print(yaml.safe_dump(d, sort_keys=False, width=200, allow_unicode=True), end="")
-        return 0
-    print(
-        "usage: python -m cannenv.explain.logsource --schema > matrices/explain/hccl_messages.schema.json\n"
-        "       python -m cannenv.explain.logsource --import TREE REPO_KEY [PREFIX ...] [--write]\n"
-        "       (TREE: the repository's files at the commit the table names for REPO_KEY, e.g.\n"
-        "        git --git-dir=MIRROR archive COMMIT src | tar -x -C TREE)",
-        file=sys.stderr,
+    return importer_main(
+        sys.argv[1:] if argv is None else argv,
+        module="logsource",
+        table=shipped_path(),
+        schema=json_schema,
+        read=lambda tree, key, extra: [
+            {"repo": key, **r} for r in rows(import_tree(tree, tuple(extra) or ("src/",)))
+        ],
+        diff=diff,
+        extra=" [PREFIX ...]",
+        tree_hint="git --git-dir=MIRROR archive COMMIT src | tar -x -C TREE",
     )
-    return 2
 
 
 if __name__ == "__main__":
