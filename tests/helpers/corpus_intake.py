@@ -3,7 +3,7 @@
 ``python -m tests.helpers.corpus_intake FOLDER…`` reads each collector's staging folder (a
 ``cases.yaml`` list and one ``.txt`` per entry, tests/data/errors/cases.yaml's fields), checks every
 entry, refuses a source seen before, and routes each by the newest round's rule (split.json
-``round5``): a held-out excerpt goes to tests/data/errors/heldout5/, the rest are appended to
+``roundN``, N the largest): a held-out excerpt goes to tests/data/errors/heldoutN/, the rest are appended to
 cases.yaml. It prints the working entries it took and only the *number* of held-out ones, so the
 person running it learns nothing about the held-out set. Running it again takes only what is new.
 """
@@ -21,9 +21,14 @@ from typing import Any
 import yaml
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
-ROUND = "round5"
-HELD = DATA / "heldout5"
-EARLIER_HELD = ("heldout2", "heldout3", "heldout4")
+_NUMBERS = sorted(
+    int(k.removeprefix("round"))
+    for k in json.loads((DATA / "split.json").read_text(encoding="utf-8"))
+    if re.fullmatch(r"round\d+", k)
+)
+ROUND = f"round{_NUMBERS[-1]}"
+HELD = DATA / f"heldout{_NUMBERS[-1]}"
+EARLIER_HELD = tuple(f"heldout{n}" for n in _NUMBERS[:-1])
 FIELDS = {"file", "url", "cause", "established", "trap", "host"}
 FIELD_ORDER = ("file", "url", "cause", "established", "trap", "host")
 MAX_PER_PAGE = 6

@@ -5,10 +5,8 @@ first; where the thread states the host's versions, they are built into a host t
 decided on it. A seeded third of the excerpts added for issue 29 is held out (split.json): no rule
 was written while reading them, no test asserts on them one by one; they are scored as a whole
 (``python -m tests.unit.test_explain_corpus --score``) and the recorded score must not fall.
-Round 2 (split.json ``round2``) keeps its held-out third apart, in tests/data/errors/heldout2/
-(rule writers never read it), scored with ``--score --held-out2``; round 3 (``round3``) likewise in
-heldout3/, scored with ``--score --held-out3``, round 4 (``round4``) in heldout4/ (``--held-out4``) and
-round 5 (``round5``) in heldout5/ (``--held-out5``).
+From round 2 on, each round N (split.json ``roundN``) keeps its held-out third apart, in
+tests/data/errors/heldoutN/ (rule writers never read it), scored with ``--score --held-outN``.
 ``python -m tests.unit.test_explain_corpus`` regenerates SOURCES.md and the held-out SOURCES.md files.
 """
 
@@ -19,6 +17,7 @@ import json
 import re
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,23 +34,45 @@ CASES: list[dict[str, Any]] = yaml.safe_load((DATA / "cases.yaml").read_text(enc
 TABLE = signatures.shipped()
 SPLIT: dict[str, Any] = json.loads((DATA / "split.json").read_text(encoding="utf-8"))
 HELD_OUT = frozenset(SPLIT["held_out"])
-ROUND2: dict[str, Any] = SPLIT["round2"]
-FIRST2: int = ROUND2["first_index"]
 WORKING = [c for c in CASES if c["file"] not in HELD_OUT]
-DATA2 = DATA / "heldout2"
-HELD2: list[dict[str, Any]] = yaml.safe_load((DATA2 / "cases.yaml").read_text(encoding="utf-8")) or []
-ROUND3: dict[str, Any] = SPLIT["round3"]
-FIRST3: int = ROUND3["first_index"]
-DATA3 = DATA / "heldout3"
-HELD3: list[dict[str, Any]] = yaml.safe_load((DATA3 / "cases.yaml").read_text(encoding="utf-8")) or []
-ROUND4: dict[str, Any] = SPLIT["round4"]
-FIRST4: int = ROUND4["first_index"]
-DATA4 = DATA / "heldout4"
-HELD4: list[dict[str, Any]] = yaml.safe_load((DATA4 / "cases.yaml").read_text(encoding="utf-8")) or []
-ROUND5: dict[str, Any] = SPLIT["round5"]
-FIRST5: int = ROUND5["first_index"]
-DATA5 = DATA / "heldout5"
-HELD5: list[dict[str, Any]] = yaml.safe_load((DATA5 / "cases.yaml").read_text(encoding="utf-8")) or []
+
+
+@dataclass(frozen=True)
+class Round:
+    """One collection round from round 2 on: its split.json entry, its slice of cases.yaml and its
+    held-out folder (heldoutN/, which rule writers never read)."""
+
+    n: int
+    spec: dict[str, Any]
+    first: int
+    end: int
+    folder: Path
+    held: list[dict[str, Any]]
+
+    def held_out_by_rule(self, file: str) -> bool:
+        return int(hashlib.sha256((self.spec["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
+
+    @property
+    def working(self) -> list[dict[str, Any]]:
+        return CASES[self.first : self.end]
+
+
+def _rounds() -> dict[int, Round]:
+    numbers = sorted(int(k.removeprefix("round")) for k in SPLIT if re.fullmatch(r"round\d+", k))
+    firsts = [SPLIT[f"round{n}"]["first_index"] for n in numbers] + [len(CASES)]
+    out = {}
+    for i, n in enumerate(numbers):
+        folder = DATA / f"heldout{n}"
+        held = yaml.safe_load((folder / "cases.yaml").read_text(encoding="utf-8")) if folder.is_dir() else []
+        out[n] = Round(n, SPLIT[f"round{n}"], firsts[i], firsts[i + 1], folder, held or [])
+    return out
+
+
+ROUNDS = _rounds()
+FIRST2 = ROUNDS[2].first
+HELD2 = ROUNDS[2].held
+FIRST_INDEX = {2: 150, 3: 215, 4: 265, 5: 294, 6: 333}
+"""Where each round's working cases begin in cases.yaml (fixed when the round was opened)."""
 
 
 def held_out_by_rule(cases: list[dict[str, Any]]) -> set[str]:
@@ -62,22 +83,6 @@ def held_out_by_rule(cases: list[dict[str, Any]]) -> set[str]:
         for c in cases[SPLIT["first_new_index"] : FIRST2]
         if int(hashlib.sha256((salt + c["file"]).encode()).hexdigest(), 16) % 3 == 0
     }
-
-
-def held_out_by_round2_rule(file: str) -> bool:
-    return int(hashlib.sha256((ROUND2["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
-
-
-def held_out_by_round3_rule(file: str) -> bool:
-    return int(hashlib.sha256((ROUND3["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
-
-
-def held_out_by_round4_rule(file: str) -> bool:
-    return int(hashlib.sha256((ROUND4["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
-
-
-def held_out_by_round5_rule(file: str) -> bool:
-    return int(hashlib.sha256((ROUND5["salt"] + file).encode()).hexdigest(), 16) % 3 == 0
 
 
 def project(url: str) -> str:
@@ -130,9 +135,9 @@ def _working_param(c: dict[str, Any]) -> Any:
     if "known_miss" in c:
         return pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c["known_miss"]))
     if CASES.index(c) >= FIRST2 and not c.get("covered"):
-        # rounds 2 to 5: a miss is reported, not failed, until rules cover it (then ``covered: true``)
+        # rounds 2 on: a miss is reported, not failed, until rules cover it (then ``covered: true``)
         i = CASES.index(c)
-        which = "5" if i >= FIRST5 else "4" if i >= FIRST4 else "3" if i >= FIRST3 else "2"
+        which = max(n for n, r in ROUNDS.items() if i >= r.first)
         pending = pytest.mark.xfail(strict=False, reason=f"round {which} working case, rules pending")
         return pytest.param(c, marks=pending)
     return c
@@ -174,108 +179,44 @@ def test_the_held_out_third_is_the_seeded_split() -> None:
     assert len(HELD_OUT) * 4 >= len(CASES[SPLIT["first_new_index"] : FIRST2])
 
 
-def test_round_two_keeps_its_held_out_third_apart() -> None:
-    assert ROUND2["salt"] == "cannenv-i29-split-2:" and FIRST2 == 150 and len(CASES) >= FIRST2
+def test_round_two_keeps_round_one_apart() -> None:
     assert not HELD_OUT & {c["file"] for c in CASES[FIRST2:]}
-    kept_in = [c["file"] for c in CASES[FIRST2:FIRST3] if held_out_by_round2_rule(c["file"])]
-    assert not kept_in, f"held out by the round-2 rule: move to heldout2/: {kept_in}"
-    assert isinstance(HELD2, list)
-    files = [c["file"] for c in HELD2]
-    assert len(set(files)) == len(files)
-    assert not set(files) & {c["file"] for c in CASES}
-    assert [f for f in files if not held_out_by_round2_rule(f)] == [], "not held out: move to cases.yaml"
-    assert {p.name for p in DATA2.glob("*.txt")} == set(files)
-    for c in HELD2:
-        assert re.fullmatch(r"[a-z0-9-]+\.txt", c["file"]), c["file"]
-        assert (DATA2 / c["file"]).read_bytes().strip(), c["file"]
-        assert c["url"].startswith("https://"), c
-        assert c["cause"] in TABLE.causes, c
-        assert c.get("established"), c
-        assert not {"status", "known_miss"} & set(c), c
-    # never duplicate: a round-2 source is in no earlier case and only once in round 2
     round1_urls = {c["url"] for c in CASES[:FIRST2]}
-    round2_urls = [c["url"] for c in CASES[FIRST2:FIRST3]] + [c["url"] for c in HELD2]
+    round2_urls = [c["url"] for c in ROUNDS[2].working] + [c["url"] for c in HELD2]
     assert not round1_urls & set(round2_urls)
-    assert len(set(round2_urls)) == len(round2_urls)
     for c in CASES[FIRST2:]:  # a working case the text alone cannot decide says why (known_miss)
         assert "status" not in c, c
         assert not ("covered" in c and "known_miss" in c), c
 
 
-def test_round_three_keeps_its_held_out_third_apart() -> None:
-    assert ROUND3["salt"] == "cannenv-i29-split-3:" and FIRST3 == 215 and len(CASES) >= FIRST3
-    assert FIRST3 > FIRST2
-    kept_in = [c["file"] for c in CASES[FIRST3:FIRST4] if held_out_by_round3_rule(c["file"])]
-    assert not kept_in, f"held out by the round-3 rule: move to heldout3/: {kept_in}"
-    assert isinstance(HELD3, list)
-    files = [c["file"] for c in HELD3]
+@pytest.mark.parametrize("n", sorted(ROUNDS))
+def test_each_round_keeps_its_held_out_third_apart(n: int) -> None:
+    r = ROUNDS[n]
+    assert r.spec["salt"] == f"cannenv-i29-split-{n}:" and r.first == FIRST_INDEX[n] and len(CASES) >= r.first
+    kept_in = [c["file"] for c in r.working if r.held_out_by_rule(c["file"])]
+    assert not kept_in, f"held out by the round-{n} rule: move to heldout{n}/: {kept_in}"
+    files = [c["file"] for c in r.held]
     assert len(set(files)) == len(files)
-    assert not set(files) & ({c["file"] for c in CASES} | {c["file"] for c in HELD2})
-    assert [f for f in files if not held_out_by_round3_rule(f)] == [], "not held out: move to cases.yaml"
-    assert {p.name for p in DATA3.glob("*.txt")} == set(files)
-    for c in HELD3:
-        assert re.fullmatch(r"[a-z0-9-]+\.txt", c["file"]), c["file"]
-        assert (DATA3 / c["file"]).read_bytes().strip(), c["file"]
-        assert c["url"].startswith("https://"), c
-        assert c["cause"] in TABLE.causes, c
-        assert c.get("established"), c
-        assert not {"status", "known_miss", "covered"} & set(c), c
-    # never a thread seen before (an issue number of the same repository, a page's entry at any commit)
-    earlier = {thread_key(c["url"]) for c in CASES[:FIRST3] + HELD2}
-    round3 = [thread_key(c["url"]) for c in CASES[FIRST3:FIRST4]] + [thread_key(c["url"]) for c in HELD3]
-    assert not earlier & set(round3), sorted(earlier & set(round3))
-    assert len(set(round3)) == len(round3)
-
-
-def test_round_four_keeps_its_held_out_third_apart() -> None:
-    assert ROUND4["salt"] == "cannenv-i29-split-4:" and FIRST4 == 265 and len(CASES) >= FIRST4
-    kept_in = [c["file"] for c in CASES[FIRST4:FIRST5] if held_out_by_round4_rule(c["file"])]
-    assert not kept_in, f"held out by the round-4 rule: move to heldout4/: {kept_in}"
-    assert isinstance(HELD4, list)
-    files = [c["file"] for c in HELD4]
-    assert len(set(files)) == len(files)
-    earlier_files = {c["file"] for c in CASES} | {c["file"] for c in HELD2 + HELD3}
+    earlier_files = {c["file"] for c in CASES} | {c["file"] for m in ROUNDS if m < n for c in ROUNDS[m].held}
     assert not set(files) & earlier_files
-    assert [f for f in files if not held_out_by_round4_rule(f)] == [], "not held out: move to cases.yaml"
-    assert {p.name for p in DATA4.glob("*.txt")} == set(files)
-    for c in HELD4:
+    assert [f for f in files if not r.held_out_by_rule(f)] == [], "not held out: move to cases.yaml"
+    assert {p.name for p in r.folder.glob("*.txt")} == set(files)
+    for c in r.held:
         assert re.fullmatch(r"[a-z0-9-]+\.txt", c["file"]), c["file"]
-        assert (DATA4 / c["file"]).read_bytes().strip(), c["file"]
+        assert (r.folder / c["file"]).read_bytes().strip(), c["file"]
         assert c["url"].startswith("https://"), c
         assert c["cause"] in TABLE.causes, c
         assert c.get("established"), c
         assert not {"status", "known_miss", "covered"} & set(c), c
-    earlier = {thread_key(c["url"]) for c in CASES[:FIRST4] + HELD2 + HELD3}
-    round4 = [thread_key(c["url"]) for c in CASES[FIRST4:FIRST5]] + [thread_key(c["url"]) for c in HELD4]
-    assert not earlier & set(round4), sorted(earlier & set(round4))
-    assert len(set(round4)) == len(round4)
-
-
-def test_round_five_keeps_its_held_out_third_apart() -> None:
-    assert ROUND5["salt"] == "cannenv-i29-split-5:" and FIRST5 == 294 and len(CASES) >= FIRST5
-    kept_in = [c["file"] for c in CASES[FIRST5:] if held_out_by_round5_rule(c["file"])]
-    assert not kept_in, f"held out by the round-5 rule: move to heldout5/: {kept_in}"
-    assert isinstance(HELD5, list)
-    files = [c["file"] for c in HELD5]
-    assert len(set(files)) == len(files)
-    earlier_files = {c["file"] for c in CASES} | {c["file"] for c in HELD2 + HELD3 + HELD4}
-    assert not set(files) & earlier_files
-    assert [f for f in files if not held_out_by_round5_rule(f)] == [], "not held out: move to cases.yaml"
-    assert {p.name for p in DATA5.glob("*.txt")} == set(files)
-    for c in HELD5:
-        assert re.fullmatch(r"[a-z0-9-]+\.txt", c["file"]), c["file"]
-        assert (DATA5 / c["file"]).read_bytes().strip(), c["file"]
-        assert c["url"].startswith("https://"), c
-        assert c["cause"] in TABLE.causes, c
-        assert c.get("established"), c
-        assert not {"status", "known_miss", "covered"} & set(c), c
-    earlier = {thread_key(c["url"]) for c in CASES[:FIRST5] + HELD2 + HELD3 + HELD4}
-    round5 = [thread_key(c["url"]) for c in CASES[FIRST5:]] + [thread_key(c["url"]) for c in HELD5]
-    assert not earlier & set(round5), sorted(earlier & set(round5))
-    assert len(set(round5)) == len(round5)
-    # at most MAX_PER_PAGE entries of one page (a thread, a documentation file at any commit)
-    pages = Counter(page_key(c["url"]) for c in CASES[FIRST5:] + HELD5)
-    assert not [p for p, n in pages.items() if n > MAX_PER_PAGE], pages.most_common(3)
+    # never a source seen before (an issue number of the same repository, a page's entry at any commit)
+    earlier = {thread_key(c["url"]) for c in CASES[: r.first]}
+    earlier |= {thread_key(c["url"]) for m in ROUNDS if m < n for c in ROUNDS[m].held}
+    this = [thread_key(c["url"]) for c in r.working + r.held]
+    assert not earlier & set(this), sorted(earlier & set(this))
+    assert len(set(this)) == len(this)
+    if n >= 5:  # round 5 on: at most MAX_PER_PAGE entries of one page (a thread, a documentation file)
+        pages = Counter(page_key(c["url"]) for c in r.working + r.held)
+        assert not [p for p, k in pages.items() if k > MAX_PER_PAGE], pages.most_common(3)
 
 
 def test_a_page_is_one_file_or_thread_whatever_the_anchor() -> None:
@@ -321,38 +262,14 @@ def test_the_held_out_score_does_not_fall() -> None:
     assert now["top1"] >= recorded["top1"], now["misses"]
 
 
-def test_the_round_two_held_out_score_does_not_fall() -> None:
-    recorded = ROUND2.get("score")
-    if recorded is None:
-        pytest.skip("round 2's held-out set has not been scored yet")
-    now = score(HELD2, DATA2)
-    assert now["top1"] >= recorded["top1"], now["misses"]
-
-
-def test_the_round_three_held_out_score_does_not_fall() -> None:
-    recorded = ROUND3.get("score")
+@pytest.mark.parametrize("n", sorted(ROUNDS))
+def test_each_round_s_held_out_score_does_not_fall(n: int) -> None:
+    r = ROUNDS[n]
+    recorded = r.spec.get("score")
     if recorded is None:  # scored once, at the end of the round; the test can only pass after that
-        assert not any("score" in k for k in ROUND3 if k != "score"), ROUND3
+        assert not any("score" in k for k in r.spec if k != "score"), r.spec
         return
-    now = score(HELD3, DATA3)
-    assert now["top1"] >= recorded["top1"], [m["file"] for m in now["misses"]]
-
-
-def test_the_round_four_held_out_score_does_not_fall() -> None:
-    recorded = ROUND4.get("score")
-    if recorded is None:  # scored once, at the end of the round; the test can only pass after that
-        assert not any("score" in k for k in ROUND4 if k != "score"), ROUND4
-        return
-    now = score(HELD4, DATA4)
-    assert now["top1"] >= recorded["top1"], [m["file"] for m in now["misses"]]
-
-
-def test_the_round_five_held_out_score_does_not_fall() -> None:
-    recorded = ROUND5.get("score")
-    if recorded is None:  # scored once, at the end of the round; the test can only pass after that
-        assert not any("score" in k for k in ROUND5 if k != "score"), ROUND5
-        return
-    now = score(HELD5, DATA5)
+    now = score(r.held, r.folder)
     assert now["top1"] >= recorded["top1"], [m["file"] for m in now["misses"]]
 
 
@@ -379,16 +296,15 @@ def render_sources() -> str:
     out += [
         "",
         f"{len(CASES)} excerpts from {projects} projects; {traps} traps; {nonver} not version problems;"
-        f" {len(HELD_OUT)} held out (split.json); round 2 holds out {len(HELD2)} more in heldout2/,"
-        f" round 3 {len(HELD3)} in heldout3/, round 4 {len(HELD4)} in heldout4/, round 5 {len(HELD5)} in"
-        " heldout5/ (not listed here).",
+        f" {len(HELD_OUT)} held out (split.json); round 2 holds out {len(HELD2)} more in heldout2/, "
+        + ", ".join(f"round {n} {len(r.held)} in heldout{n}/" for n, r in ROUNDS.items() if n > 2)
+        + " (not listed here).",
         "",
     ]
     return "\n".join(out)
 
 
-def render_sources2(which: str = "2", held: list[dict[str, Any]] | None = None) -> str:
-    held = HELD2 if held is None else held
+def render_sources2(which: str, held: list[dict[str, Any]]) -> str:
     out = [
         f"# Round {which}'s held-out excerpts (tests/data/errors/heldout{which})",
         "",
@@ -416,46 +332,25 @@ def test_sources_md_is_in_sync() -> None:
     )
 
 
-def test_heldout2_sources_md_is_in_sync() -> None:
-    assert (DATA2 / "SOURCES.md").read_text(encoding="utf-8") == render_sources2(), (
-        "regenerate: python -m tests.unit.test_explain_corpus"
-    )
-
-
-def test_heldout3_sources_md_is_in_sync() -> None:
-    assert (DATA3 / "SOURCES.md").read_text(encoding="utf-8") == render_sources2("3", HELD3), (
-        "regenerate: python -m tests.unit.test_explain_corpus"
-    )
-
-
-def test_heldout4_sources_md_is_in_sync() -> None:
-    assert (DATA4 / "SOURCES.md").read_text(encoding="utf-8") == render_sources2("4", HELD4), (
-        "regenerate: python -m tests.unit.test_explain_corpus"
-    )
-
-
-def test_heldout5_sources_md_is_in_sync() -> None:
-    assert (DATA5 / "SOURCES.md").read_text(encoding="utf-8") == render_sources2("5", HELD5), (
+@pytest.mark.parametrize("n", sorted(n for n, r in ROUNDS.items() if r.folder.is_dir()))
+def test_each_held_out_sources_md_is_in_sync(n: int) -> None:
+    r = ROUNDS[n]
+    assert (r.folder / "SOURCES.md").read_text(encoding="utf-8") == render_sources2(str(n), r.held), (
         "regenerate: python -m tests.unit.test_explain_corpus"
     )
 
 
 if __name__ == "__main__":
-    if "--score" in sys.argv and "--held-out2" in sys.argv:
-        print(json.dumps({"set": "held-out round 2", **score(HELD2, DATA2)}, indent=2))
-    elif "--score" in sys.argv and "--held-out3" in sys.argv:
-        print(json.dumps({"set": "held-out round 3", **score(HELD3, DATA3)}, indent=2))
-    elif "--score" in sys.argv and "--held-out4" in sys.argv:
-        print(json.dumps({"set": "held-out round 4", **score(HELD4, DATA4)}, indent=2))
-    elif "--score" in sys.argv and "--held-out5" in sys.argv:
-        print(json.dumps({"set": "held-out round 5", **score(HELD5, DATA5)}, indent=2))
+    chosen_round = [n for n in ROUNDS if f"--held-out{n}" in sys.argv]
+    if "--score" in sys.argv and chosen_round:
+        r = ROUNDS[chosen_round[0]]
+        print(json.dumps({"set": f"held-out round {r.n}", **score(r.held, r.folder)}, indent=2))
     elif "--score" in sys.argv:
         which = "held-out" if "--held-out" in sys.argv else "working"
         chosen = [c for c in CASES if (c["file"] in HELD_OUT) == (which == "held-out")]
         print(json.dumps({"set": which, **score(chosen)}, indent=2))
     else:
         (DATA / "SOURCES.md").write_text(render_sources(), encoding="utf-8")
-        (DATA2 / "SOURCES.md").write_text(render_sources2(), encoding="utf-8")
-        (DATA3 / "SOURCES.md").write_text(render_sources2("3", HELD3), encoding="utf-8")
-        (DATA4 / "SOURCES.md").write_text(render_sources2("4", HELD4), encoding="utf-8")
-        (DATA5 / "SOURCES.md").write_text(render_sources2("5", HELD5), encoding="utf-8")
+        for r in ROUNDS.values():
+            if r.folder.is_dir():
+                (r.folder / "SOURCES.md").write_text(render_sources2(str(r.n), r.held), encoding="utf-8")
