@@ -7,8 +7,9 @@ load from the validated-table cache never imports pydantic (docs/explain.md, Spe
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -756,6 +757,43 @@ class LogMessageModel(_Frozen):
     code: str | None = Field(None, pattern=r"^E[A-Z][0-9]{4}$")
 
 
+class _RowAt(Protocol):
+    @property
+    def repo(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class _SourceTable(Protocol):
+    @property
+    def repos(self) -> dict[str, SourceRepoModel]: ...
+    @property
+    def rows(self) -> tuple[_RowAt, ...]: ...
+
+
+ST = TypeVar("ST", bound=_SourceTable)
+
+
+def _check_source_table(table: ST, reviewed: Sequence[_Named], noun: str) -> ST:
+    """A table read out of source repositories: every row names one of its ``repos``, and each
+    reviewed mapping (module or rule) is listed once."""
+    problems = sorted(
+        {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in table.rows if r.repo not in table.repos}
+    )
+    names = [m.name for m in reviewed]
+    problems += [f"{noun} {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+    if problems:
+        raise ValueError("; ".join(problems[:20]))
+    return table
+
+
 class LogMessagesFile(_Frozen):
     """``matrices/explain/hccl_messages.yaml``: HCCL's error-log messages imported from its source
     (``python -m cannenv.explain.logsource``) and the reviewed module → cause mapping."""
@@ -767,14 +805,7 @@ class LogMessagesFile(_Frozen):
 
     @model_validator(mode="after")
     def _references(self) -> LogMessagesFile:
-        problems = sorted(
-            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
-        )
-        names = [m.name for m in self.modules]
-        problems += [f"module {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
-        if problems:
-            raise ValueError("; ".join(problems[:20]))
-        return self
+        return _check_source_table(self, self.modules, "module")
 
 
 class OpRuleModel(_Frozen):
@@ -819,14 +850,7 @@ class OpMessagesFile(_Frozen):
 
     @model_validator(mode="after")
     def _references(self) -> OpMessagesFile:
-        problems = sorted(
-            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
-        )
-        names = [m.name for m in self.rules]
-        problems += [f"rule {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
-        if problems:
-            raise ValueError("; ".join(problems[:20]))
-        return self
+        return _check_source_table(self, self.rules, "rule")
 
 
 class LibRowModel(_Frozen):
@@ -969,14 +993,7 @@ class RtgeMessagesFile(_Frozen):
 
     @model_validator(mode="after")
     def _references(self) -> RtgeMessagesFile:
-        problems = sorted(
-            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
-        )
-        names = [m.name for m in self.rules]
-        problems += [f"rule {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
-        if problems:
-            raise ValueError("; ".join(problems[:20]))
-        return self
+        return _check_source_table(self, self.rules, "rule")
 
 
 class MsMessageModel(_Frozen):
@@ -1008,14 +1025,7 @@ class MsMessagesFile(_Frozen):
 
     @model_validator(mode="after")
     def _references(self) -> MsMessagesFile:
-        problems = sorted(
-            {f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos}
-        )
-        names = [m.name for m in self.rules]
-        problems += [f"rule {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
-        if problems:
-            raise ValueError("; ".join(problems[:20]))
-        return self
+        return _check_source_table(self, self.rules, "rule")
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -329,18 +329,15 @@ def render_signature_doc(table: Any) -> str:
             from cannenv.explain.opapi import OpMessages
 
             om = OpMessages(k.op_messages)
-            ruled: dict[str, int] = {}
-            for o in om.messages:
-                ruled[o.rule] = ruled.get(o.rule, 0) + 1
-            out += [
-                "",
-                f"The aclnn operators' own parameter-check messages (`matrices/explain/aclnn_messages.yaml`,"
+            out += _rule_table_summary(
+                "The aclnn operators' own parameter-check messages (`matrices/explain/aclnn_messages.yaml`,"
                 f" priority {SOURCE_PRIORITY}): {om.total} distinct messages of "
-                + ", ".join(sorted({f"{o.repo}@{o.commit[:12]}" for o in om.messages}))
-                + f"; {len(om.messages)} point to a cause through the reviewed errno rules ("
-                + ", ".join(f"{name} {n}" for name, n in sorted(ruled.items()))
-                + f"), {om.total - len(om.messages)} (internal errors) to none.",
-            ]
+                + ", ".join(sorted({f"{o.repo}@{o.commit[:12]}" for o in om.messages})),
+                om.total,
+                [o.rule for o in om.messages],
+                rules="errno rules",
+                rest="(internal errors) to none",
+            )
         if k.lib_tables:
             out += [
                 "",
@@ -356,40 +353,48 @@ def render_signature_doc(table: Any) -> str:
             from cannenv.explain.rtge import RtgeMessages
 
             rm = RtgeMessages(k.rtge_messages)
-            by_rule: dict[str, int] = {}
-            for r in rm.messages:
-                by_rule[r.rule] = by_rule.get(r.rule, 0) + 1
-            out += [
-                "",
-                f"The CANN runtime's and GE's own error messages (`matrices/explain/rtge_messages.yaml`,"
+            out += _rule_table_summary(
+                "The CANN runtime's and GE's own error messages (`matrices/explain/rtge_messages.yaml`,"
                 f" priority {SOURCE_PRIORITY}, GE's one below): {rm.total} messages of "
-                + ", ".join(f"{repo}@{commit[:12]}" for repo, commit in k.rtge_messages[1])
-                + f"; {len(rm.messages)} point to a cause through the reviewed word rules ("
-                + ", ".join(f"{name} {n}" for name, n in sorted(by_rule.items()))
-                + f"), {rm.total - len(rm.messages)} to none.",
-            ]
+                + ", ".join(f"{repo}@{commit[:12]}" for repo, commit in k.rtge_messages[1]),
+                rm.total,
+                [r.rule for r in rm.messages],
+            )
         if k.ms_messages is not None:
             from cannenv.explain.msascend import MS_BELOW_RUNTIME, MsMessages
 
             mm = MsMessages(k.ms_messages)
-            ms_rules: dict[str, int] = {}
-            for x in mm.messages:
-                ms_rules[x.rule] = ms_rules.get(x.rule, 0) + 1
-            out += [
-                "",
-                f"MindSpore's own Ascend-side error messages (`matrices/explain/mindspore_messages.yaml`,"
+            out += _rule_table_summary(
+                "MindSpore's own Ascend-side error messages (`matrices/explain/mindspore_messages.yaml`,"
                 f" priority {SOURCE_PRIORITY - MS_BELOW_RUNTIME}): {mm.total} messages of "
-                + ", ".join(f"{repo}@{commit[:12]}" for repo, commit in k.ms_messages[1])
-                + f"; {len(mm.messages)} point to a cause through the reviewed word rules ("
-                + ", ".join(f"{name} {n}" for name, n in sorted(ms_rules.items()))
-                + f"), {mm.total - len(mm.messages)} to none.",
-            ]
+                + ", ".join(f"{repo}@{commit[:12]}" for repo, commit in k.ms_messages[1]),
+                mm.total,
+                [x.rule for x in mm.messages],
+            )
     out += ["", "| cause | decided on a host by | without host facts, decided by |", "|---|---|---|"]
     for c in table.causes.values():
         checks = ", ".join(f"`{x}`" for x in c.checks) or "— (cannot be decided from one host's facts)"
         out.append(f"| `{c.id}` | {checks} | {cell('; '.join(c.facts))} |")
     out += ["", DOC_END]
     return "\n".join(out) + "\n"
+
+
+def _rule_table_summary(
+    head: str, total: int, ruled: list[str], *, rules: str = "word rules", rest: str = "to none"
+) -> list[str]:
+    """The summary paragraph of a message table read out of a source: what it holds (``head``),
+    how many of its ``total`` messages each reviewed rule gives a cause (``ruled``: the rule of
+    each message with one), and how many get none."""
+    by_rule: dict[str, int] = {}
+    for name in ruled:
+        by_rule[name] = by_rule.get(name, 0) + 1
+    return [
+        "",
+        head
+        + f"; {len(ruled)} point to a cause through the reviewed {rules} ("
+        + ", ".join(f"{name} {n}" for name, n in sorted(by_rule.items()))
+        + f"), {total - len(ruled)} {rest}.",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
