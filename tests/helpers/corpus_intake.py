@@ -46,7 +46,7 @@ def thread_key(url: str) -> str:
     m = re.match(r"https://github\.com/([^/]+/[^/]+)/(?:issues|pull|discussions)/(\d+)", url)
     if m:
         return f"{m.group(1).lower()}#{m.group(2)}"
-    m = re.match(r"https://github\.com/([^/]+/[^/]+)/blob/[^/]+/([^#?]+)(#.*)?", url)
+    m = re.match(r"https://github\.com/([^/]+/[^/]+)/blob/[^/]+/([^#?]+)(?:\?[^#]*)?(#.*)?", url)
     if m:
         return f"{m.group(1).lower()}:{m.group(2)}{m.group(3) or ''}"
     return url
@@ -55,6 +55,26 @@ def thread_key(url: str) -> str:
 def page_key(url: str) -> str:
     """The page an entry comes from: its source without the anchor or query (one FAQ file)."""
     return thread_key(url.split("?", 1)[0].split("#", 1)[0])
+
+
+TWIN_SHARE = 0.6
+"""Round 6 on: an excerpt that shares at least this share of its distinctive lines with an excerpt
+taken before (any round, working or held out) is the same error again — a vendor's page and its
+translation, two pages quoting one log, a thread and the FAQ made of it — and is refused: a
+held-out case with a twin in the working set would be scored on rules written from its twin."""
+TWIN_LINE = 25
+"""A distinctive line: at least this many characters once spaces are squeezed and case folded."""
+
+
+def lines_of(text: bytes) -> frozenset[str]:
+    """The distinctive lines of an excerpt (spaces squeezed, case folded, at least TWIN_LINE long)."""
+    out = (" ".join(line.split()).lower() for line in text.decode("utf-8", "replace").splitlines())
+    return frozenset(line for line in out if len(line) >= TWIN_LINE)
+
+
+def twins(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two excerpts are one error: TWIN_SHARE of the smaller one's lines are in the other."""
+    return bool(a and b) and len(a & b) >= TWIN_SHARE * min(len(a), len(b))
 
 
 def held_out(file: str, salt: str) -> bool:
@@ -102,6 +122,11 @@ def intake(folders: list[Path]) -> dict[str, Any]:
     cases, held = _load(cases_path), _load(held_path)
     earlier = list(cases) + [c for name in EARLIER_HELD for c in _load(DATA / name / "cases.yaml")] + held
     seen_files = {c["file"] for c in earlier}
+    folder_of = {c["file"]: DATA for c in cases} | {c["file"]: HELD for c in held}
+    folder_of |= {c["file"]: DATA / name for name in EARLIER_HELD for c in _load(DATA / name / "cases.yaml")}
+    seen_texts = [
+        lines_of((folder_of[f] / f).read_bytes()) for f in seen_files if (folder_of[f] / f).is_file()
+    ]
     seen_threads = {thread_key(c["url"]) for c in earlier}
     took_working: list[dict[str, Any]] = []
     took_held: list[dict[str, Any]] = []
@@ -120,6 +145,9 @@ def intake(folders: list[Path]) -> dict[str, Any]:
                 why = "a source seen before"
             if why is None and per_page.get(page_key(entry["url"]), 0) >= MAX_PER_PAGE:
                 why = f"more than {MAX_PER_PAGE} entries of one page"
+            text = lines_of((folder / entry["file"]).read_bytes()) if why is None else frozenset()
+            if why is None and any(twins(text, t) for t in seen_texts):
+                why = "the same excerpt as one taken before (a twin)"
             if why is not None:
                 if bound_held:
                     refused_held += 1
@@ -134,6 +162,7 @@ def intake(folders: list[Path]) -> dict[str, Any]:
                 entry["host"] = host
             seen_files.add(entry["file"])
             seen_threads.add(thread_key(entry["url"]))
+            seen_texts.append(text)
             per_page[page_key(entry["url"])] = per_page.get(page_key(entry["url"]), 0) + 1
             dest = HELD if bound_held else DATA
             shutil.copyfile(folder / entry["file"], dest / entry["file"])

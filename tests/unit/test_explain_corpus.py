@@ -27,7 +27,7 @@ import yaml
 from cannenv.explain import host_findings, judge, signatures
 from cannenv.explain.scan import Scanner
 from tests.helpers import hosts
-from tests.helpers.corpus_intake import MAX_PER_PAGE, page_key, thread_key
+from tests.helpers.corpus_intake import MAX_PER_PAGE, lines_of, page_key, thread_key, twins
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
 CASES: list[dict[str, Any]] = yaml.safe_load((DATA / "cases.yaml").read_text(encoding="utf-8"))
@@ -217,11 +217,33 @@ def test_each_round_keeps_its_held_out_third_apart(n: int) -> None:
     if n >= 5:  # round 5 on: at most MAX_PER_PAGE entries of one page (a thread, a documentation file)
         pages = Counter(page_key(c["url"]) for c in r.working + r.held)
         assert not [p for p, k in pages.items() if k > MAX_PER_PAGE], pages.most_common(3)
+    if n >= 6:  # round 6 on: no excerpt is one taken before again (a translation, a quoted log)
+        before = [_lines(DATA, c) for c in CASES[: r.first]]
+        before += [_lines(ROUNDS[m].folder, c) for m in ROUNDS if m < n for c in ROUNDS[m].held]
+        mine = [_lines(DATA, c) for c in r.working] + [_lines(r.folder, c) for c in r.held]
+        assert not [i for i, t in enumerate(mine) if any(twins(t, b) for b in before)]
+        assert not [(i, j) for i in range(len(mine)) for j in range(i) if twins(mine[i], mine[j])]
+
+
+def _lines(folder: Path, case: dict[str, Any]) -> frozenset[str]:
+    return lines_of((folder / case["file"]).read_bytes())
+
+
+def test_twins_are_one_error_quoted_twice() -> None:
+    log = b"E39999: Inner Error!\n  rtStreamSynchronize execute failed, reason=[aicpu exception]\n"
+    translated = b"\xe9\x94\x99\xe8\xaf\xaf:\n" + log.upper() + b"   (see the FAQ)\n"
+    assert twins(lines_of(log), lines_of(translated))
+    other = b"E39999: Inner Error!\n  rtStreamSynchronize execute failed, reason=[vector core exception]\n"
+    assert not twins(lines_of(log), lines_of(other))
+    assert not twins(lines_of(b"short\n"), lines_of(b"short\n"))  # no distinctive line: never a twin
 
 
 def test_a_page_is_one_file_or_thread_whatever_the_anchor() -> None:
     blob = "https://github.com/mindspore-ai/docs/blob/{}/docs/faq/installation.md{}"
     assert page_key(blob.format("abc", "#q3")) == page_key(blob.format("def", "?plain=1#L40"))
+    # a source is the page and its anchor, a query string between them or not
+    assert thread_key(blob.format("abc", "?plain=1#L40")) == thread_key(blob.format("def", "#L40"))
+    assert thread_key(blob.format("abc", "?plain=1#L40")) != thread_key(blob.format("abc", "?plain=1#L90"))
     assert (
         page_key("https://github.com/a/b/issues/5#issuecomment-1")
         == "a/b#5"
