@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cannenv.explain.knowledge import FaqRow as FaqRow
+from cannenv.explain.parts import FaqRow as FaqRow
 
 if TYPE_CHECKING:
     from cannenv.explain.models import FaqFile

@@ -67,7 +67,8 @@ from cannenv.explain.signatures import (
 )
 
 if TYPE_CHECKING:
-    from cannenv.explain.knowledge import InnerCode, Knowledge
+    from cannenv.explain.knowledge import Knowledge
+    from cannenv.explain.parts import InnerCode
     from cannenv.facts import Facts
     from cannenv.report import Finding
 

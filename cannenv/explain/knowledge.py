@@ -30,6 +30,19 @@ if TYPE_CHECKING:
     from cannenv.explain.models import KnowledgeFile
     from cannenv.explain.msascend import MsData
     from cannenv.explain.opapi import OpData
+    from cannenv.explain.parts import (
+        Deaths,
+        Errno,
+        FaqRow,
+        HcclErrno,
+        InnerCode,
+        Library,
+        LibTable,
+        PythonCode,
+        SourceMessage,
+        Stage,
+        SymbolRule,
+    )
     from cannenv.explain.rtge import RtgeData
 
 MAX_KNOWLEDGE_BYTES = 4 << 20
@@ -54,69 +67,6 @@ class Code:
 
 
 @dataclass(frozen=True)
-class InnerCode:
-    """A runtime-internal hex code and the public ACL code it is reported as."""
-
-    code: str
-    name: str
-    acl: str
-    meaning: str
-    source: str
-
-
-@dataclass(frozen=True)
-class Library:
-    name: str
-    prefix: bool
-    package: str
-    package_title: str
-    causes: tuple[str, ...]
-    source: str
-
-
-@dataclass(frozen=True)
-class SymbolRule:
-    prefix: str
-    provider: str
-    needed_by: str | None
-    needed_by_not: str | None
-    causes: tuple[str, ...]
-    source: str
-    needed_by_package: str | None = None
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class Stage:
-    stage: str
-    tag: str
-    meaning: str
-    causes: tuple[str, ...]
-    source: str
-
-
-@dataclass(frozen=True)
-class HcclErrno:
-    """The layout of HCCL's error number (``errNo[0x0000000005000007]``, HCCL_ERROR_CODE /
-    HCOM_ERROR_CODE of HCCL's log.h): module id, sub-module and the HcclResult it carries."""
-
-    module_id: int
-    module_shift: int
-    submodule_shift: int
-    submodule_mask: int
-    result_mask: int
-    submodules: Mapping[int, str]
-    source: str
-
-    def decode(self, value: int) -> tuple[str, int] | None:
-        """(sub-module name, HcclResult value) of an HCCL error number; None for another module's."""
-        if (value >> self.module_shift) & 0xFF != self.module_id:
-            return None
-        sub = (value >> self.submodule_shift) & self.submodule_mask
-        return self.submodules.get(sub, f"sub-module {sub}"), value & self.result_mask
-
-
-@dataclass(frozen=True)
 class Extractor:
     id: str
     kind: str
@@ -127,221 +77,6 @@ class Extractor:
     each: str | None = None
     """``signal-text``: one pattern per text of the signal table (``{text}`` in the regex)."""
     source: str | None = None
-
-
-@dataclass(frozen=True)
-class DeathReading:
-    """What a way of dying says of the cause (a SIGKILL; the kernel's OOM killer)."""
-
-    cause: str
-    why: str
-    facts: tuple[str, ...]
-    remedy: str
-    sources: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Signal:
-    """One of signal(7)'s standard signals whose default action ends a process."""
-
-    number: int
-    name: str
-    action: str
-    meaning: str
-    texts: tuple[str, ...]
-    source: str
-    reading: DeathReading | None = None
-
-
-@dataclass(frozen=True)
-class Deaths:
-    """How processes die: signal(7)'s table (with what is printed for each signal) and what the
-    kernel's OOM killer says; the judge reads a death as a fact, and SIGKILL/the OOM killer as
-    evidence of host memory (cannenv.explain.judge)."""
-
-    signals: tuple[Signal, ...]
-    texts_sources: tuple[str, ...]
-    oom_killer: DeathReading
-    supersedes: tuple[str, ...] = ()
-    supersedes_why: str = ""
-    oom_killer_supersedes: tuple[str, ...] = ()
-
-    def signal(self, said: str) -> Signal | None:
-        """The signal a log names: its number (``9``, ``-9``), its name (``SIGKILL``, ``KILL``) or
-        the words printed for it (``Killed``, ``Segmentation fault``)."""
-        said = said.strip()
-        if said.lstrip("-").isdecimal():
-            n = int(said.lstrip("-"))
-            return next((x for x in self.signals if x.number == n), None)
-        upper = said.upper()
-        name = upper if upper.startswith("SIG") else "SIG" + upper
-        for x in self.signals:
-            if x.name == name or said in x.texts:
-                return x
-        return None
-
-
-@dataclass(frozen=True)
-class ErrnoPath:
-    errnos: frozenset[int]
-    contains: str
-    what: str
-    causes: tuple[str, ...]
-    reason: str
-    source: str
-
-
-@dataclass(frozen=True)
-class Errno:
-    """Linux errno values (name, strerror text, the causes a value gives by itself) and the causes
-    of an errno on a path of the stack's layout (:meth:`causes`)."""
-
-    rows: Mapping[int, tuple[str, str, tuple[str, ...], str, str]]
-    """value -> (name, text, causes, reason, source)"""
-    paths: tuple[ErrnoPath, ...]
-    source: str
-
-    def causes(self, value: int, path: str) -> tuple[str, tuple[str, ...], str, str] | None:
-        """(what failed, causes, reason, source) of an OSError: the first path rule whose errno
-        and literal fit, else the value's own causes; None when the value says nothing."""
-        row = self.rows.get(value)
-        if row is None:
-            return None
-        name, text, causes, reason, source = row
-        for rule in self.paths:
-            if value in rule.errnos and path and rule.contains in path:
-                return f"{name} ({text}) on {rule.what}", rule.causes, rule.reason, rule.source
-        if not causes:
-            return None
-        return f"{name} ({text})", causes, reason, source
-
-
-@dataclass(frozen=True)
-class PythonPackage:
-    package: str
-    title: str
-    stack_of: tuple[str, ...]
-    classes: tuple[str, ...]
-    source: str
-
-
-@dataclass(frozen=True)
-class PythonMessage:
-    kind: str
-    form: str
-    regex: str | None
-    names: str
-    without_frames: bool
-    supersedes: tuple[str, ...]
-    reading: str
-    source: str
-
-
-@dataclass(frozen=True)
-class PythonCode:
-    """Whose code raised a Python exception (``python_code``; :mod:`cannenv.explain.pycode`)."""
-
-    packages: tuple[PythonPackage, ...]
-    builtin_types: frozenset[str]
-    builtin_source: str
-    messages: tuple[PythonMessage, ...]
-    cut_traceback: str
-    cut_traceback_source: str
-    layout_source: str
-
-
-@dataclass(frozen=True)
-class SourceMessage:
-    """A message read out of a vendor's source (``source_messages``), its causes resolved through
-    the reviewed rules (``message_causes``) or its torch_npu code's row."""
-
-    id: str
-    family: str
-    text: tuple[str, ...]
-    code: str | None
-    at: str
-    source: str
-    """The id of the message's own source (``msg:<id>``: its URL is the file and line at the commit,
-    resolved on demand by :meth:`Knowledge.message_source`, not stored in ``sources``)."""
-    causes: tuple[str, ...]
-    reason: str
-    anchor: str
-    regex: str
-    cites: str = ""
-    """The id of the repository source (at its commit) the row's file and line are in."""
-
-
-@dataclass(frozen=True)
-class LibRow:
-    """One category of a library's or tool's own error table (``libtables.yaml``: :mod:`.libtables`)."""
-
-    key: str
-    name: str
-    printed: str | None
-    meaning: str
-    causes: tuple[str, ...]
-    reason: str
-    source: str
-
-
-@dataclass(frozen=True)
-class LibForm:
-    """A printed form of a table's errors: group 1 of ``regex`` captures a row's key or printed
-    name, or the form is the one ``row``."""
-
-    id: str
-    anchor: str
-    regex: str
-    row: str | None
-    source: str
-
-
-@dataclass(frozen=True)
-class LibTable:
-    id: str
-    title: str
-    component: str
-    forms: tuple[LibForm, ...]
-    rows: tuple[LibRow, ...]
-
-    def capture(self, form: LibForm) -> str:
-        """The scan's capture id of a form's values."""
-        return f"lib:{self.id}:{form.id}"
-
-    def lookup(self, value: str) -> LibRow | None:
-        """The row a form captured: by its key, else by the name the library prints."""
-        for r in self.rows:
-            if value in (r.key, r.printed):
-                return r
-        return None
-
-
-@dataclass(frozen=True)
-class FaqRow:
-    """One entry of a vendor FAQ page that shows an error message (``faq.yaml``: :mod:`.faq`)."""
-
-    id: str
-    """The derived signature's id (``faq-<page>-<hash of the anchor>``) and the row's source id."""
-    page: str
-    anchor: str
-    title: str
-    component: str
-    page_title: str
-    url: str
-    """The page at its commit, with the entry's anchor."""
-    match: tuple[str, ...]
-    cause: str | None
-    reason: str
-    advice: str
-    signature: str | None
-    priority: int
-    item: str | None = None
-    """One item of an entry that lists several problems (``问题4``)."""
-
-    @property
-    def label(self) -> str:
-        """The entry's title, with the item where the entry lists several."""
-        return self.title if self.item is None else f"{self.title}: {self.item}"
 
 
 @dataclass(frozen=True)
@@ -392,7 +127,7 @@ class Knowledge:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
         unpickled on first use (:mod:`cannenv.explain.lazy`): a short log reads few rows, if any."""
-        from cannenv.explain.lazy import rows, table
+        from cannenv.explain.lazy import rows, table, value
 
         state = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in LAZY_ROWS:
@@ -400,11 +135,16 @@ class Knowledge:
         for name in LAZY_TABLES:
             if state[name] is not None:
                 state[name] = table(state[name])
+        for name in LAZY_VALUES:
+            if state[name] is not None:
+                state[name] = value(state[name])
         if self.op_messages is not None:  # the aclnn rows (plain tuples): read when a log has EZ1001
             op_rows, repos, rules, total = self.op_messages
             state["op_messages"] = (rows(op_rows), repos, rules, total)
         if self.rtge_messages is not None:  # the runtime's and GE's rows: read when a log has such a line
             state["rtge_messages"] = rows(self.rtge_messages)
+        if self.ms_messages is not None:  # MindSpore's rows: read when a log has such a line
+            state["ms_messages"] = rows(self.ms_messages)
         return (_knowledge, (state,))
 
     def message_source(self, sid: str) -> tuple[str, str] | None:
@@ -477,10 +217,13 @@ class Knowledge:
         return None
 
 
-LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables")
+LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables", "libraries", "symbols", "hccl_stages")
 """The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
-LAZY_TABLES = ("sources", "inner_codes", "messages")
+LAZY_TABLES = ("sources", "inner_codes", "messages", "hccl_results", "driver_errors")
 """Its mappings the cache loads on first use."""
+LAZY_VALUES = ("hccl_errno", "python_code", "errno", "deaths", "log_messages")
+"""Its single values the cache loads when an attribute is first read (their classes live in
+:mod:`cannenv.explain.parts` and :mod:`cannenv.explain.logsource`, imported only then)."""
 
 
 def _knowledge(state: dict[str, Any]) -> Knowledge:
@@ -532,6 +275,7 @@ def demangle(symbol: str) -> str | None:
 def _source_messages(model: KnowledgeFile) -> tuple[SourceMessage, ...]:
     """Each message with its causes: the first ``message_causes`` rule that fits it, else (a
     torch_npu check) the causes of its ERRxxxxx row."""
+    from cannenv.explain.parts import SourceMessage
     from cannenv.explain.rules import pattern
 
     codes = {c.code: c for c in model.codes}
@@ -564,6 +308,8 @@ def _source_messages(model: KnowledgeFile) -> tuple[SourceMessage, ...]:
 
 
 def build(model: KnowledgeFile) -> Knowledge:
+    from cannenv.explain.parts import HcclErrno, InnerCode, Library, Stage, SymbolRule
+
     sources = {k: (v.title, v.url) for k, v in model.sources.items()}
     return Knowledge(
         sources=sources,
@@ -646,6 +392,8 @@ def build(model: KnowledgeFile) -> Knowledge:
 
 
 def _errno(model: KnowledgeFile) -> Errno | None:
+    from cannenv.explain.parts import Errno, ErrnoPath
+
     en = model.errno
     if en is None:
         return None
@@ -663,6 +411,8 @@ def _errno(model: KnowledgeFile) -> Errno | None:
 
 
 def _deaths(model: KnowledgeFile) -> Deaths | None:
+    from cannenv.explain.parts import DeathReading, Deaths, Signal
+
     d = model.deaths
     if d is None:
         return None
@@ -692,6 +442,8 @@ def _deaths(model: KnowledgeFile) -> Deaths | None:
 
 
 def _python_code(model: KnowledgeFile) -> PythonCode | None:
+    from cannenv.explain.parts import PythonCode, PythonMessage, PythonPackage
+
     pc = model.python_code
     if pc is None:
         return None

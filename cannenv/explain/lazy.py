@@ -8,6 +8,8 @@ no row; the first lookup unpickles the part (docs/performance.md, "explain on a 
 
 :class:`Rows` stands for a tuple and :class:`Table` for a read-only mapping; both behave as their
 values (iteration, indexing, ``len``, ``in``, equality with a tuple or a dict) whether loaded or not.
+:class:`Value` stands for one frozen value (the signal table, the errno table …): reading any of its
+attributes or methods unpickles it; it compares and hashes as that value.
 The blobs are the cache's own (written by :func:`cannenv.explain.signatures._cache_write` from a
 table it validated), never a user's input.
 """
@@ -134,6 +136,59 @@ class Table(Mapping[K, V]):
         return (_table_later, (pickle.dumps(self._dict(), pickle.HIGHEST_PROTOCOL),))
 
 
+class Value:
+    """One frozen value, pickled as a blob and unpickled when an attribute is first read.
+
+    It stands where the value's own class would (a field of :class:`cannenv.explain.knowledge.
+    Knowledge`): attribute and method reads go to the value, equality and hashing are the value's.
+    Only the cache makes one (:func:`value` in ``Knowledge.__reduce__``), so code that builds a
+    table never sees it; ``isinstance`` against the value's class is not used on these fields."""
+
+    __slots__ = ("_blob", "_obj")
+
+    def __init__(self, obj: object) -> None:
+        self._obj: object | None = obj
+        self._blob: bytes | None = None
+
+    def _value(self) -> object:
+        obj = self._obj
+        if obj is None:
+            assert self._blob is not None
+            obj = self._obj = pickle.loads(self._blob)
+            self._blob = None
+        return obj
+
+    @property
+    def loaded(self) -> bool:
+        return self._obj is not None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy/pickle probing a bare proxy: not the value's
+            raise AttributeError(name)
+        return getattr(self._value(), name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Value):
+            other = other._value()
+        return self._value() == other
+
+    def __hash__(self) -> int:
+        return hash(self._value())
+
+    def __repr__(self) -> str:
+        if not self.loaded:
+            return f"Value(<{len(self._blob or b'')} bytes, not loaded>)"
+        return f"Value({self._value()!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_value_later, (pickle.dumps(self._value(), pickle.HIGHEST_PROTOCOL),))
+
+
+def value(obj: object) -> Value:
+    """``obj`` as a :class:`Value` (the same object when it already is)."""
+    return obj if isinstance(obj, Value) else Value(obj)
+
+
 def rows(items: Sequence[T]) -> Rows[T]:
     """``items`` as :class:`Rows` (the same object when it already is)."""
     return items if isinstance(items, Rows) else Rows(items)
@@ -154,3 +209,9 @@ def _table_later(blob: bytes) -> Table[Any, Any]:
     t: Table[Any, Any] = Table.__new__(Table)
     t._items, t._blob = None, blob
     return t
+
+
+def _value_later(blob: bytes) -> Value:
+    v: Value = Value.__new__(Value)
+    v._obj, v._blob = None, blob
+    return v

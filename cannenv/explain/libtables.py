@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cannenv.explain.knowledge import LibForm, LibRow, LibTable
+from cannenv.explain.parts import LibForm, LibRow, LibTable
 
 if TYPE_CHECKING:
     from cannenv.explain.models import LibTablesFile

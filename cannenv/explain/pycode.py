@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from cannenv import linre
 
 if TYPE_CHECKING:
-    from cannenv.explain.knowledge import PythonCode, PythonMessage
+    from cannenv.explain.parts import PythonCode, PythonMessage
     from cannenv.explain.scan import Value
 
 Owner = Literal["stdlib", "stack", "installed", "program", "unknown"]

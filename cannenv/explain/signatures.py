@@ -533,7 +533,7 @@ def shipped() -> SignatureTable:
     """The shipped signatures and knowledge, from the validated-table cache when the files, the
     code and the versions are unchanged (docs/explain.md: loading YAML and validating it costs more
     than explaining a short log), else loaded, validated and cached."""
-    from cannenv.explain import knowledge, logsource
+    from cannenv.explain import knowledge
 
     # faq.yaml beside knowledge.yaml: cannenv.explain.faq is imported only to load and validate it
     faq_path = knowledge.shipped_path().with_name("faq.yaml")
@@ -548,7 +548,7 @@ def shipped() -> SignatureTable:
             shipped_path(),
             knowledge.shipped_path(),
             faq_path,
-            logsource.shipped_path(),
+            knowledge.shipped_path().with_name("hccl_messages.yaml"),  # logsource.shipped_path()
             aclnn_path,
             lib_path,
             rtge_path,
@@ -565,7 +565,7 @@ def shipped() -> SignatureTable:
     return table
 
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 """Bump when the cached table's layout changes without a change in the hashed files or code."""
 
 
@@ -595,6 +595,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",
+            here / "parts.py",
         ):
             # each file by its name, size and modification time, as Python's own bytecode cache
             # keys a module: reading and hashing 3.4 MB of tables cost more than a short log's answer

@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cannenv.explain import judge, render, signatures
-from cannenv.explain.knowledge import LAZY_ROWS, LAZY_TABLES
-from cannenv.explain.lazy import Rows, Table
+from cannenv.explain.knowledge import LAZY_ROWS, LAZY_TABLES, LAZY_VALUES
+from cannenv.explain.lazy import Rows, Table, Value
 from cannenv.explain.scan import Scanner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
@@ -54,6 +54,31 @@ def test_a_part_read_back_is_not_built_until_used() -> None:
     assert not again.loaded and again == (1, 2, 3)
 
 
+@given(st.lists(values, max_size=8))
+def test_a_value_behaves_as_the_value_it_stands_for(items: list[Any]) -> None:
+    want = tuple(items)
+    for v in (Value(want), pickle.loads(pickle.dumps(Value(want)))):
+        assert v == want and want == v and hash(v) == hash(want) and v == Value(want)
+        assert v.count(want[0] if want else 0) == want.count(want[0] if want else 0)  # methods: the value's
+
+
+def test_a_value_read_back_is_not_built_until_an_attribute_is_read() -> None:
+    from cannenv.explain.parts import ErrnoPath
+
+    row = ErrnoPath(frozenset({2}), "/usr/local/Ascend", "the toolkit", ("env-not-sourced",), "why", "src")
+    v = pickle.loads(pickle.dumps(Value(row)))
+    assert not v.loaded and "not loaded" in repr(v)
+    assert v.what == "the toolkit" and v.loaded and v == row and repr(v) == f"Value({row!r})"
+    again = pickle.loads(pickle.dumps(v))
+    assert not again.loaded and again == row
+    try:
+        v.__wrapped__  # noqa: B018  # dunder probes (copy, pickle, inspect) are not forwarded
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("a dunder attribute was forwarded to the value")
+
+
 def _cached() -> signatures.SignatureTable:
     """The shipped table as the cache gives it back (pickled whole, as _cache_write writes it)."""
     table = pickle.loads(pickle.dumps(signatures.shipped(), pickle.HIGHEST_PROTOCOL))
@@ -64,8 +89,7 @@ def _cached() -> signatures.SignatureTable:
 def _parts(table: signatures.SignatureTable) -> dict[str, bool]:
     k = table.knowledge
     assert k is not None and k.log_messages is not None
-    out = {name: getattr(k, name).loaded for name in (*LAZY_ROWS, *LAZY_TABLES)}
-    out["log_messages"] = k.log_messages.messages.loaded  # type: ignore[attr-defined]
+    out = {name: getattr(k, name).loaded for name in (*LAZY_ROWS, *LAZY_TABLES, *LAZY_VALUES)}
     assert k.op_messages is not None
     out["op_messages"] = k.op_messages[0].loaded  # type: ignore[attr-defined]
     return out
@@ -83,8 +107,11 @@ def _explain(table: signatures.SignatureTable, text: bytes) -> dict[str, Any]:
 def test_the_cached_table_loads_nothing_until_a_log_needs_it() -> None:
     table = _cached()
     assert not any(_parts(table).values()), _parts(table)
-    _explain(table, b"Traceback (most recent call last):\nValueError: the batch is empty\n")
+    _explain(table, b"[ERROR] something went wrong\n")
     assert not any(_parts(table).values()), _parts(table)  # no code, no message: no part read
+    _explain(table, b"Traceback (most recent call last):\nValueError: the batch is empty\n")
+    parts = _parts(table)  # a traceback: whose code raised it (python_code), nothing else
+    assert [name for name, loaded in parts.items() if loaded] == ["python_code"], parts
     _explain(table, (DATA / "va-5695-561103.txt").read_bytes())
     parts = _parts(table)
     assert parts["codes"] and not parts["faq"] and not parts["log_messages"], parts
