@@ -880,11 +880,12 @@ def _derive_hccl_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]
     seen: set[str] = set()
     table = k.log_messages
     for e in k.extractors if table is not None else ():
-        if e.kind != "hccl-log":
+        if e.kind not in ("hccl-log", "hccl-message"):
             continue
         for value, v in scan.values.get(e.id, {}).items():
-            file, _, text = value.partition("|")
-            for m in table.match(file, text) if table is not None else ():
+            # a plog line names its file; a message pasted without its prefix is looked up in every row
+            file, _, text = value.partition("|") if e.kind == "hccl-log" else ("", "", value)
+            for m in table.match(file or None, text) if table is not None else ():
                 sid = f"hccl-src-{m.module}-{m.file.rsplit('.', 1)[0].lower().replace('_', '-')}-{m.line}"
                 if not m.causes or sid in seen:
                     continue

@@ -1,10 +1,10 @@
 """HCCL's own error-log messages, imported from its source (``matrices/explain/hccl_messages.yaml``).
 
 HCCL is open source (hicann/hcomm: the communicator, rank table, sockets, transports; hicann/hccl:
-the collective operators), so the messages it can log are known in full: every ``HCCL_ERROR(…)``
-format string of the tree, with the file and line it is in, the ``HcclResult`` the call site
-returns where the code shows it, and the EI code an ``RPT_INPUT_ERR``/``RPT_ENV_ERR`` call reports
-just before it.
+the collective operators), so the messages it can log are known in full: every format string of
+its error- and warning-level macros (:data:`LOG_CALLS`), with the file and line it is in, the
+``HcclResult`` the call site returns where the code shows it, and the EI code an
+``RPT_INPUT_ERR``/``RPT_ENV_ERR`` call reports just before it.
 
 A log line ``[ERROR] HCCL(pid,name):time [file.cc:line] …message…`` names the file; a row matches
 it when one of the row's *literals* (the distinctive fixed parts of its format string: split at
@@ -46,8 +46,14 @@ MAX_LITERALS = 3
 """Literals kept per message (the longest)."""
 MIN_PART = 3
 """The shortest fixed part kept when a message is matched by all its parts."""
-LOG_CALLS = ("HCCL_ERROR",)
-"""The logging macros whose format strings are imported (HCCL's error level)."""
+LOG_CALLS = ("HCCL_ERROR", "HCCL_WARNING", "HCCL_RUN_WARNING")
+"""The logging macros whose format strings are imported: every one of HCCL's ``log.h`` that writes at
+the error or warning level (``HCCL_ERROR`` → ``HCCL_ERROR_LOG_PRINT``, DLOG_ERROR, or DLOG_WARN with
+``ErrToWarn:`` under IsErrorToWarn; ``HCCL_WARNING`` and ``HCCL_RUN_WARNING`` → DLOG_WARN, the latter
+to the run log too). ``HCCL_INFO``/``HCCL_DEBUG``/``HCCL_RUN_INFO``/``HCCL_USER_CRITICAL_LOG`` write at
+the info or debug level."""
+ERROR_CALL = "HCCL_ERROR"
+"""The macro a row names by leaving ``macro`` out (most rows)."""
 SOURCE_SUFFIXES = (".cc", ".cpp", ".c", ".h", ".hpp")
 
 
@@ -108,6 +114,8 @@ class Message:
     """All of them in a line, in order, identify the message (when it has no literal)."""
     result: str | None
     code: str | None
+    macro: str
+    """The logging macro (``HCCL_ERROR``, ``HCCL_WARNING``, ``HCCL_RUN_WARNING``)."""
     module: str
     """The mapping that covers the row ("" when none does)."""
     causes: tuple[str, ...]
@@ -123,7 +131,7 @@ class Message:
 
     @property
     def source_title(self) -> str:
-        return f'{self.repo} {self.path}:{self.line} (at {self.commit[:12]}): HCCL_ERROR("{self.format}")'
+        return f'{self.repo} {self.path}:{self.line} (at {self.commit[:12]}): {self.macro}("{self.format}")'
 
     @property
     def file(self) -> str:
@@ -200,6 +208,7 @@ class Call:
     format: str
     result: str | None
     code: str | None
+    macro: str = ERROR_CALL
 
 
 def _string_at(text: str, i: int) -> tuple[str, int]:
@@ -389,7 +398,7 @@ def extract(text: str, path: str) -> list[Call]:
             for r in _report().finditer(text[max(0, start - 600) : start]):
                 report = r.group(1)  # the nearest report before the call
             line = text.count("\n", 0, start) + 1
-            calls.append(Call(path, line, " ".join(fmt.split()), result, report))
+            calls.append(Call(path, line, " ".join(fmt.split()), result, report, name))
     calls.sort(key=lambda c: c.line)
     return calls
 
@@ -485,6 +494,8 @@ def rows(calls: Iterable[Call]) -> list[dict[str, Any]]:
             row["result"] = c.result
         if c.code:
             row["code"] = c.code
+        if c.macro != ERROR_CALL:
+            row["macro"] = c.macro
         out.append(row)
     return out
 
@@ -528,6 +539,7 @@ def build(
                 parts=parts,
                 result=r.result,
                 code=r.code,
+                macro=r.macro or ERROR_CALL,
                 module=mod.name if mod else "",
                 causes=mod.causes if mod else (),
                 reason=mod.reason if mod else "",
@@ -550,8 +562,8 @@ def diff(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> 
     rows whose result or EI code changed, and rows gone (by file and format string; a line that
     only moved is not a change)."""
 
-    def key(r: Mapping[str, Any]) -> tuple[str, str]:
-        return (str(r["path"]), str(r["format"]))
+    def key(r: Mapping[str, Any]) -> tuple[str, str, str]:
+        return (str(r["path"]), str(r["format"]), str(r.get("macro") or ERROR_CALL))
 
     before = {key(r): r for r in old}
     after = {key(r): r for r in new}
@@ -561,6 +573,7 @@ def diff(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> 
         {
             "path": k[0],
             "format": k[1],
+            **({"macro": k[2]} if k[2] != ERROR_CALL else {}),
             "was": {x: before[k].get(x) for x in ("result", "code")},
             "now": {x: r.get(x) for x in ("result", "code")},
         }

@@ -29,6 +29,7 @@ ExtractorKind = Literal[
     "rt-reason",
     "npu-message",
     "hccl-log",
+    "hccl-message",
     "hccl-errno",
     "py-frame",
     "py-exception",
@@ -755,6 +756,8 @@ class LogMessageModel(_Frozen):
     format: str = Field(min_length=1)
     result: str | None = Field(None, pattern=r"^HCCL_(E_[A-Z_]+|SUCCESS)$")
     code: str | None = Field(None, pattern=r"^E[A-Z][0-9]{4}$")
+    macro: Literal["HCCL_WARNING", "HCCL_RUN_WARNING"] | None = None
+    """The warning-level macro that logs it; absent for ``HCCL_ERROR`` (error level)."""
 
 
 class _RowAt(Protocol):

@@ -69,6 +69,87 @@ LOG_H_ERRNO = """\
      + ((static_cast<u64>(HcclSubModuleID::LOG_SUB_MODULE_ID_HCCL)) << 16) + static_cast<u64>(error))
 """
 
+# hicann/hcomm src/legacy/ascend910/framework/cluster_maintenance/recovery/operator_retry/
+# opretry_connection.cc, lines 104-118 at cb4898bb184a2fe9f2b0bed22e8a57a34897e8e4 (verbatim): the
+# operator-retry connection's own reasons
+OPRETRY_INIT = """\
+    if (conn->Init(rankId, rankSize, serverIp, serverPort, serverInfo.devId, localIp, rootRank) != HCCL_SUCCESS) {
+        HCCL_ERROR(
+            "[OpRetryConnection][Init] group[%s] rankId [%u] rankSize [%u] serverIp [%s] localIp [%s] rootRank [%u] "
+            "failed",
+            group.c_str(), rankId, rankSize, serverIp.GetReadableIP(), localIp.GetReadableIP(), rootRank);
+        HCCL_ERROR("There maybe some reasons to cause this error:");
+        HCCL_ERROR(
+            "1. The port may have been used so we will bind error. OpRetry used port range [%u-%u]", serverPort,
+            serverPort + OP_RETRY_CONN_PORT_MAX_RANGE);
+        HCCL_ERROR("2. Somebody may have already listen on those ports, so we connect to wrong server "
+                   "and we will meet 'Recv unmatched ack' error");
+        HCCL_ERROR("You may can set system reserved port to avoid this error by:");
+        HCCL_ERROR(
+            "sysctl -w net.ipv4.ip_local_reserved_ports=%u-%u", serverPort, serverPort + OP_RETRY_CONN_PORT_MAX_RANGE);
+        return HCCL_E_INTERNAL;
+"""  # noqa: E501 (the vendor's lines, verbatim)
+
+# hicann/hcomm src/legacy/ascend910/pub_inc/log.h, lines 94-142 at cb4898bb (verbatim): HCCL's logging macros
+LOG_H_MACROS = """\
+#define HCCL_DEBUG(format, ...)                                          \\
+    do {                                                                 \\
+        if (UNLIKELY(HcclCheckLogLevel(HCCL_LOG_DEBUG))) {               \\
+            HCCL_LOG_PRINT(HCCL, HCCL_LOG_DEBUG, format, ##__VA_ARGS__); \\
+        }                                                                \\
+    } while (0)
+
+#define HCCL_INFO(format, ...)                                          \\
+    do {                                                                \\
+        if (UNLIKELY(HcclCheckLogLevel(HCCL_LOG_INFO))) {               \\
+            HCCL_LOG_PRINT(HCCL, HCCL_LOG_INFO, format, ##__VA_ARGS__); \\
+        }                                                               \\
+    } while (0)
+
+#define HCCL_WARNING(format, ...)                                       \\
+    do {                                                                \\
+        if (UNLIKELY(HcclCheckLogLevel(HCCL_LOG_WARN))) {               \\
+            HCCL_LOG_PRINT(HCCL, HCCL_LOG_WARN, format, ##__VA_ARGS__); \\
+        }                                                               \\
+    } while (0)
+
+#define HCCL_ERROR(format, ...)                          \\
+    do {                                                 \\
+        if (LIKELY(HcclCheckLogLevel(HCCL_LOG_ERROR))) { \\
+            HCCL_ERROR_LOG_PRINT(format, ##__VA_ARGS__); \\
+        }                                                \\
+    } while (0)
+
+/* 运行日志 */
+#define HCCL_RUN_INFO(format, ...)                                     \\
+    do {                                                               \\
+        if (LIKELY(HcclCheckLogLevel(HCCL_LOG_INFO, HCCL_LOG_MASK))) { \\
+            HCCL_RUN_LOG_PRINT(format, ##__VA_ARGS__);                 \\
+        }                                                              \\
+    } while (0)
+
+#define HCCL_RUN_WARNING(format, ...)                                            \\
+    do {                                                                         \\
+        if (LIKELY(HcclCheckLogLevel(HCCL_LOG_WARN, HCCL_LOG_MASK))) {           \\
+            HCCL_LOG_PRINT(HCCL_LOG_MASK, HCCL_LOG_WARN, format, ##__VA_ARGS__); \\
+        }                                                                        \\
+    } while (0)
+
+#define HCCL_USER_CRITICAL_LOG(format, ...)                            \\
+    do {                                                               \\
+        if (LIKELY(HcclCheckLogLevel(HCCL_LOG_INFO, HCCL_LOG_MASK))) { \\
+            HCCL_RUN_LOG_PRINT(format, ##__VA_ARGS__);                 \\
+        }                                                              \\
+    } while (0)
+"""
+
+# hicann/hcomm src/base_comm/hcomm_res_mgr.cc line 121 and
+# src/base_comm/primitives/api_c_adpt/nic_plugin/nic_plugin_manager.cc line 68 at cb4898bb (verbatim)
+WARNINGS = """\
+            HCCL_WARNING("[OnDeviceResetPre] hrtGetDevicePhyIdByIndex failed, deviceId[%d] ret[%d]", deviceId, ret);
+            HCCL_RUN_WARNING("[NicPlugin] %s version[%u] mismatch, expected[%u].", opsName, header.version, version);
+"""  # noqa: E501 (the vendor's lines, verbatim)
+
 PLOG = [re.compile(e.regex) for e in K.extractors if e.kind == "hccl-log"]
 
 
@@ -283,3 +364,136 @@ def test_errno_of_a_timeout_points_to_the_link() -> None:
     ids = [m.id for m in ex.matches]
     assert "hccl-errno-hccl-e-timeout" in ids
     assert ex.causes[0].id == "hccl-link"
+
+
+# --- every macro that writes an error or a warning; HCCL's own words for a port in use ----------------
+def test_the_imported_macros_are_log_h_s_error_and_warning_ones() -> None:
+    """The macros imported are exactly those of HCCL's log.h whose body writes at the error or
+    warning level (HCCL_LOG_ERROR through HCCL_ERROR_LOG_PRINT, HCCL_LOG_WARN), none of the info or
+    debug ones."""
+    bodies = re.findall(r"#define (HCCL_[A-Z_]+)\(format, \.\.\.\)((?:[^\n]*\\\n)+[^\n]*)", LOG_H_MACROS)
+    writes = {name for name, body in bodies if re.search(r"HCCL_LOG_WARN|HCCL_ERROR_LOG_PRINT", body)}
+    assert len(bodies) == 7
+    assert writes == set(logsource.LOG_CALLS)
+
+
+def test_import_reads_the_warning_macros_and_names_them() -> None:
+    calls = logsource.extract(WARNINGS, "x.cc")
+    assert [(c.macro, c.format) for c in calls] == [
+        ("HCCL_WARNING", "[OnDeviceResetPre] hrtGetDevicePhyIdByIndex failed, deviceId[%d] ret[%d]"),
+        ("HCCL_RUN_WARNING", "[NicPlugin] %s version[%u] mismatch, expected[%u]."),
+    ]
+    rows = logsource.rows(calls)
+    assert [r.get("macro") for r in rows] == ["HCCL_WARNING", "HCCL_RUN_WARNING"]
+    (err,) = logsource.rows(logsource.extract(CONCISE, "topoinfo_ranktableConcise.cc"))
+    assert "macro" not in err  # HCCL_ERROR, most rows: left out
+
+
+def test_the_table_holds_warnings_beside_errors() -> None:
+    whole = logsource.load(logsource.shipped_path(), keep_all=True)
+    macros = {m.macro for m in whole.messages}
+    assert macros == set(logsource.LOG_CALLS)
+    assert sum(m.macro != "HCCL_ERROR" for m in whole.messages) > 1_000
+    assert LM is not None
+    w = [m for m in LM.messages if m.macro == "HCCL_WARNING"]
+    assert w and all(m.source_title.startswith(f"{m.repo} {m.path}:{m.line}") for m in w)
+    assert all('HCCL_WARNING("' in m.source_title for m in w)
+
+
+def test_import_reads_the_op_retry_reasons() -> None:
+    calls = logsource.extract(OPRETRY_INIT, "opretry_connection.cc")
+    assert [c.format for c in calls][2:4] == [
+        "1. The port may have been used so we will bind error. OpRetry used port range [%u-%u]",
+        "2. Somebody may have already listen on those ports, so we connect to wrong server and we will meet "
+        "'Recv unmatched ack' error",
+    ]
+    assert calls[-1].result == "HCCL_E_INTERNAL"
+
+
+def _module(name: str) -> logsource.Module:
+    from cannenv.explain.models import LogMessagesFile
+    from cannenv.explain.rowtable import load_validated
+
+    model = load_validated(
+        logsource.shipped_path(), LogMessagesFile, what="t", hint="t", max_bytes=logsource.MAX_TABLE_BYTES
+    )
+    (m,) = [x for x in model.modules if x.name == name]
+    return logsource.Module(m.name, m.paths, m.causes, m.reason, m.words)
+
+
+def test_port_in_use_is_hccl_s_own_words_in_any_file() -> None:
+    """The port-in-use mapping's words are HCCL's own (each in a row of the table), it covers every
+    file, and every row holding them points to hccl-port whatever its module would be."""
+    mod = _module("port-in-use")
+    assert mod.paths == ("*",) and mod.causes == ("hccl-port",)
+    whole = logsource.load(logsource.shipped_path(), keep_all=True)
+    for w in mod.words:
+        holders = [m for m in whole.messages if w.lower() in m.format.lower()]
+        assert holders, f"{w!r} is in no HCCL message"
+        assert all(m.module == "port-in-use" and m.causes == ("hccl-port",) for m in holders)
+    files = {m.file for m in whole.messages if m.module == "port-in-use"}
+    assert {"opretry_connection.cc", "hccl_socket.cc", "preempt_port_manager.cc"} <= files
+
+
+def test_every_row_a_port_mapping_covers_is_readable_without_its_prefix() -> None:
+    anchors = [e.anchor for e in K.extractors if e.kind == "hccl-message"]
+    assert LM is not None
+    covered = [m for m in LM.messages if m.module in ("port-in-use", "op-retry-connection")]
+    assert len(covered) >= 8
+    for m in covered:
+        assert any(a in m.format for a in anchors), f"{m.file}:{m.line} has no hccl-message anchor"
+
+
+def test_a_port_message_pasted_without_its_prefix_points_to_the_port() -> None:
+    text = (
+        "[OpRetryConnection][Init] group[hccl_world_group] rankId [3] rankSize [8] serverIp [10.0.0.1] "
+        "localIp [10.0.0.4] rootRank [0] failed\n"
+        "There maybe some reasons to cause this error:\n"
+        "1. The port may have been used so we will bind error. OpRetry used port range [60000-60015]\n"
+    )
+    ex = _explain(text)
+    assert ex.causes[0].id == "hccl-port"
+    assert "hccl-src-port-in-use-opretry-connection-110" in [m.id for m in ex.matches]
+
+
+def test_a_plog_warning_line_is_read_and_a_retried_connect_names_no_cause() -> None:
+    timeout = (
+        "[ERROR] HCCL(2107,python):2026-01-05-10:00:00.000.001 [opretry_connection.cc:206] [2200]"
+        "[OpRetryConnection][Init] Connect to server timeout [120 s], serverIp_[10.0.0.1] "
+        "serverPort_[60001]\n"
+    )
+    assert _explain(timeout).causes[0].id == "hccl-port"
+    # the retried attempt's line holds the final failure's literal: neither names a cause
+    failed = (
+        "[ERROR] HCCL(2107,python):2026-01-05-10:00:00.000.001 [opretry_connection.cc:222] [2200]"
+        "[OpRetryConnection][Init] Connect to server failed, serverIp_[10.0.0.1] serverPort_[60001]\n"
+    )
+    retried = failed.replace("serverPort_[60001]", "serverPort_[60001], we try again").replace(
+        ":222]", ":215]"
+    )
+    for line in (failed, retried):
+        assert not [m for m in _explain(line).matches if m.id.startswith("hccl-src-")]
+    warn = (
+        "[WARNING] HCCL(2107,python):2026-01-05-10:00:00.000.001 [hccl_socket.cc:146] [2200][InitGroup]"
+        "[RanktableDetect] socket type[1], listen on ip[10.0.0.1] and specific port[60000] fail. "
+        "Please check the port status and whether the port is being used by other process.\n"
+    )
+    assert _explain(warn).causes[0].id == "hccl-port"
+
+
+def test_hostile_port_lines_huge_and_many() -> None:
+    """A huge line and many lines holding the anchors are read in bounded time and memory (the
+    scanner's line bound), and give one signature per message, not one per line."""
+    line = "1. The port may have been used so we will bind error. OpRetry used port range [60000-60015]"
+    huge = line + " x" * 2_000_000 + "\n"
+    ex = _explain(huge)
+    assert [m.id for m in ex.matches if m.id.startswith("hccl-src-")] in (
+        [],
+        ["hccl-src-port-in-use-opretry-connection-110"],
+    )
+    many = (line + "\n") * 50_000 + "[OpRetryConnection][" * 1000 + "\n"
+    ex = _explain(many)
+    assert [m.id for m in ex.matches if m.id.startswith("hccl-src-")] == [
+        "hccl-src-port-in-use-opretry-connection-110"
+    ]
+    assert ex.causes[0].id == "hccl-port"
