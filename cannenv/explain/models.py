@@ -913,11 +913,16 @@ class LibTableModel(_Frozen):
     component: str = Field(min_length=2)
     forms: tuple[LibFormModel, ...] = Field(min_length=1)
     rows: tuple[LibRowModel, ...] = Field(min_length=1)
+    fold_case: bool = False
+    """True: a captured value finds its row whatever its letters' case (an event id the device logs
+    as ``0x80e01809`` is the table's ``80E01809``)."""
 
     @model_validator(mode="after")
     def _unique(self) -> LibTableModel:
         problems: list[str] = []
         keys = [r.key for r in self.rows] + [r.printed for r in self.rows if r.printed]
+        if self.fold_case:
+            keys = [k.upper() for k in keys]
         problems += [
             f"table {self.id}: {k!r} names two rows" for k in sorted({k for k in keys if keys.count(k) > 1})
         ]

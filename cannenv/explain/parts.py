@@ -250,6 +250,8 @@ class LibTable:
     component: str
     forms: tuple[LibForm, ...]
     rows: tuple[LibRow, ...]
+    fold_case: bool = False
+    """A captured value finds its row whatever its letters' case (hex event ids)."""
 
     def capture(self, form: LibForm) -> str:
         """The scan's capture id of a form's values."""
@@ -257,6 +259,12 @@ class LibTable:
 
     def lookup(self, value: str) -> LibRow | None:
         """The row a form captured: by its key, else by the name the library prints."""
+        if self.fold_case:
+            value = value.upper()
+            for r in self.rows:
+                if value in (r.key.upper(), (r.printed or "").upper()):
+                    return r
+            return None
         for r in self.rows:
             if value in (r.key, r.printed):
                 return r
