@@ -34,7 +34,7 @@ both engines must find the same (checked). Also the automaton's build time per t
 traced memory.
 
     python benchmarks/bench_explain.py [--mb 100] [--naive-mb 10] [--repeat 3] [--small-repeat 15]
-    python benchmarks/bench_explain.py --small-only
+    python benchmarks/bench_explain.py --small-only [--small-against OTHER_CHECKOUT]
     taskset -c 0 python benchmarks/bench_explain.py --engines-only [--mb 100] [--dense-mb 26]
         [--extra-anchors 5000]
 
@@ -161,10 +161,10 @@ SMALL_LOG = REPO / "tests" / "data" / "errors" / "va-5695-561103.txt"
 TARGET_MS = 50
 
 
-def _child(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+def _child(argv: list[str], env: dict[str, str], cwd: Path = REPO) -> tuple[float, float]:
     """(CPU seconds user+sys, wall seconds) of one fresh process (``os.wait4``: this child alone)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) not in (0, 1):
@@ -190,43 +190,52 @@ def _imports(argv: list[str], env: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def run_small(repeat: int) -> None:
+def run_small(repeat: int, against: Path | None = None) -> None:
     """A 1 KB excerpt with host facts: explain vs the doctor on the same tree (fresh processes,
     interleaved, bytecode compiled and the validated-table caches filled as an installed package
-    has them after its first run), the modules explain imports beyond the doctor's, and grep -E."""
+    has them after its first run), the modules explain imports beyond the doctor's, and grep -E.
+    With ``against`` (another checkout, e.g. a git worktree of an earlier commit), its doctor and
+    explain are timed in the same loop, interleaved with this one's: an A/B on one machine's load."""
     with tempfile.TemporaryDirectory() as d:
         excerpt = Path(d) / "1k.log"
         text = SMALL_LOG.read_bytes()
         excerpt.write_bytes((text * (1024 // max(len(text), 1) + 1))[:1024])
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "NO_COLOR": "1",
-            "CANNENV_CACHE_DIR": str(Path(d) / "cache"),
-        }
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode compiled
         host = ["--root", str(SMALL_HOST / "tree"), "--env-file", str(SMALL_HOST / "host.env"), "--json"]
-        doctor = [sys.executable, "-m", "cannenv", "doctor", *host]
-        explain = [sys.executable, "-m", "cannenv", "explain", *host, "--log", str(excerpt)]
-        _child(explain, env)  # warm-up: writes bytecode, fills the matrix and signature caches
-        _child(doctor, env)
-        doc: list[tuple[float, float]] = []
-        exp: list[tuple[float, float]] = []
-        for _ in range(repeat):  # interleaved: load from other processes hits both alike
-            doc.append(_child(doctor, env))
-            exp.append(_child(explain, env))
-        d_cpu, e_cpu = statistics.median(c for c, _ in doc), statistics.median(c for c, _ in exp)
-        d_wall, e_wall = statistics.median(w for _, w in doc), statistics.median(w for _, w in exp)
-        extra_ms = (e_cpu - d_cpu) * 1000
-        print(
-            f"1 KB excerpt with host facts (median of {repeat}, interleaved; load average"
-            f" {os.getloadavg()[0]:.2f}): doctor CPU {d_cpu:.3f} s (wall {d_wall:.3f} s); explain CPU"
-            f" {e_cpu:.3f} s (wall {e_wall:.3f} s)"
-        )
-        print(
-            f"explain - doctor: {extra_ms:+.0f} ms CPU ({(e_wall - d_wall) * 1000:+.0f} ms wall);"
-            f" target <= +{TARGET_MS} ms: {'met' if extra_ms <= TARGET_MS else 'NOT met'}"
-        )
+        runs: dict[Path, tuple[dict[str, str], list[str], list[str]]] = {}
+        for i, tree in enumerate([REPO] + ([against] if against is not None else [])):
+            env = {
+                **os.environ,
+                "PYTHONPATH": str(tree),
+                "NO_COLOR": "1",
+                "CANNENV_CACHE_DIR": str(Path(d) / f"cache{i}"),
+            }
+            env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode compiled
+            doctor = [sys.executable, "-m", "cannenv", "doctor", *host]
+            explain = [sys.executable, "-m", "cannenv", "explain", *host, "--log", str(excerpt)]
+            _child(explain, env, tree)  # warm-up: writes bytecode, fills the matrix and signature caches
+            _child(doctor, env, tree)
+            runs[tree] = (env, doctor, explain)
+        times: dict[tuple[Path, str], list[tuple[float, float]]] = {}
+        for _ in range(repeat):  # interleaved: load from other processes hits every run alike
+            for tree, (env, doctor, explain) in runs.items():
+                times.setdefault((tree, "doctor"), []).append(_child(doctor, env, tree))
+                times.setdefault((tree, "explain"), []).append(_child(explain, env, tree))
+        for tree in runs:
+            doc, exp = times[(tree, "doctor")], times[(tree, "explain")]
+            d_cpu, e_cpu = statistics.median(c for c, _ in doc), statistics.median(c for c, _ in exp)
+            d_wall, e_wall = statistics.median(w for _, w in doc), statistics.median(w for _, w in exp)
+            extra_ms = (e_cpu - d_cpu) * 1000
+            label = "" if against is None else f" [{tree}]"
+            print(
+                f"1 KB excerpt with host facts{label} (median of {repeat}, interleaved; load average"
+                f" {os.getloadavg()[0]:.2f}): doctor CPU {d_cpu:.3f} s (wall {d_wall:.3f} s); explain CPU"
+                f" {e_cpu:.3f} s (wall {e_wall:.3f} s)"
+            )
+            print(
+                f"explain - doctor{label}: {extra_ms:+.0f} ms CPU ({(e_wall - d_wall) * 1000:+.0f} ms wall);"
+                f" target <= +{TARGET_MS} ms: {'met' if extra_ms <= TARGET_MS else 'NOT met'}"
+            )
+        env, doctor, explain = runs[REPO]
         d_imp, e_imp = _imports(doctor, env), _imports(explain, env)
         extra = {m: us for m, us in e_imp.items() if m not in d_imp}
         top = ", ".join(f"{m} {us / 1000:.1f}" for m, us in sorted(extra.items(), key=lambda kv: -kv[1])[:6])
@@ -363,12 +372,18 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--small-repeat", type=int, default=15)
     ap.add_argument("--small-only", action="store_true", help="only the 1 KB excerpt case")
+    ap.add_argument(
+        "--small-against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="time another checkout's 1 KB case interleaved with this one's (an A/B)",
+    )
     ap.add_argument("--engines-only", action="store_true", help="only the anchor engines' table")
     ap.add_argument("--dense-mb", type=int, default=26)
     ap.add_argument("--extra-anchors", type=int, default=5000)
     args = ap.parse_args()
     if args.small_only:
-        run_small(args.small_repeat)
+        run_small(args.small_repeat, args.small_against)
         return 0
     if args.engines_only:
         with tempfile.TemporaryDirectory() as d:
