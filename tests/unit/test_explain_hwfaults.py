@@ -110,6 +110,16 @@ def test_fault_events_are_the_fault_knowledge_and_the_fault_levels_whole() -> No
     assert only_level and all(r.causes == () and "handles it as" in r.meaning for r in only_level)
 
 
+def test_every_row_and_form_cites_a_source_at_a_commit() -> None:
+    import re
+
+    for tid in (*HW, "dcmi", "ascend-fault-events"):
+        t = TABLES[tid]
+        for sid in {r.source for r in t.rows} | {f.source for f in t.forms}:
+            _, url = K.sources[sid]
+            assert re.search(r"/blob/[0-9a-f]{40}/", url), (tid, sid, url)
+
+
 # --- the forms on their printers' own wording ---------------------------------------------------
 GHES_FATAL = """\
 {763}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 11
@@ -251,6 +261,7 @@ def test_a_row_that_names_no_cause_still_matches_and_says_so(text: str, sig: str
         "PCIe Bus Error: severity=Unknown",
         "EDAC MC0: ECC enabled",
         "    error_type: 0x02",  # a processor section's error type bits, not a memory type
+        "stderr=-8005",  # no error word of its own
     ],
 )
 def test_near_misses_are_not_the_forms(text: str) -> None:
