@@ -825,12 +825,12 @@ def _derive_lib_tables(k: Knowledge, scan: ScanResult, add: Callable[..., None])
                 if sid in seen:
                     continue
                 seen.add(sid)
-                said = f"{t.title}'s own table: {row.name} ({row.meaning})"
+                said = f"{t.title}'s {t.noun}: {row.name} ({row.meaning})"
                 add(
                     sid,
                     f"{t.title}: {row.name} — {row.meaning}",
                     t.component,
-                    LIBRARY_TABLE_PRIORITY,
+                    LIBRARY_TABLE_PRIORITY if t.priority is None else t.priority,
                     f"derived:lib:{t.id}:{row.key}",
                     v.line,
                     v.count,

@@ -1061,3 +1061,59 @@ def read_yaml(path: str | Path, *, what: str, max_bytes: int) -> tuple[Path, Any
         return p, load_yaml(text)
     except Exception as exc:  # yaml.YAMLError and the node-count bound
         raise InputError(f"{p}: not valid YAML: {exc}") from None
+
+
+class AicerrRepoModel(_Frozen):
+    """A copy of msaicerr's source at a commit (the CANN toolkit's ``tools/msaicerr``)."""
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    title: str = Field(min_length=10)
+    """What this copy is (the vendor's repository, a mirror of its history, the release it ships in)."""
+
+
+class AicerrRuleModel(_Frozen):
+    """A reviewed reading of msaicerr's conclusions: a conclusion containing one of ``words`` (any
+    case) means what the vendor's page says (``meaning``) and points to ``causes`` (none: it names
+    no cause), with the reason."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    words: tuple[str, ...] = Field(min_length=1)
+    causes: tuple[str, ...] = ()
+    meaning: str = Field(min_length=10)
+    reason: str = Field(min_length=10)
+    source: SourceModel
+    """The vendor's text this reading is taken from (its troubleshooting page, or the code's branch)."""
+
+
+class AicerrRowModel(_Frozen):
+    """One conclusion msaicerr can print: where it is assigned (``conclusion = "…"``) and its text
+    (whitespace collapsed)."""
+
+    repo: str
+    path: str = Field(min_length=3)
+    line: int = Field(ge=1)
+    text: str = Field(min_length=3)
+
+
+class AicerrFile(_Frozen):
+    """``matrices/explain/aicerr.yaml``: msaicerr's root-cause conclusions imported from its source
+    (``python -m cannenv.explain.aicerr``) and the reviewed rules that read them."""
+
+    schema_version: Literal[1] = 1
+    repos: dict[str, AicerrRepoModel] = Field(min_length=1)
+    """The copies read, the newest first (a text two copies have is cited from the first)."""
+    rules: tuple[AicerrRuleModel, ...] = Field(min_length=1)
+    rows: tuple[AicerrRowModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> AicerrFile:
+        problems: list[str] = []
+        names = [r.name for r in self.rules]
+        problems += [f"rule {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+        problems += [
+            f"row {r.path}:{r.line}: unknown repo {r.repo!r}" for r in self.rows if r.repo not in self.repos
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self

@@ -252,6 +252,12 @@ class LibTable:
     rows: tuple[LibRow, ...]
     fold_case: bool = False
     """A captured value finds its row whatever its letters' case (hex event ids)."""
+    priority: int | None = None
+    """The derived signature's priority (None: ``LIBRARY_TABLE_PRIORITY``, below every other
+    signature; msaicerr's conclusions, read out of the vendor's source, rank with the other tables of
+    the vendor's messages)."""
+    noun: str = "own table"
+    """What the table is to its tool, in the answer's words (``{title}'s {noun}: …``)."""
 
     def capture(self, form: LibForm) -> str:
         """The scan's capture id of a form's values."""

@@ -338,16 +338,24 @@ def render_signature_doc(table: Any) -> str:
                 rules="errno rules",
                 rest="(internal errors) to none",
             )
-        if k.lib_tables:
+        libs = [t for t in k.lib_tables if t.priority is None]
+        if libs:
             out += [
                 "",
                 "The error tables of the libraries and tools around the stack"
                 f" (`matrices/explain/libtables.yaml`, priority {LIBRARY_TABLE_PRIORITY}): "
                 + ", ".join(
                     f"{t.title} {len(t.rows)} categories ({sum(1 for r in t.rows if r.causes)} with causes)"
-                    for t in k.lib_tables
+                    for t in libs
                 )
-                + f"; {sum(len(t.forms) for t in k.lib_tables)} printed forms.",
+                + f"; {sum(len(t.forms) for t in libs)} printed forms.",
+            ]
+        for t in (t for t in k.lib_tables if t.id == "msaicerr"):
+            out += [
+                "",
+                f"msaicerr's root-cause conclusions (`matrices/explain/aicerr.yaml`, priority {t.priority}):"
+                f" {len(t.rows)} distinct conclusions, {sum(1 for r in t.rows if r.causes)} with causes;"
+                f" {len({f.row for f in t.forms})} told apart by {len(t.forms)} clauses.",
             ]
         if k.rtge_messages is not None:
             from cannenv.explain.rtge import RtgeMessages

@@ -543,6 +543,7 @@ def shipped() -> SignatureTable:
     lib_path = knowledge.shipped_path().with_name("libtables.yaml")
     rtge_path = knowledge.shipped_path().with_name("rtge_messages.yaml")
     ms_path = knowledge.shipped_path().with_name("mindspore_messages.yaml")
+    aicerr_path = knowledge.shipped_path().with_name("aicerr.yaml")
     key = _cache_key(
         (
             shipped_path(),
@@ -553,6 +554,7 @@ def shipped() -> SignatureTable:
             lib_path,
             rtge_path,
             ms_path,
+            aicerr_path,
         )
     )
     if key is not None:
@@ -592,6 +594,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "libtables.py",
             here / "rtge.py",
             here / "msascend.py",
+            here / "aicerr.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

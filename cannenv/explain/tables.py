@@ -1,17 +1,18 @@
 """The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``),
 HCCL's log messages (``hccl_messages.yaml``), the aclnn operators' parameter checks
-(``aclnn_messages.yaml``), the error tables of the libraries around the stack (``libtables.yaml``),
-the runtime's and GE's messages (``rtge_messages.yaml``) and MindSpore's
-(``mindspore_messages.yaml``), composed here so that the table modules need not import each other
-(:mod:`.knowledge` holds the engine values, :mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`,
-:mod:`.rtge` and :mod:`.msascend` read their own files)."""
+(``aclnn_messages.yaml``), the error tables of the libraries around the stack (``libtables.yaml``,
+and msaicerr's conclusions, ``aicerr.yaml``, one more table of that engine), the runtime's and GE's
+messages (``rtge_messages.yaml``) and MindSpore's (``mindspore_messages.yaml``), composed here so
+that the table modules need not import each other (:mod:`.knowledge` holds the engine values,
+:mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`, :mod:`.aicerr`, :mod:`.rtge` and :mod:`.msascend`
+read their own files)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
 
-from cannenv.explain import faq, knowledge, libtables, logsource, msascend, opapi, rtge
+from cannenv.explain import aicerr, faq, knowledge, libtables, logsource, msascend, opapi, rtge
 
 
 @cache
@@ -24,6 +25,10 @@ def shipped() -> knowledge.Knowledge:
     sources.update({r.id: (f"{r.page_title}: {r.label}", r.url) for r in rows})
     lib, lib_sources = libtables.shipped()
     sources.update(lib_sources)
+    conclusions = aicerr.shipped()
+    if conclusions is not None:  # msaicerr's conclusions: one more table of the same engine
+        lib = (*lib, conclusions[0])
+        sources.update(conclusions[1])
     k = replace(k, faq=rows, sources=sources, lib_tables=lib)
     messages = logsource.shipped_path()
     if messages.is_file():
