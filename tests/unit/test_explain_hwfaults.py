@@ -301,6 +301,20 @@ def test_dcmi_8005_after_an_upgrade_without_reboot_is_tied_by_the_driver_loaded_
     assert {c.id: c.status for c in loaded.causes}.get("driver-firmware-mismatch") == "ruled-out"
 
 
+@pytest.mark.parametrize(
+    ("code", "first"),
+    [("-8005", "device-not-visible"), ("-8020", "device-busy")],
+)
+def test_mindcluster_devmanagers_dcmi_init_line_is_read_as_npu_smis(code: str, first: str) -> None:
+    # dcmi.go: fmt.Errorf("dcmi init failed, error code: %d"), the FAQ's npu-exporter line
+    text = f"deviceManager init failed, prepare dcmi failed, err: dcmi init failed, error code: {code}"
+    ex = _explain(text)
+    assert ex.causes[0].id == first
+    if code == "-8005":
+        assert [c.id for c in ex.causes[:2]] == ["device-not-visible", "driver-firmware-mismatch"]
+        assert _explain(text, [_driver_loaded("fail")]).causes[0].id == "driver-firmware-mismatch"
+
+
 # --- hostile input ---------------------------------------------------------------------------------
 def _forms() -> list[tuple[str, str, str]]:
     return [
