@@ -11,7 +11,9 @@ written from its product's own source and tested on the product's wording and on
 * torch_npu's profiler: its schedule warnings and its parse tasks' failures;
 * vllm-ascend's 310P path saying '310P does not support …';
 * MindCluster's owner/permission check of the paths its components open (ascend-common path.go);
-* Volcano's enqueue check of the job's queue quota (proportion/capacity plugins).
+* Volcano's enqueue check of the job's queue quota (proportion/capacity plugins);
+* MindSpore's argument checks ("For '<op>', …": _checkparam.py and the operators' infer checks) and
+  its graph mode's argument-count checks (evaluator.cc, api.py, cell.py).
 
 Each new regex also meets a long hostile line: it runs on the linear engine (RE2) and the whole
 explain pipeline answers it. No timed assertions.
@@ -228,6 +230,46 @@ def test_a_queue_without_quota_for_the_job_is_the_clusters_resources() -> None:
     assert _matched("queue resource quota sufficient\n") == []
 
 
+# --- MindSpore: the program's arguments and calls --------------------------------------------------
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: For 'set_context', package type mindspore-gpu support 'device_target' type gpu or cpu, "
+        "but got Ascend.",
+        "ValueError: For 'BiasAdd', bias[0] shape should be equal to input_x[1] shape when data_format is 0, "
+        "but got bias shape: .[const vector]{4}, input_shape: [const vector]{3, 8}.",
+        "TypeError: For 'MatMul', the type of 'x' should be Tensor, but got int.",
+    ],
+)
+def test_a_mindspore_argument_check_is_the_programs_argument(line: str) -> None:
+    assert _matched(line + "\n")[0] == "mindspore-argument-check"
+    assert _top(line + "\n") == "not-a-version-problem"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "TypeError: The parameters number of the function is 2, but the number of provided arguments is 3.",
+        "TypeError: The function construct needs 0 positional argument and 0 default argument, "
+        "but provided 1",
+        "TypeError: For 'Cell', the function construct requires 1 positional argument and "
+        "0 default argument, total 1, but got 2.",
+        "TypeError: Function fn needs 2 positional argument and 0 default argument, total 2, but got 3.",
+        "TypeError: Function fn needs 2 positional argument, but got 1.",
+    ],
+)
+def test_a_graph_function_called_with_another_number_of_arguments_is_the_programs_call(line: str) -> None:
+    assert "mindspore-call-arity" in _matched(line + "\n")
+    assert _top(line + "\n") == "not-a-version-problem"
+
+
+def test_mindspores_wording_elsewhere_is_not_its_check() -> None:
+    # prose, and a 'For' that is not an operation's quoted name
+    assert "mindspore-argument-check" not in _matched("ValueError: For each rank, the size differs\n")
+    assert "mindspore-argument-check" not in _matched("For 'x', see the docs\n")
+    assert "mindspore-call-arity" not in _matched("f() takes 2 positional arguments but 3 were given\n")
+
+
 # --- each new regex on a long hostile line ------------------------------------------------------------
 HOSTILE = {
     "protobuf-cann-proto-twice": "File already exists in database: " + "om" * 100_000,
@@ -235,6 +277,8 @@ HOSTILE = {
     "packaging-invalid-version": "InvalidVersion" + "x" * 200_000,
     "torch-npu-profiler-parse-failed": "Task [" + "A" * 200_000,
     "vllm-ascend-soc-unsupported": "310P does not support " + " " * 200_000,
+    "mindspore-argument-check": "ValueError: For '" + "a" * 200_000,
+    "mindspore-call-arity": "The parameters number of the function is " + "9" * 200_000,
 }
 
 
