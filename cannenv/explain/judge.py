@@ -672,7 +672,8 @@ def derive(
     for e in k.extractors:
         if e.kind == "code":
             for value, v in scan.values.get(e.id, {}).items():
-                code_values.setdefault(value, v)
+                # a hex return code (DVPP's 0xa0058003) is the table's upper-case spelling
+                code_values.setdefault("0x" + value[2:].upper() if value.startswith("0x") else value, v)
     for value, v in scan.values.get(ERROR_CODE_CAPTURE, {}).items():
         code_values.setdefault(value, v)
     # each table below is read only when the log has a value for it (the cached table loads a

@@ -47,7 +47,7 @@ ExtractorKind = Literal[
     "ms-section",
 ]
 CodeFamily = Literal[
-    "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err"
+    "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err", "dvpp"
 ]
 MessageFamily = Literal["torch-npu-check", "pytorch-dispatch", "device-plugin"]
 
@@ -189,7 +189,7 @@ class SignatureFile(_Frozen):
 
 class CodeModel(_Frozen):
     code: str = Field(
-        pattern=r"^(E[0-9A-Z]{2}\d{3}|ERR\d{5}|[1-5]\d{5}|HCCL_E_[A-Z_]+|(DRV|DEV)_ERROR_[A-Z0-9_]+)$"
+        pattern=r"^(E[0-9A-Z]{2}\d{3}|ERR\d{5}|[1-5]\d{5}|HCCL_E_[A-Z_]+|(DRV|DEV)_ERROR_[A-Z0-9_]+|0xA0[0-9A-F]{2}80[0-9A-F]{2})$"
     )
     name: str = Field(min_length=2)
     value: int | None = Field(default=None, ge=0)

@@ -218,6 +218,7 @@ FAMILY_TITLE = {
     "hccl": "HCCL/HCCP",
     "error-code": "CANN error-code reference",
     "torch-npu-err": "torch_npu error codes (ERRxxxxx)",
+    "dvpp": "DVPP media data processing (hi_mpi/acldvpp return codes)",
 }
 FAMILY_PRIORITY = {"torch-npu-err": KNOWLEDGE_PRIORITY - 10}
 """torch_npu's ERRxxxxx wraps the error beside it (ERR00100 'PTA call acl api failed' next to the
