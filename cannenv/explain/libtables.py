@@ -34,7 +34,8 @@ MAX_LIBTABLES_BYTES = 1 << 20
 
 def build(model: LibTablesFile) -> tuple[tuple[LibTable, ...], dict[str, tuple[str, str]]]:
     """The engine tables and the file's sources (id -> (title, url)); a form marked ``each_row``
-    becomes one form per row, ``{key}`` replaced by the row's key."""
+    becomes one form per row, ``{key}`` replaced by the row's key and ``{printed}`` by the text it
+    prints (MindSpore Lite's ``-300 Failed to find operator.``; a row without one has no such form)."""
     tables = []
     for t in model.tables:
         forms: list[LibForm] = []
@@ -42,14 +43,16 @@ def build(model: LibTablesFile) -> tuple[tuple[LibTable, ...], dict[str, tuple[s
             if not f.each_row:
                 forms.append(LibForm(f.id, f.anchor, f.regex, f.row, f.source))
                 continue
+            uses_printed = "{printed}" in f.anchor
             for r in t.rows:
-                if not r.printed_form:
+                if not r.printed_form or (uses_printed and not r.printed):
                     continue
+                printed = r.printed or ""
                 forms.append(
                     LibForm(
                         f"{f.id}-{r.key.lower()}",
-                        f.anchor.replace("{key}", r.key),
-                        f.regex.replace("{key}", re.escape(r.key)),
+                        f.anchor.replace("{key}", r.key).replace("{printed}", printed),
+                        f.regex.replace("{key}", re.escape(r.key)).replace("{printed}", re.escape(printed)),
                         None,
                         f.source,
                     )

@@ -881,7 +881,8 @@ class LibRowModel(_Frozen):
 class LibFormModel(_Frozen):
     """A printed form of the table's errors: ``anchor`` (a literal every match contains) and a regex
     whose group 1 captures a row's key or printed name, or none with ``row`` (the one row it is);
-    ``each_row``: one form per row, ``{key}`` in anchor and regex replaced by the row's key."""
+    ``each_row``: one form per row, ``{key}`` in anchor and regex replaced by the row's key and
+    ``{printed}`` (in both or neither) by the row's printed text, escaped in the regex."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     anchor: str = Field(min_length=3)
@@ -895,7 +896,9 @@ class LibFormModel(_Frozen):
         if self.each_row:
             if "{key}" not in self.anchor or "{key}" not in self.regex or self.row is not None:
                 raise ValueError("an each_row form has {key} in its anchor and regex, and no row")
-            probe_rx = self.regex.replace("{key}", "Key")
+            if ("{printed}" in self.anchor) != ("{printed}" in self.regex):
+                raise ValueError("an each_row form has {printed} in both its anchor and regex, or in neither")
+            probe_rx = self.regex.replace("{key}", "Key").replace("{printed}", "Printed")
         else:
             probe_rx = self.regex
         problem = re2_subset_problem(probe_rx)
