@@ -13,7 +13,8 @@ written from its product's own source and tested on the product's wording and on
 * MindCluster's owner/permission check of the paths its components open (ascend-common path.go);
 * Volcano's enqueue check of the job's queue quota (proportion/capacity plugins);
 * MindSpore's argument checks ("For '<op>', …": _checkparam.py and the operators' infer checks) and
-  its graph mode's argument-count checks (evaluator.cc, api.py, cell.py).
+  its graph mode's argument-count checks (evaluator.cc, api.py, cell.py);
+* MindSpore Lite's report of a model converted by another release (lite_model.cc).
 
 Each new regex also meets a long hostile line: it runs on the linear engine (RE2) and the whole
 explain pipeline answers it. No timed assertions.
@@ -270,6 +271,22 @@ def test_mindspores_wording_elsewhere_is_not_its_check() -> None:
     assert "mindspore-call-arity" not in _matched("f() takes 2 positional arguments but 3 were given\n")
 
 
+# --- MindSpore Lite: a model of another release -------------------------------------------------------
+def test_a_lite_model_converted_by_another_release_is_a_framework_mismatch() -> None:
+    text = (
+        "WARNING [mindspore/lite/src/lite_model.cc:**] ConstructModel] "
+        "model version is MindSpore Lite 1.2.0, inference version is MindSpore Lite 1.5.0 not equal\n"
+        "[mindspore/lite/src/litert/infer_manager.cc:**] KernelInferShape] "
+        "Get infershape func failed! type: X\n"
+    )
+    assert _matched(text)[0] == "mslite-model-version-differs"
+    assert _top(text) == "framework-mismatch"
+    # the runtime's own version line alone is no mismatch
+    assert "mslite-model-version-differs" not in _matched(
+        "MindSpore Lite inference version: MindSpore Lite 2.3.0\n"
+    )
+
+
 # --- each new regex on a long hostile line ------------------------------------------------------------
 HOSTILE = {
     "protobuf-cann-proto-twice": "File already exists in database: " + "om" * 100_000,
@@ -279,6 +296,7 @@ HOSTILE = {
     "vllm-ascend-soc-unsupported": "310P does not support " + " " * 200_000,
     "mindspore-argument-check": "ValueError: For '" + "a" * 200_000,
     "mindspore-call-arity": "The parameters number of the function is " + "9" * 200_000,
+    "mslite-model-version-differs": "model version is MindSpore Lite 1" + ".2" * 100_000,
 }
 
 
