@@ -46,9 +46,10 @@ MIN_CLAUSE = 30
 MIN_WORDS = 3
 MAX_CLAUSES = 3
 """Clauses kept per conclusion (the longest)."""
-AICERR_PRIORITY = -44
-"""Above the vendor's raw log messages (-45: the runtime's ``An error occurred in the kernel task``
-beside it is the symptom the tool analysed), below every hand-written signature and the code rows."""
+AICERR_PRIORITY = -19
+"""Above the vendor's code rows (-20: the ``507015`` beside it is the exception the tool analysed,
+its conclusion says which kind) and the runtime's AI Core exception report (-21), below every
+hand-written signature."""
 MAX_TABLE_BYTES = 1 << 20
 MAX_SOURCE_BYTES = 4 << 20
 """A source file larger than this is not a msaicerr module (the importer skips it)."""

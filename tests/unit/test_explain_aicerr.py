@@ -237,17 +237,54 @@ def test_near_misses_are_not_conclusions(text: str) -> None:
     assert _ours(text) == []
 
 
-def test_the_vendors_code_beside_it_ranks_first() -> None:
-    """A conclusion pasted under the runtime's 507015 (ACL_ERROR_RT_AICORE_EXCEPTION): the code row
-    (a vendor table, priority -20) first, the analyser's reading beside it, same cause."""
+def test_the_analysers_reading_ranks_above_the_code_and_the_report() -> None:
+    """A conclusion pasted under the runtime's 507015 (ACL_ERROR_RT_AICORE_EXCEPTION, a code row at
+    -20) and its AI Core exception report (-21): the analyser's reading of this very exception says
+    which kind, so it ranks first — chip-unsupported over the code's not-a-version-problem."""
     text = (
         "RuntimeError: call aclnnAdd failed, error code is 507015\n"
-        "Atomic add has a precision overflow. Check the operator precision.\n"
+        "An error occurs on the device(chipId:0, dieId:0), the serial number is 4, the error is aicore error,"
+        " core id is 14, error code = 0x800000, dump info: pc start: 0x124000000ce0\n"
+        "The number of AI Cores in the environment is less than that required by the operator.\n"
     )
     ex = _explain(text)
     ids = [m.id for m in ex.matches]
-    assert any(i.startswith("lib-msaicerr-atomic-add-overflow-") for i in ids)
+    assert "runtime-aicore-exception-report" in ids
+    assert ex.causes[0].id == "chip-unsupported"
+    assert ex.causes[0].signature.startswith("lib-msaicerr-aicore-count-")
+    assert [c.id for c in ex.causes[1:]] == ["not-a-version-problem"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # PrintCoreInfo's report (910B/910_93), its head message from GetStarsRingBufferHeadMsg
+        "[PID: 235403] Execution_Error(EZ2001): An error occurs on the device(chipId:0, dieId:0), the"
+        " serial number is 4, the error is aicore error, core id is 14, error code = 0x800000, dump info:\n",
+        "EZ9999[PID: 1] (EZ9999):  An error occurs on the device(chipId:0, dieId:0), the serial number is"
+        " 329, the error is aivec error, core id is 0, error code = 286, dump info: pc start: 0x1200\n",
+        "the serial number is 7, the error is fftsplus aivector error, core id is 3, error code = 0x10\n",
+        # PrintCoreErrorInfo's report (older chips)
+        "The error from device(0), serial number is 12, there is an error of aicore, core id is 5,"
+        " error code = 0x8\n",
+    ],
+)
+def test_the_runtimes_aicore_exception_report_in_its_source_forms(text: str) -> None:
+    ex = _explain(text)
+    assert [m.id for m in ex.matches] == ["runtime-aicore-exception-report"]
     assert ex.causes[0].id == "not-a-version-problem"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the error is fftsplus sdma error, core id is 0\n",  # not an AI Core: the report's other kinds
+        "the error is hccl fftsplus timeout, core id is 0\n",
+        "core id is 14, error code = 0x800000\n",
+    ],
+)
+def test_the_reports_other_kinds_are_not_ai_core_exceptions(text: str) -> None:
+    assert "runtime-aicore-exception-report" not in [m.id for m in _explain(text).matches]
 
 
 def test_the_table_is_a_lib_table_at_its_own_priority() -> None:
@@ -255,7 +292,9 @@ def test_the_table_is_a_lib_table_at_its_own_priority() -> None:
     assert k is not None
     (t,) = [t for t in k.lib_tables if t.id == "msaicerr"]
     assert t.priority == aicerr.AICERR_PRIORITY
-    assert signatures.SOURCE_PRIORITY < aicerr.AICERR_PRIORITY < signatures.KNOWLEDGE_PRIORITY
+    assert signatures.KNOWLEDGE_PRIORITY < aicerr.AICERR_PRIORITY < 0  # above the code rows
+    report = next(s for s in TABLE.signatures if s.id == "runtime-aicore-exception-report")
+    assert report.priority < signatures.KNOWLEDGE_PRIORITY
 
 
 # --- hostile input ------------------------------------------------------------------------------
