@@ -835,7 +835,7 @@ def _derive_lib_tables(k: Knowledge, scan: ScanResult, add: Callable[..., None])
                     f"derived:lib:{t.id}:{row.key}",
                     v.line,
                     v.count,
-                    [(c, f"{said}; {row.reason}", (row.source, f.source)) for c in row.causes],
+                    [(c, f"{said}; {row.reason}", (row.source_id, f.source)) for c in row.causes],
                     note="" if row.causes else f"{said}: names no cause by itself; {row.reason}",
                 )
 
@@ -850,6 +850,10 @@ def _source(table: SignatureTable, sid: str) -> Source:
     found = table.sources.get(sid)
     if found is not None:
         return found
+    base, at, line = sid.partition("#L")
+    found = table.sources.get(base) if at and line.isdecimal() else None
+    if found is not None:  # a table row's line in its source's file (libtables.yaml: line)
+        return Source(sid, f"{found.title}, line {line}", f"{found.url}#L{line}")
     k = table.knowledge
     lm = k.log_messages if k is not None else None
     row = lm.source(sid) if lm is not None else None

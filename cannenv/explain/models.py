@@ -876,6 +876,9 @@ class LibRowModel(_Frozen):
     printed_form: bool = True
     """False: the library prints no category for it (Paddle's untyped LEGACY error): kept for the
     table's completeness, left out of the forms made ``each_row``."""
+    line: int | None = Field(None, ge=1)
+    """The row's line in its source's file (the source's URL + ``#L<line>``): a table read from a
+    header whose every value has its own line (GE's status codes)."""
 
 
 class LibFormModel(_Frozen):

@@ -229,6 +229,14 @@ class LibRow:
     causes: tuple[str, ...]
     reason: str
     source: str
+    line: int | None = None
+    """The row's line in its source's file, where the table gives one."""
+
+    @property
+    def source_id(self) -> str:
+        """The source of the row's causes: its source, at its line where it has one
+        (``ge-status-define#L102``, resolved by the judge to the source's URL + ``#L102``)."""
+        return f"{self.source}#L{self.line}" if self.line else self.source
 
 
 @dataclass(frozen=True)
