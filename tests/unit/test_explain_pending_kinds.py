@@ -14,7 +14,8 @@ written from its product's own source and tested on the product's wording and on
 * Volcano's enqueue check of the job's queue quota (proportion/capacity plugins);
 * MindSpore's argument checks ("For '<op>', …": _checkparam.py and the operators' infer checks) and
   its graph mode's argument-count checks (evaluator.cc, api.py, cell.py);
-* MindSpore Lite's report of a model converted by another release (lite_model.cc).
+* MindSpore Lite's report of a model converted by another release (lite_model.cc), its runtime's
+  check of the .ms schema (lite_session.cc) and its converter's model readers (the parsers).
 
 Each new regex also meets a long hostile line: it runs on the linear engine (RE2) and the whole
 explain pipeline answers it. No timed assertions.
@@ -287,6 +288,35 @@ def test_a_lite_model_converted_by_another_release_is_a_framework_mismatch() -> 
     )
 
 
+def test_a_model_the_lite_runtime_cannot_verify_is_converter_and_runtime_of_two_releases() -> None:
+    text = (
+        "ERROR [mindspore/lite/src/lite_session.cc:1539] LoadModelByBuff] Please enable runtime convert.\n"
+        "ERROR [mindspore/lite/src/lite_session.cc:1598] LoadModelAndCompileByPath] Read model file failed\n"
+    )
+    ex = _explain(text)
+    assert [c.id for c in ex.causes][:2] == ["framework-mismatch", "not-a-version-problem"]
+    assert (
+        _top("WARNING [lite_session.cc:1876] LoadModelByBuff] Invalid mslite model.\n")
+        == "framework-mismatch"
+    )
+    # the runtime's 'Read model file failed' alone is not this check (nor the converter's reader)
+    assert _matched("ERROR [lite_session.cc:1598] LoadModelAndCompileByPath] Read model file failed\n") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR] LITE(1,7f,converter_lite):2021-12-13 [onnx_op_parser.cc:3079] InitOriginModel] "
+        "Read onnx model file failed, model path: ./ml_audio_kit_vocals_resunet.onnx",
+        "[ERROR] LITE [caffe_model_parser.cc:303] Read prototxt file failed, model path: ./deploy.prototxt",
+        "[ERROR] LITE [caffe_model_parser.cc:310] Read caffemodel file failed, model path: ./w.caffemodel",
+    ],
+)
+def test_a_model_file_the_converter_cannot_read_is_the_path_or_the_file(line: str) -> None:
+    assert _matched(line + "\n")[0] == "mslite-converter-read-failed"
+    assert _top(line + "\n") == "not-a-version-problem"
+
+
 # --- each new regex on a long hostile line ------------------------------------------------------------
 HOSTILE = {
     "protobuf-cann-proto-twice": "File already exists in database: " + "om" * 100_000,
@@ -297,6 +327,7 @@ HOSTILE = {
     "mindspore-argument-check": "ValueError: For '" + "a" * 200_000,
     "mindspore-call-arity": "The parameters number of the function is " + "9" * 200_000,
     "mslite-model-version-differs": "model version is MindSpore Lite 1" + ".2" * 100_000,
+    "mslite-converter-read-failed": "Read onnx model file failed, model path" + ":" * 200_000,
 }
 
 
