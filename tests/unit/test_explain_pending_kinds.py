@@ -272,6 +272,22 @@ def test_mindspores_wording_elsewhere_is_not_its_check() -> None:
     assert "mindspore-call-arity" not in _matched("f() takes 2 positional arguments but 3 were given\n")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: Data type conversion of 'Parameter' is not supported, so data type int32 cannot be "
+        "converted to data type float32 automatically.",
+        "RuntimeError: Data type conversion is not supported for a 'Parameter', "
+        "nor for the input tensor of an in-place operator, "
+        "the argument[x]'s data type of primitive[AssignAdd] is Int32, which cannot be "
+        "converted to data type Float32 automatically.",
+    ],
+)
+def test_a_parameter_of_another_dtype_is_the_networks_dtype(line: str) -> None:
+    assert _matched(line + "\n")[0] == "mindspore-parameter-dtype-conversion"
+    assert _top(line + "\n") == "not-a-version-problem"
+
+
 # --- MindSpore Lite: a model of another release -------------------------------------------------------
 def test_a_lite_model_converted_by_another_release_is_a_framework_mismatch() -> None:
     text = (
