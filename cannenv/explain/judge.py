@@ -755,6 +755,7 @@ def derive(
             ],
         )
     _derive_hccl_source(k, scan, add)
+    _derive_hccl_task(scan, add)
     if k.python_code is not None and (scan.values.get("py-frame") or scan.values.get("py-exception")):
         from cannenv.explain.pycode import read
 
@@ -877,6 +878,88 @@ def _source(table: SignatureTable, sid: str) -> Source:
     if row is None:
         raise KeyError(sid)
     return Source(sid, row[0], row[1])
+
+
+HCCL_TASK_PRIORITY = 20
+"""HCCL's task exception reports read together (:func:`_derive_hccl_task`): above the stage keyword's
+signature (15), whose cause (hccl-link) is what the stage alone suggests; the reports' detail decides."""
+
+
+def _derive_hccl_task(scan: ScanResult, add: Callable[..., None]) -> None:
+    """HCCL's task exception reports of several ranks read as its fault guide reads them
+    (task_exec_stage.md, notify wait timeout EI0002): ranks of one communicator that failed in
+    different collectives issue different collectives (hccl-consistency); ranks that failed in the
+    same collective further apart than the HCCL_EXEC_TIMEOUT the log prints waited past it
+    (hccl-config: the gap is expected and the timeout too short, or the application is slow). A
+    log without the detail (one rank, graph-mode tags, no timeout printed) decides nothing here."""
+    from datetime import datetime
+
+    reports = scan.values.get("hccl-task-base")
+    if not reports:
+        return
+    ops: dict[str, dict[str, list[tuple[datetime, Any]]]] = {}  # group -> op -> (time, value)
+    for value, v in reports.items():
+        when, op, group = [*value.split("|"), "", ""][:3]
+        try:
+            at = datetime.strptime(when, "%Y-%m-%d-%H:%M:%S")
+        except ValueError:
+            continue
+        ops.setdefault(group, {}).setdefault(op, []).append((at, v))
+    doc = "hccl-task-exec-stage"
+    for group, by_op in ops.items():
+        if len(by_op) < 2:
+            continue
+        names = sorted(by_op)
+        first = by_op[names[0]][0][1]
+        add(
+            "hccl-task-different-collectives",
+            f"HCCL: ranks of one communicator failed in different collectives ({', '.join(names[:4])})",
+            "HCCL (task exception reports)",
+            HCCL_TASK_PRIORITY,
+            f"derived:hccl-task-ops:{group}",
+            first.line,
+            sum(len(x) for x in by_op.values()),
+            [
+                (
+                    "hccl-consistency",
+                    f"HCCL's fault guide (EI0002): the task exception reports of communicator {group[:80]} "
+                    f"name different collectives ({', '.join(names[:4])}) for its ranks — the ranks "
+                    "issue different collectives; find why in the application",
+                    (doc, "hccl-task-exception-log"),
+                )
+            ],
+        )
+        return
+    limits = [int(x) for x in scan.values.get("hccl-exec-timeout", {}) if x.isdecimal()]
+    if not limits:
+        return
+    limit = max(limits)
+    for group, by_op in ops.items():
+        for op, seen in by_op.items():
+            times = sorted(t for t, _ in seen)
+            gap = (times[-1] - times[0]).total_seconds()
+            if len(times) < 2 or gap <= limit:
+                continue
+            add(
+                "hccl-task-gap-over-exec-timeout",
+                f"HCCL: ranks failed in {op} {gap:.0f} s apart, longer than HCCL_EXEC_TIMEOUT ({limit} s)",
+                "HCCL (task exception reports)",
+                HCCL_TASK_PRIORITY,
+                f"derived:hccl-task-gap:{op}:{group}",
+                seen[0][1].line,
+                len(seen),
+                [
+                    (
+                        "hccl-config",
+                        f"HCCL's fault guide (EI0002): the ranks of communicator {group[:80]} failed "
+                        f"in the same {op} {gap:.0f} s apart while HCCL_EXEC_TIMEOUT is {limit} s — one rank "
+                        "arrived after the other had given up; if that gap is expected, set "
+                        "HCCL_EXEC_TIMEOUT longer, else find the slow rank in the application",
+                        (doc, "hccl-exec-timeout-log"),
+                    )
+                ],
+            )
+            return
 
 
 def _derive_hccl_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:

@@ -31,6 +31,8 @@ ExtractorKind = Literal[
     "hccl-log",
     "hccl-message",
     "hccl-errno",
+    "hccl-task-base",
+    "hccl-exec-timeout",
     "py-frame",
     "py-exception",
     "aclnn-log",
