@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cannenv import linre
+
 TABLE_ID = "ge-status"
 MAX_SOURCE_BYTES = 4 << 20
 
@@ -122,11 +124,17 @@ NO_CAUSE = (
 )
 
 _CALL = re.compile(r"^[ \t]*(GE_ERRORNO(?:_[A-Z]+)?|LLM_ERRORNO_COMMON)\(", re.M)
-_MODULE_DEFINE = re.compile(
+# the headers are a vendor's artefact (hostile input): patterns with repeats that could share text run
+# on RE2 (cannenv.linre), linear in the text whatever it holds
+_MODULE_DEFINE = linre.compile(
     r"#define\s+(GE_ERRORNO_[A-Z]+|LLM_ERRORNO_COMMON)\(name, value, desc\)"
-    r"\s*\\\s*GE_ERRORNO\(([^;]*?),\s*name,"
+    r"\s*\\\s*GE_ERRORNO\(([^;]*?),\s*name,",
+    what="GE_ERRORNO module macro",
 )
-_ENUM = re.compile(r"enum\s+class\s+(\w+)\s*:\s*[\w:]+\s*\{([^}]*)\}")
+_ENUM = linre.compile(r"enum\s+class\s+(\w+)\s*:\s*[\w:]+\s*\{([^}]*)\}", what="enum class")
+_STRING = linre.compile(r'"((?:[^"\\]|\\.)*)"', what="string literal")
+_CAST = linre.compile(r"static_cast<[\w:]+>\((.*)\)", what="static_cast")
+_ENUMERATOR = linre.compile(r"(\w+)\s*=\s*(0[bBxX][0-9a-fA-F]+|\d+)", what="enumerator")
 _COMMENT_VALUE = re.compile(r"//\s*(\d{6,10})\s*$")
 
 
@@ -169,7 +177,7 @@ def _args(text: str, start: int) -> tuple[list[str], int]:
 
 
 def _literal(arg: str) -> str:
-    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', arg)
+    parts = [m.group(1) for m in _STRING.finditer(arg)]
     if not parts:
         raise ValueError(f"not a string literal: {arg!r}")
     return "".join(parts)
@@ -177,7 +185,7 @@ def _literal(arg: str) -> str:
 
 def _number(arg: str, symbols: dict[str, int]) -> int:
     arg = arg.strip().strip("()").strip()
-    arg = re.sub(r"static_cast<[\w:]+>\((.*)\)", r"\1", arg).strip()
+    arg = _CAST.sub(r"\1", arg).strip()
     if arg in symbols:
         return symbols[arg]
     m = re.fullmatch(r"(0[bB][01]+|0[xX][0-9a-fA-F]+|\d+)[uU]?", arg)
@@ -209,11 +217,14 @@ def read_rows(
     trees = (ge_tree, metadef_tree)
     define_text = _read(trees[DEFINE_FILE[0]] / DEFINE_FILE[1])
     symbols: dict[str, int] = {}
-    for enum, body in _ENUM.findall(define_text):
-        for name, value in re.findall(r"(\w+)\s*=\s*(0[bBxX][0-9a-fA-F]+|\d+)", body):
+    for e in _ENUM.finditer(define_text):
+        enum, body = e.group(1), e.group(2)
+        for v in _ENUMERATOR.finditer(body):
+            name, value = v.group(1), v.group(2)
             symbols[f"ge::{enum}::{name}"] = int(value, 0)
     modules: dict[str, list[int]] = {}
-    for macro, fields in _MODULE_DEFINE.findall(define_text):
+    for d in _MODULE_DEFINE.finditer(define_text):
+        macro, fields = d.group(1), d.group(2)
         parts = [p.strip() for p in fields.replace("\\", " ").split(",")]
         modules[macro] = [_number(p, symbols) for p in parts]
     if not modules:
