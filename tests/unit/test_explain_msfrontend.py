@@ -89,3 +89,36 @@ def test_the_form_is_linear_on_hostile_lines() -> None:
         assert m is None or form.anchor in m.group(0)
     many = " (See file 'a' for more details. Get instructions about `analyze_fail.ir` at x)\n" * 30_000
     assert _ids(many) == [SIG]
+
+
+# --- the graph validator: what the compiled graph may not keep (validator.cc, the JIT Fallback FAQ) ----
+@pytest.mark.parametrize(
+    "text",
+    [
+        # ValidateValueNode: "Should not use Python object in runtime, node: " << node->DebugString() << ...
+        "RuntimeError: mindspore/ccsrc/pipeline/jit/validator.cc:150 ValidateValueNode] Should not use "
+        "Python object in runtime, node: ValueNode<InterpretedObject> InterpretedObject: 1",
+        # CheckDeadNodeInOutputRecursively
+        "RuntimeError: Function in output is not supported. Please check your code. In file net.py(12)",
+    ],
+)
+def test_the_validators_refusals_are_the_programs_syntax(text: str) -> None:
+    ex = _explain(text)
+    assert ex.causes[0].id == "not-a-version-problem"
+    assert ex.causes[0].signature == "mindspore-graph-validator"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should not use Python objects in the runtime config",  # other words
+        "Function in output is supported. Please check your code.",
+    ],
+)
+def test_the_validators_near_misses(text: str) -> None:
+    assert "mindspore-graph-validator" not in _ids(text)
+
+
+def test_a_megabyte_of_validator_lines_is_one_match() -> None:
+    text = "Should not use Python object in runtime, node: x\n" * 20_000
+    assert _ids(text) == ["mindspore-graph-validator"]
