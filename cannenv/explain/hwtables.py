@@ -29,7 +29,6 @@ there is something to review); ``--write`` replaces that table's rows in libtabl
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import sys
@@ -107,12 +106,35 @@ def _read(path: Path) -> str:
 
 
 def _cells(markdown: str) -> list[list[str]]:
-    """The HTML table rows of a vendor page, each as its cells' text."""
-    rows = []
-    for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", markdown, re.S):
-        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", tr, re.S)
-        rows.append([" ".join(html.unescape(re.sub(r"<[^>]+>", "", c)).split()) for c in cells])
-    return rows
+    """The HTML table rows of a vendor page, each as its cells' text (the standard library's HTML
+    parser: no regex runs over the page)."""
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.rows: list[list[str]] = []
+            self.cell: list[str] | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th") and self.rows:
+                self.cell = []
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("td", "th") and self.cell is not None and self.rows:
+                self.rows[-1].append(" ".join("".join(self.cell).split()))
+                self.cell = None
+
+        def handle_data(self, data: str) -> None:
+            if self.cell is not None:
+                self.cell.append(data)
+
+    parser = Rows()
+    parser.feed(markdown)
+    parser.close()
+    return parser.rows
 
 
 def read_dcmi(tree: Path) -> list[dict[str, Any]]:
