@@ -362,6 +362,39 @@ def test_trap_alloc_sq_cq_fail_with_used_up_queues_is_not_an_old_driver(tmp_path
     assert old["status"] == "ruled-out" and old["basis"][0].startswith("the log's own detail rules it out")
 
 
+TOO_MANY_STREAMS = (
+    "[ERROR] RUNTIME(9,app):2026 [stream.cc:728]9 Setup:Alloc sq cq failed, stream_id=2047,"
+    " retCode=0x7020023.\n"
+    "[ERROR] RUNTIME(9,app):2026 [stream.cc:731]9 Setup:Alloc Stream resource failed."
+    " Reason: Too many streams are created. ErrorCode=EE1023.\n"
+)
+
+
+def test_trap_alloc_sq_cq_fail_with_too_many_streams_is_the_application(tmp_path: Path) -> None:
+    """The runtime's own EE1023 reason beside `Alloc sq cq failed` (hicann/runtime's every EE1023 call
+    site: too many streams, events or Notify objects are created): the application used the resources
+    up, and on an old driver the old driver is ruled out by that detail, not confirmed by the keyword."""
+    t = hosts.HostTree(tmp_path / "h").os_release().driver(hosts.driver_like_25_3("25.2.0")).npu_smi("a2")
+    t.dev_nodes(2)
+    inst = t.cann("8.5.0", ops="910b")
+    t.python_stack("2.8.0", "2.8.0.post2").sourced(inst)
+    env = tmp_path / "h.env"
+    env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
+    r = CliRunner().invoke(
+        cli,
+        ["explain", "--root", str(t.root), "--env-file", str(env), "--json", TOO_MANY_STREAMS],
+        standalone_mode=False,
+    )
+    doc = json.loads(r.output)
+    assert doc["causes"][0]["id"] == "not-a-version-problem"
+    assert doc["causes"][0]["signature"] == "runtime-too-many-created"
+    [old] = [c for c in doc["causes"] if c["id"] == "driver-too-old"]
+    assert old["status"] == "ruled-out" and old["basis"][0].startswith("the log's own detail rules it out")
+    for reason in ("Too many events are created", "Too many Notify objects are created"):
+        ex = _explain(f"Alloc Event resource failed. Reason: {reason}. ErrorCode=EE1023.")
+        assert ex.causes[0].id == "not-a-version-problem", reason
+
+
 def test_a_dtype_the_operator_lacks_is_not_an_ops_package_problem() -> None:
     text = (
         "RuntimeError: call aclnnExpm1 failed, error code is 161002\n"
