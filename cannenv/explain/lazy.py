@@ -18,34 +18,52 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
 K = TypeVar("K")
 V = TypeVar("V")
+H = TypeVar("H")
 
 
-class Rows(Sequence[T]):
-    """An immutable sequence of rows, pickled as one blob and unpickled on first use."""
+class _Later(Generic[H]):
+    """What the three share: the value held, or the blob it is unpickled from on first use."""
 
-    __slots__ = ("_blob", "_items")
+    __slots__ = ("_blob", "_held")
 
-    def __init__(self, items: Iterable[T] = ()) -> None:
-        self._items: tuple[T, ...] | None = tuple(items)
+    def __init__(self, held: H) -> None:
+        self._held: H | None = held
         self._blob: bytes | None = None
 
-    def _rows(self) -> tuple[T, ...]:
-        items = self._items
-        if items is None:
+    def _load(self) -> H:
+        held = self._held
+        if held is None:
             assert self._blob is not None
-            items = self._items = pickle.loads(self._blob)
+            held = self._held = pickle.loads(self._blob)
             self._blob = None
-        return items
+        return held
 
     @property
     def loaded(self) -> bool:
-        """Whether the rows were built (a part of a cached table is not until first used)."""
-        return self._items is not None
+        """Whether the value was built (a part of a cached table is not until first used)."""
+        return self._held is not None
+
+    def __repr__(self) -> str:
+        if not self.loaded:
+            return f"{type(self).__name__}(<{len(self._blob or b'')} bytes, not loaded>)"
+        return f"{type(self).__name__}({self._load()!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_later, (type(self).__name__, pickle.dumps(self._load(), pickle.HIGHEST_PROTOCOL)))
+
+
+class Rows(_Later[tuple[T, ...]], Sequence[T]):
+    """An immutable sequence of rows, pickled as one blob and unpickled on first use."""
+
+    __slots__ = ()
+
+    def __init__(self, items: Iterable[T] = ()) -> None:
+        super().__init__(tuple(items))
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -54,89 +72,60 @@ class Rows(Sequence[T]):
     def __getitem__(self, index: slice) -> tuple[T, ...]: ...
 
     def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
-        return self._rows()[index]
+        return self._load()[index]
 
     def __len__(self) -> int:
-        return len(self._rows())
+        return len(self._load())
 
     def __iter__(self) -> Iterator[T]:
-        return iter(self._rows())
+        return iter(self._load())
 
     def __contains__(self, value: object) -> bool:
-        return value in self._rows()
+        return value in self._load()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Rows):
-            return self._rows() == other._rows()
+            return self._load() == other._load()
         if isinstance(other, tuple):
-            return self._rows() == other
+            return self._load() == other
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._rows())
-
-    def __repr__(self) -> str:
-        if not self.loaded:
-            return f"Rows(<{len(self._blob or b'')} bytes, not loaded>)"
-        return f"Rows({self._rows()!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rows_later, (pickle.dumps(self._rows(), pickle.HIGHEST_PROTOCOL),))
+        return hash(self._load())
 
 
-class Table(Mapping[K, V]):
+class Table(_Later[dict[K, V]], Mapping[K, V]):
     """A read-only mapping, pickled as one blob and unpickled on first use."""
 
-    __slots__ = ("_blob", "_items")
+    __slots__ = ()
 
     def __init__(self, items: Mapping[K, V] | None = None) -> None:
-        self._items: dict[K, V] | None = dict(items or {})
-        self._blob: bytes | None = None
-
-    def _dict(self) -> dict[K, V]:
-        items = self._items
-        if items is None:
-            assert self._blob is not None
-            items = self._items = pickle.loads(self._blob)
-            self._blob = None
-        return items
-
-    @property
-    def loaded(self) -> bool:
-        return self._items is not None
+        super().__init__(dict(items or {}))
 
     def __getitem__(self, key: K) -> V:
-        return self._dict()[key]
+        return self._load()[key]
 
     def get(self, key: K, default: Any = None) -> Any:
-        return self._dict().get(key, default)
+        return self._load().get(key, default)
 
     def __len__(self) -> int:
-        return len(self._dict())
+        return len(self._load())
 
     def __iter__(self) -> Iterator[K]:
-        return iter(self._dict())
+        return iter(self._load())
 
     def __contains__(self, key: object) -> bool:
-        return key in self._dict()
+        return key in self._load()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
-            return self._dict() == dict(other)
+            return self._load() == dict(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # a mapping, like dict
 
-    def __repr__(self) -> str:
-        if not self.loaded:
-            return f"Table(<{len(self._blob or b'')} bytes, not loaded>)"
-        return f"Table({self._dict()!r})"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_table_later, (pickle.dumps(self._dict(), pickle.HIGHEST_PROTOCOL),))
-
-
-class Value:
+class Value(_Later[object]):
     """One frozen value, pickled as a blob and unpickled when an attribute is first read.
 
     It stands where the value's own class would (a field of :class:`cannenv.explain.knowledge.
@@ -144,44 +133,20 @@ class Value:
     Only the cache makes one (:func:`value` in ``Knowledge.__reduce__``), so code that builds a
     table never sees it; ``isinstance`` against the value's class is not used on these fields."""
 
-    __slots__ = ("_blob", "_obj")
-
-    def __init__(self, obj: object) -> None:
-        self._obj: object | None = obj
-        self._blob: bytes | None = None
-
-    def _value(self) -> object:
-        obj = self._obj
-        if obj is None:
-            assert self._blob is not None
-            obj = self._obj = pickle.loads(self._blob)
-            self._blob = None
-        return obj
-
-    @property
-    def loaded(self) -> bool:
-        return self._obj is not None
+    __slots__ = ()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # copy/pickle probing a bare proxy: not the value's
             raise AttributeError(name)
-        return getattr(self._value(), name)
+        return getattr(self._load(), name)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Value):
-            other = other._value()
-        return self._value() == other
+            other = other._load()
+        return self._load() == other
 
     def __hash__(self) -> int:
-        return hash(self._value())
-
-    def __repr__(self) -> str:
-        if not self.loaded:
-            return f"Value(<{len(self._blob or b'')} bytes, not loaded>)"
-        return f"Value({self._value()!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_value_later, (pickle.dumps(self._value(), pickle.HIGHEST_PROTOCOL),))
+        return hash(self._load())
 
 
 def value(obj: object) -> Value:
@@ -199,19 +164,11 @@ def table(items: Mapping[K, V]) -> Table[K, V]:
     return items if isinstance(items, Table) else Table(items)
 
 
-def _rows_later(blob: bytes) -> Rows[Any]:
-    r: Rows[Any] = Rows.__new__(Rows)
-    r._items, r._blob = None, blob
-    return r
+_KINDS: dict[str, type[_Later[Any]]] = {"Rows": Rows, "Table": Table, "Value": Value}
 
 
-def _table_later(blob: bytes) -> Table[Any, Any]:
-    t: Table[Any, Any] = Table.__new__(Table)
-    t._items, t._blob = None, blob
-    return t
-
-
-def _value_later(blob: bytes) -> Value:
-    v: Value = Value.__new__(Value)
-    v._obj, v._blob = None, blob
-    return v
+def _later(kind: str, blob: bytes) -> _Later[Any]:
+    """A part read back from the cache: its blob, not yet unpickled."""
+    part = _KINDS[kind].__new__(_KINDS[kind])
+    part._held, part._blob = None, blob
+    return part

@@ -342,9 +342,8 @@ SQ_CQ_USED_UP = (
 )
 
 
-def test_trap_alloc_sq_cq_fail_with_used_up_queues_is_not_an_old_driver(tmp_path: Path) -> None:
-    """`Alloc sq cq fail` on a driver below 25.5.1 used to be confirmed driver-too-old; the driver's
-    own line (cur_sq_num … ret=-28) says the queues are used up: device-busy, the old driver ruled out."""
+def _explain_on_an_old_driver(tmp_path: Path, text: str) -> dict[str, Any]:
+    """`cannenv explain --json` of ``text`` on an A2 host whose driver (25.2.0) is below 25.5.1."""
     t = hosts.HostTree(tmp_path / "h").os_release().driver(hosts.driver_like_25_3("25.2.0")).npu_smi("a2")
     t.dev_nodes(2)
     inst = t.cann("8.5.0", ops="910b")
@@ -353,10 +352,17 @@ def test_trap_alloc_sq_cq_fail_with_used_up_queues_is_not_an_old_driver(tmp_path
     env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
     r = CliRunner().invoke(
         cli,
-        ["explain", "--root", str(t.root), "--env-file", str(env), "--json", SQ_CQ_USED_UP],
+        ["explain", "--root", str(t.root), "--env-file", str(env), "--json", text],
         standalone_mode=False,
     )
     doc = json.loads(r.output)
+    return dict(doc)
+
+
+def test_trap_alloc_sq_cq_fail_with_used_up_queues_is_not_an_old_driver(tmp_path: Path) -> None:
+    """`Alloc sq cq fail` on a driver below 25.5.1 used to be confirmed driver-too-old; the driver's
+    own line (cur_sq_num … ret=-28) says the queues are used up: device-busy, the old driver ruled out."""
+    doc = _explain_on_an_old_driver(tmp_path, SQ_CQ_USED_UP)
     assert doc["causes"][0]["id"] == "device-busy"
     [old] = [c for c in doc["causes"] if c["id"] == "driver-too-old"]
     assert old["status"] == "ruled-out" and old["basis"][0].startswith("the log's own detail rules it out")
@@ -374,18 +380,7 @@ def test_trap_alloc_sq_cq_fail_with_too_many_streams_is_the_application(tmp_path
     """The runtime's own EE1023 reason beside `Alloc sq cq failed` (hicann/runtime's every EE1023 call
     site: too many streams, events or Notify objects are created): the application used the resources
     up, and on an old driver the old driver is ruled out by that detail, not confirmed by the keyword."""
-    t = hosts.HostTree(tmp_path / "h").os_release().driver(hosts.driver_like_25_3("25.2.0")).npu_smi("a2")
-    t.dev_nodes(2)
-    inst = t.cann("8.5.0", ops="910b")
-    t.python_stack("2.8.0", "2.8.0.post2").sourced(inst)
-    env = tmp_path / "h.env"
-    env.write_text("".join(f"{k}={v}\n" for k, v in t.env.items()))
-    r = CliRunner().invoke(
-        cli,
-        ["explain", "--root", str(t.root), "--env-file", str(env), "--json", TOO_MANY_STREAMS],
-        standalone_mode=False,
-    )
-    doc = json.loads(r.output)
+    doc = _explain_on_an_old_driver(tmp_path, TOO_MANY_STREAMS)
     assert doc["causes"][0]["id"] == "not-a-version-problem"
     assert doc["causes"][0]["signature"] == "runtime-too-many-created"
     [old] = [c for c in doc["causes"] if c["id"] == "driver-too-old"]
