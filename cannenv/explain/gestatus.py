@@ -135,7 +135,7 @@ _ENUM = linre.compile(r"enum\s+class\s+(\w+)\s*:\s*[\w:]+\s*\{([^}]*)\}", what="
 _STRING = linre.compile(r'"((?:[^"\\]|\\.)*)"', what="string literal")
 _CAST = linre.compile(r"static_cast<[\w:]+>\((.*)\)", what="static_cast")
 _ENUMERATOR = linre.compile(r"(\w+)\s*=\s*(0[bBxX][0-9a-fA-F]+|\d+)", what="enumerator")
-_COMMENT_VALUE = re.compile(r"//\s*(\d{6,10})\s*$")
+_COMMENT_VALUE = re.compile(r"//\s*(\d{6,10})\s*\Z")
 
 
 def _read(path: Path) -> str:

@@ -94,9 +94,12 @@ def test_row_explains_its_own_message(row: faq.FaqRow) -> None:
 
 def test_rows_rank_below_hand_written_signatures_unless_set() -> None:
     # below them only the CPU-fallback warning (-40), helper processes reporting their parent gone at
-    # exit (-46: no error) and TBE's E5~E8 error dict (-25: the fallback for a code the knowledge
-    # tables lack, ranked below their code rows)
+    # exit (-46: no error), TBE's E5~E8 error dict (-25: the fallback for a code the knowledge
+    # tables lack, ranked below their code rows) and the runtime's AI Core exception report (-21: the
+    # generic reading of any AI Core error, below the code rows, msaicerr's conclusions and an FAQ
+    # entry, each of which says more about the same failure)
     below = {"npu-cpu-fallback-warning", "worker-parent-exited", "tbe-operator-check"}
+    below.add("runtime-aicore-exception-report")
     hand = [s.priority for s in TABLE.signatures if not s.derived and s.id not in below]
     for r in ROWS:
         if r.signature is None and r.priority == faq.FAQ_PRIORITY:
