@@ -288,7 +288,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     import yaml
 
     from cannenv.explain import libtables
-    from cannenv.explain.hwtables import _diff, write_rows
 
     args = list(sys.argv[1:] if argv is None else argv)
     write = "--write" in args
@@ -303,9 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw = yaml.safe_load(table_file.read_text(encoding="utf-8"))
     old: list[dict[str, Any]] = next((t for t in raw["tables"] if t["id"] == TABLE_ID), {"rows": []})["rows"]
     new = read_rows(Path(rest[1]), Path(rest[2]))
-    d = _diff(old, new)
+    d = libtables.diff_rows(old, new)
     if write:
-        write_rows(table_file, TABLE_ID, new)
+        libtables.write_rows(table_file, TABLE_ID, new)
     print(
         f"# {TABLE_ID}: {len(new)} rows ({len(old)} in the table): "
         + ", ".join(f"{len(d[w])} {w}" for w in ("lacks", "changed", "gone"))

@@ -246,30 +246,6 @@ READERS = {"dcmi": read_dcmi, "fault-events": read_fault_events}
 TABLE_IDS = {"dcmi": "dcmi", "fault-events": "ascend-fault-events"}
 
 
-def _diff(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    was = {r["key"]: r for r in old}
-    now = {r["key"]: r for r in new}
-    return {
-        "lacks": [now[k] for k in now if k not in was],
-        "changed": [now[k] for k in now if k in was and was[k] != now[k]],
-        "gone": [k for k in was if k not in now],
-    }
-
-
-def write_rows(table_file: Path, table_id: str, rows: list[dict[str, Any]]) -> None:
-    """Replace one table's rows in libtables.yaml (its header comments kept; written atomically)."""
-    import yaml
-
-    from cannenv.fsutil import atomic_write_text
-
-    text = table_file.read_text(encoding="utf-8")
-    head = text[: text.index("schema_version")]
-    data = yaml.safe_load(text)
-    table = next(t for t in data["tables"] if t["id"] == table_id)
-    table["rows"] = rows
-    atomic_write_text(table_file, head + yaml.safe_dump(data, sort_keys=False, width=200, allow_unicode=True))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     import yaml
 
@@ -289,9 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw = yaml.safe_load(table_file.read_text(encoding="utf-8"))
     old = next(t for t in raw["tables"] if t["id"] == TABLE_IDS[kind])["rows"]
     new = READERS[kind](tree)
-    d = _diff(old, new)
+    d = libtables.diff_rows(old, new)
     if write:
-        write_rows(table_file, TABLE_IDS[kind], new)
+        libtables.write_rows(table_file, TABLE_IDS[kind], new)
     print(
         f"# {TABLE_IDS[kind]}: {len(new)} rows from {tree} ({len(old)} in the table): "
         + ", ".join(f"{len(d[w])} {w}" for w in ("lacks", "changed", "gone"))

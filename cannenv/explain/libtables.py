@@ -103,6 +103,32 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
+def diff_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """An importer's refresh diff of one table's rows, by row key: rows the table lacks, rows changed,
+    keys gone."""
+    was = {r["key"]: r for r in old}
+    now = {r["key"]: r for r in new}
+    return {
+        "lacks": [now[k] for k in now if k not in was],
+        "changed": [now[k] for k in now if k in was and was[k] != now[k]],
+        "gone": [k for k in was if k not in now],
+    }
+
+
+def write_rows(table_file: Path, table_id: str, rows: list[dict[str, Any]]) -> None:
+    """Replace one table's rows in libtables.yaml (its header comments kept; written atomically)."""
+    import yaml
+
+    from cannenv.fsutil import atomic_write_text
+
+    text = table_file.read_text(encoding="utf-8")
+    head = text[: text.index("schema_version")]
+    data = yaml.safe_load(text)
+    table = next(t for t in data["tables"] if t["id"] == table_id)
+    table["rows"] = rows
+    atomic_write_text(table_file, head + yaml.safe_dump(data, sort_keys=False, width=200, allow_unicode=True))
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m cannenv.explain.libtables --schema``: print the JSON Schema of the file."""
     import json
