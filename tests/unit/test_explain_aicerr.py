@@ -19,19 +19,12 @@ from typing import Any
 import pytest
 
 from cannenv.explain import aicerr, judge, signatures
-from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 MODEL = aicerr.load_model(aicerr.shipped_path())
 FOUND = aicerr.conclusions(MODEL)
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _ours(text: str) -> list[judge.Match]:

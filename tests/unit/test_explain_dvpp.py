@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from cannenv.explain import judge, signatures, tables
-from cannenv.explain.scan import Scanner
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
@@ -36,13 +36,6 @@ REVIEWED = {
     "11": ("not-a-version-problem",),
     "13": ("not-a-version-problem",),
 }
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _dvpp_ids(ex: judge.Explanation) -> list[str]:

@@ -15,17 +15,10 @@ import pytest
 import yaml
 
 from cannenv.errors import InputError
-from cannenv.explain import judge, knowledge, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import knowledge, signatures
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _top(text: str) -> tuple[str, str] | None:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cannenv.explain import faq, judge, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import faq, signatures
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 PAGES = Path(__file__).resolve().parents[1] / "data" / "explain_faq"
 MODEL = faq.load_model(faq.shipped_path())
@@ -27,13 +27,6 @@ GENERIC = {"error", "failed", "exception", "runtimeerror", "traceback", "out of 
 
 def _entries(page: str) -> dict[str, faq.Entry]:
     return {e.anchor: e for e in faq.parse_page((PAGES / f"{page}.md").read_text(encoding="utf-8"))}
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def test_faq_schema_is_in_sync() -> None:

@@ -13,21 +13,14 @@ from pathlib import Path
 import pytest
 
 from cannenv import linre
-from cannenv.explain import gestatus, judge, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import gestatus, signatures
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = TABLE.knowledge
 assert K is not None
 GE = next(t for t in K.lib_tables if t.id == "ge-status")
 ROWS = {r.name: r for r in GE.rows}
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _top(text: str) -> tuple[str | None, str | None]:

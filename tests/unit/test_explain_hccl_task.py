@@ -13,20 +13,13 @@ from __future__ import annotations
 import pytest
 
 from cannenv import linre
-from cannenv.explain import judge, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import signatures
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = TABLE.knowledge
 assert K is not None
 GROUP = "127.10.0.1%enp_60000_0_1761275812718970"
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _top(text: str) -> tuple[str | None, str | None]:

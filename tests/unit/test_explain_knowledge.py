@@ -20,19 +20,12 @@ from hypothesis import strategies as st
 from cannenv.cli import cli
 from cannenv.errors import InputError
 from cannenv.explain import judge, knowledge, models, signatures, tables
-from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
 from tests.helpers import hosts
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
-
-
-def _explain(text: str, **kw: Any) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result(), **kw)
 
 
 def _top(text: str) -> str | None:

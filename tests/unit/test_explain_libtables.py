@@ -20,18 +20,12 @@ from cannenv.errors import InputError
 from cannenv.explain import judge, libtables, signatures
 from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = TABLE.knowledge
 assert K is not None
 TABLES = {t.id: t for t in K.lib_tables}
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _lib_matches(text: str) -> list[judge.Match]:

@@ -11,9 +11,9 @@ import json
 import re
 from pathlib import Path
 
-from cannenv.explain import judge, logsource, signatures, tables
-from cannenv.explain.scan import Scanner
+from cannenv.explain import logsource, signatures, tables
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
@@ -151,13 +151,6 @@ WARNINGS = """\
 """  # noqa: E501 (the vendor's lines, verbatim)
 
 PLOG = [re.compile(e.regex) for e in K.extractors if e.kind == "hccl-log"]
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 # --- the table ----------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from cannenv.errors import InputError
-from cannenv.explain import judge, knowledge, messages, signatures, tables
-from cannenv.explain.scan import Scanner
+from cannenv.explain import knowledge, messages, signatures, tables
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
@@ -84,13 +84,6 @@ def get_npu_overflow_flag():
 DEVICE_SHARE_GO = """
 	return "", fmt.Errorf("npu-smi not found in %v or PATH", npuSmiCandidates)
 """
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _row(**kw: Any) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cannenv.explain import judge, msascend, signatures, tables
-from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
@@ -34,13 +34,6 @@ STACK = (
 
 def _log(path: str, line: int, func: str, msg: str, level: str = "ERROR") -> str:
     return LOG.format(level=level, path=path, line=line, func=func, msg=msg) + "\n"
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _ms(text: str) -> list[judge.Match]:

@@ -13,21 +13,14 @@ from __future__ import annotations
 import pytest
 
 from cannenv import linre
-from cannenv.explain import judge, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import signatures
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = TABLE.knowledge
 assert K is not None
 FRONT = {t.id: t for t in K.lib_tables}["mindspore-frontend"]
 SIG = "lib-mindspore-frontend-analyze-fail"
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _ids(text: str) -> list[str]:

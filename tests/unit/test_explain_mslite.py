@@ -17,8 +17,8 @@ import pytest
 
 from cannenv import linre
 from cannenv.errors import InputError
-from cannenv.explain import judge, libtables, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import libtables, signatures
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = TABLE.knowledge
@@ -50,13 +50,6 @@ HEADER = {
     "RET_INFER_INVALID": (-501, "Invalid infer shape before runtime."),
     "RET_INPUT_PARAM_INVALID": (-600, "Invalid input param by user."),
 }
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _lib(text: str) -> list[str]:

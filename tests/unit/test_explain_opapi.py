@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 from cannenv.explain import judge, opapi, signatures, tables
-from cannenv.explain.scan import Scanner
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
@@ -29,13 +29,6 @@ FIRST_LINE = {
     "activation/celu_v2/op_api/celu_v2.cpp": 36,
     "math/cast/op_api/aclnn_cast.cpp": 94,
 }
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _aclnn(text: str) -> list[judge.Match]:

@@ -16,17 +16,10 @@ from typing import Any
 import pytest
 
 from cannenv import linre
-from cannenv.explain import judge, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import signatures
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _top(text: str) -> str | None:

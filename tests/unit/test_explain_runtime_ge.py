@@ -23,6 +23,7 @@ import pytest
 from cannenv.explain import judge, rtge, signatures, tables
 from cannenv.explain.scan import MAX_VALUES, Scanner
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
@@ -47,13 +48,6 @@ def _plog(mod: str, file: str, line: int, func: str, msg: str) -> str:
 
 def _report(code: str, msg: str, func: str, file: str, line: int) -> str:
     return f"{code}: [PID: 3301] 2026-08-30-10:11:12.345.678 {msg}[FUNC:{func}][FILE:{file}][LINE:{line}]"
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _rtge(text: str) -> list[judge.Match]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from cannenv import linre
-from cannenv.explain import judge, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import signatures
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 
@@ -31,13 +31,6 @@ NEW = (
     "sherpa-onnx-provider-unknown",
     "paddle-lite-nnadapter-no-device",
 )
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _top(text: str) -> tuple[str | None, str | None]:
