@@ -619,6 +619,36 @@ def derive(
                     )
                 ],
             )
+    for e in k.extractors:  # the linker's -lNAME it found nowhere: lib<NAME>.so, mapped alike
+        if e.kind != "link-library":
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            lib = k.library(f"lib{value}.so")
+            if lib is None or "env-not-sourced" not in lib.causes:
+                continue  # a library no set_env.sh puts on the path: link-library-missing's own reading
+            add(
+                f"link-library-{lib.name.rstrip('_')}",
+                f"the linker cannot find -l{value} (lib{value}.so ships with {lib.package_title})",
+                "a build's link step",
+                12,
+                f"derived:link-library:{value}",
+                v.line,
+                v.count,
+                [
+                    (
+                        "env-not-sourced",
+                        f"lib{value}.so ships with {lib.package_title}: the build finds it through the"
+                        " folders its environment names (set_env.sh, the CANN path a build script reads)",
+                        ("ascend-samples-link", "gnu-ld-ldfile"),
+                    ),
+                    (
+                        "not-a-version-problem",
+                        "the build's own link line names a library this install does not have where it looks",
+                        "paddle-61172",
+                    ),
+                ],
+                supersedes=("link-library-missing",),
+            )
     for value, v in scan.values.get("undefined-symbol", {}).items():
         needed_by, _, symbol = value.partition("|")
         name = demangle(symbol) or symbol

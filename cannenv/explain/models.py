@@ -20,6 +20,7 @@ from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 
 ExtractorKind = Literal[
     "library",
+    "link-library",
     "symbol",
     "version",
     "code",

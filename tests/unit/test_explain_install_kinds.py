@@ -1,0 +1,157 @@
+"""`cannenv explain`: version/installation causes read from kinds of evidence (issue 29, round 7).
+
+Each reading is built from the product's own source, never one excerpt's wording: torch's
+``caffe2::`` names (c10/util/typeid.h) as torch's namespace, the GNU linker's ``cannot find -lNAME``
+(binutils ld/ldfile.c) mapped through the shared-object table, PaddlePaddle as a framework of the
+stack (PaddleCustomDevice's NPU plugin), and ais_bench's own version check of its aclruntime
+backend. Each is tested on real lines of the form and on a counter-example that must not be read
+that way.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cannenv.explain import judge, signatures
+from cannenv.explain.scan import Scanner
+
+TABLE = signatures.shipped()
+
+
+def _explain(text: str) -> judge.Explanation:
+    s = Scanner(TABLE, total_hint=len(text))
+    s.feed(text.encode())
+    s.end_input()
+    return judge.explain(TABLE, s.result())
+
+
+def _top(text: str) -> tuple[str | None, list[str]]:
+    ex = _explain(text)
+    return (ex.causes[0].id if ex.causes else None), [m.id for m in ex.matches]
+
+
+# --- caffe2:: is torch's namespace (c10's type registry) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ImportError: /opt/ext/_C.cpython-38-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN6caffe26detail37_typeMetaDataInstance_preallocated_32E",
+        "ImportError: /work/build/lib/my_ops.so: undefined symbol: "
+        "_ZN6caffe28TypeMeta21_typeMetaDataInstanceIfEEPKNS_6detail12TypeMetaDataEv",
+    ],
+)
+def test_an_extension_missing_a_caffe2_name_was_built_against_another_torch(line: str) -> None:
+    top, matches = _top(line + "\n")
+    assert top == "framework-mismatch"
+    assert "symbol-caffe2" in matches
+
+
+def test_torch_npu_missing_a_caffe2_name_is_the_torch_pair() -> None:
+    line = (
+        "ImportError: /usr/local/lib/python3.10/site-packages/torch_npu/lib/libtorch_npu.so: "
+        "undefined symbol: "
+        "_ZN6caffe26detail37_typeMetaDataInstance_preallocated_32E\n"
+    )
+    assert _top(line)[0] == "torch-torch_npu-mismatch"
+
+
+def test_a_name_of_another_namespace_stays_the_extension_s_own_build() -> None:
+    # counter-example: a namespace that only begins like caffe2 is not torch's
+    line = "ImportError: /opt/ext/_C.so: undefined symbol: _ZN7caffe2x6detail3fooEv\n"
+    top, matches = _top(line)
+    assert top == "not-a-version-problem"
+    assert "symbol-caffe2" not in matches
+
+
+# --- the linker's -lNAME mapped through the shared-object table ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "sig"),
+    [
+        ("/usr/bin/ld: cannot find -lascendcl", "link-library-libascendcl"),
+        ("/usr/bin/ld: cannot find -lhccl", "link-library-libhccl"),
+        ("/usr/bin/ld.bfd: cannot find -lruntime", "link-library-libruntime"),
+        ("/usr/bin/ld: cannot find -latb", "link-library-libatb"),
+    ],
+)
+def test_a_library_of_a_set_env_package_the_linker_cannot_find_is_the_build_s_environment(
+    line: str, sig: str
+) -> None:
+    text = line + "\ncollect2: error: ld returned 1 exit status\n"
+    top, matches = _top(text)
+    assert top == "env-not-sourced"
+    assert sig in matches
+    # the generic link reading is superseded by the mapped one
+    assert "link-library-missing" not in matches
+
+
+@pytest.mark.parametrize(
+    "lib",
+    [
+        "npu_hccl",  # a library of the build itself (Paddle#61172): no package of the map
+        "opencv_core",  # a third-party library
+        "torch",  # torch's: no set_env.sh puts it on the path
+    ],
+)
+def test_a_library_no_set_env_script_provides_keeps_the_generic_link_reading(lib: str) -> None:
+    text = f"/usr/bin/ld: cannot find -l{lib}\ncollect2: error: ld returned 1 exit status\n"
+    top, matches = _top(text)
+    assert top == "not-a-version-problem"
+    assert not [m for m in matches if m.startswith("link-library-lib")]
+
+
+def test_the_link_reading_is_not_a_loader_reading() -> None:
+    # counter-example: the loader's words are the loader's signature, not the linker's
+    text = "OSError: libascendcl.so: cannot open shared object file: No such file or directory\n"
+    matches = _top(text)[1]
+    assert not [m for m in matches if m.startswith("link-library")]
+
+
+# --- PaddlePaddle is a framework of the stack ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "AttributeError: module 'paddle' has no attribute 'is_compiled_with_custom_device'",
+        "AttributeError: module 'paddle.device' has no attribute 'get_all_custom_device_type'",
+        "AttributeError: module 'paddle_custom_device' has no attribute 'npu'",
+        "ImportError: cannot import name 'fused_rms_norm' from 'paddle.incubate.nn.functional' "
+        "(/usr/local/lib/python3.9/site-packages/paddle/incubate/nn/functional/__init__.py)",
+    ],
+)
+def test_a_name_missing_from_paddle_is_another_release_of_the_framework(line: str) -> None:
+    assert _top(line + "\n")[0] == "framework-mismatch"
+
+
+def test_a_module_that_only_begins_like_paddle_is_not_paddle() -> None:
+    # counter-example: PaddleX / paddleocr are applications on Paddle, not the framework
+    top, matches = _top("AttributeError: module 'paddlex' has no attribute 'create_pipeline'\n")
+    assert "stack-module-missing-attribute" not in matches
+    assert top != "framework-mismatch"
+
+
+# --- ais_bench's own check of its aclruntime backend --------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["0.0.1", "None"])
+def test_ais_bench_s_aclruntime_warning_is_a_frontend_backend_pair_of_two_releases(version: str) -> None:
+    text = (
+        "root#  python3 -m ais_bench --model resnet50_bs1.om --loop 2\n"
+        f"[WARNING] aclruntime version:{version} is lower please update aclruntime follow any one method\n"
+    )
+    top, matches = _top(text)
+    assert top == "framework-mismatch"
+    assert matches == ["ais-bench-aclruntime-too-old"]
+
+
+def test_a_real_error_beside_the_aclruntime_warning_ranks_first() -> None:
+    # counter-example: a warning (ais_bench then runs in its old mode); the error after it decides
+    text = (
+        "[WARNING] aclruntime version:0.0.1 is lower please update aclruntime follow any one method\n"
+        "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    assert _top(text)[0] == "oom"
