@@ -536,6 +536,68 @@ def _derive_deaths(
     return sigs, hits
 
 
+def crash_frame(text: str) -> tuple[str, str]:
+    """A backtrace frame's function and the shared object it runs in, from what gdb prints after
+    ``#N  0xADDR in `` (``FUNC (ARGS) from /path/libX.so``; no library for a frame with debug
+    information, ``… at file.cc:N``)."""
+    func, sep, lib = text.rpartition(" from ")
+    if not sep:
+        return text.strip(), ""
+    return func.strip(), lib.strip()
+
+
+def _derive_cxx11_abi_crash(
+    k: Knowledge, scan: ScanResult, deaths: Sequence[Death], add: Callable[..., None]
+) -> None:
+    """A process that died dumping core (SIGABRT, SIGSEGV, SIGBUS …: signal(7)'s Core action) inside
+    libstdc++'s C++11-ABI code (a frame whose function is ``std::…`` with ``__cxx11`` before its
+    arguments: the new std::string/std::list, libstdc++'s Dual ABI), with a library of NNAL on the
+    same stack (the shared-object table): NNAL ships a cxx_abi_0 and a cxx_abi_1 build and its
+    set_env.sh picks one from torch's ABI, so objects of the two ABIs pass these types to each other.
+    A frame that only takes a std::__cxx11 argument (``c10::Error::Error(…, std::__cxx11::…)``) is
+    not inside that code."""
+    if not any(d.action == "Core" for d in deaths):
+        return
+    cxx11: tuple[str, Any] | None = None
+    nnal: str | None = None
+    for e in k.extractors:
+        if e.kind != "crash-frame":
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            func, lib = crash_frame(value)
+            if cxx11 is None and func.startswith("std::") and "__cxx11" in func.partition("(")[0]:
+                cxx11 = (func, v)
+            if nnal is None and lib and k.package_of(lib) == "nnal":
+                nnal = lib.rsplit("/", 1)[-1]
+    if cxx11 is None or nnal is None:
+        return
+    func, v = cxx11
+    add(
+        "cxx11-abi-crash-nnal",
+        f"a process crashed inside libstdc++'s C++11-ABI code with NNAL's {nnal} on the stack",
+        "NNAL (ATB) cxx_abi_0/cxx_abi_1 build against torch's C++ ABI",
+        22,
+        f"derived:cxx11-abi-crash:{nnal}",
+        v.line,
+        v.count,
+        [
+            (
+                "nnal-mismatch",
+                f"the crash is in {func.partition('(')[0][:160]} (std::__cxx11: the C++11 ABI) with {nnal} on"
+                " the stack: NNAL's cxx_abi variant and torch (or the library calling it) pass std::string/"
+                "std::list across two ABIs — use the NNAL build (cxx_abi_0/1) of torch's ABI",
+                ("gcc-dual-abi", "nnal-set-env", "gdb-backtrace"),
+            ),
+            (
+                "env-not-sourced",
+                "NNAL's set_env.sh chose the variant when it was sourced (cxx_abi_1 when torch could not be"
+                " imported): source it again in the environment that runs torch, or with --cxx_abi=N",
+                "nnal-set-env",
+            ),
+        ],
+    )
+
+
 def derive(
     table: SignatureTable, scan: ScanResult, deaths: Sequence[Death] = ()
 ) -> tuple[list[Signature], dict[str, Hit]]:
@@ -649,6 +711,7 @@ def derive(
                 ],
                 supersedes=("link-library-missing",),
             )
+    _derive_cxx11_abi_crash(k, scan, deaths, add)
     for value, v in scan.values.get("undefined-symbol", {}).items():
         needed_by, _, symbol = value.partition("|")
         name = demangle(symbol) or symbol

@@ -21,6 +21,7 @@ from cannenv.explain.rules import REQUIRED_CAUSES, re2_subset_problem
 ExtractorKind = Literal[
     "library",
     "link-library",
+    "crash-frame",
     "symbol",
     "version",
     "code",

@@ -4,7 +4,8 @@ Each reading is built from the product's own source, never one excerpt's wording
 ``caffe2::`` names (c10/util/typeid.h) as torch's namespace, the GNU linker's ``cannot find -lNAME``
 (binutils ld/ldfile.c) mapped through the shared-object table, PaddlePaddle as a framework of the
 stack (PaddleCustomDevice's NPU plugin), and ais_bench's own version check of its aclruntime
-backend. Each is tested on real lines of the form and on a counter-example that must not be read
+backend, and a crash inside libstdc++'s C++11-ABI code with NNAL's libraries on gdb's backtrace.
+Each is tested on real lines of the form and on a counter-example that must not be read
 that way.
 """
 
@@ -12,17 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from cannenv.explain import judge, signatures
-from cannenv.explain.scan import Scanner
-
-TABLE = signatures.shipped()
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
+from tests.helpers.explaining import explain as _explain
 
 
 def _top(text: str) -> tuple[str | None, list[str]]:
@@ -155,3 +146,88 @@ def test_a_real_error_beside_the_aclruntime_warning_ranks_first() -> None:
         "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
     )
     assert _top(text)[0] == "oom"
+
+
+# --- a crash inside std::__cxx11 code with NNAL on gdb's backtrace ------------------------------
+
+GDB_HEAD = (
+    "Program received signal SIGABRT, Aborted.\n"
+    "[Switching to Thread 0xfff7aa3a1990 (LWP 41895)]\n"
+    "(gdb) bt\n"
+    "#0  0x0000ffffbc3850e8 in raise () from /lib64/libc.so.6\n"
+    "#1  0x0000ffffbc386760 in abort () from /lib64/libc.so.6\n"
+    "#2  0x0000ffffbc3c5048 in __libc_message () from /lib64/libc.so.6\n"
+    "#3  0x0000ffffbc3cd58c in _int_free () from /lib64/libc.so.6\n"
+)
+CXX11_FRAME = (
+    "#4  0x0000ffffadd85c08 in std::__cxx11::basic_string<char, std::char_traits<char>, "
+    "std::allocator<char> >::_M_dispose() () from /lib64/libstdc++.so.6\n"
+)
+REGEX_FRAME = (
+    "#4  0x0000ffffadd85c08 in std::__detail::_Compiler<std::__cxx11::regex_traits<char> >::_Compiler("
+    "char const*, char const*, std::locale const&, std::regex_constants::syntax_option_type) () from "
+    "/lib64/libstdc++.so.6\n"
+)
+ATB_FRAME = (
+    "#5  0x0000ffffa1234567 in atb::OperationBase::Setup(atb::VariantPack const&, unsigned long&, "
+    "atb::Context*) () "
+    "from /usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_0/lib/libatb.so\n"
+)
+PTA_FRAME = (
+    "#6  0x0000ffffa2234567 in at_npu::native::OpCommand::Run() () from "
+    "/usr/local/lib/python3.10/site-packages/torch_npu/lib/libtorch_npu.so\n"
+)
+
+
+@pytest.mark.parametrize("inner", [CXX11_FRAME, REGEX_FRAME])
+def test_an_abort_inside_cxx11_code_with_nnal_on_the_stack_is_a_mixed_cxx_abi(inner: str) -> None:
+    ex = _explain(GDB_HEAD + inner + ATB_FRAME + PTA_FRAME)
+    assert [c.id for c in ex.causes][:2] == ["nnal-mismatch", "env-not-sourced"]
+    assert ex.matches[0].id == "cxx11-abi-crash-nnal"
+    assert [d.name for d in ex.deaths] == ["SIGABRT"]
+
+
+def test_gdb_s_thread_report_of_a_segfault_is_a_death_too() -> None:
+    head = 'Thread 7 "python3" received signal SIGSEGV, Segmentation fault.\n'
+    ex = _explain(head + CXX11_FRAME.replace("#4", "#0") + ATB_FRAME)
+    assert [d.name for d in ex.deaths] == ["SIGSEGV"]
+    assert ex.causes[0].id == "nnal-mismatch"
+
+
+def test_without_a_frame_of_nnal_the_crash_names_no_cause() -> None:
+    # counter-example (round 6's ATB FAQ excerpt is cut here): libc and libstdc++ frames only
+    ex = _explain(GDB_HEAD + REGEX_FRAME + PTA_FRAME)
+    assert "cxx11-abi-crash-nnal" not in [m.id for m in ex.matches]
+    assert [d.name for d in ex.deaths] == ["SIGABRT"]
+
+
+def test_a_frame_that_only_takes_a_cxx11_string_is_not_inside_that_code() -> None:
+    # counter-example: c10::Error's constructor takes a std::__cxx11::basic_string; the crash is not in it
+    frame = (
+        "#4  0x0000ffffadd85c08 in c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, "
+        "std::char_traits<char>, std::allocator<char> >) () from "
+        "/usr/local/lib/python3.10/site-packages/torch/lib/libc10.so\n"
+    )
+    ex = _explain(GDB_HEAD + frame + ATB_FRAME)
+    assert "cxx11-abi-crash-nnal" not in [m.id for m in ex.matches]
+
+
+def test_a_backtrace_without_a_crash_is_no_abi_reading() -> None:
+    # counter-example: a breakpoint's backtrace (no signal received): nothing died
+    text = (
+        "Breakpoint 1, atb::OperationBase::Setup () at operation_base.cpp:120\n(gdb) bt\n"
+        + CXX11_FRAME
+        + ATB_FRAME
+    )
+    ex = _explain(text)
+    assert "cxx11-abi-crash-nnal" not in [m.id for m in ex.matches]
+    assert not ex.deaths
+
+
+def test_gdb_loading_nnal_s_symbols_is_not_a_frame() -> None:
+    # counter-example: gdb's 'Reading symbols from …/libatb.so' names a library, not a frame of the stack
+    text = (
+        GDB_HEAD + "Reading symbols from /usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_0/lib/libatb.so...\n"
+    )
+    ex = _explain(text + CXX11_FRAME)
+    assert "cxx11-abi-crash-nnal" not in [m.id for m in ex.matches]
