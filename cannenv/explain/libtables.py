@@ -29,7 +29,8 @@ from cannenv.explain.parts import LibForm, LibRow, LibTable
 if TYPE_CHECKING:
     from cannenv.explain.models import LibTablesFile
 
-MAX_LIBTABLES_BYTES = 1 << 20
+MAX_LIBTABLES_BYTES = 2 << 20
+"""The file's bound (MPICH's whole message table is 1,309 rows)."""
 
 
 def build(model: LibTablesFile) -> tuple[tuple[LibTable, ...], dict[str, tuple[str, str]]]:
@@ -103,11 +104,13 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
-def diff_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    """An importer's refresh diff of one table's rows, by row key: rows the table lacks, rows changed,
-    keys gone."""
-    was = {r["key"]: r for r in old}
-    now = {r["key"]: r for r in new}
+def diff_rows(
+    old: list[dict[str, Any]], new: list[dict[str, Any]], *, by: str = "key"
+) -> dict[str, list[Any]]:
+    """An importer's refresh diff of one table's rows (or forms: ``by="id"``), by row key: rows the
+    table lacks, rows changed, keys gone."""
+    was = {r[by]: r for r in old}
+    now = {r[by]: r for r in new}
     return {
         "lacks": [now[k] for k in now if k not in was],
         "changed": [now[k] for k in now if k in was and was[k] != now[k]],
@@ -115,16 +118,36 @@ def diff_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str,
     }
 
 
-def write_rows(table_file: Path, table_id: str, rows: list[dict[str, Any]]) -> None:
-    """Replace one table's rows in libtables.yaml (its header comments kept; written atomically)."""
+def write_rows(
+    table_file: Path,
+    table_id: str,
+    rows: list[dict[str, Any]],
+    *,
+    forms: list[dict[str, Any]] | None = None,
+    header: dict[str, Any] | None = None,
+    sources: dict[str, dict[str, str]] | None = None,
+) -> None:
+    """Replace one table's rows (and its forms, where given) in libtables.yaml, its header comments
+    kept; written atomically. A table the file lacks is added with ``header`` (title, component);
+    ``sources`` are added to (or replace) the file's sources of those ids."""
     import yaml
 
     from cannenv.fsutil import atomic_write_text
+    from cannenv.records import load_yaml
 
     text = table_file.read_text(encoding="utf-8")
     head = text[: text.index("schema_version")]
-    data = yaml.safe_load(text)
-    table = next(t for t in data["tables"] if t["id"] == table_id)
+    data = load_yaml(text)
+    if sources:
+        data["sources"].update(sources)
+    table = next((t for t in data["tables"] if t["id"] == table_id), None)
+    if table is None:
+        if header is None or forms is None:
+            raise ValueError(f"{table_file}: no table {table_id}")
+        table = {"id": table_id, **header, "forms": [], "rows": []}
+        data["tables"].append(table)
+    if forms is not None:
+        table["forms"] = forms
     table["rows"] = rows
     atomic_write_text(table_file, head + yaml.safe_dump(data, sort_keys=False, width=200, allow_unicode=True))
 
