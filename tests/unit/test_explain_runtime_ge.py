@@ -97,7 +97,8 @@ def test_every_rule_cause_is_a_cause_of_the_signature_file_and_every_rule_is_use
 
 
 def test_source_rows_rank_below_every_hand_written_signature() -> None:
-    hand = [s.priority for s in TABLE.signatures if not s.derived and s.id != "worker-parent-exited"]
+    noise = ("worker-parent-exited", "pip-scripts-not-on-path")  # no errors: helpers at exit, pip's warning
+    hand = [s.priority for s in TABLE.signatures if not s.derived and s.id not in noise]
     assert min(hand) > signatures.SOURCE_PRIORITY > signatures.SOURCE_PRIORITY - judge.GE_BELOW_RUNTIME
 
 
