@@ -14,6 +14,14 @@ report them").
   ``faultCode.json`` with the fault level MindCluster handles it at (``SeparateNPU``,
   ``RestartNPU`` …).
 
+* **FaultDiag's fault knowledge** (table ``ascend-fd-faults``): every fault code of the same
+  ``kg-config.json`` that is not a device event id (``Comp_Network_Custom_05``, ``AISW_CANN_…``,
+  ``Comp_Switch_L1_…``: 800), as the diagnosis report of ``ascend-fd diag`` prints it in its
+  ``Status Code`` / ``状态码`` cell (``wrapper/print_wrapper.py``, ``utils/i18n.py``).
+* **FaultDiag's own errors** (table ``ascend-fd-errors``): the error classes of ascend-fd's
+  ``utils/status.py`` (``FileNotExistError(502): …``), printed as ``ascend-fd`` ends a job or a
+  command (``The job ROOT_CLUSTER failed. The error is: [FileNotExistError(502): No plog file …]``).
+
 Causes come from the vendor's own words only, reviewed per row (:data:`DCMI_CAUSES`): a DCMI code
 whose solution names a cause (-8020 ``Check whether the device is occupied by other containers or
 processes`` → ``device-busy``); an event the fault-diagnosis knowledge classes ``Hardware`` →
@@ -21,6 +29,8 @@ processes`` → ``device-busy``); an event the fault-diagnosis knowledge classes
 
     python -m cannenv.explain.hwtables --import dcmi ~/src/driver [--write]
     python -m cannenv.explain.hwtables --import fault-events ~/src/mind-cluster [--write]
+    python -m cannenv.explain.hwtables --import fault-diag ~/src/mind-cluster [--write]
+    python -m cannenv.explain.hwtables --import fd-errors ~/src/mind-cluster [--write]
 
 (``TREE`` a checkout or ``git archive`` of the repository at the commit the table's sources name.)
 Without ``--write`` it prints the refresh diff (rows the table lacks, changed, gone; exit 1 while
@@ -43,6 +53,7 @@ DCMI_DOCS = {  # source id -> the reference's return-code page; the first that h
 }
 KG_CONFIG = "component/ascend-faultdiag/src/ascend_fd/configuration/kg-config.json"
 FAULT_CODE_JSON = "component/ascend-device-plugin/build/faultCode.json"
+FD_STATUS = "component/ascend-faultdiag/src/ascend_fd/utils/status.py"
 
 MAX_SOURCE_BYTES = 16 << 20
 
@@ -242,8 +253,190 @@ def read_fault_events(tree: Path) -> list[dict[str, Any]]:
     return rows
 
 
-READERS = {"dcmi": read_dcmi, "fault-events": read_fault_events}
-TABLE_IDS = {"dcmi": "dcmi", "fault-events": "ascend-fault-events"}
+# Reviewed per row: FaultDiag's Network-class faults that are the physical link (the port, its optical
+# module, the light, the cable, FEC): the hardware of the network, as its Hardware class. The other
+# Network rows (the port's health status, the NPU driver missing, no IP on the NIC) name no cause.
+FD_LINK_CODES: dict[str, str] = {
+    "Comp_Network_Custom_01": "an NPU port's link went down for more than 30 s",
+    "Comp_Network_Custom_02": "the NPU port's FEC mode is abnormal",
+    "Comp_Network_Custom_05": "the NPU's optical module is not present",
+    "Comp_Network_Custom_08": "the optical module's RX/TX power is outside its rated range",
+    "Comp_Network_Custom_09": "the optical module has no RX/TX power",
+    "Comp_Network_Custom_10": "the optical module's RX/TX power lost lock",
+    "Comp_Network_Custom_11": "the fiber or copper cable link is faulty",
+}
+
+
+def read_fault_diag(tree: Path) -> list[dict[str, Any]]:
+    """The rows of table ``ascend-fd-faults``: every fault code of the fault-diagnosis knowledge that
+    is not a device event id (those are ``ascend-fault-events``), keyed by the code as the report
+    prints it."""
+    kg = json.loads(_read(tree / KG_CONFIG))["knowledge-repository"]
+    rows = []
+    for code in sorted(kg):
+        if re.fullmatch(r"0x[0-9A-Fa-f]{8}", code):
+            continue
+        a = kg[code].get("attribute") or {}
+        klass = str(a.get("class") or "")
+        where = "/".join(str(a[k]) for k in ("component", "module") if a.get(k))
+        advice = " ".join(" ".join(str(s).split()) for s in a.get("suggestion_en") or ())
+        meaning = " ".join(str(a.get("description_en") or a.get("cause_en") or "").split())
+        if klass == "Hardware":
+            causes = ["not-a-version-problem"]
+            reason = (
+                f"the vendor's fault-diagnosis knowledge classes the fault Hardware ({where}): the"
+                " hardware reported it; no package version causes or fixes it — follow the vendor's handling"
+            )
+        elif klass == "Network" and (a.get("component") == "Switch" or code in FD_LINK_CODES):
+            causes = ["not-a-version-problem"]
+            what = FD_LINK_CODES.get(code, "a fault of the switch's forwarding chip or its ports")
+            reason = (
+                f"the vendor classes it Network ({where}): {what} — the network's hardware, no package"
+                " version causes or fixes it; follow the vendor's handling"
+            )
+        else:
+            causes = []
+            reason = f"the vendor classes it {klass or 'without a class'} ({where}): names no cause by itself"
+        rows.append(
+            {
+                "key": code,
+                "name": f"{code}: " + " ".join(str(a.get("cause_en") or "").split()),
+                "meaning": f"[{klass}, {where}] {meaning}" + (f" Handling: {advice}" if advice else ""),
+                "causes": causes,
+                "reason": reason,
+                "source": "mc-faultdiag-kg",
+            }
+        )
+    return rows
+
+
+# Reviewed per row: what each of ascend-fd's own error classes says of the run it ends. The tool
+# reads logs collected from a job; its errors are about that input or its own state.
+FD_ERROR_CAUSES: dict[str, tuple[tuple[str, ...], str]] = {
+    "PathError": (
+        ("not-a-version-problem",),
+        "the path given to ascend-fd (its -i/-o folders) is not valid for it: the command's input",
+    ),
+    "FileNotExistError": (
+        ("not-a-version-problem",),
+        "the collected logs lack a file the job reads (no plog for ROOT_CLUSTER, no npu_detail csv …):"
+        " the collection is incomplete for that job (the quick start: a job whose logs were not"
+        " collected fails and the others go on) — collect them, or ignore that job",
+    ),
+    "InfoNotFoundError": (
+        ("not-a-version-problem",),
+        "the information the job looks for is not in the collected logs: the collection, not a version",
+    ),
+    "ParamError": (("not-a-version-problem",), "a parameter of the ascend-fd command is not valid"),
+    "FileTooLarge": (
+        ("not-a-version-problem",),
+        "the input folder holds more files than ascend-fd reads: the collection's size",
+    ),
+}
+
+
+def read_fd_errors(tree: Path) -> list[dict[str, Any]]:
+    """The rows of table ``ascend-fd-errors``: every error class of ascend-fd's ``utils/status.py``
+    (a class with ``code`` and ``description``), keyed by the class's name, which it prints."""
+    import ast
+
+    rows = []
+    for node in ast.parse(_read(tree / FD_STATUS)).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields: dict[str, object] = {}
+        for st in node.body:
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+                and isinstance(st.value, ast.Constant)
+            ):
+                fields[st.targets[0].id] = st.value.value
+        code, text = fields.get("code"), fields.get("description")
+        if not isinstance(code, int) or not isinstance(text, str) or code < 500:
+            continue  # SuccessRet (200) is no error
+        causes, reason = FD_ERROR_CAUSES.get(node.name, ((), ""))
+        rows.append(
+            {
+                "key": node.name,
+                "name": f"{node.name}({code})",
+                "meaning": f"{text} (printed '{node.name}({code}): <message>')",
+                "causes": list(causes),
+                "reason": reason or "ascend-fd's own failure of that kind: names no cause by itself",
+                "source": "mc-faultdiag-status",
+            }
+        )
+    return rows
+
+
+READERS = {
+    "dcmi": read_dcmi,
+    "fault-events": read_fault_events,
+    "fault-diag": read_fault_diag,
+    "fd-errors": read_fd_errors,
+}
+TABLE_IDS = {
+    "dcmi": "dcmi",
+    "fault-events": "ascend-fault-events",
+    "fault-diag": "ascend-fd-faults",
+    "fd-errors": "ascend-fd-errors",
+}
+MC_TREE = "https://github.com/Ascend/mind-cluster/blob/22bb3d987bc0208c3eb7395e222b661276133c58/"
+# A table the file lacks yet: its header, forms and sources (written with its rows on --write).
+NEW_TABLES: dict[str, dict[str, Any]] = {
+    "ascend-fd-faults": {
+        "header": {
+            "title": "MindCluster FaultDiag's fault knowledge (its diagnosis report)",
+            "component": "MindCluster ascend-fd (the fault-diagnosis report)",
+        },
+        "forms": [
+            {
+                "id": "fd-report-status-code",
+                "anchor": "Status Code",
+                "regex": r"Status Code {0,40}\| {0,4}([A-Za-z][A-Za-z0-9_.-]{1,59})",
+                "source": "mc-faultdiag-report",
+            },
+            {
+                "id": "fd-report-status-code-zh",
+                "anchor": "状态码",
+                "regex": r"状态码 {0,40}\| {0,4}([A-Za-z][A-Za-z0-9_.-]{1,59})",
+                "source": "mc-faultdiag-report",
+            },
+        ],
+        "sources": {
+            "mc-faultdiag-report": {
+                "title": "MindCluster ascend-fd's diagnosis report (wrapper/print_wrapper.py"
+                " _format_fault_attr, labels of utils/i18n.py): each fault's row '| Suspected Root Cause"
+                " Fault | Status Code | CODE |' ('疑似根因故障 | 状态码 | CODE' in Chinese)",
+                "url": MC_TREE + "component/ascend-faultdiag/src/ascend_fd/wrapper/print_wrapper.py",
+            }
+        },
+    },
+    "ascend-fd-errors": {
+        "header": {
+            "title": "MindCluster FaultDiag's own errors",
+            "component": "MindCluster ascend-fd (its parse and diag jobs)",
+        },
+        "forms": [
+            {
+                "id": "fd-error",
+                "anchor": "{key}(",
+                "regex": r"\b({key})\(5[0-9]{2}\): ",
+                "each_row": True,
+                "source": "mc-faultdiag-status",
+            }
+        ],
+        "sources": {
+            "mc-faultdiag-status": {
+                "title": "MindCluster ascend-fd's error classes (utils/status.py: BaseError's __str__"
+                " 'Name(code): description', PathError 501 … FileTooLarge 508), which the controller"
+                " prints as 'The job %s failed. The error is: [%s].' (controller/controller.py)",
+                "url": MC_TREE + "component/ascend-faultdiag/src/ascend_fd/utils/status.py",
+            }
+        },
+    },
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -256,18 +449,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     rest = [a for a in args if a != "--write"]
     if len(rest) != 3 or rest[0] != "--import" or rest[1] not in READERS:
         print(
-            "usage: python -m cannenv.explain.hwtables --import {dcmi|fault-events} TREE [--write]",
+            "usage: python -m cannenv.explain.hwtables"
+            " --import {dcmi|fault-events|fault-diag|fd-errors} TREE [--write]",
             file=sys.stderr,
         )
         return 2
     kind, tree = rest[1], Path(rest[2])
     table_file = libtables.shipped_path()
     raw = yaml.safe_load(table_file.read_text(encoding="utf-8"))
-    old = next(t for t in raw["tables"] if t["id"] == TABLE_IDS[kind])["rows"]
+    table = next((t for t in raw["tables"] if t["id"] == TABLE_IDS[kind]), None)
+    old = table["rows"] if table is not None else []
     new = READERS[kind](tree)
     d = libtables.diff_rows(old, new)
     if write:
-        libtables.write_rows(table_file, TABLE_IDS[kind], new)
+        extra = NEW_TABLES.get(TABLE_IDS[kind], {}) if table is None else {}
+        libtables.write_rows(table_file, TABLE_IDS[kind], new, **extra)
     print(
         f"# {TABLE_IDS[kind]}: {len(new)} rows from {tree} ({len(old)} in the table): "
         + ", ".join(f"{len(d[w])} {w}" for w in ("lacks", "changed", "gone"))
