@@ -8,7 +8,8 @@ infrastructure's own errors").
   ``RESOURCE_EXHAUSTED = (…resource_exhausted, "resource exhausted")``), in the forms a log shows them
   (``StatusCode.UNAVAILABLE``, ``(8, 'resource exhausted')``, the core's ``grpc_status:14``); and the
   core's own messages whose meaning gRPC's documents state (:data:`GRPC_MESSAGES`: the message size
-  limits of ``message_size_filter.cc``, pick_first's ``failed to connect to all addresses``).
+  limits of ``message_size_filter.cc``, the 4 GiB message length ``byte_stream.cc`` asserts,
+  pick_first's ``failed to connect to all addresses``).
 * **MPICH** (table ``mpich``): every message of every ``errnames.txt`` of the tree (the files MPICH's
   ``maint/extracterrmsgs`` reads into its message table: ``**gethostbyname %s %d:gethostbyname
   failed, %s (errno %d)``), read as that script reads them (``#`` comments, a trailing ``\\``
@@ -114,6 +115,12 @@ SOURCES: dict[str, tuple[str, str]] = {
         " target failed, UNAVAILABLE 'failed to connect to all addresses; last error: …'"
         " (src/core/load_balancing/pick_first/pick_first.cc)",
         f"{GRPC}/5cfd4aea189a15e8810c8e1c98d89003a349d2d4/src/core/load_balancing/pick_first/pick_first.cc",
+    ),
+    "grpc-byte-stream": (
+        "gRPC core's byte stream of a message to send: grpc_slice_buffer_stream_init asserts"
+        " GPR_ASSERT(slice_buffer->length <= UINT32_MAX) before keeping the length as a uint32_t, printed"
+        " 'assertion failed: slice_buffer->length <= UINT32_MAX' (src/core/lib/transport/byte_stream.cc)",
+        f"{GRPC}/7f2c67d5a837672d6d425e268ccf75b58ad23d2d/src/core/lib/transport/byte_stream.cc",
     ),
     "mpich-errnames": (
         "MPICH's error messages: '**name[ %fmt…]:text' per message, the table MPICH_Error_string prints"
@@ -234,6 +241,23 @@ GRPC_MESSAGES: tuple[Message, ...] = (
         " 'message larger than configured limit' as RESOURCE_EXHAUSTED: the application's message size"
         " or its limit, no version changes either",
         "grpc-message-size-filter",
+    ),
+    Message(
+        "message-over-uint32-max",
+        "src/core/lib/transport/byte_stream.cc",
+        "GPR_ASSERT(slice_buffer->length <= UINT32_MAX);",
+        "assertion failed: slice_buffer->length <= UINT32_MAX",
+        "a message to send is longer than a 32-bit length holds (4 GiB): the core asserts and aborts",
+        (
+            (
+                "slice_buffer->length <= UINT32_MAX",
+                r"assertion failed: slice_buffer->length <= UINT32_MAX",
+            ),
+        ),
+        (_NP,),
+        "the core keeps a message's length as a uint32_t and asserts that the message fits: no message of"
+        " 4 GiB or more can be sent, on any release — the application's message must be smaller (split it)",
+        "grpc-byte-stream",
     ),
     Message(
         "failed-to-connect-to-all-addresses",

@@ -153,6 +153,12 @@ MPID_nem_tcp_init(379).............: gethostbyname failed, node-17 (errno 1)
             "not-a-version-problem",
         ),
         (GRPC_UNAVAILABLE, "lib-grpc-core-failed-to-connect-to-all-addresses", "not-a-version-problem"),
+        (
+            "E0413 20:03:08.764913058 122601 byte_stream.cc:40] assertion failed:"
+            " slice_buffer->length <= UINT32_MAX\nFatal Python error: Aborted",
+            "lib-grpc-core-message-over-uint32-max",
+            "not-a-version-problem",
+        ),
         ("status = StatusCode.INVALID_ARGUMENT", "lib-grpc-status-invalid-argument", "not-a-version-problem"),
         ("(3, 'invalid argument')", "lib-grpc-status-invalid-argument", "not-a-version-problem"),
         (MPICH_STACK, "lib-mpich-gethostbyname-s-d", "not-a-version-problem"),
