@@ -4,7 +4,8 @@ Each reading is built from the product's own source, never one excerpt's wording
 ``caffe2::`` names (c10/util/typeid.h) as torch's namespace, the GNU linker's ``cannot find -lNAME``
 (binutils ld/ldfile.c) mapped through the shared-object table, PaddlePaddle as a framework of the
 stack (PaddleCustomDevice's NPU plugin), and ais_bench's own version check of its aclruntime
-backend, and a crash inside libstdc++'s C++11-ABI code with NNAL's libraries on gdb's backtrace.
+backend, CPython's import message with its location wrapped onto the next line (Rich's traceback),
+and a crash inside libstdc++'s C++11-ABI code with NNAL's libraries on gdb's backtrace.
 Each is tested on real lines of the form and on a counter-example that must not be read
 that way.
 """
@@ -231,3 +232,57 @@ def test_gdb_loading_nnal_s_symbols_is_not_a_frame() -> None:
     )
     ex = _explain(text + CXX11_FRAME)
     assert "cxx11-abi-crash-nnal" not in [m.id for m in ex.matches]
+
+
+# --- cannot import name …, the location wrapped onto the next line --------------------------------
+
+RICH_TAIL = (
+    "│ ❱  24 from accelerate.utils import is_npu_available, is_xpu_available        │\n"
+    "╰──────────────────────────────────────────────────────────────────────────────╯\n"
+)
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "(/usr/local/lib/python3.10/dist-packages/accelerate/utils/__init__.py)",
+        "(/root/miniconda3/envs/py39/lib/python3.9/site-packages/transformers/__init__.py)",
+    ],
+)
+def test_an_import_name_whose_installed_location_is_wrapped_is_the_library_s_release(location: str) -> None:
+    text = (
+        RICH_TAIL
+        + "ImportError: cannot import name 'is_npu_available' from 'accelerate.utils' \n"
+        + location
+        + "\n"
+    )
+    ex = _explain(text)
+    assert ex.causes[0].id == "third-party-library"
+    assert ex.matches[0].id == "import-name-from-installed-library-wrapped"
+
+
+def test_a_wrapped_location_in_the_program_s_own_tree_is_not_an_installed_library() -> None:
+    # counter-example: the module is the program's (its checkout), not an installed package
+    text = "ImportError: cannot import name 'helper' from 'utils.tools' \n(/home/u/proj/utils/tools.py)\n"
+    ex = _explain(text)
+    assert "import-name-from-installed-library-wrapped" not in [m.id for m in ex.matches]
+
+
+def test_a_message_cut_before_its_location_is_not_read_as_installed() -> None:
+    # counter-example: no location at all (the line was cut): whose module it is stays unknown
+    text = (
+        '  File "/usr/local/python3.10/lib/python3.10/site-packages/vllm/transformers_utils/utils.py", '
+        "line 32\n"
+        "ImportError: cannot import name '_try_login' from 'modelscope.utils.hf_util'\n"
+    )
+    ex = _explain(text)
+    assert "import-name-from-installed-library-wrapped" not in [m.id for m in ex.matches]
+
+
+def test_a_stack_package_s_wrapped_name_stays_the_framework_s() -> None:
+    # the stack-package reading (priority 13) still ranks above the wrapped third-party one
+    text = (
+        "ImportError: cannot import name 'AscendFusedMoE' from 'vllm_ascend.ops' \n"
+        "(/usr/local/lib/python3.11/site-packages/vllm_ascend/ops/__init__.py)\n"
+    )
+    assert _explain(text).causes[0].id == "framework-mismatch"
