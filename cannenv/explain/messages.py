@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cannenv.explain.rules import MIN_FRAGMENT as MIN_FRAGMENT
+from cannenv.explain.rules import TOOL_FAMILIES
 from cannenv.explain.rules import distinctive as distinctive
 from cannenv.explain.rules import pattern as pattern
 
@@ -345,6 +346,163 @@ def go_messages(text: str) -> list[tuple[int, list[str | None]]]:
     return out
 
 
+_TOOL_PRINT = re.compile(r"\[?(?:ERROR|WARNING|WARN|CRITICAL)\]?\s?:?", re.IGNORECASE)
+"""The level a tool prints before a message it prints itself (``print("[ERROR] …")``)."""
+_PY_PERCENT = re.compile(r"%[-+ #0]*(?:\*|[1-9][0-9]*)?(?:\.[0-9*]+)?[ra]")
+"""Python's ``%r``/``%a`` conversions (``logger.warning("… %r …", path)``), which C's table lacks."""
+
+
+def _py_split(pieces: Sequence[str | None]) -> list[str | None]:
+    out: list[str | None] = []
+    for p in pieces:
+        if p is None:
+            out.append(None)
+            continue
+        for k, part in enumerate(_PY_PERCENT.split(p)):
+            out += [None, part] if k else [part]
+    return out
+
+
+def tool_py_messages(text: str) -> list[tuple[int, list[str | None]]]:
+    """Every error and warning a tool's Python module raises, logs or prints itself: ``raise
+    XxxError(msg)``, ``logger.error/warning/critical/exception(msg)``, ``warnings.warn(msg)`` and
+    ``print(msg)`` whose message starts with its level (``[ERROR]``, ``WARNING:``): (line, pieces)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[int, list[str | None]]] = []
+    for node in ast.walk(tree):
+        msg: ast.AST | None = None
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
+            msg = node.exc.args[0]
+        elif isinstance(node, ast.Call) and node.args:
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _PY_RAISERS:
+                msg = node.args[0]
+            elif isinstance(f, ast.Name) and f.id == "print":
+                first = _py_pieces(node.args[0], [])
+                if first and isinstance(first[0], str) and _TOOL_PRINT.match(first[0].lstrip()):
+                    msg = node.args[0]
+        if msg is None:
+            continue
+        out.append((getattr(node, "lineno", 0), _py_split(_py_pieces(msg, []))))
+    return sorted(out, key=lambda x: x[0])
+
+
+TOOL_CALLS = re.compile(
+    r"(?:ERROR_LOG|WARN_LOG|runtime_error|invalid_argument|logic_error|out_of_range"
+    r"|[A-Z]+_LOGE|[A-Z]+_LOGW|[A-Z_]*LOG_ERROR(?:_[A-Z])?|[A-Z_]*LOG_WARN(?:_[A-Z])?)"
+)
+"""C/C++ calls whose string arguments are a tool's error or warning (aclruntime's ``ERROR_LOG("…",
+…)``, ``throw std::runtime_error(…)``, PyPTO's ``MACHINE_LOGE(code, "…")``)."""
+TOOL_STREAMS = re.compile(r"(?:[A-Z]+_)?(?:ASSERT|CHECK)|std::cerr|cerr")
+"""C/C++ checks and streams whose ``<<`` pieces are the message (PyPTO's ``CHECK(code, cond) <<
+"…"``, ``std::cerr << "…"``)."""
+
+
+def tool_cpp_messages(text: str) -> list[tuple[int, list[str | None], str]]:
+    """Every error and warning message of a tool's C/C++ source: the string arguments of a
+    :data:`TOOL_CALLS` call, the ``<<`` pieces after a :data:`TOOL_STREAMS` check (to the
+    statement's end): (line, pieces, the macro or call)."""
+    tokens = list(_lex(text))
+    out: list[tuple[int, list[str | None], str]] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        kind, value, line = tokens[i]
+        name = value.rsplit("::", 1)[-1]
+        is_call = kind == "id" and TOOL_CALLS.fullmatch(name) is not None
+        is_stream = kind == "id" and TOOL_STREAMS.fullmatch(value) is not None
+        if not (is_call or is_stream) or (i + 1 < n and tokens[i + 1][0] != "(" and value != "std::cerr"):
+            i += 1
+            continue
+        j = i + 1
+        pieces: list[str | None] = []
+        if j < n and tokens[j][0] == "(":  # the call's parenthesised arguments
+            depth = 0
+            while j < n:
+                k, v, _ = tokens[j]
+                depth += (k == "(") - (k == ")")
+                if is_call and k == "str":
+                    pieces.append(v)
+                elif (
+                    is_call and (k not in ("(", ")") or depth > 1) and (not pieces or pieces[-1] is not None)
+                ):
+                    pieces.append(None)
+                j += 1
+                if depth == 0:
+                    break
+        if is_stream:  # the << pieces to the statement's end
+            while j < n and not (tokens[j][0] == "op" and tokens[j][1] in ";{}"):
+                k, v, _ = tokens[j]
+                if k == "str":
+                    pieces.append(v)
+                elif not (k == "op" and v == "<") and (not pieces or pieces[-1] is not None):
+                    pieces.append(None)
+                j += 1
+        if any(isinstance(p, str) for p in pieces):
+            out.append((line, pieces, name))
+        i = max(j, i + 1)
+    return out
+
+
+CPP_SUFFIXES = frozenset({".cpp", ".cc", ".h", ".hpp"})
+_TOOL_SKIP = re.compile(
+    r"(?:^|/)(?:tests?|ut|st|UT|ST|unittest|test_[^/]*|[^/]*_test\.[a-z]+|examples?|samples?"
+    r"|api_samples|docs?|third_party|vendor|build)(?:/|$)"
+)
+"""Folders and files of a tool's tree that are not the tool's own messages: tests, examples, docs."""
+
+
+def _os_messages() -> frozenset[str]:
+    """The C library's own error texts (strerror: ``No such file or directory``): a tool that raises
+    one (``FileNotFoundError("No such file or directory")``) prints the OS's words, not its own."""
+    import errno
+    import os
+
+    return frozenset(os.strerror(n).lower() for n in errno.errorcode)
+
+
+def import_tool(
+    tree: Path,
+    folders: Sequence[str],
+    *,
+    source: str,
+    family: str,
+    prefix: str,
+    by_macro: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of ``source_messages`` from a checkout of a tool (msit, ais_bench and its aclruntime,
+    msprobe, PyPTO, triton-ascend): every error and warning its Python and C/C++ sources under
+    ``folders`` raise, log or print themselves (tests, examples and docs left out). ``by_macro``
+    gives the messages of some C/C++ macros a family of their own (PyPTO's ``CHECK``, its external
+    errors, apart from its ``ASSERT`` checks)."""
+    found: dict[str, list[tuple[str, int, str | None, list[str | None]]]] = {}
+    for folder in folders:
+        for f in sorted((tree / folder).rglob("*")):
+            if (f.suffix != ".py" and f.suffix not in CPP_SUFFIXES) or not f.is_file():
+                continue
+            rel = f.relative_to(tree).as_posix()
+            if _TOOL_SKIP.search(rel[len(folder) :]):
+                continue
+            text = f.read_text(encoding="utf-8", errors="replace")
+            if f.suffix == ".py":
+                for line, pieces in tool_py_messages(text):
+                    found.setdefault(family, []).append((rel, line, None, pieces))
+                continue
+            for line, pieces, macro in tool_cpp_messages(text):
+                fam = (by_macro or {}).get(macro, family)
+                if fam:  # an empty family: a macro whose messages are not imported
+                    found.setdefault(fam, []).append((rel, line, None, pieces))
+    rows: dict[str, dict[str, Any]] = {}
+    os_words = _os_messages()
+    for fam, items in found.items():
+        for row in _rows(items, family=fam, prefix=prefix, source=source):
+            if " ".join(row["text"]).rstrip(".!").lower() not in os_words:
+                rows.setdefault(row["id"], row)
+    return sorted(rows.values(), key=lambda r: (r["at"].split("#")[0], int(r["at"].rsplit("L", 1)[1])))
+
+
 def fragments(pieces: Sequence[str | None]) -> list[str]:
     """The literal fragments of the printed line that holds the longest literal: literals joined
     where nothing comes between them, split at values, placeholders and line breaks, ends
@@ -395,9 +553,10 @@ def _rows(
     found: Iterable[tuple[str, int, str | None, list[str | None]]], *, family: str, prefix: str, source: str
 ) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
+    pair = family in TOOL_FAMILIES
     for path, line, code, pieces in found:
         frags = fragments(pieces)
-        if not distinctive(frags):
+        if not distinctive(frags, pair=pair):
             continue
         # a torch_npu message by its code; a plugin's by its file's name, so the same message of
         # the same file in an older copy of the component (another repository) is the same row
@@ -474,16 +633,68 @@ IMPORTERS = {
 """``--import KIND``: the id prefix and family of the rows each importer makes."""
 
 
+@dataclass(frozen=True)
+class ToolSource:
+    """How one tool's source is read (``--import tool CHECKOUT SOURCE_ID``)."""
+
+    folders: tuple[str, ...]
+    family: str
+    prefix: str
+    by_macro: tuple[tuple[str, str], ...] = ()
+    """C/C++ macros whose messages take another family (PyPTO's ``CHECK``: ``pypto-check``) or
+    none, when the family is empty (PyPTO's ``ASSERT`` checks of its own invariants)."""
+
+
+_PYPTO_ASSERTS = ("ASSERT", "FE_ASSERT", "PASS_ASSERT", "MACHINE_ASSERT", "CODEGEN_ASSERT", "IR_ASSERT")
+TOOL_SOURCES: Mapping[str, ToolSource] = {
+    "ais-bench-msit": ToolSource(("ait/components/benchmark",), "ais-bench", "aisb"),
+    "ais-bench-tools": ToolSource(("ais-bench_workload/tool/ais_bench",), "ais-bench", "aisb"),
+    "msit": ToolSource(("msit",), "msit", "msit"),
+    "msprobe": ToolSource(("debug/accuracy_tools/msprobe",), "msprobe", "msprobe"),
+    "pypto": ToolSource(
+        ("framework", "python"),
+        "pypto",
+        "pypto",
+        (("CHECK", "pypto-check"), *((a, "") for a in _PYPTO_ASSERTS)),
+    ),
+    "triton-ascend": ToolSource(("third_party/ascend",), "triton-ascend", "triton"),
+}
+"""The tools' sources (``source`` of the rows, a ``sources`` entry of knowledge.yaml at its commit):
+the folders read, the family and id prefix of their rows."""
+
+
+def row_line(row: Mapping[str, Any]) -> str:
+    """One row of ``source_messages`` as knowledge.yaml writes it (one line, flow style)."""
+    import json
+
+    parts = [
+        f"{k}: {json.dumps(row[k], ensure_ascii=False)}"
+        for k in ("id", "family", "text", "code", "at", "source")
+        if k in row
+    ]
+    return "  - {" + ", ".join(parts) + "}"
+
+
+def write_source(table: Path, source: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Replace one source's rows of ``source_messages`` in knowledge.yaml (the rows' lines where its
+    first row was, else at the end; every other line kept; written atomically)."""
+    from cannenv.fsutil import atomic_write_text
+
+    lines = table.read_text(encoding="utf-8").splitlines()
+    mark = f'source: "{source}"}}'
+    at = next(
+        (i for i, ln in enumerate(lines) if ln.startswith("  - {id: ") and ln.endswith(mark)), len(lines)
+    )
+    kept = [ln for ln in lines if not (ln.startswith("  - {id: ") and ln.endswith(mark))]
+    at -= sum(1 for ln in lines[:at] if ln.startswith("  - {id: ") and ln.endswith(mark))
+    atomic_write_text(table, "\n".join(kept[:at] + [row_line(r) for r in rows] + kept[at:]) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m cannenv.explain.messages --import torch-npu CHECKOUT SOURCE_ID [PREFIX]`` (or
     ``device-plugin``) prints what a refresh changes against the shipped ``source_messages`` of
     that source: the rows to add (YAML), the ids no longer found and the rows whose line moved."""
     import sys
-
-    import yaml
-
-    from cannenv.explain.knowledge import shipped_path
-    from cannenv.records import load_yaml
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) in (4, 5) and args[0] == "--import" and args[1] in IMPORTERS:
@@ -494,21 +705,68 @@ def main(argv: list[str] | None = None) -> int:
             found = import_torch_npu(tree, source=source)
         else:
             found = import_go(tree, source=source, family=family, prefix=prefix)
-        raw = load_yaml(shipped_path().read_text(encoding="utf-8")) or {}
-        shipped_rows = raw.get("source_messages") or ()
-        have = [r for r in shipped_rows if r.get("source") == source]
-        # a message another source already cites (master, a newer release) is not this one's
-        elsewhere = {r.get("id") for r in shipped_rows if r.get("source") != source}
-        diff = refresh_diff(have, [r for r in found if r["id"] not in elsewhere])
-        print(f"# {len(found)} messages in {tree}; shipped for {source}: {len(have)}")
-        print(yaml.safe_dump(diff, sort_keys=False, width=200, allow_unicode=True), end="")
-        return 0
+        return _print_diff(tree, source, found)
+    if len(args) in (4, 5) and args[:2] == ["--import", "tool"] and args[3] in TOOL_SOURCES:
+        tree, source = Path(args[2]), args[3]
+        found = import_tool_source(tree, source)
+        if args[4:] == ["--write"]:
+            from cannenv.explain.knowledge import shipped_path
+
+            elsewhere = _cited_elsewhere(source)
+            rows = [r for r in found if r["id"] not in elsewhere]
+            write_source(shipped_path(), source, rows)
+            print(f"# wrote {len(rows)} rows of {source}")
+            return 0
+        return _print_diff(tree, source, found)
     print(
         "usage: python -m cannenv.explain.messages --import torch-npu ASCEND_PYTORCH_CHECKOUT SOURCE_ID\n"
-        "       python -m cannenv.explain.messages --import device-plugin CHECKOUT SOURCE_ID [ID_PREFIX]",
+        "       python -m cannenv.explain.messages --import device-plugin CHECKOUT SOURCE_ID [ID_PREFIX]\n"
+        "       python -m cannenv.explain.messages --import tool CHECKOUT "
+        + "|".join(TOOL_SOURCES)
+        + " [--write]",
         file=sys.stderr,
     )
     return 2
+
+
+def import_tool_source(tree: Path, source: str) -> list[dict[str, Any]]:
+    """The rows of one of :data:`TOOL_SOURCES` read from its checkout."""
+    spec = TOOL_SOURCES[source]
+    return import_tool(
+        tree,
+        spec.folders,
+        source=source,
+        family=spec.family,
+        prefix=spec.prefix,
+        by_macro=dict(spec.by_macro),
+    )
+
+
+def _print_diff(tree: Path, source: str, found: list[dict[str, Any]]) -> int:
+    """Print what a refresh changes against the shipped rows of ``source``; 1 when there is
+    something to review."""
+    import yaml
+
+    have = [r for r in _shipped_rows() if r.get("source") == source]
+    # a message another source already cites (master, a newer release) is not this one's
+    elsewhere = _cited_elsewhere(source)
+    diff = refresh_diff(have, [r for r in found if r["id"] not in elsewhere])
+    print(f"# {len(found)} messages in {tree}; shipped for {source}: {len(have)}")
+    print(yaml.safe_dump(diff, sort_keys=False, width=200, allow_unicode=True), end="")
+    return 1 if source in TOOL_SOURCES and any(diff.values()) else 0
+
+
+def _shipped_rows() -> list[dict[str, Any]]:
+    from cannenv.explain.knowledge import shipped_path
+    from cannenv.records import load_yaml
+
+    raw = load_yaml(shipped_path().read_text(encoding="utf-8")) or {}
+    return list(raw.get("source_messages") or ())
+
+
+def _cited_elsewhere(source: str) -> set[str]:
+    """The ids of the rows other sources cite (a newer release's copy of the same message)."""
+    return {r["id"] for r in _shipped_rows() if r.get("source") != source}
 
 
 if __name__ == "__main__":

@@ -53,7 +53,17 @@ ExtractorKind = Literal[
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err", "dvpp"
 ]
-MessageFamily = Literal["torch-npu-check", "pytorch-dispatch", "device-plugin"]
+MessageFamily = Literal[
+    "torch-npu-check",
+    "pytorch-dispatch",
+    "device-plugin",
+    "ais-bench",
+    "msit",
+    "msprobe",
+    "pypto",
+    "pypto-check",
+    "triton-ascend",
+]
 
 
 class _Frozen(BaseModel):
@@ -343,9 +353,9 @@ class SourceMessageModel(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> SourceMessageModel:
-        from cannenv.explain.rules import distinctive, pattern
+        from cannenv.explain.rules import TOOL_FAMILIES, distinctive, pattern
 
-        if not distinctive(self.text):
+        if not distinctive(self.text, pair=self.family in TOOL_FAMILIES):
             raise ValueError("the longest fragment is not distinctive (20 characters, two words)")
         problem = re2_subset_problem(pattern(self.text)[1])
         if problem:

@@ -46,13 +46,23 @@ MAX_REGEX = 400
 MIN_FRAGMENT = 20
 """The shortest literal that may identify a message imported from a vendor's source (``Invalid rank ``
 is not distinctive)."""
+TOOL_FAMILIES = frozenset({"ais-bench", "msit", "msprobe", "pypto", "pypto-check", "triton-ascend"})
+"""The message families of the Ascend tools (:func:`cannenv.explain.messages.import_tool`), whose rows
+may be told by the two fragments :func:`pattern` matches (``distinctive(…, pair=True)``)."""
 
 
-def distinctive(frags: Sequence[str]) -> bool:
-    """Whether the longest fragment can identify a message: long enough, two words at least."""
+def distinctive(frags: Sequence[str], *, pair: bool = False) -> bool:
+    """Whether the longest fragment can identify a message: long enough, two words at least. With
+    ``pair``, what :func:`pattern` matches may be: the longest fragment and its neighbour together
+    (a tool's short ``arg0 tensorsize: %s filesize: %s not match``), the longest 8 characters at
+    least."""
     if not frags:
         return False
     longest = max(frags, key=len)
+    if pair and len(longest) >= 8:
+        k = max(range(len(frags)), key=lambda j: len(frags[j]))
+        near = [frags[j] for j in (k - 1, k + 1) if 0 <= j < len(frags) and len(frags[j]) >= 3]
+        longest = " ".join([longest, near[0]]) if near else longest
     return len(longest) >= MIN_FRAGMENT and len(re.findall(r"[A-Za-z]{2,}", longest)) >= 2
 
 

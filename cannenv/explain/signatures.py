@@ -229,11 +229,18 @@ MESSAGE_FAMILY = {
     "torch-npu-check": ("torch_npu", -28),
     "pytorch-dispatch": ("PyTorch (kernel dispatch)", -32),
     "device-plugin": ("the Ascend device plugin (Kubernetes)", -28),
+    "ais-bench": ("ais_bench (the msit benchmark) and its aclruntime backend", -28),
+    "msit": ("msit (MindStudio inference tools)", -28),
+    "msprobe": ("msprobe (MindStudio accuracy tools)", -28),
+    "pypto": ("PyPTO", -28),
+    "pypto-check": ("PyPTO (a CHECK: ExternalError)", -28),
+    "triton-ascend": ("triton-ascend (Ascend backend)", -28),
 }
 """Per message family: its component and priority. Below every hand-written signature and the
 vendor's codes (-20); a torch_npu message above its ERRxxxxx wrapper (-30), which it is more
 precise than; PyTorch's dispatch message below torch_npu's, whose own message decides when the
-operator ran on the NPU."""
+operator ran on the NPU; the Ascend tools' own messages (ais_bench, msit, msprobe, PyPTO,
+triton-ascend) as torch_npu's and the device plugins': a component's own words about its input."""
 ERROR_CODE_CAPTURE = "error-code"
 """The capture id of the patterns made from the error-code reference's codes (one per prefix)."""
 

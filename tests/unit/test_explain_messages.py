@@ -12,6 +12,7 @@ import pytest
 
 from cannenv.errors import InputError
 from cannenv.explain import knowledge, messages, signatures, tables
+from cannenv.explain.rules import TOOL_FAMILIES
 from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
@@ -203,7 +204,8 @@ def test_the_importer_reads_a_checkout_and_prints_what_a_refresh_changes(tmp_pat
 def test_every_message_cites_its_file_and_line_at_a_commit() -> None:
     assert len(K.source_messages) > 900
     families = {m.family for m in K.source_messages}
-    assert families == {"torch-npu-check", "pytorch-dispatch", "device-plugin"}
+    # and the Ascend tools' (tests/unit/test_explain_toolmsgs.py)
+    assert families == {"torch-npu-check", "pytorch-dispatch", "device-plugin"} | TOOL_FAMILIES
     for m in K.source_messages:
         _title, url = K.message_source(m.source) or ("", "")
         assert re.fullmatch(
