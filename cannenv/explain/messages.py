@@ -447,11 +447,18 @@ def tool_cpp_messages(text: str) -> list[tuple[int, list[str | None], str]]:
 
 
 CPP_SUFFIXES = frozenset({".cpp", ".cc", ".h", ".hpp"})
-_TOOL_SKIP = re.compile(
-    r"(?:^|/)(?:tests?|ut|st|UT|ST|unittest|test_[^/]*|[^/]*_test\.[a-z]+|examples?|samples?"
-    r"|api_samples|docs?|third_party|vendor|build)(?:/|$)"
+_TOOL_SKIP = frozenset(
+    {"test", "tests", "ut", "st", "UT", "ST", "unittest", "example", "examples", "sample", "samples"}
+    | {"api_samples", "doc", "docs", "third_party", "vendor", "build"}
 )
-"""Folders and files of a tool's tree that are not the tool's own messages: tests, examples, docs."""
+"""Folders of a tool's tree that are not the tool's own messages: tests, examples, docs (and files
+named ``test_*``/``*_test.*``)."""
+
+
+def _tool_skipped(rel: str) -> bool:
+    parts = rel.strip("/").split("/")
+    name = parts[-1].rsplit(".", 1)[0]
+    return any(x in _TOOL_SKIP for x in parts[:-1]) or name.startswith("test_") or name.endswith("_test")
 
 
 def _os_messages() -> frozenset[str]:
@@ -483,7 +490,7 @@ def import_tool(
             if (f.suffix != ".py" and f.suffix not in CPP_SUFFIXES) or not f.is_file():
                 continue
             rel = f.relative_to(tree).as_posix()
-            if _TOOL_SKIP.search(rel[len(folder) :]):
+            if _tool_skipped(rel[len(folder) :]):
                 continue
             text = f.read_text(encoding="utf-8", errors="replace")
             if f.suffix == ".py":
