@@ -21,6 +21,7 @@ NEW = (
     "vllm-engine-core-exit-after-shutdown",
     "sglang-pd-metadata-collision",
     "torch-npu-op-on-other-device",
+    "k8s-scheduler-insufficient-resources",
 )
 
 
@@ -169,3 +170,21 @@ def test_hostile_long_lines_are_read_without_matching_garbage() -> None:
     ):
         ids = [m.id for m in explain(line + "\n").matches]
         assert not set(ids) & set(NEW), ids
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  Warning  FailedScheduling  2m  default-scheduler  0/4 nodes are available: "
+        "4 Insufficient huawei.com/Ascend910.\n",
+        "  Warning  Unschedulable  1m  volcano  0/2 nodes are unavailable: 1 Insufficient cpu, "
+        "2 Insufficient huawei.com/Ascend910.\n",
+    ],
+)
+def test_a_scheduler_that_finds_no_node_with_the_resources_is_not_a_version(text: str) -> None:
+    assert _top(text) == ("not-a-version-problem", "k8s-scheduler-insufficient-resources")
+
+
+def test_a_scheduler_refusal_for_another_reason_is_not_read_as_resources() -> None:
+    text = "0/3 nodes are available: 3 node(s) had untolerated taint {node-role: master}.\n"
+    assert "k8s-scheduler-insufficient-resources" not in [m.id for m in explain(text).matches]
