@@ -769,6 +769,8 @@ def derive(
                 code_values.setdefault("0x" + value[2:].upper() if value.startswith("0x") else value, v)
     for value, v in scan.values.get(ERROR_CODE_CAPTURE, {}).items():
         code_values.setdefault(value, v)
+    for value, v in _rtge_codes(k, scan):  # the runtime's own error-code report, its code's row decides
+        code_values.setdefault(value, v)
     # each table below is read only when the log has a value for it (the cached table loads a
     # part on first use: cannenv.explain.lazy)
     for e in k.extractors:  # torch_npu's sentence for a code ("[Error]: Failed to apply for memory.")
@@ -1242,10 +1244,8 @@ GE_BELOW_RUNTIME = 1
 where both logged a message with a cause, the runtime's (the callee's) is the detail."""
 
 
-def _derive_rtge_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
-    """The runtime's and GE's own messages found in their ERROR lines (the file the line names,
-    then the message; rtge_messages.yaml) and in the error manager's reports (the message before
-    ``[FUNC:…][FILE:…]``), with the causes of the reviewed rule covering the row."""
+def _rtge_lines(k: Knowledge, scan: ScanResult) -> list[tuple[str, str, Any]]:
+    """(file, message, value) of the runtime's and GE's ERROR lines and the error manager's reports."""
     found: list[tuple[str, str, Any]] = []
     for e in k.extractors:
         if e.kind == "rtge-log":
@@ -1256,15 +1256,43 @@ def _derive_rtge_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]
             for value, v in scan.values.get(e.id, {}).items():
                 text, _, file = value.rpartition("|")
                 found.append((file, text, v))
+    return found
+
+
+def _rtge_codes(k: Knowledge, scan: ScanResult) -> list[tuple[str, Any]]:
+    """The public error codes (``EE1023``) of the runtime's own error-code reports found in its
+    ERROR lines (``RT_LOG_OUTER_MSG_IMPL``: ``Alloc Stream resource failed. Reason: Too many
+    streams are created. ErrorCode=EE1023.``) that no reviewed rule covers: each is that code's
+    occurrence, which the code's row decides (a line cut before ``ErrorCode=`` included)."""
+    found = _rtge_lines(k, scan)
+    if k.rtge_messages is None or not found:
+        return []
+    from cannenv.explain.rtge import RtgeMessages, public_code
+
+    table = RtgeMessages(k.rtge_messages)
+    return [
+        (m.code, v)
+        for file, text, v in found
+        for m in table.best(file, text)
+        if not m.causes and public_code(m.code)
+    ]
+
+
+def _derive_rtge_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """The runtime's and GE's own messages found in their ERROR lines (the file the line names,
+    then the message; rtge_messages.yaml) and in the error manager's reports (the message before
+    ``[FUNC:…][FILE:…]``), with the causes of the reviewed rule covering the row; a rule covering
+    a row that reports a public code (EE1016's reason) supersedes that code's generic row."""
+    found = _rtge_lines(k, scan)
     if k.rtge_messages is None or not found:
         return
-    from cannenv.explain.rtge import RtgeMessage, RtgeMessages
+    from cannenv.explain.rtge import RtgeMessage, RtgeMessages, public_code
     from cannenv.explain.rtge import specificity as rtge_specificity
 
     table = RtgeMessages(k.rtge_messages)
     seen: set[tuple[str, str, str]] = set()
     for file, text, v in found:
-        matched = [m for m in table.match(file, text) if m.causes]
+        matched = [m for m in table.best(file, text) if m.causes]
         groups: dict[tuple[str, str], list[RtgeMessage]] = {}
         for m in matched:
             groups.setdefault((m.component, m.rule), []).append(m)
@@ -1298,6 +1326,7 @@ def _derive_rtge_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]
                     )
                     for c in m.causes
                 ],
+                (f"code-{m.code}",) if public_code(m.code) else (),
             )
 
 

@@ -361,12 +361,15 @@ def render_signature_doc(table: Any) -> str:
             from cannenv.explain.rtge import RtgeMessages
 
             rm = RtgeMessages(k.rtge_messages)
+            codes = sum(1 for r in rm.messages if not r.rule)
             out += _rule_table_summary(
                 "The CANN runtime's and GE's own error messages (`matrices/explain/rtge_messages.yaml`,"
                 f" priority {SOURCE_PRIORITY}, GE's one below): {rm.total} messages of "
                 + ", ".join(f"{repo}@{commit[:12]}" for repo, commit in k.rtge_messages[1]),
-                rm.total,
-                [r.rule for r in rm.messages],
+                rm.total - codes,
+                [r.rule for r in rm.messages if r.rule],
+                rest=f"to none, and {codes} reports of a public error code no rule covers, which the"
+                " code's row decides",
             )
         if k.ms_messages is not None:
             from cannenv.explain.msascend import MS_BELOW_RUNTIME, MsMessages

@@ -8,7 +8,10 @@ source, so the error messages they can log are known in full: every
 runtime, every ``GELOGE(code, "…")`` of GE, and the ``REPORT_INNER_ERROR``/``REPORT_CALL_ERROR``/
 ``REPORT_INNER_ERR_MSG`` reports of both (and the trees' own wrappers of them:
 :func:`wrappers`), with the file and line at the commit and the error code
-argument where there is one (``GELOGE``'s status, the reported ``E19999``/``EE1001`` …).
+argument where there is one (``GELOGE``'s status, the reported ``E19999``/``EE1001`` …); and the
+runtime's error-code reports (``RT_LOG_OUTER_MSG_IMPL(code, value, …)`` and the macros that make
+one: :func:`outer_macros`), each the code's template of ``error_code_meta.h`` with the call's values
+in it (:func:`extract_outer`).
 
 They reach a log in three forms, each naming the source file:
 
@@ -26,9 +29,9 @@ The cause a row points to comes only from the table's reviewed ``rules`` (words 
 optionally narrowed by path patterns → causes, each with the code's own wording as its reason; the
 first rule that covers a row decides), never from the row. A row that reports a public error code
 (``E30006``, ``EE1002`` …: anything but the inner ``…9999``/``…8888`` codes; a constant the
-call names is resolved from the trees' own definitions) is left to the error-code reference,
-which already decides it. A message no rule covers points to no cause and is not looked
-for.
+call names is resolved from the trees' own definitions) and no rule covers is that code's
+occurrence, which the error-code reference decides (a rule covering it supersedes the code's row).
+Any other message no rule covers points to no cause and is not looked for.
 
 ``python -m cannenv.explain.rtge --import TREE REPO_KEY [--write]`` reads a source tree and prints
 the refresh diff against the shipped table (docs/explain.md, "The runtime's and GE's own messages").
@@ -43,7 +46,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cannenv.explain.logsource import SOURCE_SUFFIXES, call_end, format_at, fragments, identities, split_args
+from cannenv.explain.logsource import (
+    SOURCE_SUFFIXES,
+    _built_string,
+    call_end,
+    format_at,
+    fragments,
+    identities,
+    split_args,
+)
 
 CALLS: Mapping[str, tuple[int, int | None, int | None]] = {
     # macro: (index of the format argument, of the code argument, of the level argument, which
@@ -81,6 +92,14 @@ SKIP_DIRS = ("tests/", "test/", "ut/", "st/", "stub/", "stubs/", "examples/", "e
 INNER_SUFFIXES = ("9999", "8888")
 """The inner-error codes' endings: ``E19999``/``EE9999``/``EL9999`` (the runtime's RT_INNER_ERROR /
 RT_DRV_INNER_ERROR, base_info.hpp) and ``E18888`` (metadef's REPORT_INNER_ERR_MSG checks)."""
+
+
+def told_by(path: str, code: str | None) -> str:
+    """What a message must be told apart from (:func:`logsource.identities` counts the "files" a
+    literal is found in): a public error code's report is that code's occurrence wherever it is
+    logged from (``Alloc Stream resource failed. Reason: Too many streams are created.
+    ErrorCode=EE1023.`` in five files is one message of EE1023), any other message its file."""
+    return code if code and public_code(code) else path
 
 
 def public_code(code: str) -> bool:
@@ -238,11 +257,25 @@ class RtgeMessages:
     def match(self, file: str | None, text: str) -> list[RtgeMessage]:
         """The rows found in ``text``: those of the log's ``file`` when the table has that file (a
         line of a known file that none of its rows matches is a message this release lacks, or
-        one no rule covers: not guessed from other files); any row when the file is unknown."""
+        one no rule covers: not guessed from other files); any row a rule covers when the file is
+        unknown."""
         rows = self.rows
         if file and file in self.data[4]:
             rows = tuple(r for r in rows if r[1].endswith("/" + file) or r[1] == file)
+        else:  # a public code's report is looked for in its own file only: elsewhere the line prints its code
+            rows = tuple(r for r in rows if r[8] >= 0)
         return [self._message(r) for r in rows if _found(r, text)]
+
+    def best(self, file: str | None, text: str) -> list[RtgeMessage]:
+        """The rows :meth:`match` finds whose fixed text the line holds most of (one line is one
+        message: ``Checking stream flags failed. Parameter flags value %s is not supported.
+        Reason: …`` is the call site whose reason the line also holds, not every row that begins
+        alike); all of them on a tie."""
+        found = self.match(file, text)
+        if len(found) < 2:
+            return found
+        most = max(specificity(m.format, text) for m in found)
+        return [m for m in found if specificity(m.format, text) == most]
 
 
 # ------------------------------------------------------------------------------ extraction
@@ -363,13 +396,8 @@ def extract(
     )
     for m in pattern.finditer(text):
         start = m.start()
-        line_start = text.rfind("\n", 0, start) + 1
-        head = text[line_start:start].lstrip()
-        if head.startswith(("//", "*", "/*", "#")):
-            continue
-        line_end = text.find("\n", start)
-        if text[start : len(text) if line_end < 0 else line_end].rstrip().endswith("\\"):
-            continue  # inside a macro's body: its callers' calls are imported
+        if not _product_call(text, start):
+            continue  # a comment, or inside a macro's body: its callers' calls are imported
         name = m.group(1)
         fmt_at, code_at, level_at = calls[name]
         end = call_end(text, m.end())
@@ -395,6 +423,201 @@ def extract(
     return found
 
 
+# ------------------------------------------------------------------------------ the error-code calls
+OUTER_IMPL = "RT_LOG_OUTER_MSG_IMPL"
+"""The runtime's report of a public error code (``base.hpp``): ``RT_LOG_OUTER_MSG_IMPL(code,
+value, …)`` logs the code's message template (``RUNTIME_ERROR_CODE_TABLE`` of
+``error_code_meta.h``) with the values put in its ``%s`` in order (``ProcessErrorCodeImpl`` →
+``PrintErrMsgToLog``, ``rt_log.cc``), at the call's file and line; a call whose number of values is
+not the code's number of parameters logs only a warning."""
+CODE_TABLE = "RUNTIME_ERROR_CODE_TABLE"
+Expr = tuple[str, int | str]
+"""An argument of an error-code call as the macro that makes it sees it: ``("arg", i)`` its own
+i-th argument, ``("str", i)`` that argument stringized (``#param``), ``("rest", i)`` its arguments
+from the i-th on (``##__VA_ARGS__``), ``("lit", text)`` the text written in its body
+(``ErrorCode::EE1004``, ``__func__``, ``"stream"``)."""
+OuterSpec = tuple[Expr, tuple[Expr, ...]]
+"""An error-code macro: the expression of its code and of its values, in order."""
+OUTER: Mapping[str, OuterSpec] = {OUTER_IMPL: (("arg", 0), (("rest", 1),))}
+_X_ENTRY = re.compile(r"\bX\s*\(")
+_FMT_CALL = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*::)*RtFmtMsg\s*\(")
+
+
+def code_templates(texts: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """The runtime's error-code table (``#define RUNTIME_ERROR_CODE_TABLE(X)`` of
+    ``error_code_meta.h``: ``X(EE1023, "EE1023", ("func", "reason"), "%s failed. Reason: %s.
+    ErrorCode=EE1023.\\n", DLOG_ERROR)``): code → (number of parameters, message template) of
+    the codes logged at the error level."""
+    out: dict[str, tuple[int, str]] = {}
+    for text in texts:
+        at = text.find("#define " + CODE_TABLE + "(")
+        if at < 0:
+            continue
+        body = _define_body(text, at).replace("\\\n", "\n")
+        for m in _X_ENTRY.finditer(body):
+            args = split_args(body[m.end() : call_end(body, m.end()) - 1])
+            if len(args) != 5 or args[4].strip() != "DLOG_ERROR":
+                continue
+            fmt, _ = format_at(args[3], 0)
+            params = args[2].strip()
+            if fmt is None or not params.startswith("("):
+                continue
+            names = [x for x in split_args(params[1:-1]) if x.strip()]
+            out.setdefault(args[0].strip(), (len(names), " ".join(fmt.split())))
+    return out
+
+
+def _expr(arg: str, params: Sequence[str]) -> Expr:
+    a = arg.strip()
+    while a.startswith("(") and a.endswith(")") and call_end(a, 1) == len(a):
+        a = a[1:-1].strip()
+    if a in ("__VA_ARGS__", "##__VA_ARGS__") and "..." in params:
+        return ("rest", params.index("..."))
+    if a in params:
+        return ("arg", params.index(a))
+    if a.startswith("#") and a[1:].strip() in params:
+        return ("str", params.index(a[1:].strip()))
+    return ("lit", a)
+
+
+def _compose(e: Expr, outer: Sequence[Expr]) -> list[Expr]:
+    """``e`` (an expression over a macro's arguments) with those arguments being ``outer`` (the
+    expressions of its caller's body)."""
+    kind, v = e
+    if kind == "lit":
+        return [e]
+    assert isinstance(v, int)
+    if kind == "rest":
+        return list(outer[v:])
+    if v >= len(outer):
+        return []
+    if kind == "arg":
+        return [outer[v]]
+    inner = outer[v]  # "#param" of an argument that is its caller's own argument: stringized there
+    return [("str", inner[1])] if inner[0] == "arg" else [("lit", '"' + str(inner[1]) + '"')]
+
+
+def outer_macros(texts: Iterable[str], known: Mapping[str, OuterSpec] = OUTER) -> dict[str, OuterSpec]:
+    """``known`` with the macros the sources define whose body calls a known error-code macro (its
+    code and values from their own arguments: ``NULL_PTR_RETURN_MSG_OUTER(PTR, RET_CODE)`` →
+    ``RT_LOG_OUTER_MSG_WITH_FUNC(ErrorCode::EE1004, #PTR)`` → ``RT_LOG_OUTER_MSG_IMPL(
+    ErrorCode::EE1004, __func__, #PTR)``), found until none is added; a body that does not call one
+    (the stubs of other platforms) adds nothing."""
+    defines: list[tuple[str, list[str], str]] = []
+    for text in texts:
+        for m in _DEFINE.finditer(text):
+            params = [x.strip() for x in m.group(2).split(",")]
+            defines.append((m.group(1), params, _define_body(text, m.end())))
+    out = dict(known)
+    added = True
+    while added:
+        added = False
+        pattern = re.compile(
+            r"\b(" + "|".join(re.escape(x) for x in sorted(out, key=len, reverse=True)) + r")\s*\("
+        )
+        for name, params, body in defines:
+            if name in out:
+                continue
+            hit = pattern.search(body)
+            if hit is None:
+                continue
+            args = [_expr(a, params) for a in split_args(body[hit.end() : call_end(body, hit.end()) - 1])]
+            code_e, value_es = out[hit.group(1)]
+            code = _compose(code_e, args)
+            if len(code) != 1:
+                continue
+            out[name] = (code[0], tuple(x for e in value_es for x in _compose(e, args)))
+            added = True
+    return out
+
+
+def _value(expr: str) -> str:
+    """A value of an error-code call as the message shows it: a string literal's text (``%`` as
+    ``%%``), a message built by concatenation or by ``RtFmtMsg("…", …)`` its literals with each
+    other part a ``%s``; any other expression ``%s``."""
+    e = expr.strip()
+    m = _FMT_CALL.match(e)
+    if m is not None:
+        fmt, _ = format_at(e, m.end())
+        return _SPLIT_CONVERSION.sub("%s", fmt) if fmt is not None else "%s"
+    e = e.removesuffix(".c_str()").strip()
+    return _built_string(e) or "%s"
+
+
+def _values(spec: OuterSpec, args: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The code and the values (as message text) of a call of an error-code macro."""
+
+    def text(e: Expr) -> list[str]:
+        kind, v = e
+        if kind == "lit":
+            return [str(v)]
+        assert isinstance(v, int)
+        if kind == "rest":
+            return [a for a in args[v:] if a.strip()]
+        if v >= len(args):
+            return []
+        if kind == "str":
+            return ['"' + " ".join(args[v].split()).replace("\\", "\\\\").replace('"', '\\"') + '"']
+        return [args[v]]
+
+    code = text(spec[0])
+    values = [x for e in spec[1] for x in text(e)]
+    return (_code_of(code[0]) if len(code) == 1 else None), values
+
+
+def extract_outer(
+    text: str,
+    path: str,
+    specs: Mapping[str, OuterSpec],
+    templates: Mapping[str, tuple[int, str]],
+) -> list[Call]:
+    """Every error-code call of one file (comments and macro bodies left out) whose code is in the
+    table and whose number of values is the code's: the code's message with the values in it."""
+    found: list[Call] = []
+    pattern = re.compile(
+        r"\b(" + "|".join(re.escape(x) for x in sorted(specs, key=len, reverse=True)) + r")\s*\("
+    )
+    for m in pattern.finditer(text):
+        start = m.start()
+        if not _product_call(text, start):
+            continue
+        args = split_args(text[m.end() : call_end(text, m.end()) - 1])
+        code, values = _values(specs[m.group(1)], args)
+        if code is None or code not in templates:
+            continue
+        count, template = templates[code]
+        if len(values) != count:
+            continue  # PrintErrMsgToLog: "Parameter count mismatch", a warning only
+        pieces = template.split("%s")
+        if len(pieces) != count + 1:
+            continue
+        shown = [_value(v) if v.strip() != "__func__" else "%s" for v in values]
+        fmt = pieces[0] + "".join(v + p for v, p in zip(shown, pieces[1:], strict=True))
+        line = text.count("\n", 0, start) + 1
+        found.append(Call(path, line, m.group(1), " ".join(fmt.split()), code))
+    return found
+
+
+def _product_call(text: str, start: int) -> bool:
+    """Whether the call at ``start`` is code: not in a comment, not in a macro's own body (a line
+    that ends with a backslash, or the last line of a ``#define`` continued onto it)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].lstrip().startswith(("//", "*", "/*", "#")):
+        return False
+    line_end = text.find("\n", start)
+    if text[start : len(text) if line_end < 0 else line_end].rstrip().endswith("\\"):
+        return False
+    at = line_start
+    while at > 0:  # the lines before, while each continues onto the next
+        prev = text.rfind("\n", 0, at - 1) + 1
+        if not text[prev : at - 1].rstrip().endswith("\\"):
+            return True
+        if text[prev : at - 1].lstrip().startswith("#"):
+            return False
+        at = prev
+    return True
+
+
 def walk(tree: Path) -> Iterator[tuple[str, str]]:
     """(path relative to ``tree``, text) of every source file outside tests, stubs and samples."""
     for p in sorted(tree.rglob("*")):
@@ -411,9 +634,13 @@ def import_tree(tree: Path) -> list[Call]:
     files = list(walk(tree))
     calls = wrappers(text for _, text in files)
     codes = constants(text for _, text in files)
+    outer = outer_macros(text for _, text in files)
+    templates = code_templates(text for _, text in files)
     out: list[Call] = []
     for rel, text in files:
         out += extract(text, rel, calls, codes)
+        if templates:
+            out += extract_outer(text, rel, outer, templates)
     return out
 
 
@@ -421,7 +648,7 @@ def rows(repo_key: str, calls: Iterable[Call]) -> list[dict[str, Any]]:
     """Table rows of the calls whose message can be told apart in a log (a distinctive literal,
     else distinctive parts: :func:`logsource.identities`); the others never could."""
     calls = sorted(calls, key=lambda c: (c.path, c.line))
-    ids = identities((c.format, c.path) for c in calls)
+    ids = identities((c.format, told_by(c.path, c.code)) for c in calls)
     out: list[dict[str, Any]] = []
     for c in calls:
         if ids[c.format] == ((), ()):
@@ -438,12 +665,13 @@ def rows(repo_key: str, calls: Iterable[Call]) -> list[dict[str, Any]]:
 def build(
     raw_rules: Sequence[Any], raw_repos: Mapping[str, Any], raw_rows: Sequence[Any], *, keep_all: bool = False
 ) -> RtgeMessages:
-    """The engine's table: the rows a rule gives causes (every row with ``keep_all``), the first
-    rule covering a row deciding; a row reporting a public error code is left to the code table."""
+    """The engine's table: the rows a rule gives causes and the rows reporting a public error code
+    (every row with ``keep_all``), the first rule covering a row deciding; a public code's row no
+    rule covers is that code's occurrence, which the code table decides."""
     rules = tuple(Rule(r.name, r.words, r.causes, r.reason, r.paths) for r in raw_rules)
     keys = list(raw_repos)
     repos = tuple((raw_repos[k].repo, raw_repos[k].commit) for k in keys)
-    ids = identities((r.format, r.path) for r in raw_rows)
+    ids = identities((r.format, told_by(r.path, r.code)) for r in raw_rows)
     out: list[Row] = []
     files: set[str] = set()
     total = 0
@@ -454,12 +682,8 @@ def build(
         total += 1
         files.add(r.path.rsplit("/", 1)[-1])
         code = r.code or ""
-        rule = (
-            -1
-            if public_code(code)
-            else next((i for i, x in enumerate(rules) if x.covers(r.path, r.format)), -1)
-        )
-        if not (rule >= 0 and rules[rule].causes) and not keep_all:
+        rule = next((i for i, x in enumerate(rules) if x.covers(r.path, r.format)), -1)
+        if not (rule >= 0 and rules[rule].causes) and not public_code(code) and not keep_all:
             continue
         out.append((keys.index(r.repo), r.path, r.line, r.format, code, r.call, lits, parts, rule))
     data = tuple((x.name, x.words, x.causes, x.reason, x.paths) for x in rules)

@@ -36,6 +36,8 @@ FIRST_LINE = {
     "src/runtime/api/api_c.cc": 1365,
     "src/runtime/core/src/runtime.cc": 5070,
     "src/runtime/driver/npu_driver_mem.cc": 951,
+    "src/runtime/core/src/stream/stream.cc": 725,
+    "src/runtime/api/impl/api_error.cc": 1365,
     "runtime/v1/graph/manager/caching_allocator.cc": 300,
     "runtime/v1/graph/manager/graph_mem_allocator.cc": 62,
 }
@@ -66,32 +68,43 @@ def test_the_table_is_whole_and_each_row_has_its_source_url() -> None:
     assert {m.repo for m in WHOLE.messages} == {"hicann/runtime", "hicann/ge"}
     assert WHOLE.total == len(WHOLE.messages) > 15_000  # every call a log can tell apart
     assert RM is not None and RM.total == WHOLE.total
-    assert {m.source_id for m in RM.messages} == {m.source_id for m in WHOLE.messages if m.causes}
+    # the engine keeps the rows a rule gives a cause and the public codes' reports
+    assert {m.source_id for m in RM.messages} == {
+        m.source_id for m in WHOLE.messages if m.causes or rtge.public_code(m.code)
+    }
     for m in RM.messages:  # each row is its own source, resolved by id
         assert RM.source(m.source_id) == (m.source_title, m.url)
-        assert m.rule and m.reason
+        assert (m.rule and m.reason) or (rtge.public_code(m.code) and not m.causes)
     for m in WHOLE.messages:
         assert re.fullmatch(r"https://github\.com/hicann/(runtime|ge)/blob/[0-9a-f]{40}/\S+#L[0-9]+", m.url)
     # a rule gives few messages a cause: the others are not looked for
-    assert 0 < len(RM.messages) < WHOLE.total // 100
+    assert 0 < len([m for m in RM.messages if m.causes]) < WHOLE.total // 50
+    assert len(RM.messages) < WHOLE.total // 5
 
 
 def test_a_row_reporting_a_public_code_is_left_to_the_code_table() -> None:
     assert rtge.public_code("EE1001") and rtge.public_code("E10001")
     assert not any(rtge.public_code(c) for c in ("E19999", "EE9999", "EL9999", "E18888", "FAILED", ""))
     public = [m for m in WHOLE.messages if rtge.public_code(m.code)]
-    assert public and not any(m.causes for m in public)
+    # only the reviewed rules on the runtime's own reasons (EE1006's, EE1016's) give one a cause
+    assert public and {m.rule for m in public if m.causes} == {
+        "call-not-allowed-in-state",
+        "argument-not-supported",
+        "soc-lacks-feature",
+    }
+    assert {m.code for m in public if m.causes} == {"EE1006", "EE1016", "EE1017"}
 
 
 def test_every_rule_cause_is_a_cause_of_the_signature_file_and_every_rule_is_used() -> None:
     assert RM is not None
-    assert {m.rule for m in RM.messages} == {r.name for r in RM.rules}
+    assert {m.rule for m in RM.messages if m.rule} == {r.name for r in RM.rules}
     assert {c for m in RM.messages for c in m.causes} == {
         "driver-too-old",
         "oom",
         "device-not-visible",
         "ops-package-missing-or-wrong",
         "chip-unsupported",
+        "not-a-version-problem",
     }
     assert {c for m in RM.messages for c in m.causes} <= set(TABLE.causes)
 
@@ -216,6 +229,77 @@ def test_import_reads_the_real_excerpts() -> None:
             "GELOGE",
             "FAILED",
             "[Malloc][Memory] failed, no enough memory for size = %zu, device_id = %u",
+        ),
+        # the runtime's error-code reports (RT_LOG_OUTER_MSG_IMPL and the macros that make one): the
+        # code's template of error_code_meta.h with the call's values in it, a built value's
+        # literals kept ("Parameter flags value " + std::to_string(flags)), __func__ a hole
+        (
+            "src/runtime/core/src/stream/stream.cc",
+            8,
+            "RT_LOG_OUTER_MSG_IMPL",
+            "EE1023",
+            "Alloc Stream resource failed. Reason: Too many streams are created. ErrorCode=EE1023.",
+        ),
+        (
+            "src/runtime/core/src/stream/stream.cc",
+            5,
+            "RT_LOG",
+            None,
+            "Alloc sq cq failed, stream_id=%d, retCode=%#x.",
+        ),
+        (
+            "src/runtime/core/src/stream/stream.cc",
+            10,
+            "RT_LOG_INNER_MSG",
+            "EE9999",
+            "Alloc sq cq failed, stream_id=%d, retCode=%#x.",
+        ),
+        (
+            "src/runtime/api/impl/api_error.cc",
+            7,
+            "COND_RETURN_AND_MSG_OUTER_WITH_PARAM_AND_FUNC_DESC",
+            "EE1003",
+            "Checking stream flags failed because value %s for parameter flags is invalid. "
+            "Expected value: [0, %s]. ErrorCode=EE1003.",
+        ),
+        (
+            "src/runtime/api/impl/api_error.cc",
+            11,
+            "COND_RETURN_AND_MSG_OUTER",
+            "EE1006",
+            "Checking stream flags failed. Parameter flags value %s is not supported. Reason: The flag "
+            "RT_STREAM_CP_PROCESS_USE(0x800U) must be used together with RT_STREAM_ACSQ_LOCK(0x2000U)."
+            "ErrorCode=EE1006.",
+        ),
+        (
+            "src/runtime/api/impl/api_error.cc",
+            24,
+            "NULL_PTR_RETURN_MSG_OUTER_WITH_FUNC_DESC",
+            "EE1004",
+            "Stream destruction failed because stm cannot be a NULL pointer. ErrorCode=EE1004.",
+        ),
+        (
+            "src/runtime/api/impl/api_error.cc",
+            26,
+            "COND_RETURN_AND_MSG_OUTER",
+            "EE1016",
+            "Stream destruction failed. Reason: Stream (stream_id=%d) during the capture stage is not "
+            "supported. ErrorCode=EE1016.",
+        ),
+        (
+            "src/runtime/api/impl/api_error.cc",
+            36,
+            "NULL_PTR_RETURN_MSG_OUTER_WITH_FUNC_DESC",
+            "EE1004",
+            "Triggering event waiting failed because evt cannot be a NULL pointer. ErrorCode=EE1004.",
+        ),
+        (
+            "src/runtime/api/impl/api_error.cc",
+            37,
+            "COND_RETURN_AND_MSG_OUTER_WITH_PARAM_AND_FUNC_DESC",
+            "EE1003",
+            "Triggering event waiting failed because value %s for parameter flag is invalid. "
+            "Expected value: ACL_EVENT_WAIT_DEFAULT(0) or ACL_EVENT_WAIT_EXTERNAL(1). ErrorCode=EE1003.",
         ),
         # the error manager's report with its inner code
         (
@@ -571,3 +655,142 @@ def test_an_unknown_reason_names_nothing() -> None:
     for inner in (K.inner_codes or {}).values():
         by.setdefault(inner.meaning.lower(), set()).add(inner.acl)
     assert by and all(len(v) == 1 for v in by.values())
+
+
+# --- the runtime's error-code reports (RT_LOG_OUTER_MSG_IMPL) ------------------------------------
+def test_the_error_code_table_and_its_macros_are_read_from_the_real_source() -> None:
+    texts = [t for _, t in rtge.walk(EXCERPTS / "runtime")]
+    templates = rtge.code_templates(texts)
+    # every code of RUNTIME_ERROR_CODE_TABLE logged at the error level; WE0001 (DLOG_WARN) is not
+    assert len(templates) == 25 and "WE0001" not in templates
+    assert templates["EE1023"] == (2, "%s failed. Reason: %s. ErrorCode=EE1023.")
+    assert templates["EE1003"] == (
+        4,
+        "%s failed because value %s for parameter %s is invalid. Expected value: %s. ErrorCode=EE1003.",
+    )
+    macros = rtge.outer_macros(texts)
+    # the wrappers are read through to RT_LOG_OUTER_MSG_IMPL: the code and each value by its place
+    assert macros["RT_LOG_OUTER_MSG_WITH_FUNC"] == (("arg", 0), (("lit", "__func__"), ("rest", 1)))
+    assert macros["NULL_PTR_RETURN_MSG_OUTER_WITH_FUNC_DESC"] == (
+        ("lit", "ErrorCode::EE1004"),
+        (("arg", 2), ("str", 0)),
+    )
+    assert macros["COND_RETURN_AND_MSG_OUTER"] == (("arg", 2), (("rest", 3),))
+    # a call whose number of values is not the code's logs only a warning (PrintErrMsgToLog)
+    call = 'RT_LOG_OUTER_MSG_IMPL(ErrorCode::EE1023, "Alloc Stream resource", "Too many", "extra");\n'
+    assert rtge.extract_outer(call, "a.cc", macros, templates) == []
+    # a call inside another macro's body (continued onto its last line) is its callers'
+    body = (
+        "#define ALLOC_FAILED() \\\n"
+        '    RT_LOG_OUTER_MSG_IMPL(ErrorCode::EE1023, "Alloc", "Too many streams");\n'
+    )
+    assert rtge.extract_outer(body, "a.hpp", macros, templates) == []
+
+
+def test_the_refresh_diff_is_empty_at_the_imported_commit() -> None:
+    # the excerpts' rows, read now, are the shipped table's rows of those lines
+    for tree, key in (("runtime", "runtime"), ("ge", "ge")):
+        new = rtge.rows(key, rtge.import_tree(EXCERPTS / tree))
+        new = [dict(r, line=FIRST_LINE[r["path"]] + r["line"] - 1) for r in new]
+        spans = {(r["path"], r["line"]) for r in new}
+        old = [
+            {
+                "repo": key,
+                "path": m.path,
+                "line": m.line,
+                "call": m.call,
+                "code": m.code or None,
+                "format": m.format,
+            }
+            for m in WHOLE.messages
+            if (m.path, m.line) in spans
+        ]
+        old = [{k: v for k, v in r.items() if v is not None} for r in old]
+        assert rtge.diff(old, new) == {"lacks": [], "changed": [], "gone": []}
+        assert len(new) == len(old)
+
+
+@pytest.mark.parametrize(
+    ("line", "sid", "cause"),
+    [
+        # EE1006's own reason: a flag the program passed, not a chip or driver limit
+        (
+            _plog(
+                "RUNTIME",
+                "api_error.cc",
+                1375,
+                "StreamCreate",
+                "Checking stream flags failed. Parameter flags value 2048 is not supported. Reason: The flag "
+                "RT_STREAM_CP_PROCESS_USE(0x800U) must be used together with RT_STREAM_ACSQ_LOCK(0x2000U)."
+                "ErrorCode=EE1006.",
+            ),
+            "rtge-src-argument-not-supported-runtime-api-error-1375",
+            "not-a-version-problem",
+        ),
+        # EE1016's own reason: a call during graph capture
+        (
+            _plog(
+                "RUNTIME",
+                "api_error.cc",
+                1390,
+                "StreamDestroy",
+                "Stream destruction failed. Reason: Stream (stream_id=3) during the capture stage is not "
+                "supported. ErrorCode=EE1016.",
+            ),
+            "rtge-src-call-not-allowed-in-state-runtime-api-error-1390",
+            "not-a-version-problem",
+        ),
+        # EE1006's own reason: the SoC lacks the feature
+        (
+            _plog(
+                "RUNTIME",
+                "api_error.cc",
+                1360,
+                "StreamCreate",
+                "Checking stream flags failed. Parameter flags value 512 is not supported. Reason: The "
+                "current SoC supports only streams with a normal number of tasks and does not support huge "
+                "streams."
+                "ErrorCode=EE1006.",
+            ),
+            "rtge-src-soc-lacks-feature-runtime-api-error-1360",
+            "chip-unsupported",
+        ),
+    ],
+)
+def test_a_reviewed_reason_supersedes_its_codes_generic_row(line: str, sid: str, cause: str) -> None:
+    e = _explain(line + "\n")
+    ids = [m.id for m in e.matches]
+    assert sid in ids
+    (m,) = [m for m in e.matches if m.id == sid]
+    assert [c.id for c in m.causes] == [cause]
+    # EE1006/EE1016's title (Not_Supported) gives chip-unsupported and driver-too-old: superseded
+    assert not [i for i in ids if i.startswith("code-EE")]
+    assert e.causes[0].id == cause
+
+
+def test_a_code_report_no_rule_covers_is_its_codes_occurrence() -> None:
+    # the line cut before "ErrorCode=EE1003": the runtime's report of api_error.cc:1371 is still
+    # EE1003's, whose row (Invalid_Argument) decides
+    line = _plog(
+        "RUNTIME",
+        "api_error.cc",
+        1371,
+        "StreamCreate",
+        "Checking stream flags failed because value 99999 for parameter flags is invalid. "
+        "Expected value: [0, 2047",
+    )
+    assert "EE1003" not in line
+    e = _explain(line + "\n")
+    (m,) = e.matches
+    assert m.id == "code-EE1003" and [c.id for c in m.causes] == ["not-a-version-problem"]
+    assert "api_error.cc:1371" in m.evidence[0].lines[0]
+    # a code whose row names no cause (EE1023 Resource_Error) adds nothing by itself
+    assert RM is not None
+    stream = "Alloc Stream resource failed. Reason: Too many streams are created. ErrorCode=EE1023."
+    (row,) = {m.code for m in RM.best("stream.cc", stream)}
+    assert row == "EE1023"
+    assert not [
+        x
+        for x in _explain(_plog("RUNTIME", "stream.cc", 732, "f", stream) + "\n").matches
+        if x.id.startswith("code-")
+    ]
