@@ -35,10 +35,10 @@ def is_shared_object(name: str) -> bool:
     return bool(_SO.search(name))
 
 
-def package_xml(config: str, blocks: Mapping[str, str]) -> tuple[str, list[str]]:
-    """The vendor's package name (``<func_name>``) and every shared object a CANN package XML
-    installs, as ``install_path/file``, from the package's own ``<file_info>`` and from the blocks
-    its ``<block_info>`` names (``blocks``: block name → that block's XML)."""
+def _installed(config: str, blocks: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The vendor's package name (``<func_name>``) and every file a CANN package XML installs, as
+    ``install_path/file``, from the package's own ``<file_info>`` and from the blocks its
+    ``<block_info>`` names (``blocks``: block name → that block's XML)."""
     root = ET.fromstring(config)
     func = root.findtext("package_info/func_name") or root.get("name") or ""
     files: list[str] = []
@@ -52,11 +52,37 @@ def package_xml(config: str, blocks: Mapping[str, str]) -> tuple[str, list[str]]
             where = info.get("install_path") or info.get("dst_path") or ""
             for f in info.iter("file"):
                 value = f.get("value", "")
-                if is_shared_object(value):
-                    path = f"{where.rstrip('/')}/{value}" if where else value
-                    if path not in files:
-                        files.append(path)
+                path = f"{where.rstrip('/')}/{value}" if where else value
+                if value and path not in files:
+                    files.append(path)
     return func, files
+
+
+def package_xml(config: str, blocks: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The vendor's package name and every shared object a CANN package XML installs, as
+    ``install_path/file`` (:func:`_installed`)."""
+    func, files = _installed(config, blocks)
+    return func, [f for f in files if is_shared_object(f.rsplit("/", 1)[-1])]
+
+
+INCLUDE = "$(TARGET_ENV)/include/"
+"""The toolkit's include folder in a CANN package XML (``ascend-toolkit/latest/include``, which the
+CANN environment puts on a build's include path)."""
+
+
+def package_headers(config: str, blocks: Mapping[str, str]) -> list[str]:
+    """The headers a CANN package XML installs into the toolkit's include folder, as a build
+    includes them (``$(TARGET_ENV)/include/register/tilingdata_base.h`` → ``register/tilingdata_base.h``).
+    A bare name in the folder itself (``securec.h``) is left out: other libraries ship one of that
+    name too (libboundscheck, MindSpore's copy), so it does not name this package."""
+    _, files = _installed(config, blocks)
+    out: list[str] = []
+    for f in files:
+        if f.startswith(INCLUDE) and f.endswith((".h", ".hpp")):
+            name = f[len(INCLUDE) :]
+            if "/" in name and name not in out:
+                out.append(name)
+    return out
 
 
 _ADD = re.compile(r"add_library\(\s*([A-Za-z0-9_]+)\s+SHARED\b")
@@ -109,6 +135,8 @@ class FileList:
     files: tuple[str, ...]
     bundled: tuple[str, ...] = ()
     """Third-party copies the package carries (not mapped to it)."""
+    headers: tuple[str, ...] = ()
+    """The headers it installs into the toolkit's include folder, as a build includes them."""
 
     def stems(self) -> list[str]:
         """The library names the loader looks up (``libacl_rt``), in the list's order."""
@@ -127,7 +155,7 @@ def parse(raw: Any, *, source: str) -> tuple[FileList, ...]:
         FileListsFile, raw, source=source, what="file lists", hint="see docs/explain.md (Knowledge tables)"
     )
     return tuple(
-        FileList(x.id, x.component, x.package, x.reason, x.title, x.url, x.files, x.bundled)
+        FileList(x.id, x.component, x.package, x.reason, x.title, x.url, x.files, x.bundled, x.headers)
         for x in model.lists
     )
 
@@ -255,8 +283,11 @@ def main(argv: list[str] | None = None) -> int:
             for p in _git_ls(git_dir, commit)
             if p.startswith(folder) and p.endswith(".xml")
         }
-        func, files = package_xml(_git_show(git_dir, commit, xml_path), blocks)
-        print(yaml.safe_dump({"component": func, "files": files}, sort_keys=False, width=200), end="")
+        config = _git_show(git_dir, commit, xml_path)
+        func, files = package_xml(config, blocks)
+        headers = package_headers(config, blocks)
+        saved = {"component": func, "files": files, **({"headers": headers} if headers else {})}
+        print(yaml.safe_dump(saved, sort_keys=False, width=200), end="")
         return 0
     if len(args) == 3 and args[0] == "--save-cmake":
         git_dir, commit = args[1:]

@@ -48,6 +48,7 @@ from cannenv.explain.signatures import (
     ERRNO_PRIORITY,
     ERROR_CODE_CAPTURE,
     FAMILY_TITLE,
+    HEADER_PRIORITY,
     KERNEL_OOM_PRIORITY,
     KNOWLEDGE_PRIORITY,
     LIBRARY_TABLE_PRIORITY,
@@ -712,6 +713,36 @@ def derive(
                 supersedes=("link-library-missing",),
             )
     _derive_cxx11_abi_crash(k, scan, deaths, add)
+
+    for e in k.extractors:  # a header the compiler did not find that a package of the CANN toolkit installs
+        if e.kind != "header" or not scan.values.get(e.id) or not k.headers:
+            continue
+        for value, v in scan.values.get(e.id, {}).items():
+            shipped_by = k.headers.get(value)
+            if shipped_by is None or shipped_by[0] != "cann-toolkit":
+                continue
+            list_id = shipped_by[1]
+            listed = k.sources.get(list_id, (list_id, ""))[0]
+            add(
+                "header-cann-toolkit",
+                f"{value} is not found by the compiler (the CANN toolkit installs it in its include folder)",
+                "a build against CANN (the toolkit's include folder)",
+                HEADER_PRIORITY,
+                f"derived:header:{value}",
+                v.line,
+                v.count,
+                [
+                    (
+                        "env-not-sourced",
+                        f"{value} is installed by the CANN toolkit in its include folder "
+                        f"({listed}); a build finds it only through the CANN "
+                        "environment (ASCEND_TOOLKIT_HOME from set_env.sh, or the CANN path the project's "
+                        "build is given) with the toolkit's development files installed: source set_env.sh "
+                        "of the CANN the build is for, or pass its path, and configure again",
+                        list_id,
+                    )
+                ],
+            )
     for value, v in scan.values.get("undefined-symbol", {}).items():
         needed_by, _, symbol = value.partition("|")
         name = demangle(symbol) or symbol

@@ -123,6 +123,10 @@ class Knowledge:
     ms_messages: MsData | None = None
     """MindSpore's own Ascend-side error messages from its source (mindspore_messages.yaml,
     :mod:`msascend`)."""
+    headers: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """A header a package installs into the toolkit's include folder, as a build includes it
+    (``register/tilingdata_base.h``) → (the package of ``packages``, the file list that says so:
+    filelists.yaml, :mod:`.filelists`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -219,7 +223,7 @@ class Knowledge:
 
 LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables", "libraries", "symbols", "hccl_stages")
 """The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
-LAZY_TABLES = ("sources", "inner_codes", "messages", "hccl_results", "driver_errors")
+LAZY_TABLES = ("sources", "inner_codes", "messages", "hccl_results", "driver_errors", "headers")
 """Its mappings the cache loads on first use."""
 LAZY_VALUES = ("hccl_errno", "python_code", "errno", "deaths", "log_messages")
 """Its single values the cache loads when an attribute is first read (their classes live in

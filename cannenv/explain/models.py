@@ -49,6 +49,7 @@ ExtractorKind = Literal[
     "ms-raise",
     "ms-message",
     "ms-section",
+    "header",
 ]
 CodeFamily = Literal[
     "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err", "dvpp"
@@ -261,6 +262,9 @@ class FileListModel(_Frozen):
     bundled: tuple[str, ...] = ()
     """Third-party libraries the package carries its own copy of (grpc, OpenSSL, boost …): not
     mapped to the package, the same names are system or pip libraries elsewhere."""
+    headers: tuple[str, ...] = ()
+    """The headers it installs into the toolkit's include folder, as a build includes them
+    (``register/tilingdata_base.h``): a compiler that does not find one names this package."""
 
 
 class FileListsFile(_Frozen):

@@ -75,6 +75,10 @@ other signature, the program's own code too, so that a vendor code, a missing li
 of the stack anywhere in the log still decides; above a process's death (DEATH_PRIORITY), which
 says how a process ended while the library's category is evidence of why."""
 ERRNO_PRIORITY = -50
+HEADER_PRIORITY = 18
+"""Priority of a header the compiler did not find that the CANN toolkit installs (filelists.yaml's
+``headers``): as the hand-written acl/….h signature, above a compiler's own table (a category that
+names no cause) and a CMake error that follows it."""
 OS_ERRNO_PRIORITY = -30
 """Priority of an OSError's errno (``[Errno 2] No such file or directory: '/dev/davinci0'``): below
 the vendor's codes, above the program's own code."""
@@ -552,6 +556,7 @@ def shipped() -> SignatureTable:
     rtge_path = knowledge.shipped_path().with_name("rtge_messages.yaml")
     ms_path = knowledge.shipped_path().with_name("mindspore_messages.yaml")
     aicerr_path = knowledge.shipped_path().with_name("aicerr.yaml")
+    lists_path = knowledge.shipped_path().with_name("filelists.yaml")
     key = _cache_key(
         (
             shipped_path(),
@@ -563,6 +568,7 @@ def shipped() -> SignatureTable:
             rtge_path,
             ms_path,
             aicerr_path,
+            lists_path,
         )
     )
     if key is not None:
@@ -603,6 +609,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "rtge.py",
             here / "msascend.py",
             here / "aicerr.py",
+            here / "filelists.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

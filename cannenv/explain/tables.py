@@ -1,11 +1,11 @@
 """The shipped knowledge, whole: ``knowledge.yaml`` with the vendors' FAQ entries (``faq.yaml``),
 HCCL's log messages (``hccl_messages.yaml``), the aclnn operators' parameter checks
-(``aclnn_messages.yaml``), the error tables of the libraries around the stack (``libtables.yaml``,
-and msaicerr's conclusions, ``aicerr.yaml``, one more table of that engine), the runtime's and GE's
-messages (``rtge_messages.yaml``) and MindSpore's (``mindspore_messages.yaml``), composed here so
-that the table modules need not import each other (:mod:`.knowledge` holds the engine values,
-:mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`, :mod:`.aicerr`, :mod:`.rtge` and :mod:`.msascend`
-read their own files)."""
+(``aclnn_messages.yaml``), the headers the packages install (``filelists.yaml``), the error tables
+of the libraries around the stack (``libtables.yaml``, and msaicerr's conclusions, ``aicerr.yaml``,
+one more table of that engine), the runtime's and GE's messages (``rtge_messages.yaml``) and
+MindSpore's (``mindspore_messages.yaml``), composed here so that the table modules need not import
+each other (:mod:`.knowledge` holds the engine values, :mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`,
+:mod:`.aicerr`, :mod:`.rtge` and :mod:`.msascend` read their own files)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def shipped() -> knowledge.Knowledge:
     if conclusions is not None:  # msaicerr's conclusions: one more table of the same engine
         lib = (*lib, conclusions[0])
         sources.update(conclusions[1])
-    k = replace(k, faq=rows, sources=sources, lib_tables=lib)
+    k = replace(k, faq=rows, sources=sources, lib_tables=lib, headers=_headers(sources))
     messages = logsource.shipped_path()
     if messages.is_file():
         k = knowledge.with_log_messages(k, logsource.load(messages))
@@ -41,3 +41,25 @@ def shipped() -> knowledge.Knowledge:
         k = knowledge.with_rtge_messages(k, rtge.load(runtime_ge).data)
     ms = msascend.shipped_path()
     return knowledge.with_ms_messages(k, msascend.load(ms).data) if ms.is_file() else k
+
+
+def _headers(sources: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """The headers the packages install (filelists.yaml's ``headers``): name → (package, list id);
+    each list becomes a source of its own. Read with the file lists' model here, not through
+    :mod:`.filelists`, whose refresh diff reads these tables."""
+    from cannenv.explain.models import FileListsFile, read_yaml, validate
+
+    path = knowledge.shipped_path().with_name("filelists.yaml")
+    if not path.is_file():
+        return {}
+    p, raw = read_yaml(path, what="file lists", max_bytes=4 * 1024 * 1024)
+    model = validate(
+        FileListsFile, raw, source=str(p), what="file lists", hint="see docs/explain.md (Knowledge tables)"
+    )
+    out: dict[str, tuple[str, str]] = {}
+    for fl in model.lists:
+        if fl.headers:
+            sources.setdefault(fl.id, (fl.title, fl.url))
+        for h in fl.headers:
+            out.setdefault(h, (fl.package, fl.id))
+    return out

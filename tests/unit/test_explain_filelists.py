@@ -139,3 +139,27 @@ def test_an_undefined_symbol_of_a_third_party_extension_points_to_its_build() ->
     # a library of the stack is never read as an extension
     e = _explain("libtorch_npu.so: undefined symbol: _ZN9unknownns3fooEv")
     assert not any(m.id == "symbol-third-party-extension" for m in e.matches)
+
+
+def test_a_cann_package_xml_gives_the_headers_of_the_toolkits_include_folder() -> None:
+    # hicann/metadef 786891c: metadef.xml and its block module/ascend/MetadefInc.xml
+    headers = filelists.package_headers(
+        (DATA / "metadef.xml").read_text(), {"MetadefInc": (DATA / "MetadefInc.xml").read_text()}
+    )
+    assert "register/tilingdata_base.h" in headers and "exe_graph/runtime/tiling_context.h" in headers
+    assert all("/" in h and h.endswith((".h", ".hpp")) for h in headers)
+    assert not any(h.startswith(("$(", "pkg_inc/")) for h in headers)  # only the include folder, relative
+    # the shipped list is what the importer reads from these files
+    assert tuple(headers) == _list("files-metadef").headers
+    # the shared objects are read as before from the same files
+    assert not any(h.endswith(".so") for h in headers)
+
+
+def test_every_header_of_a_list_is_the_toolkits_and_reaches_the_table() -> None:
+    for fl in LISTS:
+        for h in fl.headers:
+            assert K.headers[h][0] == fl.package or h in {
+                x for other in LISTS if other.id != fl.id for x in other.headers
+            }
+    assert K.headers["acl/acl.h"] == ("cann-toolkit", "files-npu-runtime")
+    assert K.headers["register/tilingdata_base.h"] == ("cann-toolkit", "files-metadef")

@@ -3,7 +3,9 @@
 Every kind comes from its product's source (signatures.yaml): the CANN runtime's device count through
 the driver (driver.cc, api_impl.cc) and torch_npu's (NPUFunctions.cpp); the runtime samples' dlsym
 lookup of a newer ACL API; the binding generators' refusal of a call's argument types (pybind11,
-nanobind); sglang's KV cache pool sizing; msDebug's start without the driver's debug channel. Each
+nanobind); sglang's KV cache pool sizing; a header the CANN toolkit installs (the package XMLs'
+include folder, filelists.yaml) not found by the compiler; msDebug's start without the driver's
+debug channel. Each
 new regex also meets a long hostile line: it runs on the linear engine (RE2), and the whole explain
 pipeline answers it. No timed assertions.
 """
@@ -155,6 +157,37 @@ def test_another_tool_asking_for_the_hdk_is_not_msdebug() -> None:
     assert "msdebug-init-failed" not in _ids("msprof failed to initialize. please install HDK.\n")
 
 
+# --- a header the CANN toolkit installs, not found by the compiler ---------------------------------
+GCC_MISS = (
+    "/home/op_host/add_custom_tiling.h:6:10: "
+    "fatal error: register/tilingdata_base.h: No such file or directory\n"
+    ' #include "register/tilingdata_base.h"\n'
+    "compilation terminated.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        GCC_MISS,
+        "main.cpp:1:10: fatal error: 'exe_graph/runtime/tiling_context.h' file not found\n",  # Clang/BiSheng
+        "op.cc:3:10: fatal error: aclnn/aclnn_base.h: No such file or directory\n",  # opbase
+        "x.cc:2:10: fatal error: ge/ge_api.h: No such file or directory\n",  # ge-compiler
+        "y.cc:2:10: fatal error: hccl/hccl.h: No such file or directory\n",  # hccl
+    ],
+)
+def test_a_header_of_the_cann_toolkit_not_found_is_the_cann_environment(line: str) -> None:
+    ex = _explain(line)
+    assert ex.causes[0].id == "env-not-sourced"
+    assert "header-cann-toolkit" in [m.id for m in ex.matches]
+
+
+def test_a_header_of_no_cann_list_is_not_the_cann_environment() -> None:
+    for name in ("torch/extension.h", "register/my_own_header.h", "securec.h", "Python.h"):
+        text = f"a.cc:1:10: fatal error: {name}: No such file or directory\n"
+        assert "header-cann-toolkit" not in _ids(text)
+
+
 # --- each new regex on a long hostile line --------------------------------------------------------------
 HOSTILE = {
     "device-count-failed": "drvGetDevNum" + " " * 200_000 + "drvRetCode=",
@@ -162,6 +195,17 @@ HOSTILE = {
     "acl-api-not-exported": "Symbol acl" + "a" * 200_000 + " is not exported",
     "binding-incompatible-arguments": "f(): incompatible function arguments" + ". The" * 40_000,
 }
+
+
+def test_the_header_extractor_runs_on_the_linear_engine_on_a_long_hostile_line() -> None:
+    k = TABLE.knowledge
+    assert k is not None
+    e = next(x for x in k.extractors if x.id == "missing-header")
+    rx = linre.compile(e.regex)
+    assert rx.engine == "re2"
+    line = "fatal error: " + "a/" * 100_000 + ".h"
+    assert rx.search(line) is None
+    _explain(line + "\n")
 
 
 @pytest.mark.parametrize("sig_id", sorted(HOSTILE))
