@@ -197,7 +197,8 @@ def test_an_hccl_result_code_is_read_from_the_log() -> None:
     [
         ("DeviceOpen:[drv api] halDeviceOpen failed. device_id=1, drvRetCode=87.", "device-busy"),
         ("MallocPhysical:[drv api]halMemCreate failed drvRetCode=6, size=20971520(bytes), flags=0", "oom"),
-        ("Call driver api drvGetDevNum failed, drvRetCode=1.", "device-not-visible"),
+        # (drvGetDevNum's failure has a signature of its own: device-count-failed, same cause)
+        ("Call driver api halGetDevNumEx failed, drvRetCode=1.", "device-not-visible"),
         ("[drv api] halGetDeviceInfo failed: drvRet: 2", "device-not-visible"),
     ],
 )
