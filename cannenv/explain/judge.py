@@ -47,6 +47,7 @@ from cannenv.explain.signatures import (
     DEATH_PRIORITY,
     ERRNO_PRIORITY,
     ERROR_CODE_CAPTURE,
+    FAILED_CHECK_PRIORITY,
     FAMILY_TITLE,
     HEADER_PRIORITY,
     KERNEL_OOM_PRIORITY,
@@ -605,7 +606,8 @@ def derive(
     """Signatures made from what the extractors found: a missing shared object (the package that
     ships it), an undefined symbol (demangled, by namespace and the library that needs it), an
     HCCL result code, the driver's drvError_t after ``drvRetCode=``, a Python exception raised in
-    the program's own code (:mod:`cannenv.explain.pycode`); each with the line it came from."""
+    the program's own code (:mod:`cannenv.explain.pycode`), a failed check a program or tool printed
+    (:mod:`cannenv.explain.failedchecks`); each with the line it came from."""
     from cannenv.explain.knowledge import demangle, message_key
 
     k = table.knowledge
@@ -931,6 +933,23 @@ def derive(
             ],
         )
     _derive_lib_tables(k, scan, add)
+    if any(key.startswith("check:") for key in scan.values) and k.failed_checks is not None:
+        from cannenv.explain.failedchecks import read as read_checks
+
+        # a failed check a program printed, on a line no other pattern or table reads (a library's
+        # category, the vendor's message on the same line is the more precise reading of it)
+        taken = {line for h in (*scan.hits.values(), *hits.values()) for line in h.lines}
+        for c in read_checks(k.failed_checks, scan.values, taken):
+            add(
+                c.id,
+                c.title,
+                c.component,
+                FAILED_CHECK_PRIORITY,
+                c.key,
+                c.line,
+                c.count,
+                [("not-a-version-problem", c.why, c.sources)],
+            )
     return sigs, hits
 
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from cannenv.explain.parts import (
         Deaths,
         Errno,
+        FailedChecks,
         FaqRow,
         HcclErrno,
         InnerCode,
@@ -127,6 +128,8 @@ class Knowledge:
     """A header a package installs into the toolkit's include folder, as a build includes it
     (``register/tilingdata_base.h``) → (the package of ``packages``, the file list that says so:
     filelists.yaml, :mod:`.filelists`)."""
+    failed_checks: FailedChecks | None = None
+    """The printed forms of a program's or tool's failed check (failed_checks.yaml, :mod:`.failedchecks`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -225,7 +228,7 @@ LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables", "libraries", "symb
 """The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
 LAZY_TABLES = ("sources", "inner_codes", "messages", "hccl_results", "driver_errors", "headers")
 """Its mappings the cache loads on first use."""
-LAZY_VALUES = ("hccl_errno", "python_code", "errno", "deaths", "log_messages")
+LAZY_VALUES = ("hccl_errno", "python_code", "errno", "deaths", "log_messages", "failed_checks")
 """Its single values the cache loads when an attribute is first read (their classes live in
 :mod:`cannenv.explain.parts` and :mod:`cannenv.explain.logsource`, imported only then)."""
 

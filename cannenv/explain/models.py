@@ -1141,3 +1141,93 @@ class AicerrFile(_Frozen):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+
+class CheckFormModel(_Frozen):
+    """A form in which a failed check is printed (``failed_checks.yaml``): ``anchor`` (a literal every
+    match holds) and a linear regex whose group 1 is the check as printed; ``before``: words one of
+    which the line holds before the anchor; ``not_after``: first words after it that make the line
+    prose about an error rather than a compared value."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    kind: Literal["assertion", "comparison"]
+    printer: str = Field(min_length=3)
+    anchor: str = Field(min_length=3)
+    regex: str = Field(min_length=3, max_length=_MAX_REGEX)
+    reading: str = Field(min_length=20)
+    source: str
+    before: tuple[str, ...] = ()
+    not_after: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _check(self) -> CheckFormModel:
+        problem = re2_subset_problem(self.regex)
+        if problem:
+            raise ValueError(problem)
+        if re.compile(self.regex).groups != 1:
+            raise ValueError("a form's regex has one group: the check as printed")
+        if any(not w.strip() or w != w.lower() for w in (*self.before, *self.not_after)):
+            raise ValueError("before/not_after words are lower case and not empty")
+        return self
+
+
+class StepAsideModel(_Frozen):
+    """What a failed check's line may name that makes it another cause's reading (a version, a
+    package, a library, the driver, a chip, memory, a timeout): whole words in any case, or linear
+    regexes (``shapes``), each row with the causes whose reading it is (none: the reading of what
+    the line relays, a callee's status, is its own message's or code's)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    what: str = Field(min_length=3)
+    words: tuple[str, ...] = Field(min_length=1)
+    shapes: tuple[str, ...] = ()
+    causes: tuple[str, ...] = ()
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> StepAsideModel:
+        if any(not re.fullmatch(r"[a-z0-9_ -]+", w) or not re.search(r"[a-z0-9]", w) for w in self.words):
+            raise ValueError("a step-aside word is lower-case letters, digits, '_', '-' and spaces")
+        for rx in self.shapes:
+            problem = re2_subset_problem(rx)
+            if problem:
+                raise ValueError(problem)
+        return self
+
+
+class QuietLevelModel(_Frozen):
+    """A line's level that reports no failure (a warning, a note): a linear regex and its source."""
+
+    regex: str = Field(min_length=3, max_length=_MAX_REGEX)
+    source: str
+
+    @model_validator(mode="after")
+    def _check(self) -> QuietLevelModel:
+        problem = re2_subset_problem(self.regex)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+class FailedChecksFile(_Frozen):
+    """``matrices/explain/failed_checks.yaml``: the printed forms of a program's or tool's failed
+    check (cannenv.explain.failedchecks)."""
+
+    schema_version: Literal[1] = 1
+    sources: dict[str, SourceModel] = Field(min_length=1)
+    forms: tuple[CheckFormModel, ...] = Field(min_length=1)
+    step_aside: tuple[StepAsideModel, ...] = Field(min_length=1)
+    quiet_levels: tuple[QuietLevelModel, ...] = ()
+
+    @model_validator(mode="after")
+    def _references(self) -> FailedChecksFile:
+        problems: list[str] = []
+        ids = [f.id for f in self.forms]
+        problems += [f"form {i}: listed twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+        refs = [(f"form {f.id}", f.source) for f in self.forms]
+        refs += [(f"step_aside {s.id}", s.source) for s in self.step_aside if s.source is not None]
+        refs += [(f"quiet level {q.regex}", q.source) for q in self.quiet_levels]
+        problems += [f"{what}: unknown source {s!r}" for what, s in refs if s not in self.sources]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self

@@ -311,3 +311,44 @@ class FaqRow:
     def label(self) -> str:
         """The entry's title, with the item where the entry lists several."""
         return self.title if self.item is None else f"{self.title}: {self.item}"
+
+
+@dataclass(frozen=True)
+class CheckForm:
+    """A printed form of a failed check (``failed_checks.yaml``; :mod:`cannenv.explain.failedchecks`)."""
+
+    id: str
+    kind: str
+    printer: str
+    anchor: str
+    regex: str
+    reading: str
+    source: str
+    before: tuple[str, ...] = ()
+    not_after: tuple[str, ...] = ()
+
+    @property
+    def capture(self) -> str:
+        """The scan's capture id of the form's values."""
+        return f"check:{self.id}"
+
+
+@dataclass(frozen=True)
+class StepAside:
+    """What a failed check's line may name that makes it another cause's reading."""
+
+    id: str
+    what: str
+    pattern: str
+    """One linear regex of the row's words (whole, any case) and shapes."""
+    causes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FailedChecks:
+    """The printed forms of a program's or tool's failed check, what makes one step aside, and the
+    levels of a line that reports no failure."""
+
+    forms: tuple[CheckForm, ...]
+    step_aside: tuple[StepAside, ...]
+    quiet_levels: tuple[str, ...]

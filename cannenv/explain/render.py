@@ -13,7 +13,12 @@ from typing import Any
 
 from cannenv import sanitize
 from cannenv.explain.judge import SCHEMA_VERSION, CauseVerdict, Explanation
-from cannenv.explain.signatures import LIBRARY_TABLE_PRIORITY, PROGRAM_CODE_PRIORITY, SOURCE_PRIORITY
+from cannenv.explain.signatures import (
+    FAILED_CHECK_PRIORITY,
+    LIBRARY_TABLE_PRIORITY,
+    PROGRAM_CODE_PRIORITY,
+    SOURCE_PRIORITY,
+)
 
 _LABEL = {
     "confirmed": "confirmed",
@@ -324,6 +329,20 @@ def render_signature_doc(table: Any) -> str:
                 + f"), {len(pc.messages)} message forms of "
                 + ", ".join(dict.fromkeys(m.kind for m in pc.messages))
                 + ", and a traceback cut before its exception line.",
+            ]
+        fc = k.failed_checks
+        if fc is not None:
+            out += [
+                "",
+                "A failed check printed by a program or tool (`matrices/explain/failed_checks.yaml`,"
+                f" priority {FAILED_CHECK_PRIORITY}, `not-a-version-problem`): "
+                f"{sum(1 for f in fc.forms if f.kind == 'assertion')} assertion and check-macro forms ("
+                + ", ".join(f.printer for f in fc.forms if f.kind == "assertion")
+                + f"), {sum(1 for f in fc.forms if f.kind == 'comparison')} comparison forms ("
+                + ", ".join(f"`{f.anchor.strip()}`" for f in fc.forms if f.kind == "comparison")
+                + "); a line naming "
+                + ", ".join(x.what for x in fc.step_aside)
+                + " steps aside.",
             ]
         if k.op_messages is not None:
             from cannenv.explain.opapi import OpMessages

@@ -74,6 +74,11 @@ cv::Error::Code, ONNX Runtime's StatusCode, Paddle's ErrorCode, a compiler's dia
 other signature, the program's own code too, so that a vendor code, a missing library or a message
 of the stack anywhere in the log still decides; above a process's death (DEATH_PRIORITY), which
 says how a process ended while the library's category is evidence of why."""
+FAILED_CHECK_PRIORITY = -63
+"""Priority of a failed check a program or tool printed (failed_checks.yaml: an assert, a CHECK, a
+comparison of a value it got): below every other signature, the program's own code (-60) and the
+libraries' tables (-62) too — a check is the most generic reading a line can have; above a process's
+death (DEATH_PRIORITY), which says how a process ended while the check says why."""
 ERRNO_PRIORITY = -50
 HEADER_PRIORITY = 18
 """Priority of a header the compiler did not find that the CANN toolkit installs (filelists.yaml's
@@ -415,6 +420,10 @@ def build(model: SignatureFile, knowledge: Knowledge | None = None) -> Signature
             if m.causes:  # a message that points to no cause is not looked for
                 key = f"extract:{MESSAGE_CAPTURE}{m.id}"
                 patterns[key] = Pattern(key, m.anchor, m.regex, capture=f"{MESSAGE_CAPTURE}{m.id}")
+        fc = knowledge.failed_checks
+        for form in fc.forms if fc is not None else ():  # a failed check: one extractor per form
+            key = f"extract:{form.capture}"
+            patterns[key] = Pattern(key, form.anchor, form.regex, capture=form.capture, groups=1)
         for t in knowledge.lib_tables:  # the libraries' own error tables: one extractor per form
             for f in t.forms:
                 key = f"extract:{t.capture(f)}"
@@ -478,6 +487,15 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
             if x not in hand
         ]
     rows += [(f"{t.id} row {r.key}", r.causes, r.source) for t in knowledge.lib_tables for r in t.rows]
+    fc = knowledge.failed_checks
+    if fc is not None:
+        rows += [(f"failed-check form {f.id}", ("not-a-version-problem",), f.source) for f in fc.forms]
+        problems += [  # a step-aside row names the causes whose reading it is; it is no source's fact
+            f"failed-check step_aside {x.id}: unknown cause {c!r}"
+            for x in fc.step_aside
+            for c in x.causes
+            if c not in model.causes
+        ]
     if knowledge.log_messages is not None:
         # a row of HCCL's messages is its own source (its file and line), resolved from the row
         modules = {m.module: m for m in knowledge.log_messages.messages if m.causes}
@@ -557,6 +575,7 @@ def shipped() -> SignatureTable:
     ms_path = knowledge.shipped_path().with_name("mindspore_messages.yaml")
     aicerr_path = knowledge.shipped_path().with_name("aicerr.yaml")
     lists_path = knowledge.shipped_path().with_name("filelists.yaml")
+    checks_path = knowledge.shipped_path().with_name("failed_checks.yaml")
     key = _cache_key(
         (
             shipped_path(),
@@ -569,6 +588,7 @@ def shipped() -> SignatureTable:
             ms_path,
             aicerr_path,
             lists_path,
+            checks_path,
         )
     )
     if key is not None:
@@ -610,6 +630,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "msascend.py",
             here / "aicerr.py",
             here / "filelists.py",
+            here / "failedchecks.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

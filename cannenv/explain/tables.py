@@ -2,17 +2,18 @@
 HCCL's log messages (``hccl_messages.yaml``), the aclnn operators' parameter checks
 (``aclnn_messages.yaml``), the headers the packages install (``filelists.yaml``), the error tables
 of the libraries around the stack (``libtables.yaml``, and msaicerr's conclusions, ``aicerr.yaml``,
-one more table of that engine), the runtime's and GE's messages (``rtge_messages.yaml``) and
-MindSpore's (``mindspore_messages.yaml``), composed here so that the table modules need not import
-each other (:mod:`.knowledge` holds the engine values, :mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`,
-:mod:`.aicerr`, :mod:`.rtge` and :mod:`.msascend` read their own files)."""
+one more table of that engine), the runtime's and GE's messages (``rtge_messages.yaml``),
+MindSpore's (``mindspore_messages.yaml``) and the printed forms of a failed check
+(``failed_checks.yaml``), composed here so that the table modules need not import each other
+(:mod:`.knowledge` holds the engine values, :mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`,
+:mod:`.aicerr`, :mod:`.rtge`, :mod:`.msascend` and :mod:`.failedchecks` read their own files)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
 
-from cannenv.explain import aicerr, faq, knowledge, libtables, logsource, msascend, opapi, rtge
+from cannenv.explain import aicerr, failedchecks, faq, knowledge, libtables, logsource, msascend, opapi, rtge
 
 
 @cache
@@ -29,7 +30,9 @@ def shipped() -> knowledge.Knowledge:
     if conclusions is not None:  # msaicerr's conclusions: one more table of the same engine
         lib = (*lib, conclusions[0])
         sources.update(conclusions[1])
-    k = replace(k, faq=rows, sources=sources, lib_tables=lib, headers=_headers(sources))
+    checks, check_sources = failedchecks.shipped()
+    sources.update(check_sources)
+    k = replace(k, faq=rows, sources=sources, lib_tables=lib, headers=_headers(sources), failed_checks=checks)
     messages = logsource.shipped_path()
     if messages.is_file():
         k = knowledge.with_log_messages(k, logsource.load(messages))
