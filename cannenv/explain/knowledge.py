@@ -577,16 +577,20 @@ def re_code(word: str) -> bool:
 
 
 def import_header(text: str, *, family: str, source: str) -> list[dict[str, Any]]:
-    """Rows of ``codes`` from a vendor header (rt_error_codes.h, acl_base.h): code, name, meaning
-    (the header's comment, else the name in words); causes are left empty for a person to set."""
+    """Rows of ``codes`` from a vendor header (rt_error_codes.h, acl_base.h, GE's ge_error_codes.h):
+    code, name, meaning (the header's comment, else the name in words); causes are left empty for a
+    person to set. A constant is ``#define NAME 145000``, ``static const int32_t NAME = 107000;``
+    or ``static const uint32_t NAME = 145000U;``."""
     rows: list[dict[str, Any]] = []
     for line in text.splitlines():
         decl, _, comment = line.partition("//")
         words = decl.replace("=", " ").replace(";", " ").split()
         if words[:1] == ["#define"]:
             words = words[1:]
-        elif words[:3] == ["static", "const", "int"]:
+        elif words[:2] == ["static", "const"] and words[2:3] in (["int"], ["int32_t"], ["uint32_t"]):
             words = words[3:]
+            if len(words) == 2 and words[1].endswith("U"):
+                words = [words[0], words[1][:-1]]
         else:
             continue
         if (

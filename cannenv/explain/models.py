@@ -52,7 +52,16 @@ ExtractorKind = Literal[
     "header",
 ]
 CodeFamily = Literal[
-    "acl-runtime", "acl", "aclnn", "hccl", "hccl-result", "drv-error", "error-code", "torch-npu-err", "dvpp"
+    "acl-runtime",
+    "acl",
+    "acl-ge",
+    "aclnn",
+    "hccl",
+    "hccl-result",
+    "drv-error",
+    "error-code",
+    "torch-npu-err",
+    "dvpp",
 ]
 MessageFamily = Literal[
     "torch-npu-check",

@@ -223,6 +223,7 @@ def _pattern(p: PatternModel) -> Pattern:
 FAMILY_TITLE = {
     "acl-runtime": "CANN runtime (ACL_ERROR_RT_*)",
     "acl": "ACL (acl_base.h)",
+    "acl-ge": "Graph Engine (ACL_ERROR_GE_*, ge_error_codes.h)",
     "aclnn": "aclnn operator API (libopapi)",
     "hccl": "HCCL/HCCP",
     "error-code": "CANN error-code reference",

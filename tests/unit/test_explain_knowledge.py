@@ -942,3 +942,32 @@ def test_ge_s_error_registry_is_in_the_table_with_its_titles_causes() -> None:
     assert ex.causes[0].id == "not-a-version-problem"
     ex = _explain("E10501: IR for Op Foo with optype Foo is not registered.\n")
     assert [c.id for c in ex.causes][:2] == ["chip-unsupported", "ops-package-missing-or-wrong"]
+
+
+def test_ges_public_codes_are_the_whole_header_with_the_vendors_meaning() -> None:
+    # a real line of GE's header (hicann/ge inc/external/ge/ge_error_codes.h): uint32_t with a U suffix
+    (row,) = knowledge.import_header(
+        "static const uint32_t ACL_ERROR_GE_PARAM_INVALID = 145000U;\n",
+        family="acl-ge",
+        source="ge-error-codes-h",
+    )
+    assert (row["code"], row["name"]) == ("145000", "ACL_ERROR_GE_PARAM_INVALID")
+    # the refresh is empty at the imported commit: every constant of the header (its lines 34-71,
+    # vendored in tests/data/explain_rtge/ge/) is a row, and no row is not in it
+    header = (
+        Path(__file__).resolve().parents[1] / "data" / "explain_rtge" / "ge" / "inc" / "external" / "ge"
+    ) / "ge_error_codes.h"
+    imported = {
+        (r["code"], r["name"])
+        for r in knowledge.import_header(header.read_text(), family="acl-ge", source="ge-error-codes-h")
+    }
+    ge = [c for c in K.codes if c.family == "acl-ge"]
+    assert len(imported) == 38 and {(c.code, c.name) for c in ge} == imported
+    assert all(
+        c.source == "ge-error-codes-h" and c.causes_source == "ge-aclerror-doc" and c.advice for c in ge
+    )
+    by_code = {c.code: c for c in ge}
+    assert by_code["145001"].causes == ("not-a-version-problem",)  # aclInit not called first
+    assert by_code["245002"].causes == ("oom",)  # the device's memory is used up
+    assert by_code["145019"].causes == ("env-not-sourced",)  # LD_LIBRARY_PATH
+    assert not by_code["545000"].causes  # an internal error names no cause
