@@ -187,11 +187,6 @@ def test_the_oss_own_words_are_no_tools_message() -> None:
 @pytest.mark.parametrize(
     ("log", "cause", "family"),
     [
-        (  # ais_bench's FAQ 2: the warning with its two lines on how to reinstall
-            "[WARNING] aclruntime version:0.0.1 is lower please update aclruntime follow any one method\n",
-            "framework-mismatch",
-            "ais-bench",
-        ),
         (
             "[ERROR] arg0 tensorsize: 196608 filesize: 602112 not match\n",
             "not-a-version-problem",
