@@ -908,6 +908,7 @@ def derive(
                 [("not-a-version-problem", r.why, r.sources)],
                 r.supersedes,
             )
+    _derive_cc_project_code(k, scan, add)
     _derive_aclnn_source(k, scan, add)
     _derive_rtge_source(k, scan, add)
     _derive_ms_source(k, scan, add)
@@ -1555,3 +1556,61 @@ def _excluded(v: CauseVerdict, excluded: Mapping[str, str]) -> CauseVerdict:
     if why is None:
         return v
     return replace(v, status="ruled-out", basis=(why, *v.basis), remedy=None, tie=None, confirmed_by=())
+
+
+CC_SOURCES = (
+    "gcc-cp-typeck",
+    "gcc-cp-call",
+    "gcc-cp-lex-undeclared",
+    "clang-sema-code-kinds",
+    "gcc-diagnostic-format",
+)
+"""Where the compilers print the forms the ``cc-code`` extractors read (knowledge.yaml)."""
+
+
+def _derive_cc_project_code(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """A C/C++ compile error about a declaration (a member, an operator, a call's arguments, a
+    conversion, in GCC's and Clang's wording: ``cc-code-error-*``; a name not declared,
+    ``cc-undeclared``, only where a ``note:`` names a declaration) whose erroring file and every
+    file the log names for it (``note:`` and ``In file included from`` lines) are the project's own
+    tree: the project's source is inconsistent at that commit (``not-a-version-problem``, the
+    program's own code's priority). It steps aside when any location line names a CANN install or a
+    system / third-party include folder (``cc-foreign-*``), or a named file is a header the CANN
+    toolkit installs (filelists.yaml ``headers``): whose declaration it is, is then not the
+    project's alone."""
+    notes = scan.values.get("cc-note-location", {})
+    kinds = ("cc-code-error-gcc", "cc-code-error-clang", *(("cc-undeclared",) if notes else ()))
+    errors = {value: v for e in kinds for value, v in scan.values.get(e, {}).items()}
+    if not errors:
+        return
+    if any(e.startswith("cc-foreign-") and scan.values.get(e) for e in scan.values):
+        return
+    files = [value.partition("|")[0] for value in errors]
+    files += list(notes)
+    files += list(scan.values.get("cc-included-from", {}))
+    for f in files:
+        if any(f == h or f.endswith("/" + h) for h in k.headers):
+            return
+    value, v = next(iter(errors.items()))
+    where, _, form = value.partition("|")
+    declared = [f for f in files[len(errors) :] if f != where][:3]
+    named = f" (declared in {', '.join(declared)})" if declared else ""
+    add(
+        "cc-project-code",
+        f"a compile error in the project's own source: {form[:160]}",
+        "the project's own C/C++ code",
+        PROGRAM_CODE_PRIORITY,
+        f"derived:cc-project-code:{where}",
+        v.line,
+        v.count,
+        [
+            (
+                "not-a-version-problem",
+                f"the compiler reports {where} against a declaration of the project's own tree{named}: "
+                "no CANN install, system or third-party header is named for it, so the project's source is "
+                "inconsistent at that commit (a caller not updated after an interface changed); the "
+                "project's fix, not another package version, resolves it",
+                CC_SOURCES,
+            )
+        ],
+    )

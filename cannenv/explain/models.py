@@ -50,6 +50,7 @@ ExtractorKind = Literal[
     "ms-message",
     "ms-section",
     "header",
+    "cc-code",
 ]
 CodeFamily = Literal[
     "acl-runtime",
