@@ -370,17 +370,266 @@ def read_fd_errors(tree: Path) -> list[dict[str, Any]]:
     return rows
 
 
+# The runtime's AI Core exception texts (errorStr of the report's extend info), from each commit of
+# hicann/runtime listed, newest first: a text an older commit has that no newer one has is a row
+# too (the release a log comes from may word it so; the texts were reworded in 2026-05, fbab318c).
+RT_COMMIT = "681ef7610df13c8128982901142a2c869ddbb53e"
+RT_OLD_COMMIT = "494dda3604a35ee34a40c4eca47475475fde5631"  # the first open-source tree (2026-01-27)
+RT_TREE = f"https://github.com/hicann/runtime/blob/{RT_COMMIT}/"
+RT_OLD_TREE = f"https://github.com/hicann/runtime/blob/{RT_OLD_COMMIT}/"
+# commit -> (source id, file, the map's definition, the prefix of its bit names' keys)
+AICORE_MAPS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
+    RT_COMMIT: (
+        (
+            "rt-aicore-errmap",
+            "src/runtime/core/src/device/device_error_core_proc.cc",
+            "DeviceErrorProc::errorMapInfo_ = {",
+            "",
+        ),
+        (
+            "rt-aicore-errmap-v200",
+            "src/runtime/core/src/device/v200_base/device_error_proc_c.cc",
+            "g_davidErrorMapInfo = {",
+            "v200.",
+        ),
+    ),
+    RT_OLD_COMMIT: (
+        (
+            "rt-aicore-errmap-old",
+            "src/runtime/feature/src/device/device_error_proc.cc",
+            "DeviceErrorProc::errorMapInfo_ = {",
+            "old.",
+        ),
+        (
+            "rt-aicore-errmap-v200-old",
+            "src/runtime/feature/src/device/v200_base/device_error_proc_c.cc",
+            "g_davidErrorMapInfo = {",
+            "old.v200.",
+        ),
+    ),
+}
+AICORE_NO_BIT = 'errorString = "timeout or trap error.";'
+AICORE_HW_PAGE = "https://www.hiascend.com/document/detail/zh/canncommercial/latest/maintenref/troubleshooting/troubleshooting_0011.html"
+AICORE_GUIDE = "https://github.com/hicann/docs/blob/c14717642ba24270f72de4d02bcb447c5802b043/docs/en/troubleshooting/ai_core_error_description.md"
+
+# Reviewed: the words of a text that decide its cause, the first group that matches deciding.
+# A hardware fault of the AI Core (a multi-bit ECC error, a parity or CRC error, a failed internal
+# cache): the vendor's page "AI Core hardware fault" says the hardware, and replacing it.
+AICORE_HW_WORDS = ("ECC", "parity", "Parity", "PARIT", "CRC error", "MVF cache fails", "MEM failure")
+# The text itself names a binary version among its possible causes, or another device or the bus:
+# no cause (a version may be meant; the remote side's fault is not the kernel's).
+AICORE_UNDECIDED_WORDS = (
+    "binary version",
+    "cross-device",
+    "does not respond",
+    "AXI returns an error",
+    "BIU",
+    "is abnormal.",
+    "need to be further read",
+    "compiler bug",
+    # an illegal or undefined instruction: the runtime's own texts name a binary that does not
+    # match among its causes (a kernel built for another chip or release), so no cause by itself
+    "Illegal instruction",
+    "illegal instruction",
+    "instruction is abnormal",
+    "not defined in ISA",
+    "not supported by the current",
+)
+# The kernel's own illegal access or instruction (an address out of bounds, unaligned, an invalid
+# parameter or configuration, a conflict of its buffers, a division by 0, INF/NaN input …).
+AICORE_KERNEL_WORDS = (
+    "out of bounds",
+    "out of range",
+    "exceeds",
+    "overflow",
+    "Overflow",
+    "not aligned",
+    "unaligned",
+    "invalid",
+    "illegal",
+    "Illegal",
+    "incorrect",
+    "conflict",
+    "confilict",
+    "by 0",
+    "divide-by-zero",
+    "DIV0",
+    "negative",
+    "INF",
+    "inf",
+    "nan",
+    "NAN",
+    "not defined in ISA",
+    "violates",
+    "constraints",
+    "is 0",
+    "all 0",
+    "greater than",
+    "less than",
+    "contains a non-",
+    "Ping/Pong",
+    "loop",
+    "stack",
+    "GM address",
+    "not written back",
+    "is not a VNOP",
+    "L2 code",
+    "times out",
+    "timeout",
+    "already",
+    "underflow",
+    "do not meet",
+    "does not meet",
+    "is different from",
+    "before the current index",
+    "is missed",
+    "Decompression exception",
+    "misalign",
+    "configuration",
+    "out of the",
+    "NaN/Inf",
+    "Divide-by-zero",
+    "trap instruction",
+    "not correctly sorted",
+    "the same address",
+    "addresses are the same",
+    "an extra ",
+    "divide by zero",
+    "out of boundary",
+    "trap instr",
+    "is same as",
+    "overwriting",
+    "sorted data",
+)
+
+AICORE_CAUSES = {
+    "hw": (
+        ("not-a-version-problem",),
+        "a hardware fault of the AI Core (a multi-bit ECC, parity or CRC error of its memories or"
+        " caches, which the runtime's texts send to the RAS alarm handling); the vendor's page 'AI Core"
+        " hardware fault' (AI Core硬件故障, " + AICORE_HW_PAGE + ") has the hardware replaced — the"
+        " hardware, not a release",
+    ),
+    "kernel": (
+        ("not-a-version-problem",),
+        "the kernel's own illegal access or instruction (an address out of bounds or not aligned, an"
+        " invalid parameter, a conflict of its buffers, a division by 0, INF/NaN data …): the"
+        " operator's code or its inputs, which the vendor's AI Core error guide (" + AICORE_GUIDE + ")"
+        " locates with msaicerr; no release is named",
+    ),
+    "timeout": (
+        ("not-a-version-problem",),
+        "no error bit is set: the kernel ran past the AI Core's execution timeout or stopped at a trap"
+        " (an assert of the operator's code); the vendor's operator docs give 'timeout or trap error'"
+        " for a computation too large (split the axes), its AI Core error guide (" + AICORE_GUIDE + ")"
+        " the hardware first, then the operator's input data — a kernel's run, not a release",
+    ),
+    "none": (
+        (),
+        "the text names neither a kernel's fault nor the hardware, or names a version among other"
+        " causes: no cause by itself",
+    ),
+}
+
+
+def _aicore_kind(text: str) -> str:
+    if any(w in text for w in AICORE_HW_WORDS):
+        return "hw"
+    if any(w in text for w in AICORE_UNDECIDED_WORDS):
+        return "none"
+    if any(w in text for w in AICORE_KERNEL_WORDS):
+        return "kernel"
+    return "none"
+
+
+def _map_entries(src: str, start: str) -> list[tuple[str, str, int]]:
+    """The ``{NAME, "text" "text"}`` entries of a C++ map literal starting at ``start``: (name,
+    the concatenated text, the entry's 1-based line). String handling, no regex."""
+    at = src.index(start) + len(start)
+    end = src.index("\n};", at)
+    out: list[tuple[str, str, int]] = []
+    i = at
+    while True:
+        b = src.find("{", i, end)
+        if b < 0:
+            return out
+        e = src.find("}", b, end)
+        body = src[b + 1 : e]
+        name, _, rest = body.partition(",")
+        parts: list[str] = []
+        j = 0
+        while True:
+            q = rest.find('"', j)
+            if q < 0:
+                break
+            r = rest.find('"', q + 1)
+            parts.append(rest[q + 1 : r])
+            j = r + 1
+        out.append((name.strip(), "".join(parts).strip(), src.count("\n", 0, b) + 1))
+        i = e + 1
+
+
+def read_aicore_errors(tree: Path) -> list[dict[str, Any]]:
+    """The rows of table ``rt-aicore-errorstr``: every text of the runtime's AI Core error-bit maps
+    (``errorMapInfo_``, and the v200 chips' ``g_davidErrorMapInfo``), which it joins into the
+    report's ``errorStr: …``, and its ``timeout or trap error.`` when no bit is set. ``tree`` holds
+    one folder per commit of :data:`AICORE_MAPS` (its ``git archive``). A text several bits share is
+    one row (its names joined), the first map's line; a text a newer commit has is not added again."""
+    rows: list[dict[str, Any]] = []
+    by_text: dict[str, dict[str, Any]] = {}
+    for commit, maps in AICORE_MAPS.items():
+        for source, path, start, prefix in maps:
+            for name, text, line in _map_entries(_read(tree / commit / path), start):
+                printed = text.rstrip(" .")
+                if printed in by_text:
+                    if by_text[printed]["source"] in {m[0] for m in maps}:
+                        by_text[printed]["name"] += f", {prefix}{name}"
+                    continue
+                causes, reason = AICORE_CAUSES[_aicore_kind(text)]
+                row = {
+                    "key": prefix + name,
+                    "name": prefix + name,
+                    "printed": printed,
+                    "meaning": f"AI Core error bit {name}: {text}",
+                    "causes": list(causes),
+                    "reason": reason,
+                    "source": source,
+                    "line": line,
+                }
+                by_text[printed] = row
+                rows.append(row)
+    source, path = AICORE_MAPS[RT_COMMIT][0][:2]
+    src = _read(tree / RT_COMMIT / path)
+    causes, reason = AICORE_CAUSES["timeout"]
+    rows.append(
+        {
+            "key": "TIMEOUT_OR_TRAP",
+            "name": "no error bit (errorString = timeout or trap error.)",
+            "printed": "timeout or trap error",
+            "meaning": "the AI Core reported an exception with no error bit set: the runtime prints"
+            " 'timeout or trap error.' (ProcessStarsCoreErrorMapInfo)",
+            "causes": list(causes),
+            "reason": reason,
+            "source": source,
+            "line": src.count("\n", 0, src.rindex(AICORE_NO_BIT)) + 1,
+        }
+    )
+    return rows
+
+
 READERS = {
     "dcmi": read_dcmi,
     "fault-events": read_fault_events,
     "fault-diag": read_fault_diag,
     "fd-errors": read_fd_errors,
+    "aicore-errors": read_aicore_errors,
 }
 TABLE_IDS = {
     "dcmi": "dcmi",
     "fault-events": "ascend-fault-events",
     "fault-diag": "ascend-fd-faults",
     "fd-errors": "ascend-fd-errors",
+    "aicore-errors": "rt-aicore-errorstr",
 }
 MC_TREE = "https://github.com/Ascend/mind-cluster/blob/22bb3d987bc0208c3eb7395e222b661276133c58/"
 # A table the file lacks yet: its header, forms and sources (written with its rows on --write).
@@ -439,6 +688,56 @@ NEW_TABLES: dict[str, dict[str, Any]] = {
 }
 
 
+NEW_TABLES["rt-aicore-errorstr"] = {
+    "header": {
+        "title": "the CANN runtime's AI Core exception texts (errorStr of the report's extend info)",
+        "component": "CANN runtime (AI Core / Vector Core exception)",
+        "priority": -45,
+    },
+    "forms": [
+        {
+            "id": "rt-errorstr",
+            "anchor": "{printed}",
+            # the report joins the texts of every bit set after 'errorStr: ', each ending in '.'
+            "regex": r"(?:errorStr: |\.)({printed})",
+            "each_row": True,
+            "source": "rt-aicore-report-extend",
+        }
+    ],
+    "sources": {
+        "rt-aicore-report-extend": {
+            "title": "CANN runtime (hicann/runtime) device_error_core_proc.cc PrintCoreInfo: the AI Core"
+            " exception report's extend info 'The extend info: errcode:(%#x, %#x, %#x) errorStr: %s"
+            " fixp_error0 info: …', errorStr the texts of errorMapInfo_ of every error bit set, or"
+            " 'timeout or trap error.' when none is (ProcessStarsCoreErrorMapInfo)",
+            "url": RT_TREE + "src/runtime/core/src/device/device_error_core_proc.cc#L1201",
+        },
+        "rt-aicore-errmap": {
+            "title": "CANN runtime (hicann/runtime) device_error_core_proc.cc:"
+            " DeviceErrorProc::errorMapInfo_, the AI Core error bits' texts, and 'timeout or trap error.'"
+            " for no bit",
+            "url": RT_TREE + AICORE_MAPS[RT_COMMIT][0][1],
+        },
+        "rt-aicore-errmap-v200": {
+            "title": "CANN runtime (hicann/runtime) v200_base/device_error_proc_c.cc: g_davidErrorMapInfo,"
+            " the AI Core error bits' texts of the v200 (Ascend 950) chips",
+            "url": RT_TREE + AICORE_MAPS[RT_COMMIT][1][1],
+        },
+        "rt-aicore-errmap-old": {
+            "title": "CANN runtime (hicann/runtime, its first open-source tree 2026-01-27)"
+            " device_error_proc.cc: DeviceErrorProc::errorMapInfo_, the AI Core error bits' texts before"
+            " the 2026-05 rewording",
+            "url": RT_OLD_TREE + AICORE_MAPS[RT_OLD_COMMIT][0][1],
+        },
+        "rt-aicore-errmap-v200-old": {
+            "title": "CANN runtime (hicann/runtime, its first open-source tree 2026-01-27)"
+            " v200_base/device_error_proc_c.cc: g_davidErrorMapInfo before the 2026-05 rewording",
+            "url": RT_OLD_TREE + AICORE_MAPS[RT_OLD_COMMIT][1][1],
+        },
+    },
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import yaml
 
@@ -450,7 +749,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(rest) != 3 or rest[0] != "--import" or rest[1] not in READERS:
         print(
             "usage: python -m cannenv.explain.hwtables"
-            " --import {dcmi|fault-events|fault-diag|fd-errors} TREE [--write]",
+            " --import {dcmi|fault-events|fault-diag|fd-errors|aicore-errors} TREE [--write]",
             file=sys.stderr,
         )
         return 2

@@ -61,7 +61,7 @@ def build(model: LibTablesFile) -> tuple[tuple[LibTable, ...], dict[str, tuple[s
         rows = tuple(
             LibRow(r.key, r.name, r.printed, r.meaning, r.causes, r.reason, r.source, r.line) for r in t.rows
         )
-        tables.append(LibTable(t.id, t.title, t.component, tuple(forms), rows, t.fold_case))
+        tables.append(LibTable(t.id, t.title, t.component, tuple(forms), rows, t.fold_case, t.priority))
     return tuple(tables), {k: (v.title, v.url) for k, v in model.sources.items()}
 
 

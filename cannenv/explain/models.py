@@ -913,7 +913,8 @@ class LibFormModel(_Frozen):
     """A printed form of the table's errors: ``anchor`` (a literal every match contains) and a regex
     whose group 1 captures a row's key or printed name, or none with ``row`` (the one row it is);
     ``each_row``: one form per row, ``{key}`` in anchor and regex replaced by the row's key and
-    ``{printed}`` (in both or neither) by the row's printed text, escaped in the regex."""
+    ``{printed}`` (in both or neither) by the row's printed text, escaped in the regex (a table whose
+    rows are known by their text alone, the runtime's errorStr, has ``{printed}`` only)."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     anchor: str = Field(min_length=3)
@@ -925,9 +926,14 @@ class LibFormModel(_Frozen):
     @model_validator(mode="after")
     def _check(self) -> LibFormModel:
         if self.each_row:
-            if "{key}" not in self.anchor or "{key}" not in self.regex or self.row is not None:
-                raise ValueError("an each_row form has {key} in its anchor and regex, and no row")
-            if ("{printed}" in self.anchor) != ("{printed}" in self.regex):
+            keyed = "{key}" in self.anchor and "{key}" in self.regex
+            if not (keyed or "{printed}" in self.anchor) or self.row is not None:
+                raise ValueError(
+                    "an each_row form has {key} (or {printed}) in its anchor and regex, and no row"
+                )
+            if ("{key}" in self.anchor) != ("{key}" in self.regex) or ("{printed}" in self.anchor) != (
+                "{printed}" in self.regex
+            ):
                 raise ValueError("an each_row form has {printed} in both its anchor and regex, or in neither")
             probe_rx = self.regex.replace("{key}", "Key").replace("{printed}", "Printed")
         else:
@@ -950,6 +956,10 @@ class LibTableModel(_Frozen):
     fold_case: bool = False
     """True: a captured value finds its row whatever its letters' case (an event id the device logs
     as ``0x80e01809`` is the table's ``80E01809``)."""
+    priority: int | None = Field(None, ge=-100, le=30)
+    """The derived signature's priority (None: ``LIBRARY_TABLE_PRIORITY``, below every other
+    signature): a table of the stack's own messages ranks with them (the runtime's AI Core errorStr
+    texts at the runtime's -45)."""
 
     @model_validator(mode="after")
     def _unique(self) -> LibTableModel:
