@@ -31,6 +31,13 @@ processes`` → ``device-busy``); an event the fault-diagnosis knowledge classes
     python -m cannenv.explain.hwtables --import fault-events ~/src/mind-cluster [--write]
     python -m cannenv.explain.hwtables --import fault-diag ~/src/mind-cluster [--write]
     python -m cannenv.explain.hwtables --import fd-errors ~/src/mind-cluster [--write]
+    python -m cannenv.explain.hwtables --import aicore-errors DIR [--write]
+
+* **The runtime's AI Core exception texts** (table ``rt-aicore-errorstr``): every text of the
+  runtime's AI Core error-bit maps, which its report prints as ``errorStr: TEXT…``, and ``timeout
+  or trap error.`` for no bit (``DIR`` holds one ``git archive`` of hicann/runtime per commit of
+  :data:`AICORE_MAPS`, in a folder named by the full hash); causes by the text's words, reviewed
+  (:data:`AICORE_HW_WORDS`, :data:`AICORE_UNDECIDED_WORDS`, :data:`AICORE_KERNEL_WORDS`).
 
 (``TREE`` a checkout or ``git archive`` of the repository at the commit the table's sources name.)
 Without ``--write`` it prints the refresh diff (rows the table lacks, changed, gone; exit 1 while
