@@ -18,23 +18,17 @@ from hypothesis import strategies as st
 
 from cannenv import linre
 from cannenv.errors import InputError
-from cannenv.explain import failedchecks, judge, signatures
-from cannenv.explain.scan import Scanner, Value
+from cannenv.explain import failedchecks, signatures
+from cannenv.explain.scan import Value
 from cannenv.report import Finding
 from cannenv.resources import matrices_dir
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = TABLE.knowledge
 assert K is not None and K.failed_checks is not None
 FC = K.failed_checks
 FORMS = {f.id: f for f in FC.forms}
-
-
-def _explain(text: str, findings: list[Finding] | None = None) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result(), findings=findings)
 
 
 def _checks(text: str) -> list[str]:

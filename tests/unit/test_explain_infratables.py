@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from cannenv import linre
-from cannenv.explain import infratables, judge, libtables, signatures
-from cannenv.explain.scan import Scanner
+from cannenv.explain import infratables, libtables, signatures
 from cannenv.records import load_yaml
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = TABLE.knowledge
@@ -26,13 +26,6 @@ assert K is not None
 TABLES = {t.id: t for t in K.lib_tables}
 TREES = Path(__file__).resolve().parents[1] / "data" / "explain_infra"
 MINE = ("grpc-status", "grpc-core", "mpich", "cmake-messages", "gloo")
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _top(text: str) -> tuple[str | None, str | None]:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from cannenv import linre
-from cannenv.explain import judge, messages, signatures, tables
+from cannenv.explain import messages, signatures, tables
 from cannenv.explain.rules import TOOL_FAMILIES, distinctive, pattern
-from cannenv.explain.scan import Scanner
+from tests.helpers.explaining import explain as _explain
 
 TABLE = signatures.shipped()
 K = tables.shipped()
@@ -27,13 +27,6 @@ FIRST_LINE = {
     )
 }
 TOOLS = {m for m in K.source_messages if m.family in TOOL_FAMILIES}
-
-
-def _explain(text: str) -> judge.Explanation:
-    s = Scanner(TABLE, total_hint=len(text))
-    s.feed(text.encode())
-    s.end_input()
-    return judge.explain(TABLE, s.result())
 
 
 def _excerpt_rows(source: str) -> list[dict[str, object]]:
