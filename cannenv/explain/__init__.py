@@ -53,7 +53,8 @@ def log_findings(
 
     A confirmed cause is a ``fail`` under the check that confirmed it (``caused_by``), so the
     table lists it beside its root cause; an undecided one is a ``warn`` naming what would decide;
-    ruled-out causes are left out. A log that matches no signature gives one ``skip``."""
+    ruled-out causes are left out. A log that matches no signature (or only the residual reading,
+    :mod:`cannenv.explain.residual`) gives one ``skip``."""
     import sys
     from pathlib import Path
 
@@ -69,16 +70,12 @@ def log_findings(
         table, scan, facts=facts, findings=findings, host_source="root" if root_path else "live"
     )
     title = "error in the log explained on this host"
-    if not ex.matches:
-        return [
-            Finding(
-                id="explained-error",
-                status="skip",
-                severity="info",
-                title=title,
-                detail="no known error signature in " + ", ".join(scan.sources or ("the log",)),
-            )
-        ]
+    if not ex.matches or ex.residual_only:
+        detail = "no known error signature in " + ", ".join(scan.sources or ("the log",))
+        if ex.residual_only:  # the residual reading knows no message: a skip that says what it reads
+            quoted = next((line for e in ex.matches[0].evidence for line in e.lines), "")
+            detail += f"; its failure reads as not a version problem (undecided, an inference): {quoted}"
+        return [Finding(id="explained-error", status="skip", severity="info", title=title, detail=detail)]
     out: list[Finding] = []
     for c in ex.causes:
         if c.status == "ruled-out":

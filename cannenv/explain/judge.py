@@ -57,6 +57,7 @@ from cannenv.explain.signatures import (
     MESSAGE_FAMILY,
     OS_ERRNO_PRIORITY,
     PROGRAM_CODE_PRIORITY,
+    RESIDUAL_PRIORITY,
     SOURCE_PRIORITY,
     Cause,
     Condition,
@@ -158,9 +159,15 @@ class Explanation:
     """How the log's processes died (a signal, an exit status of 128+N, a pool's worker): facts."""
 
     @property
+    def residual_only(self) -> bool:
+        """Whether only the residual reading read the log (no signature of a known message)."""
+        return bool(self.matches) and all(m.id == RESIDUAL_ID for m in self.matches)
+
+    @property
     def exit_code(self) -> int:
-        """0 explained and not present on this host, 1 a cause confirmed here, 3 nothing matched."""
-        if not self.matches:
+        """0 explained and not present on this host, 1 a cause confirmed here, 3 no known signature
+        matched (the residual reading alone included: it knows no message)."""
+        if not self.matches or self.residual_only:
             return 3
         return 1 if any(c.status == "confirmed" for c in self.causes) else 0
 
@@ -178,6 +185,11 @@ class Explanation:
             return "no known signature matched"
         if not self.causes:
             return f"{self.matches[0].id} matched; it names no cause (its note says what the vendor advises)"
+        if self.residual_only:
+            return (
+                "no known signature matched; the failure reads as not a version problem "
+                "(undecided: none of its lines points to the installation)"
+            )
         top = self.causes[0]
         if top.status == "confirmed":
             return f"{top.id} (confirmed on this host)"
@@ -1498,6 +1510,12 @@ def explain(
     superseded = {sid for sig in found for sid in sig.supersedes}
     if superseded:  # a generic reading another signature decided (caller and callee the program's)
         found = [sig for sig in found if sig.id not in superseded]
+    if not found:  # nothing read the log: the residual reading of its failure, if it reports one
+        residual = _residual(table, scan)
+        if residual is not None:
+            sig, key, hit = residual
+            scan = replace(scan, hits={**scan.hits, key: hit})
+            found = [sig]
     excluded: dict[str, str] = {}
     for sig in found:
         for cid in sig.rules_out:
@@ -1545,6 +1563,36 @@ def explain(
         contradictions=contradictions,
         deaths=deaths,
     )
+
+
+RESIDUAL_ID = "residual-no-installation-sign"
+"""The residual reading's signature id (:mod:`cannenv.explain.residual`)."""
+
+
+def _residual(table: SignatureTable, scan: ScanResult) -> tuple[Signature, str, Hit] | None:
+    """The residual reading as a signature of its own, with its hit (the failure lines), or None."""
+    from cannenv.explain import residual
+
+    k = table.knowledge
+    if k is None or k.residual is None or not scan.values:
+        return None
+    got = residual.read(k, scan.values)
+    if not isinstance(got, residual.Reading):
+        return None
+    key = f"derived:residual:{got.line}"
+    sig = Signature(
+        id=RESIDUAL_ID,
+        title="no known signature: the log's failure shows no sign of an installation or version problem",
+        component="the program or its input (no signature of the stack reads the failure)",
+        any=(Pattern(key, key, rx=None),),
+        all=(),
+        priority=RESIDUAL_PRIORITY,
+        causes=(SignatureCause("not-a-version-problem", got.why, (), None, None, None),),
+        note=k.residual.basis,
+        derived=True,
+        supersedes=(),
+    )
+    return sig, key, Hit(got.count, list(got.lines))
 
 
 def _extractors(table: SignatureTable) -> tuple[Any, ...]:

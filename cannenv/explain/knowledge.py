@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         Library,
         LibTable,
         PythonCode,
+        Residual,
         SourceMessage,
         Stage,
         SymbolRule,
@@ -130,6 +131,8 @@ class Knowledge:
     filelists.yaml, :mod:`.filelists`)."""
     failed_checks: FailedChecks | None = None
     """The printed forms of a program's or tool's failed check (failed_checks.yaml, :mod:`.failedchecks`)."""
+    residual: Residual | None = None
+    """The residual reading of a failure no signature reads (``residual``, :mod:`.residual`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -228,7 +231,7 @@ LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables", "libraries", "symb
 """The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
 LAZY_TABLES = ("sources", "inner_codes", "messages", "hccl_results", "driver_errors", "headers")
 """Its mappings the cache loads on first use."""
-LAZY_VALUES = ("hccl_errno", "python_code", "errno", "deaths", "log_messages", "failed_checks")
+LAZY_VALUES = ("hccl_errno", "python_code", "errno", "deaths", "log_messages", "failed_checks", "residual")
 """Its single values the cache loads when an attribute is first read (their classes live in
 :mod:`cannenv.explain.parts` and :mod:`cannenv.explain.logsource`, imported only then)."""
 
@@ -366,6 +369,7 @@ def build(model: KnowledgeFile) -> Knowledge:
         ),
         deaths=_deaths(model),
         python_code=_python_code(model),
+        residual=_residual(model),
         hccl_results={
             c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
             for c in model.codes
@@ -445,6 +449,23 @@ def _deaths(model: KnowledgeFile) -> Deaths | None:
         supersedes=d.supersedes,
         supersedes_why=d.supersedes_why,
         oom_killer_supersedes=d.oom_killer_supersedes,
+    )
+
+
+def _residual(model: KnowledgeFile) -> Residual | None:
+    from cannenv.explain.parts import Residual, ResidualMarker
+
+    rs = model.residual
+    if rs is None:
+        return None
+    return Residual(
+        failure_kinds=rs.failure_kinds,
+        not_failure=rs.not_failure,
+        markers=tuple(ResidualMarker(m.id, m.regex, m.causes, m.source, m.unless) for m in rs.markers),
+        reading=rs.reading,
+        basis=rs.basis,
+        in_stack=rs.in_stack.extractors if rs.in_stack else (),
+        in_stack_causes=rs.in_stack.causes if rs.in_stack else (),
     )
 
 

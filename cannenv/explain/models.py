@@ -51,6 +51,7 @@ ExtractorKind = Literal[
     "ms-section",
     "header",
     "cc-code",
+    "failure",
 ]
 CodeFamily = Literal[
     "acl-runtime",
@@ -508,6 +509,70 @@ class PythonCodeModel(_Frozen):
     """Where Python installs packages (site-packages, Debian's dist-packages): a frame's package."""
 
 
+class ResidualMarkerModel(_Frozen):
+    """Words that, in a failure line, point to a cause other than the program's own (an import, a
+    library, a version, the driver, the device, memory, communication): the residual reading then
+    stays silent."""
+
+    id: str = Field(pattern=_ID)
+    regex: str = Field(min_length=2, max_length=_MAX_REGEX)
+    """Searched in each failure line (RE2 subset; ``(?i)`` for case-blind)."""
+    causes: tuple[str, ...] = Field(min_length=1)
+    """The causes the words are the vocabulary of (signatures.yaml's ``causes``: their titles and
+    the facts that decide them)."""
+    source: str | None = None
+    """Where an upstream defines the words (Python's ImportError, the dynamic loader's messages);
+    none where the words are the causes' own vocabulary."""
+    unless: str | None = Field(None, min_length=3, max_length=_MAX_REGEX)
+    """A line holding this is not marked (``'NoneType' object has no attribute``: a value that is
+    None, not an API of another release)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ResidualMarkerModel:
+        for rx in (self.regex, self.unless):
+            problem = re2_subset_problem(rx) if rx is not None else None
+            if problem:
+                raise ValueError(problem)
+        if "not-a-version-problem" in self.causes:
+            raise ValueError("a marker points away from not-a-version-problem, never to it")
+        return self
+
+
+class ResidualInStackModel(_Frozen):
+    """Extractors whose value places the failure inside the installed stack (a compile error in a
+    CANN install's header): the residual reading stays silent, these causes possible."""
+
+    extractors: tuple[str, ...] = Field(min_length=1)
+    causes: tuple[str, ...] = Field(min_length=1)
+
+
+class ResidualModel(_Frozen):
+    """The residual reading (cannenv.explain.residual): when no signature reads a log that reports a
+    failure, and no failure line holds a marker, the failure is read as not a version problem."""
+
+    failure_kinds: tuple[str, ...] = Field(min_length=1)
+    """Extractor kinds whose values are the log's failure lines (``failure``, ``py-exception`` …)."""
+    not_failure: str = Field(min_length=3, max_length=_MAX_REGEX)
+    """A line holding this reports no failure: a lower level (WARNING, INFO, DEBUG, a warning
+    class), a stack frame (Python's ``File "…", line N``, c10's ``frame #N:``)."""
+    markers: tuple[ResidualMarkerModel, ...] = Field(min_length=1)
+    in_stack: ResidualInStackModel | None = None
+    reading: str = Field(min_length=1)
+    """Why the reading holds (shown with the cause)."""
+    basis: str = Field(pattern=r"^docs/[A-Za-z0-9_./-]+\.md(#[a-z0-9-]+)?$")
+    """Where the project's docs give the reasoning and its measured precision (an inference of
+    cannenv's, not a vendor's statement: no source of the vendor's is claimed for it)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ResidualModel:
+        problem = re2_subset_problem(self.not_failure)
+        if problem:
+            raise ValueError(problem)
+        if len({m.id for m in self.markers}) != len(self.markers):
+            raise ValueError("a marker id is used twice")
+        return self
+
+
 class DeathReadingModel(_Frozen):
     """What a way of dying says of the cause (``deaths``): a SIGKILL, the kernel's OOM killer."""
 
@@ -574,6 +639,8 @@ class KnowledgeFile(_Frozen):
     errno: ErrnoModel | None = None
     """Linux errno values and the stack's paths (an OSError's ``[Errno N] text: 'path'``)."""
     deaths: DeathsModel | None = None
+    residual: ResidualModel | None = None
+    """The residual reading of a failure no signature reads (cannenv.explain.residual)."""
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
@@ -637,6 +704,18 @@ class KnowledgeFile(_Frozen):
                 problems.append("python_code: a package is listed twice")
             if len({(m.kind, m.form) for m in pc.messages}) != len(pc.messages):
                 problems.append("python_code: a message form is listed twice")
+        rs = self.residual
+        if rs is not None:
+            refs = [m.source for m in rs.markers if m.source is not None]
+            problems += [f"residual: unknown source {r!r}" for r in refs if r not in self.sources]
+            kinds = {e.kind for e in self.extractors}
+            problems += [f"residual: no extractor of kind {k!r}" for k in rs.failure_kinds if k not in kinds]
+            ids = {e.id for e in self.extractors}
+            problems += [
+                f"residual: unknown extractor {x!r}"
+                for x in (rs.in_stack.extractors if rs.in_stack else ())
+                if x not in ids
+            ]
         en = self.errno
         if en is not None:
             names = {r.name for r in en.rows}

@@ -198,6 +198,31 @@ class PythonCode:
 
 
 @dataclass(frozen=True)
+class ResidualMarker:
+    """Words that, in a failure line, point to another cause (``residual.markers``)."""
+
+    id: str
+    regex: str
+    causes: tuple[str, ...]
+    source: str | None
+    unless: str | None = None
+
+
+@dataclass(frozen=True)
+class Residual:
+    """The residual reading of a failure no signature reads (``residual``; :mod:`.residual`)."""
+
+    failure_kinds: tuple[str, ...]
+    not_failure: str
+    markers: tuple[ResidualMarker, ...]
+    reading: str
+    basis: str
+    in_stack: tuple[str, ...] = ()
+    """Extractors whose value places the failure inside the installed stack (silence)."""
+    in_stack_causes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SourceMessage:
     """A message read out of a vendor's source (``source_messages``), its causes resolved through
     the reviewed rules (``message_causes``) or its torch_npu code's row."""

@@ -206,6 +206,16 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
         if verbose or c.status != "ruled-out":
             for src in c.sources:
                 out.append(f"       source: {L(src.title)} <{L(src.url)}>")
+    if ex.residual_only:
+        out.append("")
+        out.append("No known signature matches this text: the reading above is an inference from what its")
+        out.append(f"failure lines do not say, never a fact ({L(ex.matches[0].note)}).")
+        if ex.host_source != "none":
+            if ex.doctor:
+                out.append("What the doctor finds on this host all the same:")
+                out += [f"  - {L(f.id)} [{f.status}] {L(f.detail)}" for f in ex.doctor]
+            else:
+                out.append("The doctor finds nothing wrong on this host.")
     return "\n".join(out) + "\n"
 
 

@@ -66,6 +66,9 @@ DEATH_PRIORITY = -65
 """Priority of a process's death read as a cause (a SIGKILL: host memory, undecided): below every
 other signature, the program's own code included; a death is how a process ended, the other
 evidence of the log says why."""
+RESIDUAL_PRIORITY = -70
+"""Priority of the residual reading (cannenv.explain.residual): asked only when nothing else matched,
+and the lowest of all should a caller add it beside another signature."""
 KERNEL_OOM_PRIORITY = -20
 """Priority of the kernel's OOM-killer line (it ties the death to host memory by itself)."""
 LIBRARY_TABLE_PRIORITY = -62
@@ -495,6 +498,17 @@ def _check_knowledge(knowledge: Knowledge, model: SignatureFile) -> None:
             f"failed-check step_aside {x.id}: unknown cause {c!r}"
             for x in fc.step_aside
             for c in x.causes
+            if c not in model.causes
+        ]
+    rs = knowledge.residual
+    if rs is not None:  # a marker names the causes whose vocabulary it is; no source's fact
+        problems += [
+            f"residual {what}: unknown cause {c!r}"
+            for what, causes in [
+                *((f"marker {m.id}", m.causes) for m in rs.markers),
+                ("in_stack", rs.in_stack_causes),
+            ]
+            for c in causes
             if c not in model.causes
         ]
     if knowledge.log_messages is not None:

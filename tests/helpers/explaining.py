@@ -21,6 +21,11 @@ def scan(text: str | bytes, table: signatures.SignatureTable = TABLE, **how: int
     return s.result()
 
 
+def known(ex: judge.Explanation) -> tuple[judge.Match, ...]:
+    """The matches of known messages: every one but the residual reading's (which knows none)."""
+    return tuple(m for m in ex.matches if m.id != judge.RESIDUAL_ID)
+
+
 def explain(text: str | bytes, **kw: Any) -> judge.Explanation:
     """The judge's explanation of ``text`` by the shipped tables (``kw``: facts, findings …)."""
     return judge.explain(TABLE, scan(text), **kw)

@@ -200,11 +200,23 @@ def test_trap_memory_error_of_an_old_driver_is_decided_by_the_driver(tmp_path: P
 
 
 def test_nothing_matched_is_exit_3_and_blames_no_version() -> None:
+    code, out = _run("--no-host", "the job stopped; see above")
+    assert code == 3
+    assert "No known signature" in out
+    doc = _json("--no-host", "an error somewhere")
+    assert doc["matches"] == [] and doc["causes"] == [] and doc["verdict"] == "no known signature matched"
+
+
+def test_a_failure_no_signature_reads_is_the_residual_reading_still_exit_3() -> None:
+    """A failure line no signature knows, naming nothing of another cause: read as not a version
+    problem, undecided, with the line quoted; exit 3 all the same (no known signature matched)."""
     code, out = _run("--no-host", "Traceback (most recent call last):\nKeyError: 'model.layers.0'")
     assert code == 3
-    assert "No known signature" in out and "KeyError" in out
+    assert "No known signature" in out and "KeyError" in out and "not-a-version-problem" in out
     doc = _json("--no-host", "KeyError: 'x' error")
-    assert doc["matches"] == [] and doc["causes"] == [] and doc["verdict"] == "no known signature matched"
+    assert [m["signature"] for m in doc["matches"]] == ["residual-no-installation-sign"]
+    assert [(c["id"], c["status"]) for c in doc["causes"]] == [("not-a-version-problem", "undecided")]
+    assert doc["exit_code"] == 3 and doc["verdict"].startswith("no known signature matched; ")
 
 
 def test_a_host_with_no_ascend_software_is_named_in_the_verdict() -> None:

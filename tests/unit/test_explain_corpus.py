@@ -252,16 +252,22 @@ def test_a_page_is_one_file_or_thread_whatever_the_anchor() -> None:
 
 
 def score(cases: list[dict[str, Any]], folder: Path = DATA) -> dict[str, Any]:
-    """Top-1 and no-signature counts of text-only explanations (no host facts)."""
-    hits, misses, unmatched, ver, ver_unmatched = 0, [], 0, 0, 0
+    """Top-1 and no-signature counts of text-only explanations (no host facts). An excerpt only the
+    residual reading read (docs/explain.md, "The residual reading") counts as without a signature:
+    it matched no known message; ``residual_only`` and ``residual_top1`` say how many and how many
+    of those the reading got right."""
+    hits, misses, unmatched, ver, ver_unmatched, residual, residual_hits = 0, [], 0, 0, 0, 0, 0
     for c in cases:
         ex = judge.explain(TABLE, _scan((folder / c["file"]).read_bytes()))
         top = ex.causes[0].id if ex.causes else None
         is_ver = TABLE.causes[c["cause"]].version_problem
         ver += is_ver
-        if not ex.matches:
+        if not ex.matches or ex.residual_only:
             unmatched += 1
             ver_unmatched += is_ver
+        if ex.residual_only:
+            residual += 1
+            residual_hits += top == c["cause"]
         if top == c["cause"]:
             hits += 1
         else:
@@ -272,6 +278,8 @@ def score(cases: list[dict[str, Any]], folder: Path = DATA) -> dict[str, Any]:
         "no_signature": unmatched,
         "version_cases": ver,
         "version_no_signature": ver_unmatched,
+        "residual_only": residual,
+        "residual_top1": residual_hits,
         "misses": misses,
     }
 
