@@ -39,6 +39,8 @@ def _ids(text: str) -> list[str]:
         "OpFileNotExistsError: File aic-*-ops-info.ini does not exist in directory",
         "ParseException: unexpected token at line 3",
         "FileNotFoundError: common.pt",
+        "The input format of --out_nodes is invalid",
+        "[Vdec]:vdec_check_send_stream [Line]:6563 pid 578 chn 64 stream len can't be zero!",
     ],
 )
 def test_a_failure_naming_nothing_of_another_cause_is_read_as_not_a_version_problem(text: str) -> None:
