@@ -924,6 +924,7 @@ def derive(
     _derive_aclnn_source(k, scan, add)
     _derive_rtge_source(k, scan, add)
     _derive_ms_source(k, scan, add)
+    _derive_drv_install(k, scan, add)
     for value, v in scan.values.get("drv-error", {}).items():
         code = k.driver_errors.get(int(value)) if value.isdecimal() else None
         if code is None or not code.causes:
@@ -1662,3 +1663,34 @@ def _derive_cc_project_code(k: Knowledge, scan: ScanResult, add: Callable[..., N
             )
         ],
     )
+
+
+def _derive_drv_install(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """The NPU driver installer's own error messages (drv_install.yaml, :mod:`.drvinstall`): a line
+    the driver's .run package printed at the error level (``[Driver] [date] [ERROR]…``, its
+    ``ERR_NO:0x…;ERR_DES:…``) whose text is a form of its scripts, read as the reviewed rule that
+    covers the form says (a form no rule covers, or whose rule names no cause, is read as nothing);
+    of the forms one message fits, the one with the most literal text."""
+    found = [v for e in k.extractors if e.kind == "drv-install" for v in scan.values.get(e.id, {}).items()]
+    table = k.drv_install if found else None
+    if table is None:
+        return
+    from cannenv.explain.drvinstall import source_id
+
+    seen: set[str] = set()
+    for value, v in found:
+        m = table.match(value)
+        if m is None or not m.causes or m.text in seen:
+            continue
+        seen.add(m.text)
+        said = f"the driver installer's scripts print this at {m.at[0]}"
+        add(
+            f"drv-install-{m.rule}",
+            f'the NPU driver installer refused: "{m.text}" ({m.at[0].rsplit("/", 1)[-1]})',
+            "Ascend driver installer (.run)",
+            SOURCE_PRIORITY,
+            f"derived:drv-install:{m.at[0]}",
+            v.line,
+            v.count,
+            [(c, f"{said}; rule {m.rule}: {m.reason}", source_id(m.at[0])) for c in m.causes],
+        )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cannenv.explain.drvinstall import DrvInstall
     from cannenv.explain.logsource import LogMessages
     from cannenv.explain.models import KnowledgeFile
     from cannenv.explain.msascend import MsData
@@ -133,6 +134,9 @@ class Knowledge:
     """The printed forms of a program's or tool's failed check (failed_checks.yaml, :mod:`.failedchecks`)."""
     residual: Residual | None = None
     """The residual reading of a failure no signature reads (``residual``, :mod:`.residual`)."""
+    drv_install: DrvInstall | None = None
+    """The NPU driver installer's own error messages from its scripts (drv_install.yaml,
+    :mod:`.drvinstall`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -231,7 +235,16 @@ LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables", "libraries", "symb
 """The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
 LAZY_TABLES = ("sources", "inner_codes", "messages", "hccl_results", "driver_errors", "headers")
 """Its mappings the cache loads on first use."""
-LAZY_VALUES = ("hccl_errno", "python_code", "errno", "deaths", "log_messages", "failed_checks", "residual")
+LAZY_VALUES = (
+    "hccl_errno",
+    "python_code",
+    "errno",
+    "deaths",
+    "log_messages",
+    "failed_checks",
+    "residual",
+    "drv_install",
+)
 """Its single values the cache loads when an attribute is first read (their classes live in
 :mod:`cannenv.explain.parts` and :mod:`cannenv.explain.logsource`, imported only then)."""
 

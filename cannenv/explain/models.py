@@ -52,6 +52,7 @@ ExtractorKind = Literal[
     "header",
     "cc-code",
     "failure",
+    "drv-install",
 ]
 CodeFamily = Literal[
     "acl-runtime",
@@ -1327,6 +1328,67 @@ class FailedChecksFile(_Frozen):
         refs += [(f"step_aside {s.id}", s.source) for s in self.step_aside if s.source is not None]
         refs += [(f"quiet level {q.regex}", q.source) for q in self.quiet_levels]
         problems += [f"{what}: unknown source {s!r}" for what, s in refs if s not in self.sources]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class DrvInstallSourceModel(_Frozen):
+    """The repository and commit the driver installer's scripts were read at."""
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    title: str = Field(min_length=10)
+
+
+class DrvInstallRuleModel(_Frozen):
+    """A reviewed rule of the driver installer's messages: words of a form (lower case; any of them
+    fits) and the causes the message points to (none: it names no cause by itself)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    words: tuple[str, ...] = Field(min_length=1)
+    causes: tuple[str, ...] = ()
+    reason: str = Field(min_length=20)
+
+    @model_validator(mode="after")
+    def _check(self) -> DrvInstallRuleModel:
+        if any(not w.strip() or w != w.lower() for w in self.words):
+            raise ValueError("a rule's words are lower case and not empty")
+        return self
+
+
+class DrvInstallMessageModel(_Frozen):
+    """A message the installer's scripts print at the error level: its form as the script writes
+    it, the literal pieces between its variable parts (the linear pattern) and where it is printed."""
+
+    text: str = Field(min_length=1)
+    pieces: tuple[str, ...] = Field(min_length=1)
+    at: tuple[str, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> DrvInstallMessageModel:
+        # that the pieces are the text's literal parts: cannenv.explain.drvinstall.parse
+        if any(not re.fullmatch(r"scripts/package/[A-Za-z0-9_./+-]+\.(?:sh|inc):[0-9]+", a) for a in self.at):
+            raise ValueError(f"'at' is scripts/package/…(.sh|.inc):LINE: {self.at!r}")
+        return self
+
+
+class DrvInstallFile(_Frozen):
+    """``matrices/explain/drv_install.yaml``: the NPU driver installer's own error messages
+    imported from its scripts (cannenv.explain.drvinstall) and the reviewed rules."""
+
+    schema_version: Literal[1] = 1
+    source: DrvInstallSourceModel
+    rules: tuple[DrvInstallRuleModel, ...] = Field(min_length=1)
+    messages: tuple[DrvInstallMessageModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> DrvInstallFile:
+        problems: list[str] = []
+        ids = [r.id for r in self.rules]
+        problems += [f"rule {i}: listed twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+        texts = [m.text for m in self.messages]
+        problems += [f"message {t!r}: listed twice" for t in sorted({t for t in texts if texts.count(t) > 1})]
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -591,6 +591,7 @@ def shipped() -> SignatureTable:
     aicerr_path = knowledge.shipped_path().with_name("aicerr.yaml")
     lists_path = knowledge.shipped_path().with_name("filelists.yaml")
     checks_path = knowledge.shipped_path().with_name("failed_checks.yaml")
+    drv_install_path = knowledge.shipped_path().with_name("drv_install.yaml")
     key = _cache_key(
         (
             shipped_path(),
@@ -604,6 +605,7 @@ def shipped() -> SignatureTable:
             aicerr_path,
             lists_path,
             checks_path,
+            drv_install_path,
         )
     )
     if key is not None:
@@ -646,6 +648,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "aicerr.py",
             here / "filelists.py",
             here / "failedchecks.py",
+            here / "drvinstall.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

@@ -13,7 +13,18 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 
-from cannenv.explain import aicerr, failedchecks, faq, knowledge, libtables, logsource, msascend, opapi, rtge
+from cannenv.explain import (
+    aicerr,
+    drvinstall,
+    failedchecks,
+    faq,
+    knowledge,
+    libtables,
+    logsource,
+    msascend,
+    opapi,
+    rtge,
+)
 
 
 @cache
@@ -32,6 +43,9 @@ def shipped() -> knowledge.Knowledge:
         sources.update(conclusions[1])
     checks, check_sources = failedchecks.shipped()
     sources.update(check_sources)
+    drv_install = drvinstall.shipped() if drvinstall.shipped_path().is_file() else None
+    if drv_install is not None:  # the driver installer's messages: a source per script
+        sources.update(drvinstall.sources(drv_install))
     k = replace(k, faq=rows, sources=sources, lib_tables=lib, headers=_headers(sources), failed_checks=checks)
     messages = logsource.shipped_path()
     if messages.is_file():
@@ -43,6 +57,7 @@ def shipped() -> knowledge.Knowledge:
     if runtime_ge.is_file():
         k = knowledge.with_rtge_messages(k, rtge.load(runtime_ge).data)
     ms = msascend.shipped_path()
+    k = replace(k, drv_install=drv_install)
     return knowledge.with_ms_messages(k, msascend.load(ms).data) if ms.is_file() else k
 
 
