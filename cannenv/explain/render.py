@@ -354,6 +354,17 @@ def render_signature_doc(table: Any) -> str:
                 + ", ".join(x.what for x in fc.step_aside)
                 + " steps aside.",
             ]
+        di = k.drv_install
+        if di is not None:  # the driver installer's messages (drvinstall.py): a paragraph of their own
+            ruled = [m for m in di.messages if m.causes]
+            out += [
+                "",
+                "The NPU driver installer's own error messages (`matrices/explain/drv_install.yaml`, "
+                f"{di.repo}@{di.commit[:12]} `scripts/package/`, priority {SOURCE_PRIORITY}): "
+                f"{len(di.messages)} forms, {len(ruled)} with causes by the reviewed rules ("
+                + ", ".join(dict.fromkeys(f"`{m.rule}`" for m in ruled))
+                + ").",
+            ]
         if k.op_messages is not None:
             from cannenv.explain.opapi import OpMessages
 
