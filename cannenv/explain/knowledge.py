@@ -141,11 +141,12 @@ class Knowledge:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
         unpickled on first use (:mod:`cannenv.explain.lazy`): a short log reads few rows, if any."""
-        from cannenv.explain.lazy import rows, table, value
+        from cannenv.explain.lazy import each, rows, table, value
 
         state = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in LAZY_ROWS:
-            state[name] = rows(state[name])
+            keys = ROW_KEYS.get(name)
+            state[name] = rows(state[name]) if keys is None else each(state[name], keys=keys)
         for name in LAZY_TABLES:
             if state[name] is not None:
                 state[name] = table(state[name])
@@ -176,16 +177,10 @@ class Knowledge:
 
     def public_code(self, name: str) -> Code | None:
         """The code row of a public ACL name (``ACL_ERROR_RT_INVALID_DEVICEID`` → 107001)."""
-        for c in self.codes:
-            if c.name == name:
-                return c
-        return None
+        return _first_code(self.codes, "name", name)
 
     def code(self, value: str) -> Code | None:
-        for c in self.codes:
-            if c.code == value:
-                return c
-        return None
+        return _first_code(self.codes, "code", value)
 
     def library(self, soname: str) -> Library | None:
         """The package row of a shared object (``libhccl.so.1`` → libhccl): the exact name, else the
@@ -231,8 +226,24 @@ class Knowledge:
         return None
 
 
+def _first_code(codes: Sequence[Code], key: str, value: str) -> Code | None:
+    """The first row of ``codes`` whose ``key`` is ``value``: from the cached table's index when it
+    has one (:class:`cannenv.explain.lazy.Each`), else row by row."""
+    first = getattr(codes, "first", None)
+    if first is not None:
+        found: Code | None = first(key, value)
+        return found
+    for c in codes:
+        if getattr(c, key) == value:
+            return c
+    return None
+
+
 LAZY_ROWS = ("codes", "faq", "source_messages", "lib_tables", "libraries", "symbols", "hccl_stages")
 """The knowledge's row tables the cache loads on first use (:meth:`Knowledge.__reduce__`)."""
+ROW_KEYS = {"codes": ("code", "name")}
+"""Row tables pickled one blob per row, with the attributes a row is looked up by: a log's code reads
+its own row (:meth:`Knowledge.code`, :meth:`Knowledge.public_code`), not the table."""
 LAZY_TABLES = ("sources", "inner_codes", "messages", "hccl_results", "driver_errors", "headers")
 """Its mappings the cache loads on first use."""
 LAZY_VALUES = (

@@ -33,7 +33,7 @@ class _Later(Generic[H]):
 
     def __init__(self, held: H) -> None:
         self._held: H | None = held
-        self._blob: bytes | None = None
+        self._blob: bytes | memoryview | None = None
 
     def _load(self) -> H:
         held = self._held
@@ -53,8 +53,11 @@ class _Later(Generic[H]):
             return f"{type(self).__name__}(<{len(self._blob or b'')} bytes, not loaded>)"
         return f"{type(self).__name__}({self._load()!r})"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_later, (type(self).__name__, pickle.dumps(self._load(), pickle.HIGHEST_PROTOCOL)))
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        blob = pickle.dumps(self._load(), pickle.HIGHEST_PROTOCOL)
+        # protocol 5: a buffer the pickler may keep out of band (the cache file's blobs, mapped and
+        # read only when used); in band it reads back as bytes, as with older protocols
+        return (_later, (type(self).__name__, pickle.PickleBuffer(blob) if protocol >= 5 else blob))
 
 
 class Rows(_Later[tuple[T, ...]], Sequence[T]):
@@ -149,6 +152,174 @@ class Value(_Later[object]):
         return hash(self._load())
 
 
+_UNREAD: Any = object()
+"""A row of :class:`Each` not unpickled yet."""
+
+
+class Each(Sequence[T]):
+    """An immutable sequence pickled one blob per row, with the position of the first row for each
+    value of some attributes (``keys``): ``rows[i]`` and :meth:`first` unpickle that one row (the
+    code a log printed, the patterns of an anchor it holds), iteration every row.
+
+    A table of a thousand codes or patterns costs a tuple of blobs to load; a short log reads the
+    few rows it names. It compares and hashes as the tuple of its rows."""
+
+    __slots__ = ("_blobs", "_held", "_index")
+
+    def __init__(self, items: Iterable[T] = (), *, keys: Sequence[str] = ()) -> None:
+        self._held: list[Any] = list(items)
+        self._blobs: tuple[bytes, ...] | None = None
+        self._index: dict[str, dict[Any, int]] = {}
+        for name in keys:
+            first = self._index[name] = {}
+            for i, row in enumerate(self._held):
+                first.setdefault(getattr(row, name), i)
+
+    def _row(self, i: int) -> T:
+        row = self._held[i]
+        if row is _UNREAD:
+            assert self._blobs is not None
+            row = self._held[i] = pickle.loads(self._blobs[i])
+        return row  # type: ignore[no-any-return]
+
+    @property
+    def loaded(self) -> bool:
+        """Whether any row was built (a part of a cached table is not until a row is read)."""
+        return self._blobs is None or any(row is not _UNREAD for row in self._held)
+
+    def first(self, key: str, value: object) -> T | None:
+        """The first row whose attribute ``key`` equals ``value`` (None if none): from the index
+        when the rows were made with that key, else by looking at each row in order."""
+        index = self._index.get(key)
+        if index is not None:
+            i = index.get(value)
+            return None if i is None else self._row(i)
+        for row in self:
+            if getattr(row, key) == value:
+                return row
+        return None
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        if isinstance(index, slice):
+            return tuple(self._row(i) for i in range(len(self._held))[index])
+        return self._row(range(len(self._held))[index])  # IndexError as a tuple raises it
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def __iter__(self) -> Iterator[T]:
+        return (self._row(i) for i in range(len(self._held)))
+
+    def __contains__(self, value: object) -> bool:
+        return any(row == value for row in self)
+
+    def _all(self) -> tuple[T, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Each):
+            return self._all() == other._all()
+        if isinstance(other, (Rows, tuple)):
+            return self._all() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        read = sum(row is not _UNREAD for row in self._held)
+        return f"Each(<{len(self._held)} rows, {read} read>)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        blobs = tuple(pickle.dumps(row, pickle.HIGHEST_PROTOCOL) for row in self)
+        return (_each, (blobs, self._index))
+
+
+def _each(blobs: tuple[bytes, ...], index: dict[str, dict[Any, int]]) -> Each[Any]:
+    """Rows read back from the cache: their blobs, none unpickled yet."""
+    rows: Each[Any] = Each.__new__(Each)
+    rows._held, rows._blobs, rows._index = [_UNREAD] * len(blobs), blobs, index
+    return rows
+
+
+class Keyed(Mapping[K, V]):
+    """A read-only mapping pickled one blob per value: looking a key up unpickles its value alone
+    (the sources an answer cites, of the hundreds of the table). It compares as a dict."""
+
+    __slots__ = ("_blobs", "_held")
+
+    def __init__(self, items: Mapping[K, V] | None = None) -> None:
+        self._held: dict[K, V] = dict(items or {})
+        self._blobs: dict[K, bytes] | None = None
+
+    def __getitem__(self, key: K) -> V:
+        held = self._held.get(key, _UNREAD)
+        if held is _UNREAD:
+            if self._blobs is None:
+                raise KeyError(key)
+            held = self._held[key] = pickle.loads(self._blobs[key])
+        return held  # type: ignore[no-any-return]
+
+    def get(self, key: K, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def _keys(self) -> Mapping[K, object]:
+        return self._held if self._blobs is None else self._blobs
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._keys())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether any value was built (a part of a cached table is not until a key is read)."""
+        return self._blobs is None or bool(self._held)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping, like dict
+
+    def __repr__(self) -> str:
+        return f"Keyed(<{len(self)} keys, {len(self._held)} read>)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_keyed, ({k: pickle.dumps(v, pickle.HIGHEST_PROTOCOL) for k, v in self.items()},))
+
+
+def _keyed(blobs: dict[Any, bytes]) -> Keyed[Any, Any]:
+    """A mapping read back from the cache: its values' blobs, none unpickled yet."""
+    part: Keyed[Any, Any] = Keyed.__new__(Keyed)
+    part._held, part._blobs = {}, blobs
+    return part
+
+
+def each(items: Sequence[T], *, keys: Sequence[str] = ()) -> Each[T]:
+    """``items`` as :class:`Each` (the same object when it already is)."""
+    return items if isinstance(items, Each) else Each(items, keys=keys)
+
+
+def keyed(items: Mapping[K, V]) -> Keyed[K, V]:
+    """``items`` as :class:`Keyed` (the same object when it already is)."""
+    return items if isinstance(items, Keyed) else Keyed(items)
+
+
 def value(obj: object) -> Value:
     """``obj`` as a :class:`Value` (the same object when it already is)."""
     return obj if isinstance(obj, Value) else Value(obj)
@@ -167,8 +338,9 @@ def table(items: Mapping[K, V]) -> Table[K, V]:
 _KINDS: dict[str, type[_Later[Any]]] = {"Rows": Rows, "Table": Table, "Value": Value}
 
 
-def _later(kind: str, blob: bytes) -> _Later[Any]:
-    """A part read back from the cache: its blob, not yet unpickled."""
+def _later(kind: str, blob: bytes | memoryview) -> _Later[Any]:
+    """A part read back from the cache: its blob (bytes, or a view of the mapped cache file), not
+    yet unpickled."""
     part = _KINDS[kind].__new__(_KINDS[kind])
     part._held, part._blob = None, blob
     return part

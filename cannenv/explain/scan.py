@@ -42,12 +42,12 @@ from __future__ import annotations
 import hashlib
 import re
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
-from cannenv.explain.signatures import Pattern, SignatureTable
+from cannenv.explain.signatures import ANCHOR_PREFIX, Pattern, SignatureTable, anchor_groups
 
 if TYPE_CHECKING:
     from ahocorasick_rs import BytesAhoCorasick
@@ -82,7 +82,14 @@ MAX_ERROR_LINES = 5
 BLOCK = 1 << 18
 """Bytes of a region the anchor automaton searches at a time (its list of matches stays short)."""
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_ANSI = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
+"""ANSI escapes (colours, cursor moves, OSC titles)."""
+
+
+@cache
+def _ansi() -> re.Pattern[str]:
+    """:data:`_ANSI` compiled by the first line that has an escape, not at import: most logs have none."""
+    return re.compile(_ANSI)
 
 
 def _digest(data: bytes) -> bytes:
@@ -94,7 +101,7 @@ def normalise(raw: bytes) -> list[str]:
     literal ``\\n`` escapes (a traceback inside JSON) made line breaks."""
     text = raw.decode("utf-8", "replace")
     if "\x1b" in text:
-        text = _ANSI.sub("", text)
+        text = _ansi().sub("", text)
     if "\\n" in text:
         text = text.replace("\\r\\n", "\n").replace("\\n", "\n")
     return text.replace("\r", "\n").split("\n")
@@ -130,15 +137,40 @@ anchor: cheaper than building the table's automaton (~5 ms for 1,200 anchors), t
 class Anchors:
     """A table's distinct anchors (UTF-8, in the order the table first names them), the patterns of
     each, and one automaton that finds them all in one pass (built on first use: a short excerpt
-    never needs it)."""
+    never needs it). The grouping comes with a cached table (:func:`cannenv.explain.signatures.
+    anchor_groups`); an anchor's patterns are looked up when an input holds it."""
 
-    def __init__(self, patterns: Iterable[Pattern]) -> None:
-        by_anchor: dict[bytes, list[Pattern]] = {}
-        for p in patterns:
-            by_anchor.setdefault(p.anchor.encode("utf-8"), []).append(p)
-        self.anchors: tuple[bytes, ...] = tuple(by_anchor)
-        self.patterns: tuple[list[Pattern], ...] = tuple(by_anchor.values())
+    def __init__(self, patterns: Sequence[Pattern]) -> None:
+        self._table = patterns
+        self.anchors, self._members, self._by_prefix, self._short = anchor_groups(patterns)
         self.longest = max(map(len, self.anchors), default=0)
+        self._of: dict[int, list[Pattern]] = {}
+
+    def of(self, i: int) -> list[Pattern]:
+        """The patterns of anchor ``i``, in the table's order."""
+        got = self._of.get(i)
+        if got is None:
+            got = self._of[i] = [self._table[j] for j in self._members[i]]
+        return got
+
+    @property
+    def patterns(self) -> tuple[list[Pattern], ...]:
+        """The patterns of each anchor (every one looked up)."""
+        return tuple(self.of(i) for i in range(len(self.anchors)))
+
+    def candidates(self, region: bytes) -> list[int]:
+        """The anchors ``region`` may hold, in order: those whose first :data:`~cannenv.explain.
+        signatures.ANCHOR_PREFIX` bytes occur in it, and those shorter than that. Every anchor it
+        holds is among them (its beginning is in the region), so a short input's finds are the same
+        as one per anchor; a 1 KB excerpt holds the beginnings of a few dozen of the thousands."""
+        k = ANCHOR_PREFIX
+        by_prefix = self._by_prefix
+        found = set(self._short)
+        for gram in {region[i : i + k] for i in range(len(region) - k + 1)}:
+            ids = by_prefix.get(gram)
+            if ids is not None:
+                found.update(ids)
+        return sorted(found)
 
     @cached_property
     def automaton(self) -> BytesAhoCorasick | None:
@@ -147,7 +179,7 @@ class Anchors:
         return BytesAhoCorasick(self.anchors) if self.anchors else None
 
 
-_ANCHORS: dict[int, tuple[tuple[Pattern, ...], Anchors]] = {}
+_ANCHORS: dict[int, tuple[Sequence[Pattern], Anchors]] = {}
 _KEPT_TABLES = 8
 
 
@@ -311,7 +343,8 @@ class Scanner:
         if self._small:
             # a short input (an excerpt): one C-speed find per anchor costs less than building the
             # automaton; the same places, taken by the same rule, in the same order
-            for i, anchor in enumerate(ac.anchors):
+            for i in ac.candidates(region):
+                anchor = ac.anchors[i]
                 pos = region.find(anchor)
                 while pos >= 0:
                     lo = region.rfind(b"\n", max(0, pos - MAX_LINE), pos) + 1 or max(0, pos - MAX_LINE)
@@ -324,7 +357,7 @@ class Scanner:
                     spans.append(hi)
                     pos = region.find(anchor, max(hi, pos + 1))
             for i in sorted(taken):
-                anchor, patterns, spans = ac.anchors[i], ac.patterns[i], taken[i]
+                anchor, patterns, spans = ac.anchors[i], ac.of(i), taken[i]
                 for k in range(0, len(spans), 2):
                     self._line(region[spans[k] : spans[k + 1]], anchor, patterns)
             return
@@ -352,7 +385,7 @@ class Scanner:
                 spans.append(lo)
                 spans.append(hi)
         for i in sorted(taken):
-            anchor, patterns, spans = ac.anchors[i], ac.patterns[i], taken[i]
+            anchor, patterns, spans = ac.anchors[i], ac.of(i), taken[i]
             for k in range(0, len(spans), 2):
                 self._line(region[spans[k] : spans[k + 1]], anchor, patterns)
 

@@ -15,7 +15,7 @@ dataclasses below, with every regex compiled once.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ from cannenv.explain.rules import REQUIRED_CAUSES as REQUIRED_CAUSES
 from cannenv.explain.rules import re2_subset_problem as re2_subset_problem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
 
     from cannenv.explain.knowledge import Knowledge
     from cannenv.explain.models import PatternModel, SignatureFile
@@ -190,10 +190,10 @@ class Signature:
 
 @dataclass(frozen=True)
 class SignatureTable:
-    sources: dict[str, Source]
+    sources: Mapping[str, Source]
     causes: dict[str, Cause]
     signatures: tuple[Signature, ...]
-    patterns: tuple[Pattern, ...]
+    patterns: Sequence[Pattern]
     """Every distinct pattern of every signature, once (and the knowledge's extractors)."""
     knowledge: Knowledge | None = None
 
@@ -202,6 +202,63 @@ class SignatureTable:
             if s.id == sid:
                 return s
         raise KeyError(sid)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (the validated-table cache) with its patterns and sources one blob each and the
+        scanner's index of the anchors beside them (:func:`anchor_groups`): a short log unpickles
+        the patterns of the anchors it holds and the sources its answer cites, not the thousands of
+        the table."""
+        from cannenv.explain.lazy import each, keyed
+
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        state["patterns"] = each(self.patterns)
+        state["sources"] = keyed(self.sources)  # an answer cites a few of them
+        return (_signature_table, (state, anchor_groups(self.patterns)))
+
+
+AnchorGroups = tuple[
+    tuple[bytes, ...], tuple[tuple[int, ...], ...], dict[bytes, tuple[int, ...]], tuple[int, ...]
+]
+"""A table's distinct anchors (UTF-8, in the order its patterns first name them), the positions in
+its patterns of each anchor's patterns, the anchors by their first :data:`ANCHOR_PREFIX` bytes, and
+the anchors shorter than that (:func:`anchor_groups`)."""
+ANCHOR_PREFIX = 3
+"""Bytes of an anchor's beginning by which a short input's scan picks the anchors it may hold."""
+_GROUPS: dict[int, tuple[Sequence[Pattern], AnchorGroups]] = {}
+"""The anchor groups read back with a cached table, by its patterns (a few tables at most)."""
+_KEPT_GROUPS = 8
+
+
+def anchor_groups(patterns: Sequence[Pattern]) -> AnchorGroups:
+    """The anchors of ``patterns`` grouped (:data:`AnchorGroups`): read back with a cached table,
+    else computed."""
+    kept = _GROUPS.get(id(patterns))
+    if kept is not None and kept[0] is patterns:
+        return kept[1]
+    members: dict[bytes, list[int]] = {}
+    for i, p in enumerate(patterns):
+        members.setdefault(p.anchor.encode("utf-8"), []).append(i)
+    anchors = tuple(members)
+    by_prefix: dict[bytes, list[int]] = {}
+    for i, a in enumerate(anchors):
+        if len(a) >= ANCHOR_PREFIX:
+            by_prefix.setdefault(a[:ANCHOR_PREFIX], []).append(i)
+    short = tuple(i for i, a in enumerate(anchors) if len(a) < ANCHOR_PREFIX)
+    return (
+        anchors,
+        tuple(tuple(m) for m in members.values()),
+        {k: tuple(v) for k, v in by_prefix.items()},
+        short,
+    )
+
+
+def _signature_table(state: dict[str, Any], groups: AnchorGroups) -> SignatureTable:
+    """A table read back from the cache, its anchor groups kept for :func:`anchor_groups`."""
+    table = SignatureTable(**state)
+    while len(_GROUPS) >= _KEPT_GROUPS:
+        del _GROUPS[next(iter(_GROUPS))]
+    _GROUPS[id(table.patterns)] = (table.patterns, groups)
+    return table
 
 
 # What must come before a numeric vendor code on its line, at most 24 characters (no digit) ahead
@@ -618,7 +675,7 @@ def shipped() -> SignatureTable:
     return table
 
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 """Bump when the cached table's layout changes without a change in the hashed files or code."""
 
 
@@ -663,8 +720,17 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
     return h.hexdigest()
 
 
+_CACHE_MAGIC = b"cannenv\x05"
+"""The first bytes of a cached table's file (:func:`_cache_write`)."""
+
+
 def _cache_read(key: str) -> SignatureTable | None:
+    """The cached table of ``key``: its file mapped, not read; the pickle unpickled and each lazy
+    part's blob left a view of the mapping, so the pages of a part are read when it is used
+    (:mod:`cannenv.explain.lazy`). The cache's files are replaced, never rewritten in place."""
+    import mmap
     import pickle
+    import struct
 
     from cannenv.matrix.loader import cache_dir
 
@@ -672,14 +738,31 @@ def _cache_read(key: str) -> SignatureTable | None:
     if folder is None:
         return None
     try:
-        obj = pickle.loads((folder / f"explain-{key}.pickle").read_bytes())
+        with (folder / f"explain-{key}.pickle").open("rb") as fh:
+            view = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+        magic, size, count = struct.unpack_from("<8sQQ", view)
+        if magic != _CACHE_MAGIC:
+            return None
+        at = 24 + 8 * count
+        main = view[at : at + size]
+        buffers = []
+        at += size
+        for n in struct.unpack_from(f"<{count}Q", view, 24):
+            buffers.append(view[at : at + n])
+            at += n
+        if at != len(view):  # cut short
+            return None
+        obj = pickle.loads(main, buffers=buffers)
     except Exception:  # absent, corrupt or written by other code: validate instead
         return None
     return obj if isinstance(obj, SignatureTable) else None
 
 
 def _cache_write(key: str, table: SignatureTable) -> None:
+    """The table pickled (protocol 5), its lazy parts' blobs out of band after it: a header (magic,
+    the pickle's size, the number of blobs, each blob's size), the pickle, the blobs."""
     import pickle
+    import struct
 
     from cannenv.fsutil import atomic_write_bytes
     from cannenv.matrix.loader import cache_dir
@@ -688,7 +771,11 @@ def _cache_write(key: str, table: SignatureTable) -> None:
     if folder is None:
         return
     try:
-        atomic_write_bytes(folder / f"explain-{key}.pickle", pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+        blobs: list[pickle.PickleBuffer] = []
+        main = pickle.dumps(table, pickle.HIGHEST_PROTOCOL, buffer_callback=blobs.append)
+        raws = [b.raw() for b in blobs]
+        head = struct.pack(f"<8sQQ{len(raws)}Q", _CACHE_MAGIC, len(main), len(raws), *map(len, raws))
+        atomic_write_bytes(folder / f"explain-{key}.pickle", b"".join([head, main, *raws]))
         for f in sorted(folder.glob("explain-*.pickle"), key=lambda f: f.stat().st_mtime)[:-4]:
             f.unlink()
     except Exception:  # unwritable, full, raced by another process: the cache is only a shortcut

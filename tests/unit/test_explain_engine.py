@@ -12,6 +12,7 @@ No timings here: benchmarks/bench_explain.py measures both engines.
 
 from __future__ import annotations
 
+import pickle
 import random
 from pathlib import Path
 
@@ -24,6 +25,9 @@ from tests.helpers.scan_reference import PerAnchorScanner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "errors"
 TABLE = signatures.shipped()
+CACHED = pickle.loads(pickle.dumps(TABLE, pickle.HIGHEST_PROTOCOL))
+"""The table as the validated-table cache gives it back: its patterns one blob each, the anchors'
+groups read back with it (signatures.anchor_groups), not computed."""
 EXCERPTS = sorted(DATA.glob("*.txt"))  # the working set's folder only (held-out sets are apart)
 ANCHORS = sorted({p.anchor for p in TABLE.patterns})
 LINES = sorted(
@@ -59,9 +63,10 @@ def _scan(
     cuts: tuple[int, ...],
     block: int,
     total_hint: int | None,
+    table: signatures.SignatureTable = TABLE,
     **how: int,
 ) -> Scanner:
-    s = cls(TABLE, total_hint=total_hint, **how)
+    s = cls(table, total_hint=total_hint, **how)
     s.block = block
     at = 0
     for cut in sorted(cuts):
@@ -75,9 +80,10 @@ def _scan(
 def _same(data: bytes, cuts: tuple[int, ...] = (), block: int = Scanner.block) -> ScanResult:
     old = _scan(PerAnchorScanner, data, cuts, Scanner.block, len(data))
     a = old.result()
-    # both ways of finding the anchors: the automaton, and one find per anchor (a short input's)
-    for small_input in (-1, len(data)):
-        new = _scan(Scanner, data, cuts, block, len(data), small_input=small_input)
+    # both ways of finding the anchors: the automaton, and a find per anchor whose beginning the
+    # input holds (a short input's), with the table as validated and as the cache gives it back
+    for small_input, table in ((-1, TABLE), (len(data), TABLE), (len(data), CACHED)):
+        new = _scan(Scanner, data, cuts, block, len(data), table, small_input=small_input)
         b = new.result()
         assert list(b.hits.items()) == list(a.hits.items())
         assert [(k, list(v.items())) for k, v in b.values.items()] == [
@@ -96,6 +102,26 @@ def test_the_table_has_the_hard_cases() -> None:
     built = anchors(TABLE)
     assert anchors(TABLE) is built  # built once per table
     assert len(built.anchors) == len(ANCHORS) and built.longest == max(len(a.encode()) for a in ANCHORS)
+
+
+def test_the_cached_table_keeps_its_anchor_groups() -> None:
+    """The cache holds the anchors' groups beside the patterns: the scanner of a table read back
+    finds the same anchors, patterns and prefixes without looking at every pattern."""
+    assert CACHED == TABLE and CACHED.patterns == TABLE.patterns
+    assert signatures.anchor_groups(CACHED.patterns) == signatures.anchor_groups(tuple(TABLE.patterns))
+    fresh = pickle.loads(pickle.dumps(TABLE, pickle.HIGHEST_PROTOCOL))
+    built = anchors(fresh)
+    assert not fresh.patterns.loaded  # type: ignore[attr-defined]  # grouped without a pattern read
+    assert built.patterns == anchors(TABLE).patterns and fresh.patterns.loaded  # type: ignore[attr-defined]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(ANCHORS), st.sampled_from(NOISE)), max_size=40))
+def test_a_short_input_s_candidates_hold_every_anchor_it_has(parts: list[str]) -> None:
+    region = "".join(parts).encode("utf-8", "surrogateescape")
+    ac = anchors(TABLE)
+    held = {i for i, a in enumerate(ac.anchors) if a in region}
+    assert held <= set(ac.candidates(region))
 
 
 def test_every_working_set_excerpt_scans_the_same() -> None:
