@@ -3,13 +3,16 @@
 The knowledge tables grew to thousands of rows (the vendor's codes, the messages read out of its
 sources, the FAQ entries, HCCL's log messages); a short excerpt touches a few of them, if any. In
 the validated-table cache (:func:`cannenv.explain.signatures.shipped`) each such part is pickled as
-one blob of its own inside the table's pickle: loading the table copies the blob's bytes and builds
-no row; the first lookup unpickles the part (docs/performance.md, "explain on a short log").
+one blob of its own: with protocol 5 a buffer kept out of band, after the table's pickle in the
+cache file, which is mapped, so loading the table neither reads nor copies the blob and builds no
+row; the first lookup unpickles the part (docs/performance.md, "explain on a short log").
 
 :class:`Rows` stands for a tuple and :class:`Table` for a read-only mapping; both behave as their
 values (iteration, indexing, ``len``, ``in``, equality with a tuple or a dict) whether loaded or not.
-:class:`Value` stands for one frozen value (the signal table, the errno table …): reading any of its
-attributes or methods unpickles it; it compares and hashes as that value.
+:class:`Each` (a tuple) and :class:`Keyed` (a mapping) keep one blob per row or value, for tables a
+log reads a few rows of by key (the codes, the sources an answer cites, the patterns of the anchors
+a log holds). :class:`Value` stands for one frozen value (the signal table, the errno table …):
+reading any of its attributes or methods unpickles it; it compares and hashes as that value.
 The blobs are the cache's own (written by :func:`cannenv.explain.signatures._cache_write` from a
 table it validated), never a user's input.
 """
