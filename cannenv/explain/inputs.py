@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -27,11 +26,9 @@ if TYPE_CHECKING:
     from cannenv.progress import Progress
 
 
-@dataclass(frozen=True)
-class _File:
-    name: str
-    local: Path
-    size: int
+_File = tuple[str, Path, int]
+"""A regular file of a walked folder: its name as shown, its local path, its size (a plain tuple:
+defining a dataclass costs more than a short log's scan, docs/performance.md)."""
 
 
 def _inside_root(path: str, root: Path | None) -> str | None:
@@ -108,7 +105,7 @@ def _walk(top: Path, name: str, skipped: list[str]) -> list[_File]:
                 if len(files) >= MAX_DIR_FILES:
                     over += 1
                     continue
-                files.append(_File(label, Path(e.path), st.st_size))
+                files.append((label, Path(e.path), st.st_size))
             else:
                 skipped.append(f"{label}: not a regular file")
     if over:
@@ -155,8 +152,8 @@ def scan(
         except OSError as exc:
             raise InputError(f"cannot read log {log}: {exc.strerror or exc}") from None
         if stat.S_ISDIR(st.st_mode):
-            for f in _walk(local, log, skipped):
-                plan.append((f.name, f.local, f.size, True))
+            for label, path, size in _walk(local, log, skipped):
+                plan.append((label, path, size, True))
         else:
             plan.append((log, local, st.st_size, in_root))
     total = sum(len(t.encode("utf-8", "surrogateescape")) for t in texts) + sum(p[2] for p in plan)

@@ -20,7 +20,9 @@ table it validated), never a user's input.
 from __future__ import annotations
 
 import pickle
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate
 from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
@@ -167,11 +169,14 @@ class Each(Sequence[T]):
     A table of a thousand codes or patterns costs a tuple of blobs to load; a short log reads the
     few rows it names. It compares and hashes as the tuple of its rows."""
 
-    __slots__ = ("_blobs", "_held", "_index")
+    __slots__ = ("_data", "_ends", "_held", "_index")
 
     def __init__(self, items: Iterable[T] = (), *, keys: Sequence[str] = ()) -> None:
         self._held: list[Any] = list(items)
-        self._blobs: tuple[bytes, ...] | None = None
+        self._data: memoryview | None = None
+        """The rows' blobs one after another (read back from the cache), row ``i`` ending at
+        ``_ends[i]``."""
+        self._ends: array[int] = array("Q")
         self._index: dict[str, dict[Any, int]] = {}
         for name in keys:
             first = self._index[name] = {}
@@ -181,14 +186,14 @@ class Each(Sequence[T]):
     def _row(self, i: int) -> T:
         row = self._held[i]
         if row is _UNREAD:
-            assert self._blobs is not None
-            row = self._held[i] = pickle.loads(self._blobs[i])
+            assert self._data is not None
+            row = self._held[i] = pickle.loads(self._data[self._ends[i - 1] if i else 0 : self._ends[i]])
         return row  # type: ignore[no-any-return]
 
     @property
     def loaded(self) -> bool:
         """Whether any row was built (a part of a cached table is not until a row is read)."""
-        return self._blobs is None or any(row is not _UNREAD for row in self._held)
+        return self._data is None or any(row is not _UNREAD for row in self._held)
 
     def first(self, key: str, value: object) -> T | None:
         """The first row whose attribute ``key`` equals ``value`` (None if none): from the index
@@ -235,62 +240,61 @@ class Each(Sequence[T]):
     def __hash__(self) -> int:
         return hash(self._all())
 
+    @property
+    def read(self) -> int:
+        """How many rows were built."""
+        return sum(row is not _UNREAD for row in self._held)
+
     def __repr__(self) -> str:
-        read = sum(row is not _UNREAD for row in self._held)
-        return f"Each(<{len(self._held)} rows, {read} read>)"
+        return f"Each(<{len(self._held)} rows, {self.read} read>)"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        blobs = tuple(pickle.dumps(row, pickle.HIGHEST_PROTOCOL) for row in self)
-        return (_each, (blobs, self._index))
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        blobs = [pickle.dumps(row, pickle.HIGHEST_PROTOCOL) for row in self]
+        data = b"".join(blobs)
+        ends = array("Q", accumulate(map(len, blobs)))
+        # as a part's blob (_Later): out of band with protocol 5, so the cache maps it, not reads it
+        return (_each, (pickle.PickleBuffer(data) if protocol >= 5 else data, ends, self._index))
 
 
-def _each(blobs: tuple[bytes, ...], index: dict[str, dict[Any, int]]) -> Each[Any]:
+def _each(data: bytes | memoryview, ends: array[int], index: dict[str, dict[Any, int]]) -> Each[Any]:
     """Rows read back from the cache: their blobs, none unpickled yet."""
     rows: Each[Any] = Each.__new__(Each)
-    rows._held, rows._blobs, rows._index = [_UNREAD] * len(blobs), blobs, index
+    rows._held, rows._data, rows._ends, rows._index = [_UNREAD] * len(ends), memoryview(data), ends, index
     return rows
 
 
 class Keyed(Mapping[K, V]):
-    """A read-only mapping pickled one blob per value: looking a key up unpickles its value alone
-    (the sources an answer cites, of the hundreds of the table). It compares as a dict."""
+    """A read-only mapping pickled one blob per value (its values an :class:`Each`): looking a key
+    up unpickles its value alone (the sources an answer cites, of the hundreds of the table). It
+    compares as a dict."""
 
-    __slots__ = ("_blobs", "_held")
+    __slots__ = ("_at", "_values")
 
     def __init__(self, items: Mapping[K, V] | None = None) -> None:
-        self._held: dict[K, V] = dict(items or {})
-        self._blobs: dict[K, bytes] | None = None
+        held = dict(items or {})
+        self._at: dict[K, int] = {k: i for i, k in enumerate(held)}
+        self._values: Each[V] = Each(held.values())
 
     def __getitem__(self, key: K) -> V:
-        held = self._held.get(key, _UNREAD)
-        if held is _UNREAD:
-            if self._blobs is None:
-                raise KeyError(key)
-            held = self._held[key] = pickle.loads(self._blobs[key])
-        return held  # type: ignore[no-any-return]
+        return self._values[self._at[key]]
 
     def get(self, key: K, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def _keys(self) -> Mapping[K, object]:
-        return self._held if self._blobs is None else self._blobs
+        at = self._at.get(key)
+        return default if at is None else self._values[at]
 
     def __len__(self) -> int:
-        return len(self._keys())
+        return len(self._at)
 
     def __iter__(self) -> Iterator[K]:
-        return iter(self._keys())
+        return iter(self._at)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys()
+        return key in self._at
 
     @property
     def loaded(self) -> bool:
         """Whether any value was built (a part of a cached table is not until a key is read)."""
-        return self._blobs is None or bool(self._held)
+        return self._values.loaded
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
@@ -300,16 +304,16 @@ class Keyed(Mapping[K, V]):
     __hash__ = None  # type: ignore[assignment]  # a mapping, like dict
 
     def __repr__(self) -> str:
-        return f"Keyed(<{len(self)} keys, {len(self._held)} read>)"
+        return f"Keyed(<{len(self)} keys, {self._values.read} read>)"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_keyed, ({k: pickle.dumps(v, pickle.HIGHEST_PROTOCOL) for k, v in self.items()},))
+        return (_keyed, (self._at, self._values))
 
 
-def _keyed(blobs: dict[Any, bytes]) -> Keyed[Any, Any]:
+def _keyed(at: dict[Any, int], values: Each[Any]) -> Keyed[Any, Any]:
     """A mapping read back from the cache: its values' blobs, none unpickled yet."""
     part: Keyed[Any, Any] = Keyed.__new__(Keyed)
-    part._held, part._blobs = {}, blobs
+    part._at, part._values = at, values
     return part
 
 
