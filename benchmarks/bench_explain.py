@@ -303,7 +303,7 @@ def with_extra_anchors(table: Any, n: int) -> Any:
     while len(extra) < n:
         text = " ".join(rng.sample(words, rng.choice((2, 3)))) + f" {rng.randrange(1000)}"
         extra.setdefault(f"text:{text}", Pattern(key=f"text:{text}", anchor=text, rx=None))
-    return dataclasses.replace(table, patterns=table.patterns + tuple(extra.values()))
+    return dataclasses.replace(table, patterns=(*table.patterns, *extra.values()))
 
 
 def scan_file(cls: Any, table: Any, path: Path) -> Any:

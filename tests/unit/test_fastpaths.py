@@ -330,6 +330,7 @@ def test_warm_explain_imports_its_own_modules_only(cache: Path, tmp_path: Path) 
         "cannenv.explain.signatures",
         "cannenv.linre",
         "cannenv.progress",
+        "mmap",  # the cached table's file is mapped: a lazy part's pages are read when it is used
     ], beyond
     # the anchors' one-pass automaton (a core dependency) is for inputs over 16 KiB: a short log
     # is searched with one bytes.find per anchor and never imports it; the doctor never does
