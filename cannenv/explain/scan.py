@@ -142,7 +142,9 @@ class Anchors:
 
     def __init__(self, patterns: Sequence[Pattern]) -> None:
         self._table = patterns
-        self.anchors, self._members, self._by_prefix, self._short = anchor_groups(patterns)
+        groups = anchor_groups(patterns)
+        self.anchors: tuple[bytes, ...] = groups[0]
+        self._starts, self._members, self._prefixes, self._pstarts, self._pmembers = groups[1:]
         self.longest = max(map(len, self.anchors), default=0)
         self._of: dict[int, list[Pattern]] = {}
 
@@ -150,7 +152,8 @@ class Anchors:
         """The patterns of anchor ``i``, in the table's order."""
         got = self._of.get(i)
         if got is None:
-            got = self._of[i] = [self._table[j] for j in self._members[i]]
+            at = self._members[self._starts[i] : self._starts[i + 1]]
+            got = self._of[i] = [self._table[j] for j in at]
         return got
 
     @property
@@ -164,12 +167,12 @@ class Anchors:
         holds is among them (its beginning is in the region), so a short input's finds are the same
         as one per anchor; a 1 KB excerpt holds the beginnings of a few dozen of the thousands."""
         k = ANCHOR_PREFIX
-        by_prefix = self._by_prefix
-        found = set(self._short)
-        for gram in {region[i : i + k] for i in range(len(region) - k + 1)}:
-            ids = by_prefix.get(gram)
-            if ids is not None:
-                found.update(ids)
+        prefixes, pstarts, pmembers = self._prefixes, self._pstarts, self._pmembers
+        found: set[int] = set()
+        for gram in {b"", *(region[i : i + k] for i in range(len(region) - k + 1))}:
+            at = prefixes.get(gram)
+            if at is not None:
+                found.update(pmembers[pstarts[at] : pstarts[at + 1]])
         return sorted(found)
 
     @cached_property

@@ -26,7 +26,8 @@ from cannenv.explain.rules import REQUIRED_CAUSES as REQUIRED_CAUSES
 from cannenv.explain.rules import re2_subset_problem as re2_subset_problem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from array import array
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from cannenv.explain.knowledge import Knowledge
     from cannenv.explain.models import PatternModel, SignatureFile
@@ -217,11 +218,16 @@ class SignatureTable:
 
 
 AnchorGroups = tuple[
-    tuple[bytes, ...], tuple[tuple[int, ...], ...], dict[bytes, tuple[int, ...]], tuple[int, ...]
+    tuple[bytes, ...], "array[int]", "array[int]", dict[bytes, int], "array[int]", "array[int]"
 ]
-"""A table's distinct anchors (UTF-8, in the order its patterns first name them), the positions in
-its patterns of each anchor's patterns, the anchors by their first :data:`ANCHOR_PREFIX` bytes, and
-the anchors shorter than that (:func:`anchor_groups`)."""
+"""A table's anchors grouped, as flat arrays (few objects to load and to collect):
+
+* its distinct anchors (UTF-8, in the order its patterns first name them);
+* ``starts``, ``members``: the positions in its patterns of anchor ``i``'s patterns are
+  ``members[starts[i]:starts[i + 1]]``;
+* ``prefixes``, ``pstarts``, ``pmembers``: the anchors that begin with the :data:`ANCHOR_PREFIX`
+  bytes ``b`` are ``pmembers[pstarts[k]:pstarts[k + 1]]`` where ``k = prefixes[b]``; those
+  shorter than that are under ``b""``."""
 ANCHOR_PREFIX = 3
 """Bytes of an anchor's beginning by which a short input's scan picks the anchors it may hold."""
 _GROUPS: dict[int, tuple[Sequence[Pattern], AnchorGroups]] = {}
@@ -235,21 +241,26 @@ def anchor_groups(patterns: Sequence[Pattern]) -> AnchorGroups:
     kept = _GROUPS.get(id(patterns))
     if kept is not None and kept[0] is patterns:
         return kept[1]
-    members: dict[bytes, list[int]] = {}
+    from array import array
+
+    by_anchor: dict[bytes, list[int]] = {}
     for i, p in enumerate(patterns):
-        members.setdefault(p.anchor.encode("utf-8"), []).append(i)
-    anchors = tuple(members)
+        by_anchor.setdefault(p.anchor.encode("utf-8"), []).append(i)
     by_prefix: dict[bytes, list[int]] = {}
-    for i, a in enumerate(anchors):
-        if len(a) >= ANCHOR_PREFIX:
-            by_prefix.setdefault(a[:ANCHOR_PREFIX], []).append(i)
-    short = tuple(i for i, a in enumerate(anchors) if len(a) < ANCHOR_PREFIX)
-    return (
-        anchors,
-        tuple(tuple(m) for m in members.values()),
-        {k: tuple(v) for k, v in by_prefix.items()},
-        short,
-    )
+    for i, a in enumerate(by_anchor):
+        by_prefix.setdefault(a[:ANCHOR_PREFIX] if len(a) >= ANCHOR_PREFIX else b"", []).append(i)
+
+    def flat(groups: Iterable[list[int]]) -> tuple[array[int], array[int]]:
+        starts, members = array("L", [0]), array("L")
+        for g in groups:
+            members.extend(g)
+            starts.append(len(members))
+        return starts, members
+
+    starts, members = flat(by_anchor.values())
+    pstarts, pmembers = flat(by_prefix.values())
+    prefixes = {b: k for k, b in enumerate(by_prefix)}
+    return tuple(by_anchor), starts, members, prefixes, pstarts, pmembers
 
 
 def _signature_table(state: dict[str, Any], groups: AnchorGroups) -> SignatureTable:
