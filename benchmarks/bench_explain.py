@@ -40,8 +40,10 @@ traced memory.
 
 Target: the 100 MB log explained in < 1 s on one core. Measured (2-core machine shared by 8 engineers,
 load average 4.2): cannenv 0.285 s of CPU (0.59 s wall), naive Python 327 s extrapolated, grep -F
-0.69 s, grep -E 0.81 s; the 1 KB excerpt: doctor 0.155 s CPU, explain 0.181 s, +26 ms (median of
-15, load 5.3). Before and after: docs/performance.md.
+0.69 s, grep -E 0.81 s. The 1 KB excerpt (3 Dec, after the mapped cache; ``--small-only
+--small-repeat 9``, load 3.4): doctor 0.136 s CPU, explain 0.162 s, +26 ms (+27 ms in a second run;
++48 ms before the change, load 4.2; +44 ms → +26 ms in one ``--small-against`` run at load 3.2).
+Before and after: docs/performance.md.
 """
 
 from __future__ import annotations
