@@ -169,12 +169,7 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
         if scan.error_lines:
             out.append("Lines that look like errors:")
             out += [f"  > {L(x)}" for x in scan.error_lines]
-        if ex.host_source != "none":
-            if ex.doctor:
-                out.append("What the doctor finds on this host all the same:")
-                out += [f"  - {L(f.id)} [{f.status}] {L(f.detail)}" for f in ex.doctor]
-            else:
-                out.append("The doctor finds nothing wrong on this host.")
+        out += _doctor_all_the_same(ex)
         out.append(
             "If this error is common, a signature can be added: docs/explain.md (How to add a signature)."
         )
@@ -210,13 +205,20 @@ def render_text(ex: Explanation, *, verbose: bool = False) -> str:
         out.append("")
         out.append("No known signature matches this text: the reading above is an inference from what its")
         out.append(f"failure lines do not say, never a fact ({L(ex.matches[0].note)}).")
-        if ex.host_source != "none":
-            if ex.doctor:
-                out.append("What the doctor finds on this host all the same:")
-                out += [f"  - {L(f.id)} [{f.status}] {L(f.detail)}" for f in ex.doctor]
-            else:
-                out.append("The doctor finds nothing wrong on this host.")
+        out += _doctor_all_the_same(ex)
     return "\n".join(out) + "\n"
+
+
+def _doctor_all_the_same(ex: Explanation) -> list[str]:
+    """What the doctor finds on the host, beside an answer no known signature gave (sanitised)."""
+    if ex.host_source == "none":
+        return []
+    if not ex.doctor:
+        return ["The doctor finds nothing wrong on this host."]
+    line = sanitize.line
+    return ["What the doctor finds on this host all the same:"] + [
+        f"  - {line(f.id)} [{f.status}] {line(f.detail)}" for f in ex.doctor
+    ]
 
 
 def render_junit(ex: Explanation) -> str:
