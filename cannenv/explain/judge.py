@@ -612,6 +612,107 @@ def _derive_cxx11_abi_crash(
     )
 
 
+def _same_release_build(requirement: str, name: str, installed: str) -> bool:
+    """Whether pip's ``requires NAME==V`` against an installed ``V`` with a pre-release, dev or
+    local label (``torch==1.5.0`` against ``1.5.0a0+1977093``) names one release: PEP 440's ``==``
+    compares the whole public version, so a source or vendor build of V fails the pin."""
+    import re
+
+    from packaging.version import InvalidVersion, Version
+
+    from cannenv.explain.knowledge import dist_name
+
+    m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])? ?== ?([0-9][0-9.]*)", requirement.strip())
+    if m is None or dist_name(m.group(1)) != name:
+        return False
+    try:
+        pinned, got = Version(m.group(2)), Version(installed.rstrip("."))
+    except InvalidVersion:
+        return False
+    if got == pinned or not (got.is_prerelease or got.local is not None):
+        return False
+
+    def padded(v: Version) -> tuple[int, ...]:
+        return v.release + (0,) * (4 - len(v.release))
+
+    return padded(got) == padded(pinned)
+
+
+def _derive_python_dists(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """A Python distribution a packaging tool reports of another version than required or not
+    installed (pkg_resources' VersionConflict and DistributionNotFound, pip's check and resolver
+    lines, importlib.metadata's PackageNotFoundError, transformers' require_version: the
+    ``python-dist-*`` extractors): the distribution named decides. One of CANN's Python dependencies
+    is ``python-deps``; a package of the stack is ``framework-mismatch`` when of another version
+    (its release pairs with the others'), ``python-deps`` when missing from the Python that runs the
+    job; any other is ``third-party-library``."""
+    from cannenv.explain.knowledge import dist_name
+
+    done: set[tuple[str, str]] = set()
+    for e in k.extractors:
+        if e.kind not in ("python-dist-conflict", "python-dist-missing"):
+            continue
+        conflict = e.kind == "python-dist-conflict"
+        for value, v in scan.values.get(e.id, {}).items():
+            parts = value.split("|")  # pip's lines: the requirement, the name, the installed version
+            name = dist_name(parts[1] if len(parts) == 3 else parts[0])
+            if name == "python" or (name, e.kind) in done:  # transformers' python>=X: the interpreter
+                continue
+            done.add((name, e.kind))
+            if len(parts) == 3 and _same_release_build(parts[0], name, parts[2]):
+                add(
+                    "python-dist-same-release-build",
+                    f"pip reports {name} {parts[2].rstrip('.')} against {parts[0]} (a build of that release)",
+                    "Python packaging (pip)",
+                    10,
+                    f"derived:python-dist:same-release:{name}",
+                    v.line,
+                    v.count,
+                    [
+                        (
+                            "not-a-version-problem",
+                            f"{name} {parts[2].rstrip('.')} is a pre-release, dev or locally labelled build"
+                            f" of the very release {parts[0]} pins (a source or vendor build): PEP 440's =="
+                            " does not match the label, so pip reports it, but no other release is installed",
+                            ("pep440-version-matching", e.source or "pip-install-conflicts"),
+                        )
+                    ],
+                )
+                continue
+            group = k.python_dist(name)
+            what = "of another version than required" if conflict else "not installed"
+            reading = "conflict" if conflict else "missing"
+            if group is None:
+                sid, cause = f"python-dist-third-party-{reading}", "third-party-library"
+                why = f"{name} is none of CANN's Python dependencies and no package of the NPU stack"
+                src: str | tuple[str, ...] = e.source or "py-site"
+            else:
+                kind, gsrc, reason = group
+                src = (e.source, gsrc) if e.source else gsrc
+                if kind == "cann-dep":
+                    sid, cause, why = f"python-dist-cann-dep-{reading}", "python-deps", f"{name} is {reason}"
+                elif conflict:
+                    sid, cause, why = (
+                        "python-dist-stack-conflict",
+                        "framework-mismatch",
+                        f"{name} is {reason}",
+                    )
+                else:
+                    sid, cause = "python-dist-stack-missing", "python-deps"
+                    why = f"{name} is {reason}; it is missing from the Python that runs the job"
+            add(
+                sid,
+                f"the packaging tools report {name} {what}",
+                "Python packaging (pip, pkg_resources, importlib.metadata)",
+                10 if conflict else 6,
+                f"derived:python-dist:{e.kind}:{name}",
+                v.line,
+                v.count,
+                [(cause, why, src)],
+                supersedes=() if conflict else ("python-package-metadata-missing",),
+            )
+
+
 def derive(
     table: SignatureTable, scan: ScanResult, deaths: Sequence[Death] = ()
 ) -> tuple[list[Signature], dict[str, Hit]]:
@@ -678,6 +779,8 @@ def derive(
                 v.line,
                 v.count,
                 [(c, f"{value} ships with {lib.package_title}", lib.source) for c in lib.causes],
+                # cffi's "cannot load library 'X'" is read as a system library; X's package decides
+                supersedes=("cffi-cannot-load-library",),
             )
         else:
             add(
@@ -727,6 +830,7 @@ def derive(
                 supersedes=("link-library-missing",),
             )
     _derive_cxx11_abi_crash(k, scan, deaths, add)
+    _derive_python_dists(k, scan, add)
 
     for e in k.extractors:  # a header the compiler did not find that a package of the CANN toolkit installs
         if e.kind != "header" or not scan.values.get(e.id) or not k.headers:

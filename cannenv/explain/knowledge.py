@@ -137,6 +137,9 @@ class Knowledge:
     drv_install: DrvInstall | None = None
     """The NPU driver installer's own error messages from its scripts (drv_install.yaml,
     :mod:`.drvinstall`)."""
+    python_dists: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
+    """A Python distribution (PEP 503 normalised name) → (its group, ``cann-dep`` or ``stack``, the
+    source that says so, the reason): ``python_dists`` and ``python_code.packages``."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -193,6 +196,11 @@ class Knowledge:
             if lib.prefix and stem.startswith(lib.name) and (best is None or len(lib.name) > len(best.name)):
                 best = lib
         return best
+
+    def python_dist(self, name: str) -> tuple[str, str, str] | None:
+        """The group of a Python distribution a packaging tool names (``cann-dep``, ``stack``) with
+        its source and reason; None for any other distribution."""
+        return self.python_dists.get(dist_name(name))
 
     def package_of(self, soname: str) -> str:
         """The package that ships a shared object, ``third-party`` when the table does not map it."""
@@ -278,6 +286,27 @@ SPECIAL_NAMES = (
     "covariant return thunk for ",
     "guard variable for ",
 )
+
+
+def dist_name(name: str) -> str:
+    """A Python distribution's name as PEP 503 normalises it (``vllm_ascend`` → ``vllm-ascend``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _python_dists(model: KnowledgeFile) -> dict[str, tuple[str, str, str]]:
+    pd = model.python_dists
+    if pd is None:
+        return {}
+    out: dict[str, tuple[str, str, str]] = {}
+    stack = list(pd.stack.names)
+    if model.python_code is not None:  # the stack's import names (torch_npu, vllm_ascend) and their hosts
+        stack += [p.package for p in model.python_code.packages]
+        stack += [s for p in model.python_code.packages for s in p.stack_of]
+    for name in stack:
+        out[dist_name(name)] = ("stack", pd.stack.source, pd.stack.reason)
+    for name in pd.cann_deps.names:  # a CANN dependency is one whatever else lists it
+        out[dist_name(name)] = ("cann-dep", pd.cann_deps.source, pd.cann_deps.reason)
+    return out
 
 
 def library_stem(soname: str) -> str:
@@ -394,6 +423,7 @@ def build(model: KnowledgeFile) -> Knowledge:
         deaths=_deaths(model),
         python_code=_python_code(model),
         residual=_residual(model),
+        python_dists=_python_dists(model),
         hccl_results={
             c.value: Code(c.code, c.name, c.family, c.meaning, c.causes, c.source, c.value)
             for c in model.codes

@@ -53,6 +53,8 @@ ExtractorKind = Literal[
     "cc-code",
     "failure",
     "drv-install",
+    "python-dist-conflict",
+    "python-dist-missing",
 ]
 CodeFamily = Literal[
     "acl-runtime",
@@ -620,6 +622,25 @@ class DeathsModel(_Frozen):
     read (the kernel's 'Out of memory: Killed process' is the host's memory, not the device's)."""
 
 
+class PythonDistGroupModel(_Frozen):
+    """Python distributions (PyPI project names, compared as PEP 503 normalises them) of one kind."""
+
+    names: tuple[str, ...] = Field(min_length=1)
+    source: str
+    reason: str = Field(min_length=10)
+    """Why these names are of the group (a reviewed reading of the source)."""
+
+
+class PythonDistsModel(_Frozen):
+    """Which package a packaging tool's version conflict or missing distribution names decides the
+    cause (cannenv.explain.judge, the ``python-dist-*`` extractors): one of CANN's Python
+    dependencies, a package of the stack (with ``python_code.packages``), or any other."""
+
+    cann_deps: PythonDistGroupModel
+    stack: PythonDistGroupModel
+    """The stack's distributions besides ``python_code.packages`` (whose import names count too)."""
+
+
 class KnowledgeFile(_Frozen):
     schema_version: Literal[1] = 1
     sources: dict[str, SourceModel]
@@ -642,10 +663,17 @@ class KnowledgeFile(_Frozen):
     deaths: DeathsModel | None = None
     residual: ResidualModel | None = None
     """The residual reading of a failure no signature reads (cannenv.explain.residual)."""
+    python_dists: PythonDistsModel | None = None
+    """The groups of Python distributions a packaging tool's message names (round 8)."""
 
     @model_validator(mode="after")
     def _references(self) -> KnowledgeFile:
         problems: list[str] = []
+        if self.python_dists is not None:
+            groups = (self.python_dists.cann_deps, self.python_dists.stack)
+            problems += [
+                f"python_dists: unknown source {g.source!r}" for g in groups if g.source not in self.sources
+            ]
         problems += [
             f"extractor {e.id}: unknown source {e.source!r}"
             for e in self.extractors
