@@ -210,3 +210,21 @@ def test_any_text_gets_a_reading_or_a_reason_and_never_a_confirmed_residual(part
     if RES in [m.id for m in ex.matches]:
         assert isinstance(got, residual.Reading) and ex.exit_code == 3
         assert all(c.status == "undecided" for c in ex.causes)
+
+
+def test_the_text_answer_shows_the_doctors_findings_beside_the_residual_reading() -> None:
+    """The reading confirms nothing, so what the doctor finds on the host is shown all the same."""
+    from cannenv.explain import render
+    from cannenv.report import Finding
+
+    bad = Finding(
+        id="toolkit-ops", status="fail", severity="high", title="ops", detail="ops 8.0 beside toolkit 8.5"
+    )
+    ex = explain(
+        "RuntimeError: Ascend Transfer Engine initialization failed.", findings=[bad], host_source="root"
+    )
+    text = render.render_text(ex)
+    assert ex.residual_only and ex.exit_code == 3
+    assert "What the doctor finds on this host all the same:" in text and "toolkit-ops [fail]" in text
+    clean = render.render_text(explain("RuntimeError: init failed.", findings=[], host_source="root"))
+    assert "The doctor finds nothing wrong on this host." in clean
