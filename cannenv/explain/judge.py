@@ -1051,6 +1051,7 @@ def derive(
             ],
         )
     _derive_lib_tables(k, scan, add)
+    _derive_commands(k, scan, add)
     if any(key.startswith("check:") for key in scan.values) and k.failed_checks is not None:
         from cannenv.explain.failedchecks import read as read_checks
 
@@ -1798,3 +1799,21 @@ def _derive_drv_install(k: Knowledge, scan: ScanResult, add: Callable[..., None]
             v.count,
             [(c, f"{said}; rule {m.rule}: {m.reason}", source_id(m.at[0])) for c in m.causes],
         )
+
+
+def _derive_commands(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+    """A command the shell or a tool does not find that commands.yaml knows: the package that ships
+    it and what that means (:mod:`cannenv.explain.commands`); any other command: nothing."""
+    if k.commands is None:
+        return
+    found: dict[str, Any] = {}
+    for e in k.extractors:
+        if e.kind == "command":
+            for value, v in scan.values.get(e.id, {}).items():
+                found.setdefault(value, v)
+    if not found:
+        return
+    from cannenv.explain.commands import COMMAND_PRIORITY, read
+
+    for r in read(k.commands, found):
+        add(r.id, r.title, r.component, COMMAND_PRIORITY, r.key, r.line, r.count, r.causes)

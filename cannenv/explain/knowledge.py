@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from cannenv.explain.msascend import MsData
     from cannenv.explain.opapi import OpData
     from cannenv.explain.parts import (
+        Commands,
         Deaths,
         Errno,
         FailedChecks,
@@ -140,6 +141,8 @@ class Knowledge:
     python_dists: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
     """A Python distribution (PEP 503 normalised name) → (its group, ``cann-dep`` or ``stack``, the
     source that says so, the reason): ``python_dists`` and ``python_code.packages``."""
+    commands: Commands | None = None
+    """Who ships a command the shell or a tool does not find (commands.yaml, :mod:`.commands`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (the validated-table cache) with its large parts as blobs of their own, each
@@ -263,6 +266,7 @@ LAZY_VALUES = (
     "failed_checks",
     "residual",
     "drv_install",
+    "commands",
 )
 """Its single values the cache loads when an attribute is first read (their classes live in
 :mod:`cannenv.explain.parts` and :mod:`cannenv.explain.logsource`, imported only then)."""

@@ -55,6 +55,7 @@ ExtractorKind = Literal[
     "drv-install",
     "python-dist-conflict",
     "python-dist-missing",
+    "command",
 ]
 CodeFamily = Literal[
     "acl-runtime",
@@ -1417,6 +1418,66 @@ class DrvInstallFile(_Frozen):
         problems += [f"rule {i}: listed twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
         texts = [m.text for m in self.messages]
         problems += [f"message {t!r}: listed twice" for t in sorted({t for t in texts if texts.count(t) > 1})]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+CommandKind = Literal["cann", "driver", "os"]
+
+
+class CommandKindModel(_Frozen):
+    """What a command of one kind not found means (``commands.yaml`` ``kinds``): the causes, the
+    reason said as their why (``{command}``, ``{package}`` and ``{where}`` filled in) and the
+    sources of the reading."""
+
+    causes: tuple[str, ...] = Field(min_length=1)
+    what: str = Field(min_length=3)
+    reason: str = Field(min_length=20)
+    sources: tuple[str, ...] = Field(min_length=1)
+
+
+class CommandModel(_Frozen):
+    """A command and who ships it (``commands.yaml`` ``commands``): the package of knowledge.yaml
+    (``cann``, ``driver``) or the OS package (``os``; none where the source names only the tool),
+    the folder it is installed in, and the source that lists it."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}$")
+    kind: CommandKind
+    package: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+    component: str | None = None
+    """The vendor's package name (``<func_name>`` of a package XML) where it is one of several."""
+    where: str = Field(min_length=1)
+    source: str
+    package_source: str | None = None
+    """Where the package is named as the one that ships the command (an install guide), when
+    ``source`` names only the command."""
+
+
+class CommandsFile(_Frozen):
+    """``matrices/explain/commands.yaml``: who ships a command the shell or a tool does not find
+    (cannenv.explain.commands)."""
+
+    schema_version: Literal[1] = 1
+    sources: dict[str, SourceModel] = Field(min_length=1)
+    path: tuple[str, ...] = Field(min_length=1)
+    """The folders under a CANN install that its set_env.sh puts on PATH (``path_source`` says)."""
+    path_source: str
+    kinds: dict[CommandKind, CommandKindModel]
+    commands: tuple[CommandModel, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> CommandsFile:
+        problems: list[str] = []
+        names = [c.name for c in self.commands]
+        problems += [f"command {n}: listed twice" for n in sorted({n for n in names if names.count(n) > 1})]
+        refs = [("path_source", self.path_source)]
+        refs += [(f"command {c.name}", c.source) for c in self.commands]
+        refs += [(f"command {c.name}", c.package_source) for c in self.commands if c.package_source]
+        refs += [(f"kind {k}", s) for k, v in self.kinds.items() for s in v.sources]
+        problems += [f"{what}: unknown source {s!r}" for what, s in refs if s not in self.sources]
+        kinds = sorted({c.kind for c in self.commands})
+        problems += [f"kind {k}: not described in kinds" for k in kinds if k not in self.kinds]
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -377,3 +377,35 @@ class FailedChecks:
     forms: tuple[CheckForm, ...]
     step_aside: tuple[StepAside, ...]
     quiet_levels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CommandKind:
+    """What a command of one kind not found means (``commands.yaml``; :mod:`cannenv.explain.commands`)."""
+
+    causes: tuple[str, ...]
+    what: str
+    reason: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command and who ships it (``commands.yaml``)."""
+
+    name: str
+    kind: str
+    package: str | None
+    component: str | None
+    where: str
+    source: str
+    package_source: str | None = None
+
+
+@dataclass(frozen=True)
+class Commands:
+    """Who ships a command the shell or a tool does not find: the rows by name, and what each kind
+    of command not found means."""
+
+    rows: Mapping[str, Command]
+    kinds: Mapping[str, CommandKind]

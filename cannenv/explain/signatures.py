@@ -660,6 +660,7 @@ def shipped() -> SignatureTable:
     lists_path = knowledge.shipped_path().with_name("filelists.yaml")
     checks_path = knowledge.shipped_path().with_name("failed_checks.yaml")
     drv_install_path = knowledge.shipped_path().with_name("drv_install.yaml")
+    commands_path = knowledge.shipped_path().with_name("commands.yaml")
     key = _cache_key(
         (
             shipped_path(),
@@ -674,6 +675,7 @@ def shipped() -> SignatureTable:
             lists_path,
             checks_path,
             drv_install_path,
+            commands_path,
         )
     )
     if key is not None:
@@ -717,6 +719,7 @@ def _cache_key(files: tuple[Path, ...]) -> str | None:
             here / "filelists.py",
             here / "failedchecks.py",
             here / "drvinstall.py",
+            here / "commands.py",
             here / "tables.py",
             here / "rules.py",
             here / "lazy.py",

@@ -3,10 +3,11 @@ HCCL's log messages (``hccl_messages.yaml``), the aclnn operators' parameter che
 (``aclnn_messages.yaml``), the headers the packages install (``filelists.yaml``), the error tables
 of the libraries around the stack (``libtables.yaml``, and msaicerr's conclusions, ``aicerr.yaml``,
 one more table of that engine), the runtime's and GE's messages (``rtge_messages.yaml``),
-MindSpore's (``mindspore_messages.yaml``) and the printed forms of a failed check
-(``failed_checks.yaml``), composed here so that the table modules need not import each other
-(:mod:`.knowledge` holds the engine values, :mod:`.faq`, :mod:`.logsource`, :mod:`.opapi`,
-:mod:`.aicerr`, :mod:`.rtge`, :mod:`.msascend` and :mod:`.failedchecks` read their own files)."""
+MindSpore's (``mindspore_messages.yaml``), the printed forms of a failed check
+(``failed_checks.yaml``) and who ships a command (``commands.yaml``), composed here so that the
+table modules need not import each other (:mod:`.knowledge` holds the engine values, :mod:`.faq`,
+:mod:`.logsource`, :mod:`.opapi`, :mod:`.aicerr`, :mod:`.rtge`, :mod:`.msascend`,
+:mod:`.failedchecks` and :mod:`.commands` read their own files)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from functools import cache
 
 from cannenv.explain import (
     aicerr,
+    commands,
     drvinstall,
     failedchecks,
     faq,
@@ -47,6 +49,10 @@ def shipped() -> knowledge.Knowledge:
     if drv_install is not None:  # the driver installer's messages: a source per script
         sources.update(drvinstall.sources(drv_install))
     k = replace(k, faq=rows, sources=sources, lib_tables=lib, headers=_headers(sources), failed_checks=checks)
+    if commands.shipped_path().is_file():  # who ships a command the shell does not find (commands.yaml)
+        command_table, command_sources = commands.shipped()
+        sources.update(command_sources)
+        k = replace(k, commands=command_table)
     messages = logsource.shipped_path()
     if messages.is_file():
         k = knowledge.with_log_messages(k, logsource.load(messages))
