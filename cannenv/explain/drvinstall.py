@@ -30,6 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cannenv import linre
+
 if TYPE_CHECKING:
     from cannenv.explain.models import DrvInstallFile
 
@@ -43,8 +45,12 @@ MIN_LITERAL = 12
 """The fewest literal characters (outside the wildcards) a readable message holds: ``${msg}`` or
 ``$1 failed`` says nothing that could tell it from another program's line."""
 
-_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-_VARIABLE = re.compile(r"\\?(?:\$\{[^}\n]*\}|\$\([^)\n]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@#?*!$])|`[^`\n]*`")
+# through RE2 (linre): a script line is data, and ``${…`` repeated without its brace would make a
+# backtracking engine quadratic
+_VARIABLE = linre.compile(
+    r"\\?(?:\$\{[^}\n]*\}|\$\([^)\n]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@#?*!$])|`[^`\n]*`",
+    what="shell variable",
+)
 _COLOUR = re.compile(r"\\(?:033|e|x1[bB])\[[0-9;]*m")
 _UNESCAPE = re.compile(r"\\([\"\\$`])")
 
@@ -74,7 +80,11 @@ def _form(string: str) -> str | None:
 def pieces(text: str) -> tuple[str, ...]:
     """The literal parts of a form between its variable parts (n variables: n + 1 pieces, the first
     its prefix and the last its suffix, either may be empty)."""
-    parts = _VARIABLE.split(text)
+    parts, pos = [], 0
+    for m in _VARIABLE.finditer(text):
+        parts.append(text[pos : m.start()])
+        pos = m.end()
+    parts.append(text[pos:])
     return tuple(_UNESCAPE.sub(r"\1", p) for p in parts)
 
 
@@ -99,14 +109,34 @@ def fits(parts: Sequence[str], text: str) -> bool:
     return True
 
 
+def _strings(line: str) -> list[str]:
+    """The double-quoted strings of a shell line, their escapes kept (one pass, no regex: a
+    backtracking pattern for quoted text with escapes cannot be made unambiguous)."""
+    out: list[str] = []
+    start = -1
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if start < 0:
+            if c == '"':
+                start = i + 1
+        elif c == "\\":
+            i += 1  # the escaped character is part of the string
+        elif c == '"':
+            out.append(line[start:i])
+            start = -1
+        i += 1
+    return out
+
+
 def messages(path: str, text: str) -> list[tuple[int, str]]:
     """(line, form) of every error-level message one script prints (comments skipped)."""
     out: list[tuple[int, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("#"):
             continue
-        for m in _STRING.finditer(line):
-            form = _form(m.group(1))
+        for quoted in _strings(line):
+            form = _form(quoted)
             if form is not None:
                 out.append((n, form))
     return out

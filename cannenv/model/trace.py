@@ -207,7 +207,13 @@ def _recording(rec: _Recorder, model: nn.Module) -> Iterator[None]:
     names = {id(m): _LAYER_INDEX.sub("*", name) for name, m in model.named_modules()}
 
     def pre(module: nn.Module, args: Any) -> None:
-        rec.modules.append(names.get(id(module), type(module).__name__))
+        # a module the model does not register (one a library makes at call time, as transformers 5
+        # wraps a function such as the rotary embedding in a module of its own) is reported at the
+        # registered module that calls it: the model's own layout, whatever the library's release
+        name = names.get(id(module))
+        if name is None:
+            name = rec.modules[-1] if rec.modules else type(module).__name__
+        rec.modules.append(name)
 
     def post(module: nn.Module, args: Any, out: Any) -> None:
         if len(rec.modules) > 1:

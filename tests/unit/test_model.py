@@ -16,6 +16,7 @@ import sys
 import zipfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -489,3 +490,36 @@ def test_registry_parser_takes_any_yaml(doc: dict[str, object]) -> None:
                 name = e if isinstance(e, str) else e["func"].split("(")[0]  # type: ignore[index]
                 assert section in ops[f"{ns}::{name}"]
     assert all(k.split("::")[0] in ("aten", "npu") for k in ops)
+
+
+def test_a_module_made_at_call_time_is_reported_at_the_registered_module_that_calls_it() -> None:
+    """transformers 5.25 wraps a function (the rotary embedding) in a module it makes at call time:
+    its operators are the calling layer's, as the model's own layout names it, not '@Func'."""
+
+    class Made(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            return torch.neg(x)
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = torch.nn.Linear(4, 4)
+
+        def forward(self, x: Any) -> Any:
+            return Made()(self.proj(x))
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x: Any) -> Any:
+            return self.block(x)
+
+    model = Net().to("meta")
+    rec = trace._Recorder()
+    with trace._recording(rec, model):
+        model(torch.empty(2, 4, device="meta"))
+    where = {name: set(acc.modules) for (name, _), acc in rec.calls.items()}
+    assert where["aten::neg"] == {"block"}, where
+    assert where["aten::linear"] == {"block.proj"}, where
