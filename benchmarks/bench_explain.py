@@ -38,9 +38,12 @@ traced memory.
     taskset -c 0 python benchmarks/bench_explain.py --engines-only [--mb 100] [--dense-mb 26]
         [--extra-anchors 5000]
 
-Target: the 100 MB log explained in < 1 s on one core. Measured (2-core machine shared by 8 engineers,
-load average 4.2): cannenv 0.285 s of CPU (0.59 s wall), naive Python 327 s extrapolated, grep -F
-0.69 s, grep -E 0.81 s. The 1 KB excerpt (3 Dec, after the mapped cache; ``--small-only
+Target: the 100 MB log explained in < 1 s on one core. Measured (3 Dec, at ca6fa57, with the residual
+reading's failure extractors; a quiet 2-core machine, load 0.2, ``--repeat 3 --naive-mb 1``): cannenv
+0.384 s (wall = CPU), grep -F 0.948 s, grep -E 0.896 s; the 1 KB excerpt in the same run (median of
+15, load 1.1): doctor 0.131 s CPU, explain 0.155 s, +24 ms. Earlier (load 4.2): cannenv 0.285 s of
+CPU (0.59 s wall), naive Python 327 s extrapolated, grep -F 0.69 s, grep -E 0.81 s. The 1 KB
+excerpt (3 Dec, after the mapped cache; ``--small-only
 --small-repeat 9``, load 3.4): doctor 0.136 s CPU, explain 0.162 s, +26 ms (+27 ms in a second run;
 +48 ms before the change, load 4.2; +44 ms → +26 ms in one ``--small-against`` run at load 3.2).
 Before and after: docs/performance.md.
