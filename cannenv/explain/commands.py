@@ -202,11 +202,9 @@ def read(table: Commands, found: Mapping[str, Found]) -> list[CommandReading]:
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import CommandsFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = CommandsFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: who ships a command the shell or a tool does not find"
-    return schema
+    return schema_of(CommandsFile, "cannenv explain: who ships a command the shell or a tool does not find")
 
 
 def _git(git_dir: str, *args: str) -> str:

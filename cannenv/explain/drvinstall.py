@@ -387,11 +387,9 @@ def dump(model: DrvInstallFile, found: Sequence[Found], commit: str | None) -> s
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import DrvInstallFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = DrvInstallFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: the NPU driver installer's own error messages"
-    return schema
+    return schema_of(DrvInstallFile, "cannenv explain: the NPU driver installer's own error messages")
 
 
 def main(argv: list[str] | None = None) -> int:

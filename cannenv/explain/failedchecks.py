@@ -193,11 +193,11 @@ def read(
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import FailedChecksFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = FailedChecksFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: the printed forms of a program's or tool's failed check"
-    return schema
+    return schema_of(
+        FailedChecksFile, "cannenv explain: the printed forms of a program's or tool's failed check"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

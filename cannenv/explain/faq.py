@@ -97,11 +97,9 @@ def shipped() -> tuple[FaqRow, ...]:
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import FaqFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = FaqFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: the vendors' FAQ entries"
-    return schema
+    return schema_of(FaqFile, "cannenv explain: the vendors' FAQ entries")
 
 
 # ------------------------------------------------------------------------------ the page parser

@@ -209,11 +209,9 @@ def diff(lists: Iterable[FileList], knowledge: Knowledge) -> list[Change]:
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import FileListsFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = FileListsFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: the packages' file lists"
-    return schema
+    return schema_of(FileListsFile, "cannenv explain: the packages' file lists")
 
 
 def _git_show(git_dir: str, commit: str, path: str) -> str:

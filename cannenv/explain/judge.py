@@ -918,7 +918,8 @@ def derive(
                 code_values.setdefault("0x" + value[2:].upper() if value.startswith("0x") else value, v)
     for value, v in scan.values.get(ERROR_CODE_CAPTURE, {}).items():
         code_values.setdefault(value, v)
-    for value, v in _rtge_codes(k, scan):  # the runtime's own error-code report, its code's row decides
+    rtge = _rtge_matches(k, scan)  # the runtime's and GE's own lines, matched once for both readers
+    for value, v in _rtge_codes(rtge):  # the runtime's own error-code report, its code's row decides
         code_values.setdefault(value, v)
     # each table below is read only when the log has a value for it (the cached table loads a
     # part on first use: cannenv.explain.lazy)
@@ -1026,7 +1027,7 @@ def derive(
             )
     _derive_cc_project_code(k, scan, add)
     _derive_aclnn_source(k, scan, add)
-    _derive_rtge_source(k, scan, add)
+    _derive_rtge_source(rtge, add)
     _derive_ms_source(k, scan, add)
     _derive_drv_install(k, scan, add)
     for value, v in scan.values.get("drv-error", {}).items():
@@ -1428,40 +1429,44 @@ def _rtge_lines(k: Knowledge, scan: ScanResult) -> list[tuple[str, str, Any]]:
     return found
 
 
-def _rtge_codes(k: Knowledge, scan: ScanResult) -> list[tuple[str, Any]]:
+def _rtge_matches(k: Knowledge, scan: ScanResult) -> list[tuple[str, Any, list[Any]]]:
+    """(text, value, best rows) of each runtime/GE ERROR line and error-manager report: the rows of
+    rtge_messages.yaml whose fixed text the line holds most of (:meth:`RtgeMessages.best`), matched
+    once for both readers below."""
+    found = _rtge_lines(k, scan)
+    if k.rtge_messages is None or not found:
+        return []
+    from cannenv.explain.rtge import RtgeMessages
+
+    table = RtgeMessages(k.rtge_messages)
+    return [(text, v, table.best(file, text)) for file, text, v in found]
+
+
+def _rtge_codes(matches: Sequence[tuple[str, Any, list[Any]]]) -> list[tuple[str, Any]]:
     """The public error codes (``EE1023``) of the runtime's own error-code reports found in its
     ERROR lines (``RT_LOG_OUTER_MSG_IMPL``: ``Alloc Stream resource failed. Reason: Too many
     streams are created. ErrorCode=EE1023.``) that no reviewed rule covers: each is that code's
     occurrence, which the code's row decides (a line cut before ``ErrorCode=`` included)."""
-    found = _rtge_lines(k, scan)
-    if k.rtge_messages is None or not found:
+    if not matches:
         return []
-    from cannenv.explain.rtge import RtgeMessages, public_code
+    from cannenv.explain.rtge import public_code
 
-    table = RtgeMessages(k.rtge_messages)
-    return [
-        (m.code, v)
-        for file, text, v in found
-        for m in table.best(file, text)
-        if not m.causes and public_code(m.code)
-    ]
+    return [(m.code, v) for _, v, best in matches for m in best if not m.causes and public_code(m.code)]
 
 
-def _derive_rtge_source(k: Knowledge, scan: ScanResult, add: Callable[..., None]) -> None:
+def _derive_rtge_source(matches: Sequence[tuple[str, Any, list[Any]]], add: Callable[..., None]) -> None:
     """The runtime's and GE's own messages found in their ERROR lines (the file the line names,
     then the message; rtge_messages.yaml) and in the error manager's reports (the message before
     ``[FUNC:…][FILE:…]``), with the causes of the reviewed rule covering the row; a rule covering
     a row that reports a public code (EE1016's reason) supersedes that code's generic row."""
-    found = _rtge_lines(k, scan)
-    if k.rtge_messages is None or not found:
+    if not matches:
         return
-    from cannenv.explain.rtge import RtgeMessage, RtgeMessages, public_code
+    from cannenv.explain.rtge import RtgeMessage, public_code
     from cannenv.explain.rtge import specificity as rtge_specificity
 
-    table = RtgeMessages(k.rtge_messages)
     seen: set[tuple[str, str, str]] = set()
-    for file, text, v in found:
-        matched = [m for m in table.best(file, text) if m.causes]
+    for text, v, best in matches:
+        matched = [m for m in best if m.causes]
         groups: dict[tuple[str, str], list[RtgeMessage]] = {}
         for m in matched:
             groups.setdefault((m.component, m.rule), []).append(m)

@@ -643,11 +643,9 @@ def shipped_path() -> Path:
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import KnowledgeFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = KnowledgeFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain knowledge tables"
-    return schema
+    return schema_of(KnowledgeFile, "cannenv explain knowledge tables")
 
 
 def re_code(word: str) -> bool:

@@ -97,11 +97,11 @@ def shipped() -> tuple[tuple[LibTable, ...], dict[str, tuple[str, str]]]:
 
 def json_schema() -> dict[str, Any]:
     from cannenv.explain.models import LibTablesFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = LibTablesFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv explain: the error tables of the libraries and tools around the stack"
-    return schema
+    return schema_of(
+        LibTablesFile, "cannenv explain: the error tables of the libraries and tools around the stack"
+    )
 
 
 def diff_rows(

@@ -799,11 +799,9 @@ def _cache_write(key: str, table: SignatureTable) -> None:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a signature file (``matrices/explain/schema.json``; a test keeps it in sync)."""
     from cannenv.explain.models import SignatureFile
+    from cannenv.explain.rowtable import schema_of
 
-    schema = SignatureFile.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "cannenv error signatures"
-    return schema
+    return schema_of(SignatureFile, "cannenv error signatures")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -210,10 +210,8 @@ def _recording(rec: _Recorder, model: nn.Module) -> Iterator[None]:
         # a module the model does not register (one a library makes at call time, as transformers 5
         # wraps a function such as the rotary embedding in a module of its own) is reported at the
         # registered module that calls it: the model's own layout, whatever the library's release
-        name = names.get(id(module))
-        if name is None:
-            name = rec.modules[-1] if rec.modules else type(module).__name__
-        rec.modules.append(name)
+        # (outside the model, None: not recorded, as any glue of ours)
+        rec.modules.append(names.get(id(module), rec.modules[-1]))
 
     def post(module: nn.Module, args: Any, out: Any) -> None:
         if len(rec.modules) > 1:
