@@ -177,7 +177,13 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, cap: int) -> tuple[
                 break
             events = sel.select(min(left, 0.2))
             if not events and proc.poll() is not None:
-                break
+                # It exited after the wait above ended (under load a thread switch sits between the
+                # two): what it wrote before exiting is in the pipes now, so look once more without
+                # waiting; only pipes that are quiet after its exit (a child it left holds them) end
+                # the reading. Breaking at once lost whole answers: exit 0 and an empty stdout.
+                events = sel.select(0)
+                if not events:
+                    break
             for key, _ in events:
                 fd = key.fd
                 chunk = os.read(fd, 1 << 16)

@@ -64,6 +64,10 @@ class Check:
     fn: CheckFn
     scope: Scope = "software"
     """``device``: judges the NPU, its driver/firmware or their container mounts."""
+    reads: tuple[str, ...] = ()
+    """Components (:data:`cannenv.checks.policy.READ_BY` keys) whose facts the check judges as a whole:
+    where a probe could not read one, the check says ``error`` (could not judge) instead of judging
+    an unknown as absent."""
 
     def finding(
         self,
@@ -88,7 +92,15 @@ class Check:
         )
 
     def run(self, facts: Facts, target: Target) -> list[Finding]:
-        """Run the check; a bug inside a check becomes an ``error`` finding, never a traceback."""
+        """Run the check; a bug inside a check becomes an ``error`` finding, never a traceback, and a
+        component it reads that a probe could not read (:attr:`reads`) an ``error`` saying so."""
+        if self.reads:
+            from cannenv.checks.policy import RECOLLECT, unknown_reason
+
+            for key in self.reads:
+                why = unknown_reason(facts, key)
+                if why is not None:
+                    return [self.finding("error", f"not judged: {why}", RECOLLECT, subject=key)]
         try:
             return self.fn(facts, target)
         except Exception as exc:

@@ -460,5 +460,6 @@ CANN_PYTHON_DEPS_CHECK = Check(
     "CANN's compiler imports numpy, sympy, decorator … at run time; missing ones give `EH9999 init env failed`.",  # noqa: E501
     "medium",
     _cann_python_deps,
+    reads=("python-packages",),
 )
 CHECKS = (ASCEND_SOFTWARE, CANN_INSTALLS, TOOLKIT_OPS, NNAL_CANN, CANN_PYTHON_DEPS_CHECK)

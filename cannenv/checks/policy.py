@@ -15,6 +15,14 @@ and the Kubernetes labels all call, so a node that ran its plan is green in ever
   left too. Missing pieces and later releases of the installed line are still planned.
 * **One target per node**: a stack built for another product family (or architecture) than the node's
   hardware is refused with the reason (:func:`hardware_mismatch`), never planned.
+* **Unknown is not absent**: a fact whose probe recorded an issue (a version file it could not read,
+  an interpreter that timed out or gave no answer, a probe that crashed; not a link to nothing, which
+  says its target is absent) is *unknown*
+  (:func:`unknown`), never "not installed". The planner refuses a host whose plan would act on an
+  unknown fact (nothing is installed over what was merely not read), ``provision`` leaves it
+  ``not-run`` (``facts-unknown``), and the doctor judges such a component ``error`` ("could not
+  judge"), so ``fleet report``, the labels and the metrics call the node ``failing``, never
+  ``compliant``.
 """
 
 from __future__ import annotations
@@ -25,12 +33,72 @@ from cannenv.compat import Literal
 
 if TYPE_CHECKING:
     from cannenv.checks import Target
-    from cannenv.facts import Facts
+    from cannenv.facts import Facts, ProbeIssue
     from cannenv.matrix import Stack
 
 DriverPolicy = Literal["accepted", "pinned"]
 DRIVER_POLICIES: tuple[str, ...] = ("accepted", "pinned")
 CANN_BOUND = ("cann", "ops", "nnal")
+
+
+READ_BY: dict[str, tuple[str, ...]] = {
+    "account": ("os",),
+    "driver": ("driver", "container"),
+    "firmware": ("firmware", "driver", "container"),
+    "cann": ("toolkit",),
+    "ops": ("toolkit", "ops"),
+    "nnal": ("nnal",),
+    "python": ("python",),
+    "python-packages": ("python",),
+    "torch": ("python",),
+    "torch_npu": ("python",),
+}
+"""Component (a stack key or a plan step's component) -> the probes whose issues leave what the host
+has of it unknown. An issue is named by the probe that read the file or ran the command (the firmware's
+``version.info`` is ``firmware``, the ops packages' ``ops``); a crashed probe by its name in
+:data:`cannenv.probes.PROBES`, so ``driver`` covers the firmware too, and ``toolkit`` the ops packages.
+The driver and firmware also read ``container`` (inside a container they are not planned)."""
+
+UNKNOWN_WHAT: dict[str, str] = {
+    "account": "the HwHiAiUser account",
+    "driver": "the installed driver",
+    "firmware": "the installed firmware",
+    "cann": "the installed CANN toolkits",
+    "ops": "the installed ops/kernels packages",
+    "nnal": "the installed NNAL",
+    "python": "the Python version",
+    "python-packages": "the installed Python packages",
+    "torch": "the installed torch",
+    "torch_npu": "the installed torch_npu",
+}
+
+RECOLLECT = (
+    "collect the facts again (`cannenv facts --json`, `cannenv fleet collect`); a file that stays "
+    "unreadable needs the package that owns it reinstalled"
+)
+"""What to do about an unknown fact: read it again (a probe that timed out under load answers the
+next time); nothing is planned over it meanwhile."""
+
+
+def unknown(facts: Facts, key: str) -> tuple[ProbeIssue, ...]:
+    """The probe issues that leave what the host has of component ``key`` unknown (:data:`READ_BY`);
+    empty when it is known (present, or absent as far as a probe that worked can tell)."""
+    probes = READ_BY.get(key, ())
+    # a link to nothing was read: what it names is absent (a selector left behind by an uninstall,
+    # which the environment step points again), unlike a file that could not be read
+    return tuple(i for i in facts.issues if i.probe in probes and i.kind != "dangling-symlink")
+
+
+def unknown_reason(facts: Facts, key: str) -> str | None:
+    """``could not read <what>: the <probe> probe: <kind>: <message>`` (the first issue, and how many
+    more), or None when :func:`unknown` finds nothing."""
+    issues = unknown(facts, key)
+    if not issues:
+        return None
+    first = issues[0]
+    more = f" (and {len(issues) - 1} more issue{'s' if len(issues) > 2 else ''})" if len(issues) > 1 else ""
+    what = UNKNOWN_WHAT.get(key, key)
+    return f"could not read {what}: the {first.probe} probe: {first.kind}: {first.message}{more}"
 
 
 def explicit(target: Target) -> bool:

@@ -439,6 +439,7 @@ TORCH_TORCH_NPU = Check(
     "torch_npu is compiled against one PyTorch release; another torch gives `undefined symbol` at import.",
     "critical",
     _torch_torch_npu,
+    reads=("python-packages",),
 )
 TORCH_NPU_CANN = Check(
     "torch-npu-cann",
@@ -448,6 +449,7 @@ TORCH_NPU_CANN = Check(
     "notes' compatibility tables (release line x CANN series).",
     "critical",
     _torch_npu_cann,
+    reads=("python-packages",),
 )
 PYTHON_VERSION = Check(
     "python-version",
@@ -455,6 +457,7 @@ PYTHON_VERSION = Check(
     "torch/torch_npu wheels exist only for some Python versions; pip then falls back or fails.",
     "high",
     _python_version,
+    reads=("python",),
 )
 ABI_PREFLIGHT = Check(
     "abi-preflight",
@@ -464,5 +467,6 @@ ABI_PREFLIGHT = Check(
     "ops) fails those operations (warn). Found from the ELF headers without importing anything.",
     "critical",
     _abi_preflight,
+    reads=("python-packages",),
 )
 CHECKS = (TORCH_TORCH_NPU, TORCH_NPU_CANN, PYTHON_VERSION, ABI_PREFLIGHT)

@@ -346,6 +346,11 @@ def _stack_match(facts: Facts, target: Target) -> list[Finding]:
             detail = f"{key}: stack {stack.id} pins {want}; not judged: {target.no_devices}"
             out.append(c.finding("skip", detail, subject=key, scope="device"))
             continue
+        unknown = policy.unknown_reason(facts, key)
+        if unknown is not None:  # a probe could not read it: never "not installed"
+            detail = f"{key}: stack {stack.id} pins {want}; not judged: {unknown}"
+            out.append(c.finding("error", detail, policy.RECOLLECT, subject=key))
+            continue
         cause = _cause(key, got, explicit)
         if policy.kept(facts, target, key, got, want):
             # a chosen target moves nothing that is installed: no remedy that would (never downward)

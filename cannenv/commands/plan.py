@@ -150,12 +150,16 @@ def plan_cmd(
     packages → environment; each with its exact installer file, sha256, command line,
     preconditions and the fact that must read the new version after.
     One target per node: --target a2=ID,310p=ID / --targets FILE; a node whose hardware does not
-    fit its target is refused with the reason. Read-only: nothing is installed (see `cannenv provision`).
+    fit its target is refused with the reason. A host whose plan would act on a fact its probe could
+    not read (an interpreter that timed out, an unreadable version file) is refused too: collect the
+    facts again. Read-only: nothing is installed (see `cannenv provision`).
 
     \b
     Exit codes: 0 nothing to do · 1 the host needs steps (or a node of a folder was refused) ·
-    2 bad input (also: the target does not fit this host's hardware) · 3 unknown stack.
+    2 bad input (also: the target does not fit this host's hardware, or the facts it needs are
+    unknown) · 3 unknown stack.
     """
+    from cannenv.checks.policy import RECOLLECT
     from cannenv.fleet.targets import refuse_misfits, target_map
     from cannenv.plan import compute_plan
 
@@ -194,6 +198,11 @@ def plan_cmd(
         facts, target, cann_policy=opts.cann_policy, offline=offline, hdk=opts.hdk, venv=venv, python=python
     )
     if plan.refused:
+        if plan.unknown:  # facts a probe could not read: never planned as absent
+            raise InputError(
+                "refused: the plan would act on facts a probe could not read: " + "; ".join(plan.unknown),
+                hint=RECOLLECT,
+            )
         raise InputError(
             f"refused: {'; '.join(plan.problems)}", hint="give this host a target of its own family"
         )

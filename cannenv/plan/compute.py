@@ -298,6 +298,22 @@ def _compute(
     b.python_override = f"{venv}/bin/python" if venv else python
     b.venv = venv
     b.build()
+    unknown = b.unknown()
+    if unknown:  # never act on what was not read: nothing is planned for this host
+        from cannenv.checks.policy import RECOLLECT
+
+        return Plan(
+            host=facts.hostname,
+            stack=stack.id,
+            target_reason=target.choice.reason,
+            family=b.family,
+            arch=b.arch,
+            cann_policy=cann_policy,
+            offline=offline,
+            problems=(*unknown, f"nothing is planned for this host until they are read: {RECOLLECT}"),
+            unknown=unknown,
+            refused=True,
+        )
     return Plan(
         host=facts.hostname,
         stack=stack.id,
@@ -357,6 +373,25 @@ class _Builder:
         self.venv: str | None = None
 
     # -- helpers -------------------------------------------------------------------------------
+    def unknown(self) -> tuple[str, ...]:
+        """``<component>: <why>`` for each step that would act on what the host has of its component
+        while a probe could not read it (:func:`cannenv.checks.policy.unknown`): a Python that gave no
+        answer is not "no torch", an unreadable driver ``version.info`` is not "no driver"."""
+        from cannenv.checks.policy import unknown_reason
+
+        out: list[str] = []
+        seen: set[str] = set()
+        for s in self.steps:
+            if not s.acts or s.component in seen:
+                continue
+            seen.add(s.component)
+            if s.component == "python-packages" and self.fresh_interpreter():
+                continue  # another interpreter than the probed one: its packages were never read
+            why = unknown_reason(self.facts, s.component)
+            if why is not None:
+                out.append(f"{s.component}: {why}")
+        return tuple(out)
+
     def add(self, step: Step) -> None:
         self.steps.append(step)
 

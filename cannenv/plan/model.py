@@ -106,8 +106,13 @@ class Plan:
     notes: tuple[str, ...] = ()
     """What the plan deliberately left out, and why (e.g. the driver inside a container)."""
     refused: bool = False
-    """The target does not fit this node's hardware (another family or architecture): nothing is
-    planned, ``problems`` says why."""
+    """Nothing is planned for this node, ``problems`` says why: the target does not fit its hardware
+    (another family or architecture), or a step would act on a fact a probe could not read
+    (``unknown``)."""
+    unknown: tuple[str, ...] = ()
+    """Facts the plan needed that a probe could not read (``<component>: could not read <what>: the
+    <probe> probe: <kind>: <message>``): the plan is ``refused`` until the facts are collected again —
+    an unknown fact is never planned as absent (:func:`cannenv.checks.policy.unknown`)."""
     driver_policy: Literal["accepted", "pinned"] = "accepted"
     """What satisfies the stack's driver pin (:mod:`cannenv.checks.policy`)."""
     facts_digest: str | None = None

@@ -544,11 +544,9 @@ def provision(
             host_targets[name] = target
             if plan.stack:
                 stacks_seen.add(plan.stack)
-            if plan.refused:
-                outcomes[name] = outcome(name, "refused", "; ".join(plan.problems), plan=plan)
-                continue
-            if plan.empty:
-                outcomes[name] = outcome(name, "nothing-to-do", plan=plan)
+            settled = settled_outcome(name, plan)
+            if settled is not None:
+                outcomes[name] = settled
                 continue
             steps, refusals = role_steps(plan, art, allow_unpinned=allow_unpinned, facts=f, digests=digests)
             problems = [f"plan: {p}" for p in plan.problems] + [
@@ -648,6 +646,18 @@ def provision(
         if keep is not None:
             atomic_write_text(keep / "report.json", report.to_json())
         return report
+
+
+def settled_outcome(name: str, plan: Plan) -> HostOutcome | None:
+    """A host's outcome that its plan alone settles, before anything is copied or run: ``refused``
+    (another family or architecture), ``facts-unknown`` (its plan would act on facts a probe could not
+    read: never installed over), ``nothing-to-do``; None when it has steps to run."""
+    if plan.refused:
+        cause: Cause = "facts-unknown" if plan.unknown else "refused"
+        return outcome(name, cause, "; ".join(plan.problems), plan=plan)
+    if plan.empty:
+        return outcome(name, "nothing-to-do", plan=plan)
+    return None
 
 
 def run_outcome(
@@ -769,10 +779,10 @@ def _judge_after(
         driver_policy=t1.driver_policy if reviewed else driver_policy,
     )
     fails = _doctor(f2, t2)
-    remaining = len(
-        compute_plan(f2, t2, cann_policy=cann_policy, offline=True, hdk=hdk, python=python, venv=venv).actions
-    )
-    return fails, remaining
+    fresh = compute_plan(f2, t2, cann_policy=cann_policy, offline=True, hdk=hdk, python=python, venv=venv)
+    # facts after the run that a probe could not read: the host is not known to be done
+    fails += [f"facts unknown: {u}" for u in fresh.unknown if f"facts unknown: {u}" not in fails]
+    return fails, len(fresh.actions)
 
 
 def install_interpreter(plan: Plan | None) -> str | None:

@@ -6,7 +6,8 @@ A host of a rollout ends in exactly one of four states (issue 31):
 * ``failed`` — it stopped at a step (``step``, with the steps that ran before it in ``ran``), or all
   its steps ran and the doctor still fails it;
 * ``not-run`` — nothing ran on it, and ``why`` says why (refused by the controller, another host's
-  preflight, the rollout stopped before its batch, ``--check``, …);
+  preflight, the rollout stopped before its batch, ``--check``, facts its plan needed that a probe
+  could not read (``facts-unknown``), …);
 * ``reboot-required`` — it stopped for a restart (a planned reboot step without ``--reboot``, or a
   previous run's reboot that has not happened yet): it stays cordoned, and provisioning again after
   the restart goes on.
@@ -40,6 +41,7 @@ Cause = Literal[
     "check",
     "controller",
     "refused",
+    "facts-unknown",
     "untargeted",
     "facts-moved",
     "not-collected",
@@ -64,6 +66,7 @@ STATE_OF: dict[Cause, State] = {
     "check": "not-run",
     "controller": "not-run",
     "refused": "not-run",
+    "facts-unknown": "not-run",
     "untargeted": "not-run",
     "facts-moved": "not-run",
     "not-collected": "not-run",

@@ -18,6 +18,7 @@ import fnmatch
 import os
 import re
 import sys
+from dataclasses import replace
 from typing import Any
 
 from cannenv.facts import PythonFacts
@@ -112,6 +113,9 @@ MAX_METADATA_HEAD = 256 << 10
 MAX_LIBC10_BYTES = 512 << 20
 """libc10.so is tens of MB; a larger file is not scanned further."""
 MAX_FIELD = 200
+PYTHON_TIMEOUT_S = 30.0
+"""How long the target interpreter may take to list its distributions (a cold start on a loaded
+host reading thousands of them takes seconds); past it the probe says ``command-timeout``."""
 _FIELD_RE = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,199}\Z")  # MAX_FIELD printable ASCII
 
 
@@ -272,17 +276,23 @@ def _from_interpreter(ctx: ProbeContext, python: str) -> PythonFacts:
     # itself). For a tree under --root the environment comes from the tree (--env-file): -I keeps
     # its PYTHONPATH from putting the tree's code on the path, since nothing from a tree runs.
     flags = [] if ctx.host.is_live else ["-I"]
-    res = run([python, *flags, "-c", _SCRIPT], timeout=30.0, env=env, cwd="/")
+    res = run([python, *flags, "-c", _SCRIPT], timeout=PYTHON_TIMEOUT_S, env=env, cwd="/")
     if not res.ok:
-        msg = res.describe()
+        # named without the script's text: the message goes into findings, plans and reports
+        msg = replace(res, argv=(python, *flags, "-c", "<metadata script>")).describe()
         ctx.issue("python", "command-timeout" if res.timed_out else "command-failed", python, msg)
         return PythonFacts(source="interpreter", interpreter=python, error=msg)
     from cannenv.errors import InputError
     from cannenv.records import parse_json
 
+    lines = res.stdout.strip().splitlines()
+    if not lines:  # exit 0 and nothing on stdout: no answer, whatever the reason
+        msg = f"{python}: the metadata script exited 0 without an answer on stdout"
+        ctx.issue("python", "malformed", python, msg)
+        return PythonFacts(source="interpreter", interpreter=python, error=msg)
     try:
-        data = parse_json(res.stdout.strip().splitlines()[-1], source=f"{python}'s answer")
-    except (InputError, IndexError) as exc:
+        data = parse_json(lines[-1], source=f"{python}'s answer")
+    except InputError as exc:
         ctx.issue(
             "python", "malformed", python, f"{python}: unreadable answer from the metadata script: {exc}"
         )
